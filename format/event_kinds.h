@@ -1,0 +1,196 @@
+// The event model, declared once.
+//
+// Each event kind is a table of typed columns; this X-macro list is the only
+// place a kind or column is named. From it come the row structs
+// (format::CpuSample, ...), the column numbers the file stores, their
+// encodings, and the docs printed by `incise info` and `incise dump`.
+// Ids are frozen on disk: add kinds and columns at the end, never renumber.
+//
+//   format::CpuSample s{.time = t, .cpu = 1, .pid = 42, .tid = 43, .stack_id = id, .weight = 1};
+//   writer.append(s);
+//   ...
+//   for (size_t i = 0; i < chunk.rows(); ++i) use(chunk.row<format::CpuSample>(i));
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string_view>
+
+namespace incise::format {
+
+// How a column's uint64 values are turned into bytes before compression.
+// Values are frozen on disk.
+enum class Encoding : uint8_t {
+  kVarint = 1,       // unsigned LEB128: small ids, counts, enums
+  kDeltaVarint = 2,  // zigzag(v[i] - v[i-1]) as LEB128: timestamps, addresses that repeat
+  kFixed64 = 3,      // little-endian 8 bytes: values with no structure (hashes)
+};
+
+// Frozen on disk.
+enum class Compression : uint8_t {
+  kNone = 0,
+  kZstd = 1,
+};
+
+// X(kind enumerator, id, row struct, columns macro, doc)
+// column macro entries: C(field, encoding, doc)
+
+#define INCISE_CPU_SAMPLE_COLUMNS(C)                                                   \
+  C(time, kDeltaVarint, "sample time, ns in the header's clock")                     \
+  C(cpu, kVarint, "cpu the sample was taken on")                                     \
+  C(pid, kVarint, "process id (tgid)")                                                \
+  C(tid, kVarint, "thread id")                                                        \
+  C(stack_id, kVarint, "interned kernel+user stack, leaf first; 0 = none")           \
+  C(weight, kVarint, "period: ns of cpu-clock (or events) this sample stands for")
+
+#define INCISE_SCHED_SWITCH_COLUMNS(C)                                                 \
+  C(time, kDeltaVarint, "switch time, ns")                                           \
+  C(cpu, kVarint, "cpu")                                                             \
+  C(prev_pid, kVarint, "process of the thread leaving the cpu")                      \
+  C(prev_tid, kVarint, "thread leaving the cpu")                                     \
+  C(prev_state, kVarint, "0 = preempted (still runnable), else the kernel task state") \
+  C(next_pid, kVarint, "process of the thread taking the cpu")                       \
+  C(next_tid, kVarint, "thread taking the cpu")                                      \
+  C(stack_id, kVarint, "off-CPU stack of prev at the switch; 0 = none")
+
+#define INCISE_WAKEUP_COLUMNS(C)                                  \
+  C(time, kDeltaVarint, "wake-up time, ns")                     \
+  C(cpu, kVarint, "cpu the waker ran on")                       \
+  C(target_cpu, kVarint, "cpu the wakee is queued on")          \
+  C(waker_pid, kVarint, "waking process; 0 = interrupt/kernel") \
+  C(waker_tid, kVarint, "waking thread")                        \
+  C(wakee_pid, kVarint, "woken process")                        \
+  C(wakee_tid, kVarint, "woken thread")                         \
+  C(stack_id, kVarint, "waker's stack; 0 = none")
+
+#define INCISE_LOCK_COLUMNS(C)                                                           \
+  C(time, kDeltaVarint, "request time (call or wait start), ns")                       \
+  C(acquired_time, kDeltaVarint, "lock acquired (or wait ended), ns")                  \
+  C(release_time, kDeltaVarint, "lock released, ns; 0 = not seen (contended mode)")    \
+  C(pid, kVarint, "process")                                                           \
+  C(tid, kVarint, "acquiring thread")                                                  \
+  C(address, kDeltaVarint, "lock address (futex word) in the process")                 \
+  C(lock_kind, kVarint, "format::LockKind")                                            \
+  C(flags, kVarint, "format::LockFlags bits")                                          \
+  C(stack_id, kVarint, "stack at acquire (or at the wait); 0 = none")                  \
+  C(releaser_tid, kVarint, "thread that released the lock to this waiter; 0 = unknown")
+
+#define INCISE_PAGE_FAULT_COLUMNS(C)                      \
+  C(time, kDeltaVarint, "fault time, ns")               \
+  C(cpu, kVarint, "cpu")                                \
+  C(pid, kVarint, "process")                            \
+  C(tid, kVarint, "thread")                             \
+  C(address, kDeltaVarint, "faulting data address")     \
+  C(stack_id, kVarint, "stack at the fault; 0 = none")
+
+#define INCISE_PROCESS_EVENT_COLUMNS(C)                                     \
+  C(time, kDeltaVarint, "ns")                                             \
+  C(event, kVarint, "format::ProcessEventType")                           \
+  C(pid, kVarint, "process the event happened to")                        \
+  C(tid, kVarint, "thread the event happened to")                         \
+  C(peer_pid, kVarint, "fork: child pid; exit: exit code; otherwise 0")   \
+  C(peer_tid, kVarint, "fork: child tid; otherwise 0")
+
+#define INCISE_LOST_COLUMNS(C)                                      \
+  C(time, kDeltaVarint, "when the loss was noticed, ns")          \
+  C(source, kVarint, "format::LostSource")                        \
+  C(count, kVarint, "events the kernel dropped")
+
+#define INCISE_EVENT_KINDS(X)                                                         \
+  X(kCpuSample, 1, CpuSample, INCISE_CPU_SAMPLE_COLUMNS, "cpu samples with stacks")   \
+  X(kSchedSwitch, 2, SchedSwitch, INCISE_SCHED_SWITCH_COLUMNS, "scheduler switches")  \
+  X(kWakeup, 3, Wakeup, INCISE_WAKEUP_COLUMNS, "wake-ups")                            \
+  X(kLock, 4, LockInterval, INCISE_LOCK_COLUMNS, "lock intervals")                    \
+  X(kPageFault, 5, PageFault, INCISE_PAGE_FAULT_COLUMNS, "page faults")               \
+  X(kProcessEvent, 6, ProcessEvent, INCISE_PROCESS_EVENT_COLUMNS, "fork/exec/exit")   \
+  X(kLost, 7, Lost, INCISE_LOST_COLUMNS, "lost-event records")
+
+enum class EventKind : uint8_t {
+#define INCISE_X(enumerator, id, ...) enumerator = id,
+  INCISE_EVENT_KINDS(INCISE_X)
+#undef INCISE_X
+};
+
+inline constexpr std::array<EventKind, 7> kAllEventKinds = {
+#define INCISE_X(enumerator, ...) EventKind::enumerator,
+    INCISE_EVENT_KINDS(INCISE_X)
+#undef INCISE_X
+};
+
+// Row structs: every column is a uint64 on the API, narrowed only by the codec.
+#define INCISE_FIELD(field, encoding, doc) uint64_t field = 0;
+#define INCISE_X(enumerator, id, Struct, COLUMNS, doc)                 \
+  struct Struct {                                                     \
+    COLUMNS(INCISE_FIELD)                                             \
+    static constexpr EventKind kKind = EventKind::enumerator;         \
+  };
+INCISE_EVENT_KINDS(INCISE_X)
+#undef INCISE_X
+#undef INCISE_FIELD
+
+// Column numbers per kind: CpuSampleColumn::time == 0, ... in declaration order.
+#define INCISE_ENUMERATOR(field, encoding, doc) field,
+#define INCISE_X(enumerator, id, Struct, COLUMNS, doc) \
+  enum class Struct##Column : uint16_t { COLUMNS(INCISE_ENUMERATOR) kCount };
+INCISE_EVENT_KINDS(INCISE_X)
+#undef INCISE_X
+#undef INCISE_ENUMERATOR
+
+struct ColumnSpec {
+  std::string_view name;
+  Encoding encoding;
+  std::string_view doc;
+};
+
+struct KindSpec {
+  EventKind kind;
+  std::string_view name;  // "cpu_sample"
+  std::string_view doc;
+  const ColumnSpec* columns;
+  uint16_t column_count;
+};
+
+// nullptr for an id this build does not know (a newer writer's kind).
+const KindSpec* kindSpec(EventKind kind);
+const KindSpec* kindSpecByName(std::string_view name);
+std::string_view kindName(EventKind kind);
+
+// Value vocabularies of some columns. Frozen on disk.
+enum class LockKind : uint8_t {
+  kMutex = 1,
+  kRwlockRead = 2,
+  kRwlockWrite = 3,
+  kSpin = 4,
+  kCustom = 5,
+  kFutex = 6,  // contended mode: a futex wait whose word is the lock
+};
+std::string_view lockKindName(uint64_t kind);
+
+enum LockFlags : uint64_t {
+  kLockContended = 1u << 0,     // the acquire had to wait
+  kLockTryFailed = 1u << 1,     // trylock that did not get the lock
+  kLockContendedOnly = 1u << 2, // recorded in contended mode: no hold time
+  kLockRecursive = 1u << 3,     // a re-acquire by the holder (recursive mutex)
+};
+
+enum class ProcessEventType : uint8_t {
+  kFork = 1,  // new thread or process; pid/tid = parent, peer = child
+  kExec = 2,
+  kExit = 3,  // thread exit; peer_pid = exit code when the whole process exits
+  kComm = 4,  // renamed: the new name is in metadata (Thread)
+};
+
+enum class LostSource : uint8_t {
+  kCpuSamples = 1,
+  kSched = 2,
+  kLocks = 3,
+  kPageFaults = 4,
+  kProcess = 5,
+  kRecorder = 6,  // the recorder's own queue overflowed
+};
+std::string_view lostSourceName(uint64_t source);
+
+// A stack frame address is kernel when its top bit is set (x86-64, arm64).
+inline bool isKernelAddress(uint64_t address) { return (address >> 63) != 0; }
+
+}  // namespace incise::format

@@ -1,0 +1,139 @@
+// What travels in the trace besides events, so the analyzer needs nothing
+// from the recording host: the header and the metadata (processes, threads,
+// mappings with build-ids, symbol tables, kernel symbols, JIT perf maps).
+//
+// These are plain structs; the on-disk form is schemas/trace.capnp and the
+// conversion lives in format/metadata_codec.cc. The recorder emits
+// MetadataDelta values as it learns things; the reader merges them, in file
+// order, into one Metadata.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace incise::format {
+
+inline constexpr uint16_t kFormatMajor = 1;
+inline constexpr uint16_t kFormatMinor = 0;
+
+struct RecordOptions {
+  uint32_t sample_frequency_hz = 0;
+  std::string stack_mode = "fp";  // fp | dwarf | none
+  std::string lock_mode = "off";  // contended | all | off
+  bool sched_enabled = false;
+  bool page_faults_enabled = false;
+  std::string target;
+  std::vector<std::string> lock_probes;
+  uint32_t dwarf_stack_bytes = 0;
+  std::string sample_event = "cpu-clock";
+};
+
+struct Header {
+  uint16_t format_major = kFormatMajor;
+  uint16_t format_minor = kFormatMinor;
+  std::string host;
+  std::string kernel_release;
+  std::string boot_id;
+  std::string clock_source = "CLOCK_MONOTONIC";
+  uint64_t start_wall_ns = 0;
+  uint64_t start_mono_ns = 0;
+  std::vector<std::string> command_line;
+  RecordOptions options;
+  std::string recorder_version;
+  uint32_t cpu_count = 0;
+  uint32_t page_size = 4096;
+};
+
+struct Symbol {
+  uint64_t address = 0;  // ELF virtual address
+  uint64_t size = 0;
+  std::string name;  // mangled, as in the file
+};
+
+struct Segment {
+  uint64_t vaddr = 0;
+  uint64_t file_offset = 0;
+  uint64_t file_size = 0;
+  uint64_t mem_size = 0;
+  uint32_t flags = 0;  // PF_X | PF_W | PF_R
+};
+
+struct ObjectSymbols {
+  std::string build_id;  // raw bytes
+  std::string path;
+  std::vector<Symbol> symbols;
+  std::vector<Segment> segments;
+  uint16_t elf_type = 0;
+  std::string debug_link;
+  std::string eh_frame;  // dwarf mode
+  std::string eh_frame_hdr;
+  uint64_t eh_frame_vaddr = 0;
+  uint64_t eh_frame_hdr_vaddr = 0;
+};
+
+struct Process {
+  uint32_t pid = 0;
+  uint32_t ppid = 0;
+  std::string comm;
+  std::vector<std::string> cmdline;
+  uint64_t time = 0;
+};
+
+struct Thread {
+  uint32_t tid = 0;
+  uint32_t pid = 0;
+  std::string comm;
+  uint64_t time = 0;
+};
+
+struct Mapping {
+  uint32_t pid = 0;
+  uint64_t start = 0;
+  uint64_t end = 0;
+  uint64_t file_offset = 0;
+  std::string path;
+  std::string build_id;
+  uint32_t prot = 0;  // PROT_READ | PROT_WRITE | PROT_EXEC
+  uint64_t time = 0;
+};
+
+struct KernelSymbol {
+  uint64_t address = 0;
+  std::string name;
+  std::string module;
+};
+
+struct PerfMapEntry {
+  uint64_t start = 0;
+  uint64_t size = 0;
+  std::string name;
+};
+
+struct PerfMapSnapshot {
+  uint32_t pid = 0;
+  uint64_t time = 0;
+  std::vector<PerfMapEntry> entries;
+};
+
+// One batch of facts learned at `time`. All vectors may be empty.
+struct MetadataDelta {
+  uint64_t time = 0;
+  std::vector<Process> processes;
+  std::vector<Thread> threads;
+  std::vector<Mapping> mappings;
+  std::vector<ObjectSymbols> objects;
+  std::vector<KernelSymbol> kernel_symbols;
+  std::vector<PerfMapSnapshot> perf_maps;
+  std::vector<std::string> notes;
+
+  bool empty() const {
+    return processes.empty() && threads.empty() && mappings.empty() && objects.empty() &&
+           kernel_symbols.empty() && perf_maps.empty() && notes.empty();
+  }
+};
+
+// Every delta of a trace, concatenated in file order (so in time order).
+using Metadata = MetadataDelta;
+
+}  // namespace incise::format
