@@ -1,0 +1,109 @@
+/* Ring-buffer records shared by the BPF programs and the recorder.
+ *
+ * Plain C with fixed-width fields so the kernel side (which sees vmlinux.h)
+ * and the recorder (which sees <linux/types.h>) agree on every byte. Every
+ * record starts with `struct event_header`, whose first field is the event
+ * type, so one ring buffer can carry several kinds:
+ *
+ *   const struct event_header *h = data;
+ *   switch (h->type) {
+ *   case EVENT_CPU_SAMPLE: handle((const struct cpu_sample_event *)data); break;
+ *   ...
+ *   }
+ *
+ * Records that carry a stack end with `struct event_stack`; only the frames
+ * actually captured are sent, so a record's size is
+ * offsetof(record, stack.frames) + (kernel_count + user_count) * 8.
+ */
+#ifndef INCISE_BPF_EVENTS_H
+#define INCISE_BPF_EVENTS_H
+
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+
+#define MAX_STACK_DEPTH 127
+#define TASK_COMM_LEN 16
+
+/* Largest record any program builds in its per-CPU scratch buffer. */
+#define EVENT_MAX_SIZE 4096
+
+enum event_type {
+  EVENT_CPU_SAMPLE = 1,
+  EVENT_SCHED_SWITCH = 2,
+  EVENT_WAKEUP = 3,
+  EVENT_PROCESS = 4, /* fork / exec / exit / comm */
+  /* Reserved for the lock and page-fault sources (bpf/locks.h, ...). */
+  EVENT_LOCK = 16,
+  EVENT_FUTEX = 17,
+  EVENT_PAGE_FAULT = 18,
+};
+
+/* Index of the per-CPU `drops` counters; the values equal format::LostSource. */
+enum lost_source {
+  LOST_CPU_SAMPLES = 1,
+  LOST_SCHED = 2,
+  LOST_LOCKS = 3,
+  LOST_PAGE_FAULTS = 4,
+  LOST_PROCESS = 5,
+  LOST_SOURCE_SLOTS = 8,
+};
+
+struct event_header {
+  __u32 type; /* enum event_type */
+  __u32 cpu;
+  __u64 time; /* bpf_ktime_get_ns(): CLOCK_MONOTONIC */
+  __u32 pid;  /* tgid of the thread the event is about */
+  __u32 tid;
+};
+
+/* Kernel frames first, then user frames; each leaf first. */
+struct event_stack {
+  __u16 kernel_count;
+  __u16 user_count;
+  __u32 reserved;
+  __u64 frames[2 * MAX_STACK_DEPTH];
+};
+
+struct cpu_sample_event {
+  struct event_header header;
+  __u64 period; /* ns of cpu-clock (or events) this sample stands for */
+  struct event_stack stack;
+};
+
+/* header.pid/tid = prev (the thread leaving the cpu); stack = prev's off-CPU stack. */
+struct sched_switch_event {
+  struct event_header header;
+  __u64 prev_state; /* 0 = preempted (still runnable), else the task state */
+  __u32 next_pid;
+  __u32 next_tid;
+  struct event_stack stack;
+};
+
+/* header.pid/tid = the waker (0 in interrupt context with no task of interest). */
+struct wakeup_event {
+  struct event_header header;
+  __u32 wakee_pid;
+  __u32 wakee_tid;
+  __u32 target_cpu;
+  __u32 is_new_task; /* sched_wakeup_new */
+  struct event_stack stack;
+};
+
+enum process_event_kind {
+  PROCESS_FORK = 1, /* header = parent, peer = child */
+  PROCESS_EXEC = 2,
+  PROCESS_EXIT = 3, /* peer_pid = exit code when the whole process exits */
+  PROCESS_COMM = 4,
+};
+
+struct process_event {
+  struct event_header header;
+  __u32 kind; /* enum process_event_kind */
+  __u32 peer_pid;
+  __u32 peer_tid;
+  __u32 is_process_exit; /* exit: the last thread of the process */
+  char comm[TASK_COMM_LEN];
+};
+
+#endif /* INCISE_BPF_EVENTS_H */

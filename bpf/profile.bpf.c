@@ -1,0 +1,35 @@
+// CPU samples: one perf event per CPU (cpu-clock, or cycles with a PMU)
+// runs this program; it keeps the samples of target threads and sends time,
+// cpu, pid, tid, period and the kernel + user stacks to the ring buffer.
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+#include "bpf/event_output.bpf.h"
+#include "bpf/events.h"
+#include "bpf/stack.bpf.h"
+#include "bpf/target_filter.bpf.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+/* Whether to walk stacks (-g is the default; off only for tests/benchmarks). */
+const volatile bool capture_stack = true;
+
+SEC("perf_event")
+int on_cpu_sample(struct bpf_perf_event_data *ctx) {
+  __u32 tgid = bpf_get_current_pid_tgid() >> 32;
+  if (!is_target(tgid)) return 0;
+
+  struct cpu_sample_event *e = scratch_event(0);
+  if (!e) return 0;
+  fill_header(&e->header, EVENT_CPU_SAMPLE);
+  e->period = ctx->sample_period;
+  if (capture_stack)
+    capture_stacks(ctx, &e->stack);
+  else
+    clear_stack(&e->stack);
+  submit_event(e, event_size_with_stack(__builtin_offsetof(struct cpu_sample_event, stack),
+                                        &e->stack),
+               LOST_CPU_SAMPLES);
+  return 0;
+}

@@ -1,0 +1,50 @@
+/* Which threads a program records: a pid set, a cgroup, or everything.
+ *
+ * Every program that includes this header gets its own `targets` map and its
+ * own copies of the read-only options; the recorder makes all `targets` maps
+ * one map (bpf_map__reuse_fd before load) and sets the options in .rodata.
+ *
+ *   if (!is_target(bpf_get_current_pid_tgid() >> 32)) return 0;
+ *   if (!is_target_task(next)) return 0;   // a task that is not `current`
+ *
+ * The scheduler program adds forked children of targets to `targets`, so
+ * `incise-record -- CMD` follows the whole process tree.
+ */
+#ifndef INCISE_BPF_TARGET_FILTER_BPF_H
+#define INCISE_BPF_TARGET_FILTER_BPF_H
+
+#include "vmlinux.h"
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_helpers.h>
+
+#define MAX_TARGETS 65536
+
+struct {
+  __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(max_entries, MAX_TARGETS);
+  __type(key, __u32);  /* tgid */
+  __type(value, __u8); /* 1 */
+} targets SEC(".maps");
+
+const volatile bool filter_by_pid = false;
+const volatile __u64 target_cgroup_id = 0;
+
+static __always_inline bool is_target_pid(__u32 tgid) {
+  return bpf_map_lookup_elem(&targets, &tgid) != NULL;
+}
+
+/* For the current task. */
+static __always_inline bool is_target(__u32 tgid) {
+  if (filter_by_pid) return is_target_pid(tgid);
+  if (target_cgroup_id) return bpf_get_current_cgroup_id() == target_cgroup_id;
+  return true;
+}
+
+/* For any task (the cgroup of a task that is not `current` comes from its css_set). */
+static __always_inline bool is_target_task(struct task_struct *task) {
+  if (filter_by_pid) return is_target_pid(BPF_CORE_READ(task, tgid));
+  if (target_cgroup_id) return BPF_CORE_READ(task, cgroups, dfl_cgrp, kn, id) == target_cgroup_id;
+  return true;
+}
+
+#endif /* INCISE_BPF_TARGET_FILTER_BPF_H */

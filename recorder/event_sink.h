@@ -1,0 +1,61 @@
+// EventSink: where decoded BPF records go. Wraps the format::Writer (rows,
+// interned stacks, metadata) and the ProcessTracker (which learns comm, maps
+// and the objects that stacks hit, for the metadata written at the end).
+//
+// Used only from the main poll loop's thread; the writer compresses and
+// writes on its own background thread.
+//
+//   uint64_t stack = sink.internStack(e->header.pid, e->stack);
+//   sink.append(format::CpuSample{.time = e->header.time, ..., .stack_id = stack});
+//   sink.noteLost(format::LostSource::kCpuSamples, 12);
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include "bpf/events.h"
+#include "format/writer.h"
+#include "recorder/process_tracker.h"
+
+namespace incise::recorder {
+
+class EventSink {
+ public:
+  EventSink(format::Writer& writer, ProcessTracker& processes)
+      : writer_(writer), processes_(processes) {}
+
+  template <typename Row>
+  void append(const Row& row) {
+    writer_.append(row);
+    ++rows_;
+  }
+
+  // Interns a BPF-captured stack (kernel frames, then user frames) of a
+  // thread of `pid`; 0 for an empty stack. New stacks tell the process
+  // tracker which kernel symbols and mapped objects were hit.
+  uint64_t internStack(uint32_t pid, const event_stack& stack);
+  uint64_t internStack(uint32_t pid, std::span<const uint64_t> frames, size_t kernel_count);
+
+  // `count` events of `source` the kernel (or the recorder) dropped, now.
+  void noteLost(format::LostSource source, uint64_t count);
+  // A remark stored in the trace's metadata notes (and printed with -v).
+  void addNote(const std::string& note);
+
+  ProcessTracker& processes() { return processes_; }
+  format::Writer& writer() { return writer_; }
+  uint64_t rowsAppended() const { return rows_; }
+  uint64_t lostTotal() const { return lost_; }
+
+ private:
+  format::Writer& writer_;
+  ProcessTracker& processes_;
+  uint64_t rows_ = 0;
+  uint64_t lost_ = 0;
+  uint64_t highest_stack_id_ = 0;
+};
+
+// CLOCK_MONOTONIC in ns, the clock of bpf_ktime_get_ns().
+uint64_t monotonicNowNs();
+
+}  // namespace incise::recorder

@@ -1,0 +1,96 @@
+// ProcessTracker: what the recorder knows about the processes it records —
+// names, command lines, threads and memory maps — and which objects and
+// kernel addresses their stacks hit. Everything is read lazily from
+// /proc/PID/... the first time a pid shows up, again after exec, and again
+// when a user frame falls outside every known mapping (a new mmap or
+// dlopen). Files are opened through /proc/PID/root (or /proc/PID/map_files
+// for deleted files), so processes in containers resolve.
+//
+// Facts go out as format::MetadataDelta batches:
+//
+//   tracker.notePid(pid, time);                 // first sighting reads /proc
+//   tracker.noteUserFrames(pid, frames, time);  // maps the frames to objects
+//   writer.addMetadata(tracker.takeDelta(now)); // in the main loop
+//   for (const HitObject& o : tracker.hitObjects()) ...   // at the end
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <set>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "format/metadata.h"
+
+namespace incise::recorder {
+
+// One object file that at least one user frame landed in.
+struct HitObject {
+  std::string path;       // as in /proc/PID/maps
+  std::string open_path;  // where the recorder can read it (/proc/PID/root/..., map_files)
+  std::string build_id;   // raw bytes; empty when the object has none
+};
+
+class ProcessTracker {
+ public:
+  // `proc_root` is "/proc" except in tests.
+  explicit ProcessTracker(std::string proc_root = "/proc") : proc_root_(std::move(proc_root)) {}
+
+  // First sighting of a process reads its comm, cmdline, ppid and maps.
+  void notePid(uint32_t pid, uint64_t time);
+  // First sighting of a thread reads its comm.
+  void noteThread(uint32_t pid, uint32_t tid, uint64_t time);
+
+  void onFork(uint32_t parent_pid, uint32_t child_pid, uint32_t child_tid, uint64_t time);
+  void onExec(uint32_t pid, uint64_t time);
+  void onComm(uint32_t pid, uint32_t tid, const std::string& comm, uint64_t time);
+  void onExit(uint32_t pid, uint32_t tid, bool whole_process);
+
+  // Records which mapped object each frame hit; re-reads the maps (at most
+  // once per frame-miss burst) when a frame is outside every known mapping.
+  void noteUserFrames(uint32_t pid, std::span<const uint64_t> frames, uint64_t time);
+  void noteKernelFrames(std::span<const uint64_t> frames);
+
+  // Metadata learned since the last call (empty if nothing new).
+  format::MetadataDelta takeDelta(uint64_t time);
+
+  std::vector<HitObject> hitObjects() const;
+  const std::set<uint64_t>& hitKernelAddresses() const { return kernel_addresses_; }
+  // Pids seen so far (for perf maps).
+  std::vector<uint32_t> knownPids() const;
+  size_t mappingCount(uint32_t pid) const;
+
+ private:
+  struct MappedRange {
+    uint64_t start = 0;
+    uint64_t end = 0;
+    uint64_t file_offset = 0;
+    std::string path;
+    std::string build_id;
+    std::string open_path;
+  };
+  struct ProcessState {
+    std::vector<MappedRange> ranges;  // sorted by start
+    uint64_t maps_read_time = 0;
+    bool alive = true;
+  };
+
+  void readProcess(uint32_t pid, uint64_t time);
+  void readMaps(uint32_t pid, ProcessState& state, uint64_t time);
+  const MappedRange* findRange(const ProcessState& state, uint64_t address) const;
+  std::string buildIdOf(const std::string& open_path, const std::string& path);
+  std::string readSmallFile(const std::string& path) const;
+
+  std::string proc_root_;
+  std::unordered_map<uint32_t, ProcessState> processes_;
+  std::unordered_set<uint32_t> threads_;
+  std::map<std::string, std::string> build_ids_;  // path -> build id (cache)
+  std::map<std::string, HitObject> hit_objects_;  // key: build id or path
+  std::set<uint64_t> kernel_addresses_;
+  format::MetadataDelta pending_;
+};
+
+}  // namespace incise::recorder

@@ -1,0 +1,56 @@
+// RecordConfig: the parsed `incise-record` command line, read by every
+// source and by the main loop. Parsing and validation live in options.cc.
+//
+//   Result<RecordConfig> config = parseOptions(argc, argv);
+//   if (config->target_kind == TargetKind::kPids) ...
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace incise::recorder {
+
+enum class TargetKind {
+  kPids,     // -p PID[,PID...]
+  kAll,      // -a
+  kCgroup,   // --cgroup PATH
+  kCommand,  // -- CMD ARGS...
+};
+
+enum class LockMode { kOff, kContended, kAll };
+
+// --lock-probe BIN:ACQUIRE:RELEASE
+struct LockProbeSpec {
+  std::string binary;
+  std::string acquire_symbol;
+  std::string release_symbol;
+};
+
+struct RecordConfig {
+  std::string output = "incise.trace";
+  uint32_t frequency_hz = 99;
+  bool stacks = true;
+
+  TargetKind target_kind = TargetKind::kAll;
+  std::vector<uint32_t> pids;        // kPids
+  std::string cgroup_path;           // kCgroup
+  std::vector<std::string> command;  // kCommand: argv of the command
+
+  double duration_seconds = 0;  // 0 = until stopped (or the command exits)
+  LockMode lock_mode = LockMode::kContended;
+  std::vector<LockProbeSpec> lock_probes;
+  bool sched = true;
+  bool page_faults = false;
+  uint64_t max_size_bytes = 0;  // 0 = unlimited
+  bool verbose = false;
+
+  // Not on the command line: sizes a test or a benchmark may tune.
+  uint32_t ring_buffer_bytes = 4u << 20;  // per source, a power of two
+  std::vector<std::string> argv;          // the recorder's own command line, for the header
+};
+
+std::string lockModeName(LockMode mode);
+std::string targetDescription(const RecordConfig& config);
+
+}  // namespace incise::recorder

@@ -1,0 +1,65 @@
+// TargetFilter: the one `targets` map (tgids to record) shared by every BPF
+// program, plus the options that tell the programs how to filter.
+//
+// The recorder creates the map once; each source, between open and load,
+// points its skeleton's `targets` map at it and copies the filter options
+// into its .rodata:
+//
+//   TargetFilter filter = *TargetFilter::create(config);
+//   INCISE_RETURN_IF_ERROR(filter.shareMap(skel->maps.targets));
+//   filter.setRodata(skel->rodata);     // filter_by_pid, target_cgroup_id
+//   ... load ...
+//   filter.addPid(child_pid);           // -- CMD: before the child execs
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "format/status.h"
+#include "recorder/record_config.h"
+
+struct bpf_map;
+
+namespace incise::recorder {
+
+class TargetFilter {
+ public:
+  static Result<TargetFilter> create(const RecordConfig& config);
+  TargetFilter(TargetFilter&& other) noexcept;
+  TargetFilter& operator=(TargetFilter&& other) noexcept;
+  TargetFilter(const TargetFilter&) = delete;
+  TargetFilter& operator=(const TargetFilter&) = delete;
+  ~TargetFilter();
+
+  bool filterByPid() const { return filter_by_pid_; }
+  uint64_t cgroupId() const { return cgroup_id_; }
+  int mapFd() const { return map_fd_; }
+
+  // Before load: make `map` (a skeleton's `targets`) this filter's map.
+  Status shareMap(bpf_map* map) const;
+
+  // Any skeleton rodata with `filter_by_pid` and `target_cgroup_id` fields.
+  template <typename Rodata>
+  void setRodata(Rodata* rodata) const {
+    rodata->filter_by_pid = filter_by_pid_;
+    rodata->target_cgroup_id = cgroup_id_;
+  }
+
+  Status addPid(uint32_t tgid);
+  // The tgids in the map now (children of targets are added by the kernel).
+  std::vector<uint32_t> pids() const;
+  bool isTarget(uint32_t tgid) const;
+
+ private:
+  TargetFilter() = default;
+  int map_fd_ = -1;
+  bool filter_by_pid_ = false;
+  uint64_t cgroup_id_ = 0;
+};
+
+// The cgroup v2 id of a cgroup directory (its inode number), as
+// bpf_get_current_cgroup_id() reports it.
+Result<uint64_t> cgroupIdOf(const std::string& path);
+
+}  // namespace incise::recorder
