@@ -1,0 +1,44 @@
+// ChunkDecoder: decodes event chunks on a small thread pool and hands them
+// back in file order.
+//
+// Decompression and column decoding are most of a report's time, and
+// Reader::readChunk is thread-safe, so workers decode up to `window` chunks
+// ahead of the consumer while the consumer (the calling thread) aggregates
+// the chunk before. Memory stays bounded by `window` decoded chunks.
+// Chunks that fail to decode are reported to `on_error` and skipped, so a
+// damaged chunk costs its rows, not the report.
+//
+//   ChunkDecoder decoder(reader, /*threads=*/0);   // 0: hardware_concurrency
+//   decoder.run(reader.chunks(EventKind::kCpuSample), ColumnSet::all(),
+//               [&](const format::ChunkRef& ref, const format::Chunk& chunk) { ... },
+//               [&](const format::ChunkRef& ref, const Error& e) { ++damaged; });
+#pragma once
+
+#include <functional>
+#include <vector>
+
+#include "format/reader.h"
+
+namespace incise::analyzer {
+
+class ProgressBar;
+
+class ChunkDecoder {
+ public:
+  using Consume = std::function<void(const format::ChunkRef&, const format::Chunk&)>;
+  using OnError = std::function<void(const format::ChunkRef&, const Error&)>;
+
+  explicit ChunkDecoder(const format::Reader& reader, unsigned threads = 0);
+
+  unsigned threads() const { return threads_; }
+  // Calls `consume` (or `on_error`) once per ref, in the order of `refs`, on
+  // the calling thread. `progress`, when given, advances by each chunk's rows.
+  void run(const std::vector<format::ChunkRef>& refs, format::ColumnSet columns,
+           const Consume& consume, const OnError& on_error, ProgressBar* progress = nullptr) const;
+
+ private:
+  const format::Reader& reader_;
+  unsigned threads_;
+};
+
+}  // namespace incise::analyzer

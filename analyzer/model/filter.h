@@ -1,0 +1,51 @@
+// Filter: which events a report looks at (--pid, --tid, --comm, --cpu, --time).
+//
+// Every set that is empty lets everything through. The time window is in
+// nanoseconds relative to the trace start, as the user types it (seconds,
+// "1.5..3"); Trace turns it into the file's clock. Comm matching needs thread
+// names over time, so the Trace applies it (Filter only holds the names).
+//
+//   Filter f;
+//   f.pids = {42};
+//   auto window = Filter::parseTimeRange("1.5..3");   // Result<RelativeWindow>
+//   if (!window) return usage(window.error());
+//   f.window = *window;
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <set>
+#include <string>
+
+#include "format/status.h"
+
+namespace incise::analyzer {
+
+// [start, end] in ns since the trace start; end == UINT64_MAX means "to the end".
+struct RelativeWindow {
+  uint64_t start_ns = 0;
+  uint64_t end_ns = UINT64_MAX;
+};
+
+struct Filter {
+  std::set<uint32_t> pids;
+  std::set<uint32_t> tids;
+  std::set<std::string> comms;  // thread or process name, exact
+  std::set<uint32_t> cpus;
+  std::optional<RelativeWindow> window;
+
+  bool empty() const {
+    return pids.empty() && tids.empty() && comms.empty() && cpus.empty() && !window;
+  }
+  bool matchesCpu(uint64_t cpu) const { return cpus.empty() || cpus.count(uint32_t(cpu)) != 0; }
+  bool matchesIds(uint64_t pid, uint64_t tid) const {
+    return (pids.empty() || pids.count(uint32_t(pid)) != 0) &&
+           (tids.empty() || tids.count(uint32_t(tid)) != 0);
+  }
+
+  // "START..END" in seconds from the trace start; either side may be empty
+  // ("..2", "1.5.."). Rejects negatives, garbage and END < START.
+  static Result<RelativeWindow> parseTimeRange(const std::string& text);
+};
+
+}  // namespace incise::analyzer

@@ -1,0 +1,174 @@
+#include "analyzer/model/trace.h"
+
+#include "analyzer/model/chunk_decoder.h"
+#include "analyzer/model/progress.h"
+#include "analyzer/symbolize/symbolizer.h"
+
+namespace incise::analyzer {
+namespace {
+
+// Reports that read more rows than this show a progress bar (if slow enough).
+constexpr uint64_t kProgressRows = 1u << 20;
+
+uint64_t firstEventTime(const format::Reader& reader) {
+  uint64_t first = UINT64_MAX;
+  for (const auto& ref : reader.blocks()) {
+    if (ref.block_type == format::BlockType::kEventChunk && ref.rows != 0) {
+      first = std::min(first, ref.min_time);
+    }
+  }
+  return first == UINT64_MAX ? 0 : first;
+}
+
+}  // namespace
+
+Trace::~Trace() = default;
+
+Result<std::unique_ptr<Trace>> Trace::open(const std::string& path, const TraceOptions& options) {
+  auto reader = format::Reader::open(path);
+  if (!reader) return reader.error().context(path);
+  std::unique_ptr<Trace> trace(new Trace());
+  trace->path_ = path;
+  trace->options_ = options;
+  trace->reader_ = reader.take();
+  const format::Reader& r = *trace->reader_;
+
+  trace->start_time_ = r.header().start_mono_ns != 0 ? r.header().start_mono_ns : firstEventTime(r);
+  trace->end_time_ = std::max(trace->start_time_, r.endTime());
+  trace->window_ = {trace->start_time_, trace->end_time_};
+  if (options.filter.window) {
+    const RelativeWindow& w = *options.filter.window;
+    trace->window_.start = trace->start_time_ + w.start_ns;
+    trace->window_.end = w.end_ns == UINT64_MAX || w.end_ns > UINT64_MAX - trace->start_time_
+                             ? UINT64_MAX
+                             : trace->start_time_ + w.end_ns;
+  }
+
+  trace->names_ = ThreadNames(r.metadata());
+  for (const auto& ref : r.chunks(format::EventKind::kProcessEvent)) {
+    auto chunk = r.readChunk(ref, format::ColumnSet::all());
+    if (!chunk) {
+      ++trace->damaged_chunks_;
+      continue;
+    }
+    for (size_t i = 0; i < chunk->rows(); ++i) {
+      trace->names_.addProcessEvent(chunk->row<format::ProcessEvent>(i));
+    }
+  }
+  for (const std::string& comm : options.filter.comms) {
+    for (uint32_t tid : trace->names_.knownThreads()) {
+      // Any name the thread (or its process) ever had; passesThread checks the time.
+      for (uint64_t t : {uint64_t{0}, UINT64_MAX}) {
+        if (trace->names_.threadName(tid, t) == comm) trace->comm_tids_.insert(tid);
+      }
+    }
+    for (const auto& process : r.metadata().processes) {
+      if (process.comm == comm) trace->comm_pids_.insert(process.pid);
+    }
+    for (const auto& thread : r.metadata().threads) {
+      if (thread.comm == comm) trace->comm_tids_.insert(thread.tid);
+    }
+  }
+
+  trace->symbolizer_ = std::make_unique<Symbolizer>(r, SymbolizerOptions{
+                                                           .symfs = options.symfs,
+                                                           .debug_dirs = options.debug_dirs,
+                                                       });
+  return trace;
+}
+
+uint64_t Trace::durationNs() const {
+  uint64_t end = std::min(window_.end, end_time_);
+  uint64_t start = std::max(window_.start, start_time_);
+  return end > start ? end - start : 0;
+}
+
+void Trace::forEachChunk(format::EventKind kind,
+                         const std::function<void(const format::Chunk&)>& visit) {
+  std::vector<format::ChunkRef> refs = reader_->chunks(kind, window_);
+  uint64_t total_rows = 0;
+  for (const auto& ref : refs) total_rows += ref.rows;
+  ProgressBar progress("reading " + std::string(format::kindName(kind)), total_rows,
+                       options_.progress && total_rows >= kProgressRows);
+  ChunkDecoder decoder(*reader_, options_.threads);
+  decoder.run(
+      refs, format::ColumnSet::all(),
+      [&](const format::ChunkRef&, const format::Chunk& chunk) { visit(chunk); },
+      [&](const format::ChunkRef&, const Error&) { ++damaged_chunks_; }, &progress);
+}
+
+bool Trace::passesThread(uint64_t pid, uint64_t tid, uint64_t time) const {
+  const Filter& f = options_.filter;
+  if (!f.matchesIds(pid, tid)) return false;
+  if (f.comms.empty()) return true;
+  uint32_t tid32 = static_cast<uint32_t>(tid), pid32 = static_cast<uint32_t>(pid);
+  if (comm_tids_.count(tid32) && f.comms.count(names_.threadName(tid32, time))) return true;
+  return comm_pids_.count(pid32) && f.comms.count(names_.processName(pid32, time));
+}
+
+bool Trace::passes(const format::CpuSample& row) const {
+  return inWindow(row.time) && options_.filter.matchesCpu(row.cpu) &&
+         passesThread(row.pid, row.tid, row.time);
+}
+
+bool Trace::passes(const format::SchedSwitch& row) const {
+  // A switch belongs to both threads: keep it when either side matches.
+  return inWindow(row.time) && options_.filter.matchesCpu(row.cpu) &&
+         (passesThread(row.prev_pid, row.prev_tid, row.time) ||
+          passesThread(row.next_pid, row.next_tid, row.time));
+}
+
+bool Trace::passes(const format::Wakeup& row) const {
+  return inWindow(row.time) &&
+         (options_.filter.matchesCpu(row.cpu) || options_.filter.matchesCpu(row.target_cpu)) &&
+         (passesThread(row.wakee_pid, row.wakee_tid, row.time) ||
+          passesThread(row.waker_pid, row.waker_tid, row.time));
+}
+
+bool Trace::passes(const format::LockInterval& row) const {
+  // No cpu column: --cpu does not apply. An interval is in the window when it overlaps it.
+  uint64_t last = std::max({row.time, row.acquired_time, row.release_time});
+  return row.time <= window_.end && last >= window_.start &&
+         passesThread(row.pid, row.tid, row.time);
+}
+
+bool Trace::passes(const format::PageFault& row) const {
+  return inWindow(row.time) && options_.filter.matchesCpu(row.cpu) &&
+         passesThread(row.pid, row.tid, row.time);
+}
+
+bool Trace::passes(const format::ProcessEvent& row) const {
+  return inWindow(row.time) && passesThread(row.pid, row.tid, row.time);
+}
+
+bool Trace::passes(const format::Lost& row) const {
+  return inWindow(row.time);
+}
+
+LossSummary Trace::losses() {
+  LossSummary summary;
+  summary.salvaged = !reader_->recovery().used_footer;
+  for (format::EventKind kind : format::kAllEventKinds) {
+    if (kind == format::EventKind::kLost) continue;
+    std::string name(format::kindName(kind));
+    if (uint64_t rows = reader_->rows(kind)) summary.rows_by_kind[name] = rows;
+    if (uint64_t used = used_[static_cast<size_t>(kind)]) summary.used_by_kind[name] = used;
+  }
+  // Losses are counted over the whole trace, not the filter: a drop is not
+  // attributed to a thread, so any of them may have hit the rows shown.
+  for (const auto& ref : reader_->chunks(format::EventKind::kLost)) {
+    auto chunk = reader_->readChunk(ref, format::ColumnSet::all());
+    if (!chunk) {
+      ++damaged_chunks_;
+      continue;
+    }
+    for (size_t i = 0; i < chunk->rows(); ++i) {
+      auto lost = chunk->row<format::Lost>(i);
+      summary.lost_by_source[std::string(format::lostSourceName(lost.source))] += lost.count;
+    }
+  }
+  summary.damaged_chunks = damaged_chunks_;
+  return summary;
+}
+
+}  // namespace incise::analyzer

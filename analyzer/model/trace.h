@@ -1,0 +1,145 @@
+// Trace: one opened trace file as the reports see it.
+//
+// Wraps a format::Reader with what every report needs: the filter (pids,
+// tids, comms, cpus, time window), thread and process names over time, the
+// symbolizer, the loss summary, and parallel in-order chunk decoding with a
+// progress bar. Reports never touch chunks or column numbers.
+//
+// Memory: forEachRow streams (one decoded chunk per decoding thread, times
+// two, is alive at a time), so reports that aggregate while streaming stay
+// bounded by what they aggregate (distinct stacks, threads, locks). rows()
+// materialises every matching row of a kind, sorted by time: use it only for
+// kinds that need a time-ordered merge (switches, locks, faults).
+//
+// Decoding errors are counted, not fatal: a chunk that fails to decode is
+// skipped and shows up in losses().damaged_chunks (and so in the header).
+//
+//   auto trace = Trace::open("app.trace", options);
+//   if (!trace) { std::cerr << trace.error().message() << "\n"; return 1; }
+//   std::unordered_map<uint64_t, uint64_t> per_stack;
+//   (*trace)->forEachRow<format::CpuSample>([&](const format::CpuSample& s) {
+//     per_stack[s.stack_id] += 1;
+//   });
+//   std::vector<format::SchedSwitch> switches = (*trace)->rows<format::SchedSwitch>();
+//   std::string comm = (*trace)->threadName(43, switches.front().time);
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include "analyzer/model/loss_summary.h"
+#include "analyzer/model/thread_names.h"
+#include "analyzer/model/trace_options.h"
+#include "format/reader.h"
+#include "format/status.h"
+
+namespace incise::analyzer {
+
+class Symbolizer;
+
+class Trace {
+ public:
+  static Result<std::unique_ptr<Trace>> open(const std::string& path, const TraceOptions& options);
+  ~Trace();
+  Trace(const Trace&) = delete;
+  Trace& operator=(const Trace&) = delete;
+
+  // Every row of `Row`'s kind that passes the filter, in file order (which is
+  // time order within a kind for a well-behaved recorder, not guaranteed).
+  template <typename Row>
+  void forEachRow(const std::function<void(const Row&)>& visit);
+  // Every row that passes the filter, sorted by time (stable).
+  template <typename Row>
+  std::vector<Row> rows();
+
+  std::string threadName(uint32_t tid, uint64_t time) const { return names_.threadName(tid, time); }
+  std::string processName(uint32_t pid, uint64_t time) const {
+    return names_.processName(pid, time);
+  }
+  uint32_t pidOf(uint32_t tid) const { return names_.pidOf(tid); }
+  const ThreadNames& names() const { return names_; }
+
+  const format::StackTable& stacks() const { return reader_->stacks(); }
+  Symbolizer& symbolizer() { return *symbolizer_; }
+  const format::Reader& reader() const { return *reader_; }
+  const format::Header& header() const { return reader_->header(); }
+  const std::string& path() const { return path_; }
+  const TraceOptions& options() const { return options_; }
+
+  // Trace start (header clock) and end; the filter's window, when set, is
+  // inside [startTime, endTime] and narrows durationNs().
+  uint64_t startTime() const { return start_time_; }
+  uint64_t endTime() const { return end_time_; }
+  format::TimeWindow window() const { return window_; }
+  uint64_t durationNs() const;
+
+  // Lost rows per source, rows per kind in the file and used by this report
+  // so far, damaged chunks. Call after the report has read its rows.
+  LossSummary losses();
+
+  // Filter checks, public for tests and for reports that read rows another way.
+  bool passes(const format::CpuSample& row) const;
+  bool passes(const format::SchedSwitch& row) const;
+  bool passes(const format::Wakeup& row) const;
+  bool passes(const format::LockInterval& row) const;
+  bool passes(const format::PageFault& row) const;
+  bool passes(const format::ProcessEvent& row) const;
+  bool passes(const format::Lost& row) const;
+
+ private:
+  Trace() = default;
+  // Decodes every chunk of `kind` overlapping the window, in file order.
+  void forEachChunk(format::EventKind kind, const std::function<void(const format::Chunk&)>& visit);
+  bool inWindow(uint64_t time) const { return time >= window_.start && time <= window_.end; }
+  bool passesThread(uint64_t pid, uint64_t tid, uint64_t time) const;
+  void countUsed(format::EventKind kind, uint64_t rows) {
+    used_[static_cast<size_t>(kind)] += rows;
+  }
+
+  std::string path_;
+  TraceOptions options_;
+  std::unique_ptr<format::Reader> reader_;
+  std::unique_ptr<Symbolizer> symbolizer_;
+  ThreadNames names_;
+  uint64_t start_time_ = 0;
+  uint64_t end_time_ = 0;
+  format::TimeWindow window_;
+  // --comm resolved once: threads and processes that ever had a matching name.
+  std::unordered_set<uint32_t> comm_tids_;
+  std::unordered_set<uint32_t> comm_pids_;
+  std::array<uint64_t, 16> used_{};
+  uint64_t damaged_chunks_ = 0;
+};
+
+// ---- templates ---------------------------------------------------------------
+
+template <typename Row>
+void Trace::forEachRow(const std::function<void(const Row&)>& visit) {
+  forEachChunk(Row::kKind, [&](const format::Chunk& chunk) {
+    uint64_t used = 0;
+    for (size_t i = 0; i < chunk.rows(); ++i) {
+      Row row = chunk.row<Row>(i);
+      if (!passes(row)) continue;
+      ++used;
+      visit(row);
+    }
+    countUsed(Row::kKind, used);
+  });
+}
+
+template <typename Row>
+std::vector<Row> Trace::rows() {
+  std::vector<Row> all;
+  forEachRow<Row>([&](const Row& row) { all.push_back(row); });
+  std::stable_sort(all.begin(), all.end(),
+                   [](const Row& a, const Row& b) { return a.time < b.time; });
+  return all;
+}
+
+}  // namespace incise::analyzer
