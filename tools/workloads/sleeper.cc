@@ -1,0 +1,104 @@
+// sleeper: a thread that spends a known time off-CPU, for checking off-CPU
+// accounting. The main thread sleeps --count times --interval-ms in
+// nanosleep (function sleep_in_nanosleep), then blocks in read() on a pipe
+// (function block_on_pipe) that a helper thread writes to after --pipe-ms.
+// Both kinds of wait are "blocked" (not preempted) in the scheduler's terms.
+// Every wait is timed with CLOCK_MONOTONIC, so slept_ns is measured, not
+// nominal. The waiting thread is the main thread: tid equals pid.
+//
+// Output (stdout, key=value): pid, tid, nanosleep_calls, nanosleep_ns,
+// pipe_wait_ns, slept_ns (= nanosleep_ns + pipe_wait_ns), writer_tid,
+// elapsed_ns.
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <thread>
+
+#include "tools/workloads/cpu_work.h"
+#include "tools/workloads/options.h"
+#include "tools/workloads/report.h"
+
+namespace incise::workloads {
+
+INCISE_WORKLOAD_FUNCTION std::uint64_t sleep_in_nanosleep(std::uint64_t duration_ns) {
+  const std::uint64_t start = monotonic_ns();
+  sleep_ns(duration_ns);
+  return monotonic_ns() - start;
+}
+
+// Returns the nanoseconds spent blocked in read(), or 0 when the read failed.
+INCISE_WORKLOAD_FUNCTION std::uint64_t block_on_pipe(int read_fd) {
+  const std::uint64_t start = monotonic_ns();
+  char byte = 0;
+  ssize_t got = 0;
+  do {
+    got = read(read_fd, &byte, 1);
+  } while (got < 0 && errno == EINTR);
+  const std::uint64_t waited = monotonic_ns() - start;
+  return got == 1 ? waited : 0;
+}
+
+namespace {
+
+int run(int argc, char** argv) {
+  std::uint64_t count = 20;
+  std::uint64_t interval_ms = 50;
+  std::uint64_t pipe_ms = 200;
+  Options options("sleeper",
+                  "Sleeps a known time off-CPU: --count x --interval-ms in nanosleep, then a\n"
+                  "read() on a pipe written --pipe-ms later. Prints measured times as key=value.",
+                  "sleeper --count 20 --interval-ms 50 --pipe-ms 200");
+  options.add("count", "nanosleep calls", count);
+  options.add("interval-ms", "milliseconds per nanosleep call", interval_ms);
+  options.add("pipe-ms", "milliseconds blocked reading the pipe; 0 = skip the pipe", pipe_ms);
+  options.parse_or_exit(argc, argv);
+
+  const std::uint64_t start_ns = monotonic_ns();
+  std::uint64_t nanosleep_ns = 0;
+  for (std::uint64_t i = 0; i < count; ++i)
+    nanosleep_ns += sleep_in_nanosleep(interval_ms * 1'000'000);
+
+  std::uint64_t pipe_wait_ns = 0;
+  std::uint64_t writer_tid = 0;
+  if (pipe_ms != 0) {
+    int fds[2];
+    if (pipe(fds) != 0) {
+      std::fprintf(stderr, "sleeper: pipe failed: %s\n", std::strerror(errno));
+      return 1;
+    }
+    std::thread writer([&] {
+      writer_tid = current_tid();
+      sleep_ns(pipe_ms * 1'000'000);
+      const char byte = 'x';
+      if (write(fds[1], &byte, 1) != 1) std::fprintf(stderr, "sleeper: pipe write failed\n");
+    });
+    pipe_wait_ns = block_on_pipe(fds[0]);
+    writer.join();
+    close(fds[0]);
+    close(fds[1]);
+    if (pipe_wait_ns == 0) {
+      std::fprintf(stderr, "sleeper: read from the pipe failed\n");
+      return 1;
+    }
+  }
+
+  report("pid", static_cast<std::uint64_t>(getpid()));
+  report("tid", current_tid());
+  report("nanosleep_calls", count);
+  report("nanosleep_ns", nanosleep_ns);
+  report("pipe_wait_ns", pipe_wait_ns);
+  report("slept_ns", nanosleep_ns + pipe_wait_ns);
+  report("writer_tid", writer_tid);
+  report("elapsed_ns", monotonic_ns() - start_ns);
+  return 0;
+}
+
+}  // namespace
+}  // namespace incise::workloads
+
+int main(int argc, char** argv) {
+  return incise::workloads::run(argc, argv);
+}
