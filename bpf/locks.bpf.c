@@ -123,17 +123,16 @@ static __always_inline void note_release(__u32 tgid, __u32 tid, __u64 address, _
 }
 
 /* The thread that released `address` at or after `since_ns`; 0 = unknown. */
-static __always_inline __u32 releaser_since(__u32 tgid, __u32 self, __u64 address,
-                                            __u64 since_ns) {
+static __always_inline __u32 releaser_since(__u32 tgid, __u32 self, __u64 address, __u64 since_ns) {
   struct address_key key = {.tgid = tgid, .address = address};
-  struct last_release *last = bpf_map_lookup_elem(&last_releases, &key);
+  struct last_release* last = bpf_map_lookup_elem(&last_releases, &key);
   if (!last || last->tid == self || last->time_ns < since_ns) return 0;
   return last->tid;
 }
 
 /* Uprobe and syscall programs run in the thread's own context and never
  * interrupt each other on a CPU, so they share scratch slot 0. */
-static __always_inline void send_lock_event(void *ctx, struct lock_event *e) {
+static __always_inline void send_lock_event(void* ctx, struct lock_event* e) {
   /* A uprobe's or syscall's kernel stack is always the trap/entry path. */
   capture_user_stack(ctx, &e->stack);
   submit_event(e, event_size_with_stack(__builtin_offsetof(struct lock_event, stack), &e->stack),
@@ -143,7 +142,7 @@ static __always_inline void send_lock_event(void *ctx, struct lock_event *e) {
 /* ---- uprobes: one program per role; the attach cookie says which lock ---- */
 
 SEC("uprobe")
-int BPF_KPROBE(lock_enter, void *lock) {
+int BPF_KPROBE(lock_enter, void* lock) {
   __u64 id = bpf_get_current_pid_tgid();
   if (!is_target(id >> 32)) return 0;
   __u32 tid = (__u32)id;
@@ -162,7 +161,7 @@ int BPF_KRETPROBE(lock_return, long result) {
   __u64 id = bpf_get_current_pid_tgid();
   __u32 tid = (__u32)id;
   __u32 tgid = id >> 32;
-  struct pending_call *call = bpf_map_lookup_elem(&pending_calls, &tid);
+  struct pending_call* call = bpf_map_lookup_elem(&pending_calls, &tid);
   if (!call) return 0;
   struct pending_call seen = *call;
   bpf_map_delete_elem(&pending_calls, &tid);
@@ -179,7 +178,7 @@ int BPF_KRETPROBE(lock_return, long result) {
 
   if (acquired) {
     struct held_key key = {.tid = tid, .address = seen.address};
-    struct held_lock *held = bpf_map_lookup_elem(&held_locks, &key);
+    struct held_lock* held = bpf_map_lookup_elem(&held_locks, &key);
     if (held) {
       /* Re-acquired while held (recursive mutex, nested read lock): folded
        * into the outer critical section, whose release says so. */
@@ -196,7 +195,7 @@ int BPF_KRETPROBE(lock_return, long result) {
     flags |= LOCK_FLAG_TRY_FAILED;
   }
 
-  struct lock_event *e = scratch_event(0);
+  struct lock_event* e = scratch_event(0);
   if (!e) return 0;
   fill_header(&e->header, EVENT_LOCK);
   e->header.time = now;
@@ -213,7 +212,7 @@ int BPF_KRETPROBE(lock_return, long result) {
 }
 
 SEC("uprobe")
-int BPF_KPROBE(lock_release, void *lock) {
+int BPF_KPROBE(lock_release, void* lock) {
   __u64 now = bpf_ktime_get_ns();
   __u64 id = bpf_get_current_pid_tgid();
   __u32 tgid = id >> 32;
@@ -222,7 +221,7 @@ int BPF_KPROBE(lock_release, void *lock) {
   note_release(tgid, tid, (__u64)lock, now);
 
   struct held_key key = {.tid = tid, .address = (__u64)lock};
-  struct held_lock *held = bpf_map_lookup_elem(&held_locks, &key);
+  struct held_lock* held = bpf_map_lookup_elem(&held_locks, &key);
   if (!held) return 0; /* acquired before recording started */
   if (held->depth > 1) {
     held->depth -= 1;
@@ -263,7 +262,7 @@ static __always_inline void on_futex_enter(__u64 uaddr, int op) {
   }
   if (!is_wait(cmd)) return;
   struct futex_wait wait = {.uaddr = uaddr, .start_ns = now};
-  struct pending_call *call = bpf_map_lookup_elem(&pending_calls, &tid);
+  struct pending_call* call = bpf_map_lookup_elem(&pending_calls, &tid);
   if (call) {
     call->futex_waited = 1;
     wait.inside_lock_call = 1;
@@ -271,11 +270,11 @@ static __always_inline void on_futex_enter(__u64 uaddr, int op) {
   if (bpf_map_update_elem(&futex_waits, &tid, &wait, BPF_ANY) != 0) count_drop(LOST_LOCKS);
 }
 
-static __always_inline void on_futex_exit(void *ctx, long ret) {
+static __always_inline void on_futex_exit(void* ctx, long ret) {
   __u64 id = bpf_get_current_pid_tgid();
   __u32 tid = (__u32)id;
   __u32 tgid = id >> 32;
-  struct futex_wait *found = bpf_map_lookup_elem(&futex_waits, &tid);
+  struct futex_wait* found = bpf_map_lookup_elem(&futex_waits, &tid);
   if (!found) return;
   struct futex_wait wait = *found;
   bpf_map_delete_elem(&futex_waits, &tid);
@@ -290,7 +289,7 @@ static __always_inline void on_futex_exit(void *ctx, long ret) {
   else if (ret == -EAGAIN)
     releaser = releaser_since(tgid, tid, wait.uaddr, 0);
 
-  struct lock_event *e = scratch_event(0);
+  struct lock_event* e = scratch_event(0);
   if (!e) return;
   fill_header(&e->header, EVENT_FUTEX);
   e->request_ns = wait.start_ns;
@@ -305,29 +304,29 @@ static __always_inline void on_futex_exit(void *ctx, long ret) {
 }
 
 SEC("tracepoint/syscalls/sys_enter_futex")
-int futex_enter_tp(struct trace_event_raw_sys_enter *ctx) {
+int futex_enter_tp(struct trace_event_raw_sys_enter* ctx) {
   on_futex_enter(ctx->args[0], (int)ctx->args[1]);
   return 0;
 }
 
 SEC("tracepoint/syscalls/sys_exit_futex")
-int futex_exit_tp(struct trace_event_raw_sys_exit *ctx) {
+int futex_exit_tp(struct trace_event_raw_sys_exit* ctx) {
   on_futex_exit(ctx, ctx->ret);
   return 0;
 }
 
 /* Without tracefs: every syscall, filtered here on the futex number. */
 SEC("raw_tp/sys_enter")
-int futex_enter_raw(struct bpf_raw_tracepoint_args *ctx) {
+int futex_enter_raw(struct bpf_raw_tracepoint_args* ctx) {
   if (ctx->args[1] != NR_FUTEX) return 0;
-  struct pt_regs *regs = (struct pt_regs *)ctx->args[0];
+  struct pt_regs* regs = (struct pt_regs*)ctx->args[0];
   on_futex_enter(BPF_CORE_READ(regs, di), (int)BPF_CORE_READ(regs, si));
   return 0;
 }
 
 SEC("raw_tp/sys_exit")
-int futex_exit_raw(struct bpf_raw_tracepoint_args *ctx) {
-  struct pt_regs *regs = (struct pt_regs *)ctx->args[0];
+int futex_exit_raw(struct bpf_raw_tracepoint_args* ctx) {
+  struct pt_regs* regs = (struct pt_regs*)ctx->args[0];
   if (BPF_CORE_READ(regs, orig_ax) != NR_FUTEX) return 0;
   on_futex_exit(ctx, (long)ctx->args[1]);
   return 0;

@@ -2,9 +2,9 @@
 /* Page faults: one software page-fault perf event per CPU (PERF_SAMPLE_ADDR,
  * sample period 1 by default) runs this program; it keeps the faults of
  * target threads and sends the data address with kernel + user stacks. */
-#include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
+#include "vmlinux.h"
 
 #include "bpf/event_output.bpf.h"
 #include "bpf/events.h"
@@ -15,17 +15,17 @@
 char LICENSE[] SEC("license") = "GPL";
 
 SEC("perf_event")
-int on_page_fault(struct bpf_perf_event_data *ctx) {
+int on_page_fault(struct bpf_perf_event_data* ctx) {
   __u32 tgid = bpf_get_current_pid_tgid() >> 32;
   if (!is_target(tgid)) return 0;
 
-  struct page_fault_event *e = scratch_event(0);
+  struct page_fault_event* e = scratch_event(0);
   if (!e) return 0;
   fill_header(&e->header, EVENT_PAGE_FAULT);
   e->address = ctx->addr;
   capture_stacks(ctx, &e->stack);
-  submit_event(e, event_size_with_stack(__builtin_offsetof(struct page_fault_event, stack),
-                                        &e->stack),
+  submit_event(e,
+               event_size_with_stack(__builtin_offsetof(struct page_fault_event, stack), &e->stack),
                LOST_PAGE_FAULTS);
   return 0;
 }

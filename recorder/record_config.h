@@ -47,6 +47,7 @@ struct RecordConfig {
 
   // Not on the command line: sizes a test or a benchmark may tune.
   uint32_t ring_buffer_bytes = 4u << 20;  // per source, a power of two
+  uint32_t page_fault_period = 1;         // --page-faults: record every Nth fault
   std::vector<std::string> argv;          // the recorder's own command line, for the header
 };
 

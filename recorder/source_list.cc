@@ -1,6 +1,8 @@
 // The one visible list of sources. A source the command line does not ask
 // for is simply not created; each source decides for itself whether this
 // kernel can run it (Source::open says why not).
+#include "recorder/lock_source.h"
+#include "recorder/page_fault_source.h"
 #include "recorder/profile_source.h"
 #include "recorder/sched_source.h"
 #include "recorder/source.h"
@@ -14,7 +16,9 @@ std::vector<std::unique_ptr<Source>> createSources(const RecordConfig& config) {
   // also follows children of targets: it runs even with --no-sched and then
   // emits only process events.
   sources.push_back(makeSchedSource(config.sched));
-  // R2: lock and page-fault sources are added here.
+  if (config.lock_mode != LockMode::kOff || !config.lock_probes.empty())
+    sources.push_back(makeLockSource());
+  if (config.page_faults) sources.push_back(makePageFaultSource());
   return sources;
 }
 
