@@ -1,0 +1,55 @@
+// Cap'n Proto messages inside block payloads: flattening a builder to bytes,
+// and reading bytes from disk with traversal and nesting limits, turning any
+// kj::Exception (a malformed message) into an Error.
+//
+//   capnp::MallocMessageBuilder message;
+//   fill(message.initRoot<schema::Footer>());
+//   std::string bytes = flattenMessage(message);
+//   ...
+//   Result<uint64_t> end = readMessage(bytes, options, [](capnp::MessageReader& m) {
+//     return m.getRoot<schema::Footer>().getEndMonoNs();
+//   });
+#pragma once
+
+#include <capnp/message.h>
+#include <capnp/serialize.h>
+#include <kj/exception.h>
+
+#include <cstring>
+#include <string>
+#include <type_traits>
+
+#include "format/codecs/codec.h"
+#include "format/reader.h"
+#include "format/status.h"
+
+namespace incise::format {
+
+inline std::string flattenMessage(capnp::MessageBuilder& message) {
+  kj::Array<capnp::word> words = capnp::messageToFlatArray(message);
+  auto bytes = words.asBytes();
+  return std::string(reinterpret_cast<const char*>(bytes.begin()), bytes.size());
+}
+
+template <typename Fn>
+auto readMessage(codecs::ByteSpan bytes, const ReaderOptions& options, Fn&& fn)
+    -> Result<std::invoke_result_t<Fn, capnp::MessageReader&>> {
+  if (bytes.size() % sizeof(capnp::word) != 0 || bytes.empty()) {
+    return Error("Cap'n Proto message of " + std::to_string(bytes.size()) +
+                 " bytes is not a whole number of words");
+  }
+  // Copy into word-aligned memory: the payload sits at any offset in our buffer.
+  kj::Array<capnp::word> words = kj::heapArray<capnp::word>(bytes.size() / sizeof(capnp::word));
+  std::memcpy(words.begin(), bytes.data(), bytes.size());
+  capnp::ReaderOptions limits;
+  limits.traversalLimitInWords = options.traversal_limit_words;
+  limits.nestingLimit = options.nesting_limit;
+  try {
+    capnp::FlatArrayMessageReader reader(words.asPtr(), limits);
+    return fn(static_cast<capnp::MessageReader&>(reader));
+  } catch (const kj::Exception& e) {
+    return Error(std::string("malformed Cap'n Proto message: ") + e.getDescription().cStr());
+  }
+}
+
+}  // namespace incise::format

@@ -1,0 +1,132 @@
+// Chunk payloads: columns encoded and compressed one by one behind a
+// Cap'n Proto ChunkHeader.
+#include "format/chunk_codec.h"
+
+#include "format/block_io.h"
+#include "format/capnp_message.h"
+#include "schemas/trace.capnp.h"
+
+namespace incise::format {
+
+using codecs::ByteSpan;
+using codecs::Registry;
+
+Status encodeChunk(const SealedChunk& chunk, int zstd_level, EncodedChunk& out) {
+  const Registry& registry = Registry::instance();
+  const codecs::Compressor* zstd = registry.compression(Compression::kZstd);
+  std::string area;
+  std::string encoded;
+  std::string compressed;
+  capnp::MallocMessageBuilder message;
+  auto header = message.initRoot<schema::ChunkHeader>();
+  header.setKind(chunk.kind);
+  header.setRows(chunk.rows);
+  header.setMinTime(chunk.min_time);
+  header.setMaxTime(chunk.max_time);
+  header.setFirstStackId(chunk.first_stack_id);
+  auto refs = header.initColumns(static_cast<unsigned>(chunk.columns.size()));
+  out.raw_bytes = 0;
+  out.stored_bytes = 0;
+  for (size_t i = 0; i < chunk.columns.size(); ++i) {
+    const codecs::ValueCodec* codec = registry.encoding(chunk.encodings[i]);
+    if (codec == nullptr) return Error("column " + std::to_string(i) + ": unknown encoding");
+    encoded.clear();
+    codec->encode(chunk.columns[i], encoded);
+    INCISE_RETURN_IF_ERROR(zstd->compress(codecs::asBytes(encoded), zstd_level, compressed));
+    bool use_zstd = compressed.size() < encoded.size();
+    const std::string& stored = use_zstd ? compressed : encoded;
+    if (encoded.size() > codecs::kMaxRawColumnBytes) {
+      return Error("column " + std::to_string(i) + " encodes to " + std::to_string(encoded.size()) +
+                   " bytes, over the column limit");
+    }
+    auto ref = refs[static_cast<unsigned>(i)];
+    ref.setId(static_cast<uint16_t>(i));
+    ref.setEncoding(static_cast<uint8_t>(chunk.encodings[i]));
+    ref.setCompression(static_cast<uint8_t>(use_zstd ? Compression::kZstd : Compression::kNone));
+    ref.setRawBytes(static_cast<uint32_t>(encoded.size()));
+    ref.setStoredBytes(static_cast<uint32_t>(stored.size()));
+    ref.setOffset(static_cast<uint32_t>(area.size()));
+    area += stored;
+    out.raw_bytes += encoded.size();
+    out.stored_bytes += stored.size();
+  }
+  std::string header_bytes = flattenMessage(message);
+  out.payload.resize(4);
+  putU32(reinterpret_cast<uint8_t*>(out.payload.data()),
+         static_cast<uint32_t>(header_bytes.size()));
+  out.payload += header_bytes;
+  out.payload += area;
+  return Status::ok();
+}
+
+const ColumnInfo* ChunkLayout::column(uint16_t id) const {
+  for (const auto& c : columns) {
+    if (c.id == id) return &c;
+  }
+  return nullptr;
+}
+
+Result<ChunkLayout> parseChunk(ByteSpan payload, const ReaderOptions& options) {
+  if (payload.size() < 4)
+    return Error("chunk payload of " + std::to_string(payload.size()) +
+                 " bytes has no header length");
+  uint32_t header_size = getU32(payload.data());
+  if (header_size > payload.size() - 4) {
+    return Error("chunk header length " + std::to_string(header_size) + " exceeds the payload");
+  }
+  Result<ChunkLayout> layout =
+      readMessage(payload.subspan(4, header_size), options, [](capnp::MessageReader& message) {
+        auto r = message.getRoot<schema::ChunkHeader>();
+        ChunkLayout l;
+        l.kind = r.getKind();
+        l.rows = r.getRows();
+        l.min_time = r.getMinTime();
+        l.max_time = r.getMaxTime();
+        l.first_stack_id = r.getFirstStackId();
+        for (auto c : r.getColumns()) {
+          l.columns.push_back(ColumnInfo{c.getId(), static_cast<Encoding>(c.getEncoding()),
+                                         static_cast<Compression>(c.getCompression()),
+                                         c.getRawBytes(), c.getStoredBytes(), c.getOffset()});
+        }
+        return l;
+      });
+  if (!layout) return layout.error().context("chunk header");
+  layout->column_area = payload.subspan(4 + header_size);
+  for (const auto& c : layout->columns) {
+    if (uint64_t{c.offset} + c.stored_bytes > layout->column_area.size()) {
+      return Error("column " + std::to_string(c.id) + " lies outside the chunk (" +
+                   std::to_string(c.offset) + "+" + std::to_string(c.stored_bytes) + " > " +
+                   std::to_string(layout->column_area.size()) + ")");
+    }
+  }
+  return layout;
+}
+
+Status decodeColumn(const ChunkLayout& layout, const ColumnInfo& column, size_t values,
+                    std::vector<uint64_t>& out, std::string& scratch) {
+  const Registry& registry = Registry::instance();
+  std::string where = "column " + std::to_string(column.id);
+  const codecs::ValueCodec* codec = registry.encoding(column.encoding);
+  if (codec == nullptr) {
+    return Error(where + ": unknown encoding " + std::to_string(static_cast<int>(column.encoding)));
+  }
+  const codecs::Compressor* compressor = registry.compression(column.compression);
+  if (compressor == nullptr) {
+    return Error(where + ": unknown compression " +
+                 std::to_string(static_cast<int>(column.compression)));
+  }
+  ByteSpan stored = layout.column_area.subspan(column.offset, column.stored_bytes);
+  ByteSpan encoded = stored;
+  if (column.compression != Compression::kNone) {
+    Status s = compressor->decompress(stored, column.raw_bytes, scratch);
+    if (!s) return s.error().context(where);
+    encoded = codecs::asBytes(scratch);
+  } else if (column.raw_bytes != column.stored_bytes) {
+    return Error(where + ": uncompressed but raw and stored sizes differ");
+  }
+  Status s = codec->decode(encoded, values, out);
+  if (!s) return s.error().context(where);
+  return Status::ok();
+}
+
+}  // namespace incise::format

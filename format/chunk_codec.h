@@ -1,0 +1,71 @@
+// The payload of a chunk block (event rows or stack-table rows):
+//   u32 LE n | n bytes: Cap'n Proto ChunkHeader | column area
+// Each column is encoded (varint, delta, ...) then zstd-compressed on its own
+// unless compression would not shrink it; ColumnRef says where it lies.
+//
+//   SealedChunk sealed{.kind = 1, .rows = n, .columns = ..., .encodings = ...};
+//   EncodedChunk encoded;
+//   INCISE_RETURN_IF_ERROR(encodeChunk(sealed, 3, encoded));
+//   ...
+//   Result<ChunkLayout> layout = parseChunk(payload, options);
+//   INCISE_RETURN_IF_ERROR(decodeColumn(*layout, layout->columns[0], rows, values, scratch));
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "format/codecs/codec.h"
+#include "format/event_kinds.h"
+#include "format/reader.h"
+#include "format/status.h"
+
+namespace incise::format {
+
+struct SealedChunk {
+  uint8_t kind = 0;  // EventKind, or kStackTableKind
+  uint32_t rows = 0;
+  uint64_t min_time = 0;
+  uint64_t max_time = 0;
+  uint64_t first_stack_id = 0;
+  std::vector<std::vector<uint64_t>> columns;  // column i has id i
+  std::vector<Encoding> encodings;
+};
+
+struct EncodedChunk {
+  std::string payload;
+  uint64_t raw_bytes = 0;     // all columns, encoded
+  uint64_t stored_bytes = 0;  // all columns, as stored
+};
+
+Status encodeChunk(const SealedChunk& chunk, int zstd_level, EncodedChunk& out);
+
+struct ColumnInfo {
+  uint16_t id = 0;
+  Encoding encoding{};
+  Compression compression{};
+  uint32_t raw_bytes = 0;
+  uint32_t stored_bytes = 0;
+  uint32_t offset = 0;
+};
+
+struct ChunkLayout {
+  uint8_t kind = 0;
+  uint32_t rows = 0;
+  uint64_t min_time = 0;
+  uint64_t max_time = 0;
+  uint64_t first_stack_id = 0;
+  std::vector<ColumnInfo> columns;
+  codecs::ByteSpan column_area;  // points into the payload given to parseChunk
+
+  const ColumnInfo* column(uint16_t id) const;
+};
+
+// Parses the chunk header and checks every column lies inside the payload.
+Result<ChunkLayout> parseChunk(codecs::ByteSpan payload, const ReaderOptions& options);
+
+// Decompresses and decodes one column, which must hold exactly `values`.
+Status decodeColumn(const ChunkLayout& layout, const ColumnInfo& column, size_t values,
+                    std::vector<uint64_t>& out, std::string& scratch);
+
+}  // namespace incise::format

@@ -1,0 +1,109 @@
+// The tables behind kindSpec(): built once from the X-macro list in
+// event_kinds.h, so names and docs can never drift from the row structs.
+#include "format/event_kinds.h"
+
+#include <string>
+#include <vector>
+
+namespace incise::format {
+namespace {
+
+#define INCISE_COLUMN_SPEC(field, encoding, doc) ColumnSpec{#field, Encoding::encoding, doc},
+#define INCISE_X(enumerator, id, Struct, COLUMNS, doc) \
+  constexpr ColumnSpec k##Struct##Columns[] = {COLUMNS(INCISE_COLUMN_SPEC)};
+INCISE_EVENT_KINDS(INCISE_X)
+#undef INCISE_X
+#undef INCISE_COLUMN_SPEC
+
+// "kCpuSample" -> "cpu_sample".
+std::string snakeName(std::string_view enumerator) {
+  std::string out;
+  for (size_t i = 1; i < enumerator.size(); ++i) {
+    char c = enumerator[i];
+    if (c >= 'A' && c <= 'Z') {
+      if (!out.empty()) out += '_';
+      out += static_cast<char>(c - 'A' + 'a');
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+struct KindTable {
+  std::vector<std::string> names;
+  std::vector<KindSpec> specs;
+  KindTable() {
+    names.reserve(kAllEventKinds.size());
+#define INCISE_X(enumerator, id, Struct, COLUMNS, doc)                                   \
+  names.push_back(snakeName(#enumerator));                                               \
+  specs.push_back(KindSpec{EventKind::enumerator, names.back(), doc, k##Struct##Columns, \
+                           static_cast<uint16_t>(std::size(k##Struct##Columns))});
+    INCISE_EVENT_KINDS(INCISE_X)
+#undef INCISE_X
+  }
+};
+
+const KindTable& table() {
+  static const KindTable t;
+  return t;
+}
+
+}  // namespace
+
+const KindSpec* kindSpec(EventKind kind) {
+  for (const auto& spec : table().specs) {
+    if (spec.kind == kind) return &spec;
+  }
+  return nullptr;
+}
+
+const KindSpec* kindSpecByName(std::string_view name) {
+  for (const auto& spec : table().specs) {
+    if (spec.name == name) return &spec;
+  }
+  return nullptr;
+}
+
+std::string_view kindName(EventKind kind) {
+  const KindSpec* spec = kindSpec(kind);
+  return spec ? spec->name : std::string_view("unknown");
+}
+
+std::string_view lockKindName(uint64_t kind) {
+  switch (static_cast<LockKind>(kind)) {
+    case LockKind::kMutex:
+      return "mutex";
+    case LockKind::kRwlockRead:
+      return "rwlock-read";
+    case LockKind::kRwlockWrite:
+      return "rwlock-write";
+    case LockKind::kSpin:
+      return "spin";
+    case LockKind::kCustom:
+      return "custom";
+    case LockKind::kFutex:
+      return "futex";
+  }
+  return "unknown";
+}
+
+std::string_view lostSourceName(uint64_t source) {
+  switch (static_cast<LostSource>(source)) {
+    case LostSource::kCpuSamples:
+      return "cpu-samples";
+    case LostSource::kSched:
+      return "sched";
+    case LostSource::kLocks:
+      return "locks";
+    case LostSource::kPageFaults:
+      return "page-faults";
+    case LostSource::kProcess:
+      return "process";
+    case LostSource::kRecorder:
+      return "recorder";
+  }
+  return "unknown";
+}
+
+}  // namespace incise::format

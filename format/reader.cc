@@ -1,0 +1,389 @@
+// The trace reader: header, footer index (or a recovery scan), metadata and
+// stack table at open; event chunks decoded on demand with pread.
+#include "format/reader.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "format/block_io.h"
+#include "format/capnp_message.h"
+#include "format/chunk_codec.h"
+#include "format/metadata_codec.h"
+#include "format/recovery.h"
+#include "schemas/trace.capnp.h"
+
+namespace incise::format {
+namespace {
+
+constexpr size_t kKindSlots = 8;
+// A salvaged stack chunk may leave a gap in ids; a gap this large is a lie.
+constexpr uint64_t kMaxStackIdGap = uint64_t{1} << 26;
+
+std::string blockAt(uint64_t offset) {
+  return "block at offset " + std::to_string(offset);
+}
+
+bool isEventKind(uint8_t kind) {
+  return kind >= 1 && kind < kKindSlots;
+}
+
+struct FooterIndex {
+  std::vector<ChunkRef> blocks;
+  uint64_t end_mono_ns = 0;
+};
+
+class ReaderImpl final : public Reader {
+ public:
+  ReaderImpl(TraceFile file, const ReaderOptions& options)
+      : file_(std::move(file)), options_(options) {}
+  ~ReaderImpl() override {
+    if (file_.fd >= 0) ::close(file_.fd);
+  }
+
+  Status open() {
+    if (file_.size < sizeof(kFileMagic)) {
+      return Error(file_.path + " is not an incise trace (" + std::to_string(file_.size) +
+                   " bytes, too short)");
+    }
+    char magic[sizeof(kFileMagic)];
+    INCISE_RETURN_IF_ERROR(
+        preadAll(file_.fd, 0, std::span<uint8_t>(reinterpret_cast<uint8_t*>(magic), sizeof(magic)),
+                 file_.path));
+    if (std::memcmp(magic, kFileMagic, sizeof(magic)) != 0) {
+      return Error(file_.path + " is not an incise trace (bad magic)");
+    }
+    Result<VerifiedBlock> first = readVerifiedBlock(file_, sizeof(kFileMagic), file_.size);
+    if (!first) return first.error().context("trace header");
+    if (first->header.type != BlockType::kHeader) {
+      return Error(blockAt(sizeof(kFileMagic)) + ": expected the trace header, found block type " +
+                   std::to_string(static_cast<int>(first->header.type)));
+    }
+    Result<Header> header = decodeHeader(first->payload, options_);
+    if (!header) return header.error().context(blockAt(sizeof(kFileMagic)) + ": trace header");
+    header_ = header.take();
+    if (header_.format_major > kFormatMajor) {
+      return Error(file_.path + " uses trace format " + std::to_string(header_.format_major) + "." +
+                   std::to_string(header_.format_minor) +
+                   ", newer than this reader understands (format " + std::to_string(kFormatMajor) +
+                   "." + std::to_string(kFormatMinor) + "); upgrade incise to read it");
+    }
+    recovery_.file_size = file_.size;
+    uint64_t after_header = sizeof(kFileMagic) + kBlockHeaderSize + first->header.length;
+    blocks_.push_back(
+        ChunkRef{sizeof(kFileMagic), first->header.length, BlockType::kHeader, {}, 0, 0, 0});
+
+    Result<FooterIndex> index = readFooter(after_header);
+    Status loaded = index ? loadFromIndex(*index) : Status(index.error());
+    if (!loaded) {
+      recovery_.used_footer = false;
+      recovery_.why_scanned = loaded.error().message();
+      resetLoaded();
+      INCISE_RETURN_IF_ERROR(scan(after_header));
+    }
+    for (const auto& ref : blocks_) {
+      if (ref.block_type == BlockType::kEventChunk && isEventKind(static_cast<uint8_t>(ref.kind))) {
+        rows_[static_cast<size_t>(ref.kind)] += ref.rows;
+        if (!recovery_.used_footer) end_time_ = std::max(end_time_, ref.max_time);
+      }
+    }
+    return Status::ok();
+  }
+
+  const Header& header() const override { return header_; }
+  const Metadata& metadata() const override { return metadata_; }
+  const StackTable& stacks() const override { return stacks_; }
+  const RecoveryReport& recovery() const override { return recovery_; }
+  uint64_t endTime() const override { return end_time_; }
+  const std::vector<ChunkRef>& blocks() const override { return blocks_; }
+
+  std::vector<ChunkRef> chunks(EventKind kind, TimeWindow window) const override {
+    std::vector<ChunkRef> out;
+    for (const auto& ref : blocks_) {
+      if (ref.block_type == BlockType::kEventChunk && ref.kind == kind &&
+          window.overlaps(ref.min_time, ref.max_time)) {
+        out.push_back(ref);
+      }
+    }
+    return out;
+  }
+
+  uint64_t rows(EventKind kind) const override {
+    auto id = static_cast<size_t>(kind);
+    return id < kKindSlots ? rows_[id] : 0;
+  }
+
+  Result<Chunk> readChunk(const ChunkRef& ref, ColumnSet columns) const override {
+    Result<VerifiedBlock> block = readChunkBlock(ref);
+    if (!block) return block.error();
+    Result<ChunkLayout> layout = parseChunk(block->payload, options_);
+    if (!layout) return layout.error().context(blockAt(ref.offset));
+    uint8_t expected_kind =
+        ref.block_type == BlockType::kStackChunk ? kStackTableKind : static_cast<uint8_t>(ref.kind);
+    if (layout->kind != expected_kind || layout->rows != ref.rows) {
+      return Error(blockAt(ref.offset) + ": chunk holds kind " + std::to_string(layout->kind) +
+                   " x " + std::to_string(layout->rows) + " rows, the index says kind " +
+                   std::to_string(expected_kind) + " x " + std::to_string(ref.rows));
+    }
+    Result<Chunk> chunk = decodeChunk(*layout, columns);
+    if (!chunk) return chunk.error().context(blockAt(ref.offset));
+    stats_.chunks_read.fetch_add(1, std::memory_order_relaxed);
+    stats_.bytes_read.fetch_add(kBlockHeaderSize + ref.length, std::memory_order_relaxed);
+    return chunk;
+  }
+
+  Result<std::vector<ColumnSize>> columnSizes(const ChunkRef& ref) const override {
+    Result<VerifiedBlock> block = readChunkBlock(ref);
+    if (!block) return block.error();
+    Result<ChunkLayout> layout = parseChunk(block->payload, options_);
+    if (!layout) return layout.error().context(blockAt(ref.offset));
+    std::vector<ColumnSize> sizes;
+    for (const auto& c : layout->columns) {
+      sizes.push_back(ColumnSize{c.id, c.encoding, c.compression, c.raw_bytes, c.stored_bytes});
+    }
+    return sizes;
+  }
+
+  const ReaderStats& stats() const override { return stats_; }
+
+ private:
+  Result<VerifiedBlock> readChunkBlock(const ChunkRef& ref) const {
+    if (ref.block_type != BlockType::kEventChunk && ref.block_type != BlockType::kStackChunk) {
+      return Error(blockAt(ref.offset) + ": not a chunk block");
+    }
+    Result<VerifiedBlock> block = readVerifiedBlock(file_, ref.offset, file_.size);
+    if (!block) return block.error();
+    if (block->header.type != ref.block_type || block->header.length != ref.length) {
+      return Error(blockAt(ref.offset) + ": block type or length differs from the index");
+    }
+    return block;
+  }
+
+  // Decodes the requested columns; a stack chunk's frames column holds the
+  // sum of its frame counts, every other column exactly `rows` values.
+  Result<Chunk> decodeChunk(const ChunkLayout& layout, ColumnSet wanted) const {
+    bool stack_table = layout.kind == kStackTableKind;
+    uint16_t column_count = 2;
+    if (!stack_table) {
+      const KindSpec* spec = kindSpec(static_cast<EventKind>(layout.kind));
+      if (spec == nullptr) return Error("unknown event kind " + std::to_string(layout.kind));
+      column_count = spec->column_count;
+    }
+    Chunk chunk(static_cast<EventKind>(layout.kind), layout.rows);
+    auto& columns = chunk.mutableColumns();
+    columns.resize(column_count);
+    std::string scratch;
+    for (uint16_t id = 0; id < column_count; ++id) {
+      bool frames = stack_table && id == static_cast<uint16_t>(StackColumn::kFrames);
+      if (!wanted.has(id) && !frames) continue;
+      const ColumnInfo* info = layout.column(id);
+      if (info == nullptr) continue;  // an older writer's chunk: reads as empty
+      size_t values = layout.rows;
+      if (frames) {
+        Result<size_t> total = frameTotal(columns[0]);
+        if (!total) return total.error();
+        values = *total;
+        if (!wanted.has(id)) continue;
+      }
+      INCISE_RETURN_IF_ERROR(decodeColumn(layout, *info, values, columns[id], scratch));
+      stats_.columns_decompressed.fetch_add(1, std::memory_order_relaxed);
+    }
+    return chunk;
+  }
+
+  static Result<size_t> frameTotal(const std::vector<uint64_t>& counts) {
+    uint64_t total = 0;
+    for (uint64_t c : counts) {
+      if (c > codecs::kMaxRawColumnBytes || total + c > codecs::kMaxRawColumnBytes) {
+        return Error("stack frame counts add up past any plausible size");
+      }
+      total += c;
+    }
+    return static_cast<size_t>(total);
+  }
+
+  Result<FooterIndex> readFooter(uint64_t first_block) {
+    if (file_.size < first_block + kBlockHeaderSize + kTrailerSize) {
+      return Error("no trailer: the file ends after " + std::to_string(file_.size) + " bytes");
+    }
+    uint64_t trailer_at = file_.size - kTrailerSize;
+    uint8_t trailer[kTrailerSize];
+    INCISE_RETURN_IF_ERROR(preadAll(file_.fd, trailer_at, trailer, file_.path));
+    if (std::memcmp(trailer + 8, kTrailerMagic, sizeof(kTrailerMagic)) != 0) {
+      return Error("no trailer at the end of the file (recording cut short?)");
+    }
+    uint64_t footer_at = getU64(trailer);
+    if (footer_at < first_block || footer_at >= trailer_at) {
+      return Error("trailer points at offset " + std::to_string(footer_at) +
+                   ", outside the file's blocks");
+    }
+    Result<VerifiedBlock> block = readVerifiedBlock(file_, footer_at, trailer_at);
+    if (!block) return block.error().context("footer");
+    if (block->header.type != BlockType::kFooter ||
+        footer_at + kBlockHeaderSize + block->header.length != trailer_at) {
+      return Error(blockAt(footer_at) + ": the trailer does not point at a footer");
+    }
+    auto parsed = readMessage(
+        block->payload, options_, [&](capnp::MessageReader& message) -> Result<FooterIndex> {
+          auto footer = message.getRoot<schema::Footer>();
+          FooterIndex out;
+          out.end_mono_ns = footer.getEndMonoNs();
+          for (auto e : footer.getChunks()) {
+            ChunkRef ref{e.getOffset(),
+                         e.getLength(),
+                         static_cast<BlockType>(e.getBlockType()),
+                         static_cast<EventKind>(e.getKind()),
+                         e.getRows(),
+                         e.getMinTime(),
+                         e.getMaxTime()};
+            if (ref.offset < first_block || ref.offset > footer_at ||
+                footer_at - ref.offset < kBlockHeaderSize + uint64_t{ref.length}) {
+              return Error("index entry for offset " + std::to_string(ref.offset) +
+                           " lies outside the file's blocks");
+            }
+            out.blocks.push_back(ref);
+          }
+          return out;
+        });
+    if (!parsed) return parsed.error().context(blockAt(footer_at) + ": footer");
+    if (!*parsed) return parsed->error().context(blockAt(footer_at) + ": footer");
+    return parsed->take();
+  }
+
+  // Loads metadata and stacks listed in the footer; any failure sends the
+  // caller to a scan.
+  Status loadFromIndex(const FooterIndex& index) {
+    for (const auto& ref : index.blocks) {
+      if (ref.block_type == BlockType::kHeader) continue;
+      if (ref.block_type == BlockType::kMetadata || ref.block_type == BlockType::kStackChunk) {
+        Result<VerifiedBlock> block = readVerifiedBlock(file_, ref.offset, file_.size);
+        if (!block) return block.error();
+        INCISE_RETURN_IF_ERROR(loadBlock(ref.offset, block->header, block->payload));
+      } else {
+        blocks_.push_back(ref);
+      }
+    }
+    end_time_ = index.end_mono_ns;
+    return Status::ok();
+  }
+
+  void resetLoaded() {
+    blocks_.resize(1);  // keep the header block
+    metadata_ = Metadata();
+    stacks_ = StackTable();
+  }
+
+  Status scan(uint64_t start) {
+    std::vector<Damage> damage;
+    INCISE_RETURN_IF_ERROR(scanBlocks(
+        file_, start,
+        [&](uint64_t offset, const BlockHeader& header, ByteSpan payload) -> Status {
+          Status s = loadBlock(offset, header, payload);
+          if (s) {
+            ++recovery_.blocks_salvaged;
+            recovery_.bytes_salvaged += kBlockHeaderSize + header.length;
+          }
+          return s;
+        },
+        damage));
+    recovery_.damage = std::move(damage);
+    for (const auto& d : recovery_.damage)
+      recovery_.first_damage = std::min(recovery_.first_damage, d.offset);
+    return Status::ok();
+  }
+
+  // Takes one verified block into the reader's state.
+  Status loadBlock(uint64_t offset, const BlockHeader& header, ByteSpan payload) {
+    ChunkRef ref{offset, header.length, header.type, {}, 0, 0, 0};
+    switch (header.type) {
+      case BlockType::kHeader:
+        return Error(blockAt(offset) + ": a second trace header");
+      case BlockType::kFooter:
+        return Status::ok();  // a scan rebuilds the index itself
+      case BlockType::kMetadata: {
+        Result<MetadataDelta> delta = decodeMetadata(payload, options_);
+        if (!delta) return delta.error().context(blockAt(offset) + ": metadata");
+        mergeMetadata(metadata_, delta.take());
+        break;
+      }
+      case BlockType::kStackChunk: {
+        INCISE_RETURN_IF_ERROR(loadStacks(offset, payload));
+        break;
+      }
+      case BlockType::kEventChunk: {
+        Result<ChunkLayout> layout = parseChunk(payload, options_);
+        if (!layout) return layout.error().context(blockAt(offset));
+        if (!isEventKind(layout->kind)) {
+          return Error(blockAt(offset) + ": unknown event kind " + std::to_string(layout->kind));
+        }
+        ref.kind = static_cast<EventKind>(layout->kind);
+        ref.rows = layout->rows;
+        ref.min_time = layout->min_time;
+        ref.max_time = layout->max_time;
+        break;
+      }
+    }
+    blocks_.push_back(ref);
+    return Status::ok();
+  }
+
+  Status loadStacks(uint64_t offset, ByteSpan payload) {
+    Result<ChunkLayout> layout = parseChunk(payload, options_);
+    if (!layout) return layout.error().context(blockAt(offset));
+    if (layout->kind != kStackTableKind) return Error(blockAt(offset) + ": not a stack table");
+    if (layout->first_stack_id == 0 || layout->first_stack_id <= stacks_.maxId() ||
+        layout->first_stack_id - stacks_.maxId() > kMaxStackIdGap ||
+        layout->first_stack_id > UINT64_MAX - layout->rows) {
+      return Error(blockAt(offset) + ": stack ids from " + std::to_string(layout->first_stack_id) +
+                   " do not follow the " + std::to_string(stacks_.maxId()) + " already read");
+    }
+    Result<Chunk> chunk = decodeChunk(*layout, ColumnSet::all());
+    if (!chunk) return chunk.error().context(blockAt(offset) + ": stack table");
+    auto counts = chunk->column(StackColumn::kFrameCount);
+    auto frames = chunk->column(StackColumn::kFrames);
+    size_t at = 0;
+    for (size_t i = 0; i < counts.size(); ++i) {
+      stacks_.append(layout->first_stack_id + i, frames.subspan(at, counts[i]));
+      at += counts[i];
+    }
+    return Status::ok();
+  }
+
+  TraceFile file_;
+  ReaderOptions options_;
+  Header header_;
+  Metadata metadata_;
+  StackTable stacks_;
+  RecoveryReport recovery_;
+  uint64_t end_time_ = 0;
+  std::vector<ChunkRef> blocks_;
+  uint64_t rows_[kKindSlots] = {};
+  mutable ReaderStats stats_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Reader>> Reader::open(const std::string& path,
+                                             const ReaderOptions& options) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return Error("cannot open " + path + ": " + std::strerror(errno));
+  struct stat st;
+  if (::fstat(fd, &st) != 0) {
+    Error e("cannot stat " + path + ": " + std::strerror(errno));
+    ::close(fd);
+    return e;
+  }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return Error(path + " is not a regular file");
+  }
+  auto reader =
+      std::make_unique<ReaderImpl>(TraceFile{fd, path, static_cast<uint64_t>(st.st_size)}, options);
+  INCISE_RETURN_IF_ERROR(reader->open());
+  return std::unique_ptr<Reader>(std::move(reader));
+}
+
+}  // namespace incise::format

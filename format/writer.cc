@@ -1,0 +1,346 @@
+// The trace writer: chunk builders on the caller's thread, encoding,
+// compression and writes on a background thread behind a bounded queue.
+#include "format/writer.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <mutex>
+#include <thread>
+#include <variant>
+
+#include "format/block_io.h"
+#include "format/capnp_message.h"
+#include "format/chunk_builder.h"
+#include "format/metadata_codec.h"
+#include "format/stack_interner.h"
+#include "schemas/trace.capnp.h"
+
+namespace incise::format {
+namespace {
+
+constexpr size_t kKindSlots = 8;  // EventKind ids are 1..7
+
+struct IndexEntry {
+  uint64_t offset;
+  uint32_t length;
+  BlockType type;
+  uint8_t kind;
+  uint32_t rows;
+  uint64_t min_time;
+  uint64_t max_time;
+};
+
+using Job = std::variant<SealedChunk, MetadataDelta>;
+
+class WriterImpl final : public Writer {
+ public:
+  WriterImpl(int fd, std::string path, const WriterOptions& options)
+      : fd_(fd), path_(std::move(path)), options_(options), interner_(options.max_interned_stacks) {
+    if (options_.rows_per_chunk == 0) options_.rows_per_chunk = 1;
+    if (options_.queue_depth == 0) options_.queue_depth = 1;
+    for (EventKind kind : kAllEventKinds) {
+      builders_[static_cast<size_t>(kind)] = ChunkBuilder(kind, options_.rows_per_chunk);
+    }
+    stacks_ = ChunkBuilder::stackTable(options_.rows_per_chunk);
+  }
+
+  ~WriterImpl() override {
+    stopWorker();
+    if (fd_ >= 0) ::close(fd_);
+  }
+
+  Status start(const Header& header) {
+    INCISE_RETURN_IF_ERROR(writeRaw(
+        codecs::ByteSpan(reinterpret_cast<const uint8_t*>(kFileMagic), sizeof(kFileMagic))));
+    std::string payload = encodeHeader(header);
+    INCISE_RETURN_IF_ERROR(writeBlock(BlockType::kHeader, codecs::asBytes(payload), 0, 0, 0, 0));
+    if (options_.background) worker_ = std::thread([this] { workerLoop(); });
+    return Status::ok();
+  }
+
+#define INCISE_PUSH(field, encoding, doc) b.column(column++).push_back(row.field);
+#define INCISE_X(enumerator, id, Struct, COLUMNS, doc)     \
+  void append(const Struct& row) override {                \
+    ChunkBuilder& b = builders_[id];                       \
+    size_t column = 0;                                     \
+    COLUMNS(INCISE_PUSH)                                   \
+    b.rowAdded();                                          \
+    ++rows_[id];                                           \
+    if (b.rows() >= options_.rows_per_chunk) sealKind(id); \
+  }
+  INCISE_EVENT_KINDS(INCISE_X)
+#undef INCISE_X
+#undef INCISE_PUSH
+
+  uint64_t internStack(std::span<const uint64_t> frames) override {
+    if (frames.empty()) return 0;
+    auto [id, fresh] = interner_.intern(frames);
+    if (fresh) {
+      if (stacks_.rows() == 0) first_pending_stack_ = id;
+      stacks_.column(static_cast<size_t>(StackColumn::kFrameCount)).push_back(frames.size());
+      auto& all = stacks_.column(static_cast<size_t>(StackColumn::kFrames));
+      all.insert(all.end(), frames.begin(), frames.end());
+      stacks_.rowAdded();
+      ++stacks_written_;
+      frames_written_ += frames.size();
+      // Bound the pending table by rows and by frames.
+      if (stacks_.rows() >= options_.rows_per_chunk ||
+          all.size() >= size_t{options_.rows_per_chunk} * 16) {
+        sealStacks();
+      }
+    }
+    return id;
+  }
+
+  void addMetadata(MetadataDelta delta) override {
+    pending_metadata_.push_back(std::move(delta));
+  }
+
+  Status flush() override {
+    if (closed_) return Error("writer for " + path_ + " is closed");
+    sealStacks();
+    for (auto& delta : pending_metadata_) enqueue(std::move(delta));
+    pending_metadata_.clear();
+    for (size_t id = 1; id < kKindSlots; ++id) {
+      if (builders_[id].rows() > 0) sealKind(id);
+    }
+    waitIdle();
+    return status();
+  }
+
+  Status close(uint64_t end_mono_ns) override {
+    if (closed_) return Error("writer for " + path_ + " is closed");
+    Status flushed = flush();
+    closed_ = true;
+    stopWorker();
+    if (flushed) flushed = writeFooter(end_mono_ns);
+    if (::close(fd_) != 0 && flushed) {
+      flushed = Error("closing " + path_ + ": " + std::strerror(errno));
+    }
+    fd_ = -1;
+    return flushed;
+  }
+
+  Status status() const override {
+    std::lock_guard lock(mutex_);
+    return error_ ? Status(*error_) : Status::ok();
+  }
+
+  WriterStats stats() const override {
+    std::lock_guard lock(mutex_);
+    WriterStats s = stats_;
+    std::copy(std::begin(rows_), std::end(rows_), std::begin(s.rows));
+    s.stacks = stacks_written_;
+    s.frames = frames_written_;
+    return s;
+  }
+
+ private:
+  void sealStacks() {
+    if (stacks_.rows() == 0) return;
+    enqueue(stacks_.seal(first_pending_stack_));
+  }
+
+  void sealKind(size_t id) {
+    sealStacks();  // stacks an event chunk refers to are always earlier in the file
+    enqueue(builders_[id].seal());
+  }
+
+  void enqueue(Job job) {
+    if (!options_.background) {
+      process(std::move(job));
+      return;
+    }
+    std::unique_lock lock(mutex_);
+    not_full_.wait(lock, [&] { return queue_.size() < options_.queue_depth; });
+    queue_.push_back(std::move(job));
+    not_empty_.notify_one();
+  }
+
+  void waitIdle() {
+    if (!options_.background) return;
+    std::unique_lock lock(mutex_);
+    idle_.wait(lock, [&] { return queue_.empty() && !busy_; });
+  }
+
+  void stopWorker() {
+    if (!worker_.joinable()) return;
+    {
+      std::lock_guard lock(mutex_);
+      stopping_ = true;
+    }
+    not_empty_.notify_one();
+    worker_.join();
+  }
+
+  void workerLoop() {
+    std::unique_lock lock(mutex_);
+    for (;;) {
+      not_empty_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+      if (queue_.empty()) return;  // stopping and drained
+      Job job = std::move(queue_.front());
+      queue_.pop_front();
+      busy_ = true;
+      not_full_.notify_one();
+      lock.unlock();
+      process(std::move(job));
+      lock.lock();
+      busy_ = false;
+      if (queue_.empty()) idle_.notify_all();
+    }
+  }
+
+  // Encodes and writes one job; after the first error, jobs are dropped.
+  void process(Job job) {
+    if (!status()) return;
+    Status s;
+    if (auto* chunk = std::get_if<SealedChunk>(&job)) {
+      s = encodeChunk(*chunk, options_.zstd_level, encoded_);
+      if (s) {
+        BlockType type =
+            chunk->kind == kStackTableKind ? BlockType::kStackChunk : BlockType::kEventChunk;
+        s = writeBlock(type, codecs::asBytes(encoded_.payload), chunk->kind, chunk->rows,
+                       chunk->min_time, chunk->max_time);
+      }
+      if (s) {
+        std::lock_guard lock(mutex_);
+        stats_.raw_column_bytes += encoded_.raw_bytes;
+        stats_.stored_column_bytes += encoded_.stored_bytes;
+        if (chunk->kind < kKindSlots) totals_[chunk->kind] += chunk->rows;
+      }
+    } else {
+      std::string payload = encodeMetadata(std::get<MetadataDelta>(job));
+      s = writeBlock(BlockType::kMetadata, codecs::asBytes(payload), 0, 0, 0, 0);
+    }
+    if (!s) setError(s.error());
+  }
+
+  void setError(const Error& e) {
+    std::lock_guard lock(mutex_);
+    if (!error_) error_ = e;
+  }
+
+  Status writeRaw(codecs::ByteSpan bytes) {
+    Status s = writeAll(fd_, bytes, path_);
+    if (s) {
+      offset_ += bytes.size();
+      std::lock_guard lock(mutex_);
+      stats_.bytes_written = offset_;
+    }
+    return s;
+  }
+
+  Status writeBlock(BlockType type, codecs::ByteSpan payload, uint8_t kind, uint32_t rows,
+                    uint64_t min_time, uint64_t max_time) {
+    if (payload.size() > kMaxBlockPayload) {
+      return Error("block of " + std::to_string(payload.size()) + " bytes exceeds the limit");
+    }
+    IndexEntry entry{offset_, static_cast<uint32_t>(payload.size()), type, kind, rows, min_time,
+                     max_time};
+    auto header = encodeBlockHeader(type, payload);
+    // One write per block: header and payload together, so a crash leaves at
+    // most one partial block.
+    block_.assign(header.begin(), header.end());
+    block_.insert(block_.end(), payload.begin(), payload.end());
+    INCISE_RETURN_IF_ERROR(writeRaw(block_));
+    index_.push_back(entry);
+    std::lock_guard lock(mutex_);
+    ++stats_.blocks;
+    return Status::ok();
+  }
+
+  Status writeFooter(uint64_t end_mono_ns) {
+    capnp::MallocMessageBuilder message;
+    auto footer = message.initRoot<schema::Footer>();
+    auto chunks = footer.initChunks(static_cast<unsigned>(index_.size()));
+    for (size_t i = 0; i < index_.size(); ++i) {
+      const IndexEntry& e = index_[i];
+      auto c = chunks[static_cast<unsigned>(i)];
+      c.setOffset(e.offset);
+      c.setLength(e.length);
+      c.setBlockType(static_cast<uint8_t>(e.type));
+      c.setKind(e.kind);
+      c.setRows(e.rows);
+      c.setMinTime(e.min_time);
+      c.setMaxTime(e.max_time);
+    }
+    unsigned kinds = 0;
+    for (size_t id = 1; id < kKindSlots; ++id) kinds += totals_[id] > 0;
+    auto totals = footer.initTotals(kinds);
+    unsigned t = 0;
+    for (size_t id = 1; id < kKindSlots; ++id) {
+      if (totals_[id] == 0) continue;
+      totals[t].setKind(static_cast<uint8_t>(id));
+      totals[t].setRows(totals_[id]);
+      ++t;
+    }
+    footer.setEndMonoNs(end_mono_ns);
+    footer.setStackCount(interner_.lastId());
+    std::string payload = flattenMessage(message);
+    uint64_t footer_offset = offset_;
+    INCISE_RETURN_IF_ERROR(writeBlock(BlockType::kFooter, codecs::asBytes(payload), 0, 0, 0, 0));
+    uint8_t trailer[kTrailerSize];
+    putU64(trailer, footer_offset);
+    std::memcpy(trailer + 8, kTrailerMagic, sizeof(kTrailerMagic));
+    return writeRaw(codecs::ByteSpan(trailer, sizeof(trailer)));
+  }
+
+  int fd_;
+  std::string path_;
+  WriterOptions options_;
+  bool closed_ = false;
+
+  // Caller's thread.
+  ChunkBuilder builders_[kKindSlots];
+  ChunkBuilder stacks_;
+  StackInterner interner_;
+  uint64_t first_pending_stack_ = 0;
+  uint64_t rows_[kKindSlots] = {};
+  uint64_t stacks_written_ = 0;
+  uint64_t frames_written_ = 0;
+  std::vector<MetadataDelta> pending_metadata_;
+
+  // Worker thread (or the caller's when background is false).
+  EncodedChunk encoded_;
+  std::vector<uint8_t> block_;
+  uint64_t offset_ = 0;
+  std::vector<IndexEntry> index_;
+  uint64_t totals_[kKindSlots] = {};
+
+  // Shared, under mutex_.
+  mutable std::mutex mutex_;
+  std::condition_variable not_full_, not_empty_, idle_;
+  std::deque<Job> queue_;
+  bool busy_ = false;
+  bool stopping_ = false;
+  std::optional<Error> error_;
+  WriterStats stats_;
+  std::thread worker_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Writer>> Writer::create(const std::string& path, const Header& header,
+                                               const WriterOptions& options) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) return Error("cannot create " + path + ": " + std::strerror(errno));
+  // O_CREAT's mode does not apply to a file that already existed.
+  struct stat st;
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 07777) != 0600 &&
+      ::fchmod(fd, 0600) != 0) {
+    Error e("cannot make " + path + " private (mode 0600): " + std::strerror(errno));
+    ::close(fd);
+    return e;
+  }
+  auto writer = std::make_unique<WriterImpl>(fd, path, options);
+  INCISE_RETURN_IF_ERROR(writer->start(header));
+  return std::unique_ptr<Writer>(std::move(writer));
+}
+
+}  // namespace incise::format
