@@ -1,0 +1,128 @@
+// TraceBuilder: small traces with known answers for report tests.
+//
+// Writes a real trace file through format::Writer. Symbols travel embedded,
+// as the recorder embeds them: each module is an ObjectSymbols with synthetic
+// symbols and one executable segment whose vaddr equals its file offset, plus
+// a Mapping at that same address in the fake process, so a runtime address is
+// its ELF address and `function("parse")` resolves back to "parse" in any
+// symbolizer that honours segments and mappings. Kernel functions are
+// embedded kernel symbols.
+//
+// Times given to the builder are ns from the trace start (kStartNs is added).
+// Stacks are leaf first, by function name; each frame is the function's start
+// + kFrameOffset (a return address inside it).
+//
+//   TraceBuilder b;
+//   b.thread(101, "worker");
+//   auto hot = b.stack({"leaf", "mid", "main"});
+//   b.sample(1000, 101, hot);
+//   b.sched(2000, /*cpu=*/0, /*prev=*/101, /*state=*/1, /*next=*/0, hot);
+//   auto path = b.write();               // Result<std::string>, removed by ~TraceBuilder
+//   ASSERT_TRUE(path) << path.error().message();
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "format/event_kinds.h"
+#include "format/metadata.h"
+#include "format/status.h"
+#include "format/writer.h"
+
+namespace incise::analyzer::testing {
+
+class TraceBuilder {
+ public:
+  static constexpr uint32_t kPid = 100;
+  static constexpr uint64_t kStartNs = 1'000'000'000;
+  static constexpr uint64_t kFrameOffset = 0x10;
+  static constexpr uint64_t kFunctionSize = 0x100;
+
+  TraceBuilder();
+  ~TraceBuilder();
+  TraceBuilder(const TraceBuilder&) = delete;
+  TraceBuilder& operator=(const TraceBuilder&) = delete;
+
+  // Declares a function (once per name) in `module` ("app" → /fake/app) and
+  // returns its start address. stack() declares unknown names in "app".
+  uint64_t function(const std::string& name, const std::string& module = "app");
+  // A kernel function, embedded as a kernel symbol.
+  uint64_t kernelFunction(const std::string& name);
+  // The address stack() uses for `name`'s frames.
+  uint64_t frameAddress(const std::string& name);
+
+  // A stack handle for frames given leaf first; 0 for an empty list.
+  uint64_t stack(const std::vector<std::string>& leaf_first);
+  // A stack of raw addresses (e.g. one that resolves to nothing).
+  uint64_t rawStack(const std::vector<uint64_t>& leaf_first);
+
+  void thread(uint32_t tid, const std::string& comm, uint32_t pid = kPid, uint64_t time = 0);
+  void process(uint32_t pid, const std::string& comm, uint64_t time = 0);
+
+  void sample(uint64_t time, uint32_t tid, uint64_t stack, uint32_t cpu = 0, uint64_t weight = 1,
+              uint32_t pid = kPid);
+  // prev_state 0 = preempted, else blocked. Pids are taken from thread(); 0 = idle.
+  void sched(uint64_t time, uint32_t cpu, uint32_t prev_tid, uint64_t prev_state, uint32_t next_tid,
+             uint64_t prev_stack = 0);
+  void wakeup(uint64_t time, uint32_t waker_tid, uint32_t wakee_tid, uint32_t target_cpu = 0,
+              uint64_t stack = 0, uint32_t cpu = 0);
+  // release 0 = not seen.
+  void lock(uint32_t tid, uint64_t address, uint64_t request, uint64_t acquired, uint64_t release,
+            uint64_t stack, uint64_t flags = 0, uint32_t releaser_tid = 0,
+            format::LockKind kind = format::LockKind::kMutex);
+  void fault(uint64_t time, uint32_t tid, uint64_t address, uint64_t stack, uint32_t cpu = 0);
+  void lost(uint64_t time, format::LostSource source, uint64_t count);
+  void processEvent(uint64_t time, format::ProcessEventType type, uint32_t pid, uint32_t tid,
+                    uint64_t peer_pid = 0, uint64_t peer_tid = 0);
+
+  // Trace end, ns from start; default: the last event time + 1.
+  void setEnd(uint64_t time) { end_ = time; }
+  // Rows per chunk (small values make many chunks, for the parallel decoder).
+  void setRowsPerChunk(uint32_t rows) { rows_per_chunk_ = rows; }
+
+  // Writes the file (once) and returns its path.
+  Result<std::string> write();
+
+ private:
+  struct Module {
+    uint64_t base = 0;
+    uint64_t next = 0;
+    std::vector<format::Symbol> symbols;
+  };
+  uint32_t pidOfThread(uint32_t tid) const;
+  void touch(uint64_t time) { last_time_ = std::max(last_time_, time); }
+
+  std::map<std::string, Module> modules_;
+  std::map<std::string, uint64_t> functions_;
+  std::vector<format::KernelSymbol> kernel_symbols_;
+  std::vector<std::vector<uint64_t>> stacks_;  // handle - 1 -> frames
+  std::vector<format::Process> processes_;
+  std::vector<format::Thread> threads_;
+  std::vector<format::CpuSample> samples_;
+  std::vector<format::SchedSwitch> switches_;
+  std::vector<format::Wakeup> wakeups_;
+  std::vector<format::LockInterval> locks_;
+  std::vector<format::PageFault> faults_;
+  std::vector<format::Lost> lost_;
+  std::vector<format::ProcessEvent> process_events_;
+  uint64_t last_time_ = 0;
+  uint64_t end_ = 0;
+  uint32_t rows_per_chunk_ = 65536;
+  std::string path_;
+};
+
+// Streams a large CPU-sample trace for benchmarks: `samples` samples over
+// `threads` threads, drawn from `distinct_stacks` stacks of `depth` frames
+// (Zipf-like: low stack ids are hotter), `functions` distinct functions.
+struct SyntheticProfile {
+  uint64_t samples = 1'000'000;
+  uint32_t threads = 8;
+  uint32_t distinct_stacks = 5000;
+  uint32_t depth = 16;
+  uint32_t functions = 2000;
+};
+Status writeSyntheticProfile(const std::string& path, const SyntheticProfile& profile);
+
+}  // namespace incise::analyzer::testing
