@@ -1,0 +1,149 @@
+// Self-tests of the bundled workloads (tools/workloads/): each runs briefly
+// and its printed counts must follow exactly from its options, because the
+// recorder's integration tests compare traces against those counts.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "tests/workloads/workload_run.h"
+
+namespace incise::testing {
+namespace {
+
+std::string workload(const std::string& name) {
+  return std::string(INCISE_WORKLOADS_DIR) + "/" + name;
+}
+
+std::size_t count_list(const std::string& list) {
+  if (list.empty()) return 0;
+  std::size_t items = 1;
+  for (char c : list) items += c == ',' ? 1 : 0;
+  return items;
+}
+
+TEST(LockStory, CountsFollowExactlyFromOptions) {
+  const std::uint64_t threads = 3;
+  const std::uint64_t iterations = 2000;
+  auto run =
+      run_workload(workload("lock_story"),
+                   {"--threads",      "3",  "--iterations",  "2000", "--trylock-every", "7",
+                    "--fault-every",  "10", "--fault-pages", "2",    "--burn-every",    "0",
+                    "--yield-every",  "50", "--hogs",        "1",    "--work",          "200",
+                    "--outside-work", "200"});
+  ASSERT_EQ(run.exit_code, 0) << run.raw_stdout;
+  EXPECT_EQ(run.number("trylock_calls"), threads * (iterations / 7));
+  EXPECT_LE(run.number("trylock_acquired"), run.number("trylock_calls"));
+  EXPECT_EQ(run.number("lock_calls") + run.number("trylock_acquired"), threads * iterations);
+  EXPECT_EQ(run.number("unlock_calls"), threads * iterations);
+  EXPECT_EQ(run.number("critical_sections"), threads * iterations);
+  EXPECT_EQ(run.number("faulting_sections"), threads * (iterations / 10));
+  EXPECT_EQ(run.number("pages_touched"), 2 * run.number("faulting_sections"));
+  // Every touched page is fresh, so each costs at least one fault.
+  EXPECT_GE(run.number("minor_faults_in_lock"), run.number("pages_touched"));
+  EXPECT_EQ(run.number("yield_sections"), threads * (iterations / 50));
+  EXPECT_EQ(run.number("burn_sections"), 0u);
+  EXPECT_EQ(run.text("mutex_address").rfind("0x", 0), 0u) << run.text("mutex_address");
+  EXPECT_NE(run.number("mutex_address"), 0u);
+  EXPECT_EQ(count_list(run.text("worker_tids")), threads);
+}
+
+TEST(LockStory, BurningHolderIsPreemptedByHogs) {
+  auto run =
+      run_workload(workload("lock_story"),
+                   {"--threads", "2", "--iterations", "40", "--burn-every", "10", "--burn-us",
+                    "20000", "--fault-every", "0", "--yield-every", "0", "--hogs", "2"});
+  ASSERT_EQ(run.exit_code, 0) << run.raw_stdout;
+  EXPECT_EQ(run.number("burn_sections"), 8u);
+  // 20 ms of CPU while one hog per CPU competes cannot fit in one time slice.
+  EXPECT_GE(run.number("preempted_sections"), 1u);
+  EXPECT_GE(run.number("hold_ns_total"), 8u * 20'000'000u);
+}
+
+TEST(LockStory, RunsForSecondsWhenIterationsIsZero) {
+  auto run = run_workload(workload("lock_story"), {"--threads", "2", "--iterations", "0",
+                                                   "--seconds", "0.3", "--hogs", "0"});
+  ASSERT_EQ(run.exit_code, 0) << run.raw_stdout;
+  EXPECT_GE(run.number("elapsed_ns"), 300'000'000u);
+  EXPECT_GT(run.number("critical_sections"), 0u);
+  EXPECT_EQ(run.number("critical_sections"), run.number("unlock_calls"));
+}
+
+TEST(WorkloadOptions, HelpSucceedsAndBadOptionsFailWithUsage) {
+  for (const char* name :
+       {"lock_story", "cpu_shares", "sleeper", "custom_lock", "forker", "omit_fp"}) {
+    auto help = run_workload(workload(name), {"--help"});
+    EXPECT_EQ(help.exit_code, 0) << name;
+    EXPECT_EQ(help.raw_stdout.rfind("usage: ", 0), 0u) << name << ": " << help.raw_stdout;
+    EXPECT_EQ(run_workload(workload(name), {"--no-such-option"}).exit_code, 2) << name;
+  }
+  EXPECT_EQ(run_workload(workload("lock_story"), {"--threads", "x"}).exit_code, 2);
+  EXPECT_EQ(run_workload(workload("lock_story"), {"--threads", "0"}).exit_code, 2);
+  EXPECT_EQ(run_workload(workload("cpu_shares"), {"--seconds"}).exit_code, 2);
+}
+
+TEST(CpuShares, MeasuredCpuFollowsTheSixThreeOneWork) {
+  auto run = run_workload(workload("cpu_shares"), {"--seconds", "1", "--threads", "2"});
+  ASSERT_EQ(run.exit_code, 0) << run.raw_stdout;
+  const double a = static_cast<double>(run.number("cpu_ns.hot_a"));
+  const double b = static_cast<double>(run.number("cpu_ns.hot_b"));
+  const double c = static_cast<double>(run.number("cpu_ns.hot_c"));
+  ASSERT_GT(c, 0);
+  EXPECT_NEAR(a / c, 6.0, 1.0);
+  EXPECT_NEAR(b / c, 3.0, 0.5);
+  const double shares = run.decimal("share.hot_a") + run.decimal("share.hot_b") +
+                        run.decimal("share.hot_c") + run.decimal("share.other");
+  EXPECT_NEAR(shares, 1.0, 0.002);
+  EXPECT_GT(run.decimal("share.hot_a"), 0.45);
+  EXPECT_EQ(count_list(run.text("worker_tids")), 2u);
+}
+
+TEST(Sleeper, SleepsAtLeastWhatItWasAsked) {
+  auto run =
+      run_workload(workload("sleeper"), {"--count", "4", "--interval-ms", "20", "--pipe-ms", "60"});
+  ASSERT_EQ(run.exit_code, 0) << run.raw_stdout;
+  EXPECT_EQ(run.number("nanosleep_calls"), 4u);
+  EXPECT_GE(run.number("nanosleep_ns"), 80'000'000u);
+  // The writer starts its 60 ms just before the read begins.
+  EXPECT_GE(run.number("pipe_wait_ns"), 50'000'000u);
+  EXPECT_EQ(run.number("slept_ns"), run.number("nanosleep_ns") + run.number("pipe_wait_ns"));
+  EXPECT_EQ(run.number("tid"), run.number("pid"));
+  EXPECT_NE(run.number("writer_tid"), run.number("tid"));
+}
+
+TEST(CustomLock, CountsEveryAcquireAndRelease) {
+  auto run = run_workload(workload("custom_lock"),
+                          {"--threads", "3", "--iterations", "5000", "--work", "100"});
+  ASSERT_EQ(run.exit_code, 0) << run.raw_stdout;
+  EXPECT_EQ(run.number("acquire_calls"), 15000u);
+  EXPECT_EQ(run.number("release_calls"), 15000u);
+  EXPECT_LE(run.number("contended_acquires"), 15000u);
+  EXPECT_EQ(run.text("lock_address").rfind("0x", 0), 0u);
+}
+
+TEST(Forker, ChildAndItsThreadBurnAndExit) {
+  for (bool exec : {false, true}) {
+    std::vector<std::string> args = {"--burn-ms", "50"};
+    if (exec) args.push_back("--exec");
+    auto run = run_workload(workload("forker"), args);
+    ASSERT_EQ(run.exit_code, 0) << run.raw_stdout;
+    EXPECT_EQ(run.number("child_exit_status"), 0u);
+    EXPECT_EQ(run.number("child_execed"), exec ? 1u : 0u);
+    EXPECT_NE(run.number("child_pid"), run.number("parent_pid"));
+    EXPECT_NE(run.number("child_thread_tid"), run.number("child_pid"));
+    for (const char* key :
+         {"cpu_ns.parent_burn", "cpu_ns.child_burn", "cpu_ns.child_thread_burn"}) {
+      EXPECT_GE(run.number(key), 50'000'000u) << key;
+    }
+  }
+}
+
+TEST(OmitFp, RunsItsCallChain) {
+  auto run = run_workload(workload("omit_fp"), {"--seconds", "0.2", "--steps", "10000"});
+  ASSERT_EQ(run.exit_code, 0) << run.raw_stdout;
+  EXPECT_GT(run.number("calls"), 0u);
+  EXPECT_GE(run.number("elapsed_ns"), 200'000'000u);
+}
+
+}  // namespace
+}  // namespace incise::testing
