@@ -1,0 +1,263 @@
+#include "objfile/elf_reader.h"
+
+#include <elf.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <memory>
+#include <optional>
+#include <tuple>
+#include <utility>
+
+namespace incise::objfile {
+namespace {
+
+struct ElfEnd {
+  void operator()(Elf* elf) const { elf_end(elf); }
+};
+using ElfHandle = std::unique_ptr<Elf, ElfEnd>;
+
+class FileDescriptor {
+ public:
+  explicit FileDescriptor(int fd) : fd_(fd) {}
+  FileDescriptor(const FileDescriptor&) = delete;
+  FileDescriptor& operator=(const FileDescriptor&) = delete;
+  ~FileDescriptor() {
+    if (fd_ >= 0) close(fd_);
+  }
+  int get() const { return fd_; }
+
+ private:
+  int fd_;
+};
+
+enum class Want { kEverything, kBuildIdOnly };
+
+bool libelfReady() {
+  static const bool ready = elf_version(EV_CURRENT) != EV_NONE;
+  return ready;
+}
+
+Error libelfError(const std::string& path, const std::string& what) {
+  const char* detail = elf_errmsg(-1);
+  return Error(path + ": " + what + (detail ? std::string(": ") + detail : std::string()));
+}
+
+// The data of a section, or null when it has none in the file (SHT_NOBITS,
+// as .dynsym and .text are in a separate debug file).
+Elf_Data* sectionData(Elf_Scn* section, const GElf_Shdr& header) {
+  if (header.sh_type == SHT_NOBITS) return nullptr;
+  Elf_Data* data = elf_getdata(section, nullptr);
+  if (data == nullptr || data->d_buf == nullptr || data->d_size == 0) return nullptr;
+  return data;
+}
+
+std::optional<std::string> findBuildIdNote(Elf_Data* notes) {
+  const auto* bytes = static_cast<const char*>(notes->d_buf);
+  size_t offset = 0;
+  while (offset < notes->d_size) {
+    GElf_Nhdr header;
+    size_t name_offset = 0;
+    size_t desc_offset = 0;
+    const size_t next = gelf_getnote(notes, offset, &header, &name_offset, &desc_offset);
+    if (next == 0 || next <= offset) break;
+    const bool is_gnu = header.n_namesz == 4 && name_offset + 4 <= notes->d_size &&
+                        std::memcmp(bytes + name_offset, "GNU", 4) == 0;
+    if (is_gnu && header.n_type == NT_GNU_BUILD_ID && header.n_descsz > 0 &&
+        desc_offset <= notes->d_size && header.n_descsz <= notes->d_size - desc_offset) {
+      return std::string(bytes + desc_offset, header.n_descsz);
+    }
+    offset = next;
+  }
+  return std::nullopt;
+}
+
+// .gnu_debuglink: a NUL-terminated file name, padding, then a CRC32.
+std::string debugLinkName(Elf_Data* data) {
+  const auto* bytes = static_cast<const char*>(data->d_buf);
+  const auto* end = static_cast<const char*>(std::memchr(bytes, '\0', data->d_size));
+  if (end == nullptr) return {};
+  return std::string(bytes, end);
+}
+
+bool keepSymbol(const GElf_Sym& symbol) {
+  if (symbol.st_shndx == SHN_UNDEF || symbol.st_value == 0) return false;
+  switch (GELF_ST_TYPE(symbol.st_info)) {
+    case STT_FUNC:
+    case STT_GNU_IFUNC:
+      return true;
+    case STT_OBJECT:
+      return symbol.st_size > 0;
+    default:
+      return false;
+  }
+}
+
+void readSymbols(Elf* elf, Elf_Scn* section, const GElf_Shdr& header,
+                 std::vector<format::Symbol>& out) {
+  Elf_Data* data = sectionData(section, header);
+  if (data == nullptr) return;
+  const size_t entry_size = gelf_fsize(elf, ELF_T_SYM, 1, EV_CURRENT);
+  if (entry_size == 0) return;
+  const size_t count = data->d_size / entry_size;
+  out.reserve(count);
+  for (size_t i = 0; i < count; ++i) {
+    GElf_Sym symbol;
+    if (gelf_getsym(data, static_cast<int>(i), &symbol) == nullptr) break;
+    if (!keepSymbol(symbol)) continue;
+    const char* name = elf_strptr(elf, header.sh_link, symbol.st_name);
+    if (name == nullptr || *name == '\0') continue;
+    out.push_back({symbol.st_value, symbol.st_size, name});
+  }
+}
+
+Result<format::ObjectSymbols> readFromElf(Elf* elf, const std::string& path, Want want) {
+  if (elf_kind(elf) != ELF_K_ELF) return Error(path + ": not an ELF file");
+  GElf_Ehdr elf_header;
+  if (gelf_getehdr(elf, &elf_header) == nullptr) return libelfError(path, "bad ELF header");
+
+  format::ObjectSymbols object;
+  object.path = path;
+  object.elf_type = elf_header.e_type;
+
+  size_t program_header_count = 0;
+  if (elf_getphdrnum(elf, &program_header_count) != 0) program_header_count = 0;
+  std::vector<GElf_Phdr> note_segments;
+  for (size_t i = 0; i < program_header_count; ++i) {
+    GElf_Phdr program_header;
+    if (gelf_getphdr(elf, static_cast<int>(i), &program_header) == nullptr) continue;
+    if (program_header.p_type == PT_LOAD) {
+      object.segments.push_back({program_header.p_vaddr, program_header.p_offset,
+                                 program_header.p_filesz, program_header.p_memsz,
+                                 program_header.p_flags});
+    } else if (program_header.p_type == PT_NOTE) {
+      note_segments.push_back(program_header);
+    }
+  }
+
+  size_t section_names = 0;
+  const bool have_section_names = elf_getshdrstrndx(elf, &section_names) == 0;
+  Elf_Scn* symtab = nullptr;
+  Elf_Scn* dynsym = nullptr;
+  GElf_Shdr symtab_header{};
+  GElf_Shdr dynsym_header{};
+  for (Elf_Scn* section = elf_nextscn(elf, nullptr); section != nullptr;
+       section = elf_nextscn(elf, section)) {
+    GElf_Shdr header;
+    if (gelf_getshdr(section, &header) == nullptr) continue;
+    if (header.sh_type == SHT_NOTE && object.build_id.empty()) {
+      if (Elf_Data* data = sectionData(section, header)) {
+        object.build_id = findBuildIdNote(data).value_or("");
+      }
+    }
+    if (want == Want::kBuildIdOnly) continue;
+    if (header.sh_type == SHT_SYMTAB && sectionData(section, header) != nullptr) {
+      symtab = section;
+      symtab_header = header;
+    } else if (header.sh_type == SHT_DYNSYM && sectionData(section, header) != nullptr) {
+      dynsym = section;
+      dynsym_header = header;
+    } else if (have_section_names && header.sh_type == SHT_PROGBITS) {
+      const char* name = elf_strptr(elf, section_names, header.sh_name);
+      if (name != nullptr && std::strcmp(name, ".gnu_debuglink") == 0) {
+        if (Elf_Data* data = sectionData(section, header)) object.debug_link = debugLinkName(data);
+      }
+    }
+  }
+
+  // Files without section headers (some stripped loaders) keep the note in a
+  // PT_NOTE segment only.
+  for (const GElf_Phdr& segment : note_segments) {
+    if (!object.build_id.empty()) break;
+    const Elf_Type note_type = segment.p_align == 8 ? ELF_T_NHDR8 : ELF_T_NHDR;
+    Elf_Data* data = elf_getdata_rawchunk(elf, static_cast<int64_t>(segment.p_offset),
+                                          segment.p_filesz, note_type);
+    if (data != nullptr && data->d_buf != nullptr) {
+      object.build_id = findBuildIdNote(data).value_or("");
+    }
+  }
+
+  if (want == Want::kEverything) {
+    if (symtab != nullptr) {
+      readSymbols(elf, symtab, symtab_header, object.symbols);
+    } else if (dynsym != nullptr) {
+      readSymbols(elf, dynsym, dynsym_header, object.symbols);
+    }
+    std::sort(object.symbols.begin(), object.symbols.end(),
+              [](const format::Symbol& a, const format::Symbol& b) {
+                return std::tie(a.address, a.name) < std::tie(b.address, b.name);
+              });
+  }
+  return object;
+}
+
+Result<format::ObjectSymbols> readFile(const std::string& path, Want want) {
+  if (!libelfReady()) return Error("libelf: version mismatch");
+  FileDescriptor fd(open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (fd.get() < 0) return Error("cannot open " + path + ": " + std::strerror(errno));
+  ElfHandle elf(elf_begin(fd.get(), ELF_C_READ, nullptr));
+  if (!elf) return libelfError(path, "not an ELF file");
+  return readFromElf(elf.get(), path, want);
+}
+
+}  // namespace
+
+Result<format::ObjectSymbols> readElfObject(const std::string& path) {
+  return readFile(path, Want::kEverything);
+}
+
+Result<format::ObjectSymbols> readElfImage(std::string_view image, const std::string& path) {
+  if (!libelfReady()) return Error("libelf: version mismatch");
+  // libelf wants a mutable buffer; a private copy keeps the caller's intact.
+  std::string buffer(image);
+  ElfHandle elf(elf_memory(buffer.data(), buffer.size()));
+  if (!elf) return libelfError(path, "not an ELF file");
+  return readFromElf(elf.get(), path, Want::kEverything);
+}
+
+Result<std::string> readBuildId(const std::string& path) {
+  Result<format::ObjectSymbols> object = readFile(path, Want::kBuildIdOnly);
+  if (!object) return object.error();
+  if (object->build_id.empty()) return Error(path + ": no GNU build-id note");
+  return std::move(object->build_id);
+}
+
+std::string buildIdHex(std::string_view raw) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string hex;
+  hex.reserve(raw.size() * 2);
+  for (const char c : raw) {
+    const auto byte = static_cast<unsigned char>(c);
+    hex.push_back(kDigits[byte >> 4]);
+    hex.push_back(kDigits[byte & 0xf]);
+  }
+  return hex;
+}
+
+Result<std::string> buildIdFromHex(std::string_view hex) {
+  auto digit = [](char c) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+  };
+  if (hex.size() % 2 != 0) return Error("build-id '" + std::string(hex) + "': odd length");
+  std::string raw;
+  raw.reserve(hex.size() / 2);
+  for (size_t i = 0; i < hex.size(); i += 2) {
+    const int high = digit(hex[i]);
+    const int low = digit(hex[i + 1]);
+    if (high < 0 || low < 0) {
+      return Error("build-id '" + std::string(hex) + "': not a hex digit");
+    }
+    raw.push_back(static_cast<char>(high << 4 | low));
+  }
+  return raw;
+}
+
+}  // namespace incise::objfile

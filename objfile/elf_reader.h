@@ -1,0 +1,42 @@
+// Reads what incise needs from one ELF file: function and object symbols,
+// loadable segments, the ELF type, the GNU build-id and the .gnu_debuglink
+// name. Shared by the recorder (which embeds the result in the trace) and the
+// analyzer (which reads local debug files), so both agree byte for byte.
+//
+// Every file is distrusted: libelf does the bounds checks on headers and
+// section data, and this reader checks the rest (string indices, note and
+// debuglink sizes). A bad file is an Error, never a crash.
+//
+//   incise::Result<format::ObjectSymbols> object = objfile::readElfObject("/usr/lib/libc.so.6");
+//   if (!object) return object.error();  // "/tmp/x: not an ELF file"
+//   std::string id = objfile::buildIdHex(object->build_id);  // "a1b2c3..."
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "format/metadata.h"
+#include "format/status.h"
+
+namespace incise::objfile {
+
+// Symbols come from .symtab, or .dynsym when the file has no .symtab
+// (stripped). Only defined STT_FUNC, STT_GNU_IFUNC and STT_OBJECT symbols are
+// kept; size-0 functions are kept too (hand-written assembly has them).
+// `path` is recorded as given. eh_frame fields are left empty.
+Result<format::ObjectSymbols> readElfObject(const std::string& path);
+
+// Same, from an ELF image already in memory (fuzzing, tests, files read by
+// another layer). `path` only names the object in errors and in the result.
+Result<format::ObjectSymbols> readElfImage(std::string_view image, const std::string& path);
+
+// The raw bytes of the NT_GNU_BUILD_ID note; an Error if the file has none.
+Result<std::string> readBuildId(const std::string& path);
+
+// Lower-case hex of raw build-id bytes: "\x1f\xa0" -> "1fa0".
+std::string buildIdHex(std::string_view raw);
+
+// The inverse of buildIdHex; an Error on odd length or a non-hex digit.
+Result<std::string> buildIdFromHex(std::string_view hex);
+
+}  // namespace incise::objfile
