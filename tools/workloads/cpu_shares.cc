@@ -13,7 +13,11 @@
 // hot_a/b/c are C-linkage, non-inlined, never cloned, and end with a call so
 // they are not leaf functions (GCC 12 omits the frame pointer in leaves).
 //
-// Output (stdout, key=value): pid, threads, rounds, cpu_ns.hot_a,
+// With --rounds N and --round-steps M the work is fixed instead of the
+// duration (for timing a slowdown under a recorder): no runtime calibration,
+// the same work on every run.
+//
+// Output (stdout, key=value): pid, threads, rounds (all threads), round_steps, cpu_ns.hot_a,
 // cpu_ns.hot_b, cpu_ns.hot_c, cpu_ns.process, share.hot_a, share.hot_b,
 // share.hot_c, share.other, elapsed_ns, worker_tids.
 #include <unistd.h>
@@ -70,7 +74,7 @@ struct alignas(64) WorkerResult {
 };
 
 // Mix steps per nanosecond of CPU on this machine, measured once up front.
-double measure_steps_per_ns() {
+[[gnu::noinline]] double measure_steps_per_ns() {
   constexpr std::uint64_t kSteps = 4'000'000;
   const std::uint64_t start = thread_cpu_ns();
   std::uint64_t seed = 1;
@@ -80,14 +84,15 @@ double measure_steps_per_ns() {
   return static_cast<double>(kSteps) / static_cast<double>(elapsed == 0 ? 1 : elapsed);
 }
 
-void run_worker(std::uint64_t index, std::uint64_t steps_per_tenth, std::uint64_t deadline_ns,
-                WorkerResult& result) {
+// Runs `rounds` rounds, or until deadline_ns when rounds is 0.
+void run_worker(std::uint64_t index, std::uint64_t steps_per_tenth, std::uint64_t rounds,
+                std::uint64_t deadline_ns, WorkerResult& result) {
   result.tid = current_tid();
   std::mt19937_64 random(0x5eed0000u + index);
   std::uniform_int_distribution<std::uint64_t> jitter(75, 125);  // percent of a round
   std::array<std::size_t, 3> order = {0, 1, 2};
   std::uint64_t seed = 0x9e3779b97f4a7c15u + index;
-  while (monotonic_ns() < deadline_ns) {
+  while (rounds != 0 ? result.rounds < rounds : monotonic_ns() < deadline_ns) {
     const std::uint64_t tenth = steps_per_tenth * jitter(random) / 100;
     std::shuffle(order.begin(), order.end(), random);
     for (std::size_t which : order) {
@@ -104,29 +109,39 @@ int run(int argc, char** argv) {
   double seconds = 3;
   std::uint64_t threads = 2;
   std::uint64_t round_us = 1000;
+  std::uint64_t rounds_per_thread = 0;
+  std::uint64_t round_steps = 0;
   Options options("cpu_shares",
                   "CPU-bound threads run hot_a, hot_b and hot_c with work in the ratio 6:3:1\n"
                   "(about 60/30/10% of CPU). Prints the shares it measured as key=value lines.",
                   "cpu_shares --seconds 3 --threads 2");
   options.add("seconds", "wall-clock duration", seconds);
   options.add("threads", "worker threads", threads);
+  options.add("rounds", "fixed work: rounds per thread, ignoring --seconds; 0 = use --seconds",
+              rounds_per_thread);
+  options.add("round-steps", "mix steps per round (fixed work); 0 = calibrate from --round-us",
+              round_steps);
   options.add("round-us", "mean CPU microseconds of one hot_a+hot_b+hot_c round", round_us);
   options.parse_or_exit(argc, argv);
-  if (threads == 0 || seconds <= 0 || round_us == 0) {
-    std::fprintf(stderr, "cpu_shares: --threads, --seconds and --round-us must be positive\n");
+  if (threads == 0 || round_us == 0 || (rounds_per_thread == 0 && seconds <= 0)) {
+    std::fprintf(
+        stderr, "cpu_shares: --threads, --round-us and --seconds (or --rounds) must be positive\n");
     return 2;
   }
 
-  const double steps_per_ns = measure_steps_per_ns();
-  const auto steps_per_tenth =
-      static_cast<std::uint64_t>(steps_per_ns * static_cast<double>(round_us) * 100.0) + 1;
+  if (round_steps == 0) {
+    round_steps =
+        static_cast<std::uint64_t>(measure_steps_per_ns() * static_cast<double>(round_us) * 1000.0);
+  }
+  const std::uint64_t steps_per_tenth = round_steps / 10 + 1;
 
   std::vector<WorkerResult> results(threads);
   const std::uint64_t start_ns = monotonic_ns();
   const auto deadline_ns = start_ns + static_cast<std::uint64_t>(seconds * 1e9);
   std::vector<std::thread> workers;
   for (std::uint64_t i = 0; i < threads; ++i) {
-    workers.emplace_back(run_worker, i, steps_per_tenth, deadline_ns, std::ref(results[i]));
+    workers.emplace_back(run_worker, i, steps_per_tenth, rounds_per_thread, deadline_ns,
+                         std::ref(results[i]));
   }
   for (std::thread& worker : workers) worker.join();
   const std::uint64_t elapsed_ns = monotonic_ns() - start_ns;
@@ -147,6 +162,7 @@ int run(int argc, char** argv) {
   report("pid", static_cast<std::uint64_t>(getpid()));
   report("threads", threads);
   report("rounds", rounds);
+  report("round_steps", round_steps);
   for (std::size_t i = 0; i < cpu_ns.size(); ++i) {
     report(std::string("cpu_ns.") + kHotNames[i], cpu_ns[i]);
   }
