@@ -1,0 +1,38 @@
+// Flame graphs drawn from FoldedStacks: a plain SVG, or one self-contained
+// HTML file (inline SVG + a little inline JS: click a frame to zoom into it,
+// click the root or "reset" to zoom out, a search box that highlights
+// matching frames and says what share they cover, a tooltip with the frame's
+// weight and percentage). No network, no external files.
+//
+// Roots are at the bottom (flame, not icicle). Frames narrower than
+// min_width_px at full width are left out, as flamegraph.pl does, so the file
+// size is bounded by what can be seen.
+//
+//   FlameGraphOptions options{.title = "app.trace: on-CPU", .unit = "samples"};
+//   writeFlameGraphHtml(folded, options, out);
+#pragma once
+
+#include <ostream>
+#include <string>
+
+#include "analyzer/render/folded_stacks.h"
+
+namespace incise::analyzer {
+
+struct FlameGraphOptions {
+  std::string title = "Flame graph";
+  std::string unit = "samples";  // what weights count: samples, ns, ...
+  int width = 1200;
+  int frame_height = 16;
+  double min_width_px = 0.1;
+};
+
+void writeFlameGraphSvg(const FoldedStacks& folded, const FlameGraphOptions& options,
+                        std::ostream& out);
+void writeFlameGraphHtml(const FoldedStacks& folded, const FlameGraphOptions& options,
+                         std::ostream& out);
+
+// &, <, >, " and ' as entities.
+std::string escapeXml(const std::string& text);
+
+}  // namespace incise::analyzer

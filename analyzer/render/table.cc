@@ -1,0 +1,90 @@
+#include "analyzer/render/table.h"
+
+#include <algorithm>
+#include <cstdio>
+
+namespace incise::analyzer {
+
+size_t displayWidth(const std::string& text) {
+  return static_cast<size_t>(std::count_if(text.begin(), text.end(), [](char c) {
+    return (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+  }));
+}
+
+std::string truncate(const std::string& text, size_t width) {
+  if (displayWidth(text) <= width) return text;
+  if (width <= 2) return std::string(width, '.');
+  size_t keep = width - 2, points = 0, i = 0;
+  for (; i < text.size(); ++i) {
+    if ((static_cast<unsigned char>(text[i]) & 0xC0) != 0x80) {
+      if (points == keep) break;
+      ++points;
+    }
+  }
+  return text.substr(0, i) + "..";
+}
+
+Table::Table(std::vector<Column> columns) : columns_(std::move(columns)) {}
+
+void Table::addRow(std::vector<std::string> cells) {
+  cells.resize(columns_.size());
+  for (size_t c = 0; c < cells.size(); ++c) {
+    if (columns_[c].max_width != 0) cells[c] = truncate(cells[c], columns_[c].max_width);
+  }
+  rows_.push_back(std::move(cells));
+}
+
+void Table::render(std::ostream& out) const {
+  std::vector<size_t> widths(columns_.size());
+  for (size_t c = 0; c < columns_.size(); ++c) {
+    widths[c] = displayWidth(columns_[c].title);
+    for (const auto& row : rows_) widths[c] = std::max(widths[c], displayWidth(row[c]));
+  }
+  auto line = [&](auto cell_of) {
+    std::string text;
+    for (size_t c = 0; c < columns_.size(); ++c) {
+      const std::string& cell = cell_of(c);
+      size_t pad = widths[c] - displayWidth(cell);
+      bool last = c + 1 == columns_.size();
+      if (c != 0) text += "  ";
+      if (columns_[c].align == Align::kRight)
+        text += std::string(pad, ' ') + cell;
+      else
+        text += last ? cell : cell + std::string(pad, ' ');
+    }
+    while (!text.empty() && text.back() == ' ') text.pop_back();
+    out << text << "\n";
+  };
+  line([&](size_t c) -> const std::string& { return columns_[c].title; });
+  for (const auto& row : rows_) line([&](size_t c) -> const std::string& { return row[c]; });
+}
+
+std::string formatPercent(double percent) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.2f", percent);
+  return buffer;
+}
+
+std::string formatDurationNs(uint64_t ns) {
+  char buffer[48];
+  if (ns < 1000) {
+    std::snprintf(buffer, sizeof buffer, "%llu ns", static_cast<unsigned long long>(ns));
+  } else if (ns < 1'000'000) {
+    std::snprintf(buffer, sizeof buffer, "%.3f us", static_cast<double>(ns) / 1e3);
+  } else if (ns < 1'000'000'000) {
+    std::snprintf(buffer, sizeof buffer, "%.3f ms", static_cast<double>(ns) / 1e6);
+  } else {
+    std::snprintf(buffer, sizeof buffer, "%.3f s", static_cast<double>(ns) / 1e9);
+  }
+  return buffer;
+}
+
+std::string formatCount(uint64_t count) {
+  return std::to_string(count);
+}
+
+double percentOf(uint64_t part, uint64_t whole) {
+  return whole == 0 ? 0.0 : 100.0 * static_cast<double>(part) / static_cast<double>(whole);
+}
+
+}  // namespace incise::analyzer

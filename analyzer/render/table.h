@@ -1,0 +1,54 @@
+// Table: the one terminal table renderer every report prints through.
+//
+// Columns have a title, an alignment and an optional maximum width; cells
+// longer than that are cut and end in "..". Widths count UTF-8 code points,
+// so demangled names with non-ASCII characters line up. Columns are two
+// spaces apart; the last column is not padded (no trailing blanks).
+//
+//   Table table({{"SELF%", Align::kRight}, {"FUNCTION", Align::kLeft, 60}});
+//   table.addRow({formatPercent(12.5), "parse_request"});
+//   table.render(std::cout);
+//   // SELF%  FUNCTION
+//   // 12.50  parse_request
+#pragma once
+
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace incise::analyzer {
+
+enum class Align { kLeft, kRight };
+
+struct Column {
+  std::string title;
+  Align align = Align::kLeft;
+  size_t max_width = 0;  // 0 = no limit
+};
+
+class Table {
+ public:
+  explicit Table(std::vector<Column> columns);
+  // Missing cells are empty; extra cells are an error of the caller and dropped.
+  void addRow(std::vector<std::string> cells);
+  size_t rows() const { return rows_.size(); }
+  void render(std::ostream& out) const;
+
+ private:
+  std::vector<Column> columns_;
+  std::vector<std::vector<std::string>> rows_;
+};
+
+// Display width in code points.
+size_t displayWidth(const std::string& text);
+// Cut to at most `width` code points, ending in ".." when cut.
+std::string truncate(const std::string& text, size_t width);
+
+// Number formats shared by reports.
+std::string formatPercent(double percent);        // "12.34"
+std::string formatDurationNs(uint64_t ns);        // "950 ns", "1.250 us", "12.500 ms", "3.000 s"
+std::string formatCount(uint64_t count);          // "1234567" (no separators: easy to paste)
+double percentOf(uint64_t part, uint64_t whole);  // 0 when whole is 0
+
+}  // namespace incise::analyzer
