@@ -8,7 +8,9 @@
 namespace incise::analyzer {
 namespace {
 
-bool has(uint64_t flags, format::LockFlags flag) { return (flags & flag) != 0; }
+bool has(uint64_t flags, format::LockFlags flag) {
+  return (flags & flag) != 0;
+}
 
 struct LastAcquire {
   uint64_t time = 0;
@@ -121,7 +123,8 @@ LockTimeline buildLockTimeline(std::span<const format::LockInterval> rows) {
 
   std::sort(timeline.sections.begin(), timeline.sections.end(),
             [](const CriticalSection& a, const CriticalSection& b) {
-              return std::tie(a.tid, a.start, a.end, a.lock) < std::tie(b.tid, b.start, b.end, b.lock);
+              return std::tie(a.tid, a.start, a.end, a.lock) <
+                     std::tie(b.tid, b.start, b.end, b.lock);
             });
   std::sort(timeline.waits.begin(), timeline.waits.end(), [](const LockWait& a, const LockWait& b) {
     return std::tie(a.lock, a.start, a.end, a.tid) < std::tie(b.lock, b.start, b.end, b.tid);

@@ -34,14 +34,15 @@ struct LockId {
 
 struct CriticalSection {
   LockId lock;
-  uint64_t tid = 0;       // the holder
-  uint64_t kind = 0;      // format::LockKind
-  uint64_t stack_id = 0;  // acquire site; 0 = unknown (an inferred section without a recorded acquire)
-  uint64_t request = 0;   // acquire call or wait start; == start when unknown
-  uint64_t start = 0;     // acquired
-  uint64_t end = 0;       // released
-  bool contended = false; // the acquire had to wait
-  bool inferred = false;  // contended mode: bounds inferred from a wake (see above)
+  uint64_t tid = 0;   // the holder
+  uint64_t kind = 0;  // format::LockKind
+  uint64_t stack_id =
+      0;  // acquire site; 0 = unknown (an inferred section without a recorded acquire)
+  uint64_t request = 0;    // acquire call or wait start; == start when unknown
+  uint64_t start = 0;      // acquired
+  uint64_t end = 0;        // released
+  bool contended = false;  // the acquire had to wait
+  bool inferred = false;   // contended mode: bounds inferred from a wake (see above)
   uint64_t duration() const { return end - start; }
 };
 
@@ -50,8 +51,8 @@ struct LockWait {
   uint64_t tid = 0;  // the waiter
   uint64_t kind = 0;
   uint64_t stack_id = 0;
-  uint64_t start = 0;  // request / wait start
-  uint64_t end = 0;    // acquired / woken
+  uint64_t start = 0;         // request / wait start
+  uint64_t end = 0;           // acquired / woken
   uint64_t releaser_tid = 0;  // 0 = unknown
   uint64_t duration() const { return end - start; }
 };

@@ -52,8 +52,10 @@ std::vector<Event> mergeEvents(const LockTimeline& timeline,
   }
   for (uint32_t i = 0; i < switches.size(); ++i) {
     const format::SchedSwitch& sw = switches[i];
-    if (holders.count(sw.prev_tid)) events.push_back({sw.prev_tid, sw.time, EventType::kSwitchOut, i});
-    if (holders.count(sw.next_tid)) events.push_back({sw.next_tid, sw.time, EventType::kSwitchIn, i});
+    if (holders.count(sw.prev_tid))
+      events.push_back({sw.prev_tid, sw.time, EventType::kSwitchOut, i});
+    if (holders.count(sw.next_tid))
+      events.push_back({sw.next_tid, sw.time, EventType::kSwitchIn, i});
   }
   for (uint32_t i = 0; i < samples.size(); ++i) {
     events.push_back({samples[i].tid, samples[i].time, EventType::kSample, i});
@@ -123,9 +125,9 @@ class HolderPass {
       auto range = range_of_lock.find(s.lock);
       if (range == range_of_lock.end()) continue;
       uint64_t earliest = s.start > longest_wait[s.lock] ? s.start - longest_wait[s.lock] : 0;
-      auto first = std::partition_point(
-          waits.begin() + range->second.first, waits.begin() + range->second.second,
-          [&](const LockWait& w) { return w.start < earliest; });
+      auto first = std::partition_point(waits.begin() + range->second.first,
+                                        waits.begin() + range->second.second,
+                                        [&](const LockWait& w) { return w.start < earliest; });
       HeldLock& h = held_[held_of_section_[i]];
       for (auto w = first; w != waits.begin() + range->second.second && w->start < s.end; ++w) {
         if (w->tid == s.tid) continue;
@@ -137,7 +139,8 @@ class HolderPass {
         }
       }
     }
-    for (size_t i = 0; i < held_.size(); ++i) held_[i].waiters_while_off_cpu = waiters_off_cpu[i].size();
+    for (size_t i = 0; i < held_.size(); ++i)
+      held_[i].waiters_while_off_cpu = waiters_off_cpu[i].size();
   }
 
   HolderActivity finish() {
@@ -146,7 +149,8 @@ class HolderPass {
     std::sort(result.held.begin(), result.held.end(), [](const HeldLock& a, const HeldLock& b) {
       return std::make_tuple(b.off_cpu_ns(), b.faults, b.waiter_ns_while_held, a.tid, a.lock,
                              a.site) < std::make_tuple(a.off_cpu_ns(), a.faults,
-                                                       a.waiter_ns_while_held, b.tid, b.lock, b.site);
+                                                       a.waiter_ns_while_held, b.tid, b.lock,
+                                                       b.site);
     });
     result.threads = std::move(threads_);
     return result;

@@ -41,8 +41,12 @@ std::vector<ThreadTime> topThreads(const std::map<uint64_t, ThreadTime>& threads
   return list;
 }
 
-uint64_t usesOf(uint64_t uses) { return uses; }
-uint64_t usesOf(const std::pair<uint64_t, uint64_t>& uses) { return uses.first; }
+uint64_t usesOf(uint64_t uses) {
+  return uses;
+}
+uint64_t usesOf(const std::pair<uint64_t, uint64_t>& uses) {
+  return uses.first;
+}
 
 // The entry used most; the first (smallest key) among equals. `uses` is not empty.
 template <typename Map>
@@ -73,7 +77,9 @@ Distribution distributionOf(std::vector<uint64_t>& values) {
   return d;
 }
 
-size_t log2Bucket(uint64_t value) { return value == 0 ? 0 : std::bit_width(value) - 1; }
+size_t log2Bucket(uint64_t value) {
+  return value == 0 ? 0 : std::bit_width(value) - 1;
+}
 
 std::vector<LockGroupStats> computeLockStats(const LockTimeline& timeline, LockGrouping grouping,
                                              const SiteOf& site_of, size_t top_threads) {

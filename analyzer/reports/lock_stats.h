@@ -65,7 +65,7 @@ struct LockGroupStats {
   uint64_t contended = 0;
   Distribution wait;
   Distribution hold;
-  bool hold_inferred = false;  // some holds are inferred (contended mode)
+  bool hold_inferred = false;           // some holds are inferred (contended mode)
   std::vector<ThreadTime> top_waiters;  // by wait ns, longest first
   std::vector<ThreadTime> top_holders;  // by hold ns, longest first
   Log2Histogram hold_histogram{};

@@ -21,11 +21,11 @@ class WakeIndex {
 
   // The last wake-up of `tid` in [start, end], or nullptr.
   const format::Wakeup* lastWake(uint64_t tid, uint64_t start, uint64_t end) const {
-    auto after = std::upper_bound(order_.begin(), order_.end(), std::make_pair(tid, end),
-                                  [&](const std::pair<uint64_t, uint64_t>& key, size_t i) {
-                                    return key < std::make_pair(wakeups_[i].wakee_tid,
-                                                                wakeups_[i].time);
-                                  });
+    auto after =
+        std::upper_bound(order_.begin(), order_.end(), std::make_pair(tid, end),
+                         [&](const std::pair<uint64_t, uint64_t>& key, size_t i) {
+                           return key < std::make_pair(wakeups_[i].wakee_tid, wakeups_[i].time);
+                         });
     if (after == order_.begin()) return nullptr;
     const format::Wakeup& w = wakeups_[*std::prev(after)];
     return w.wakee_tid == tid && w.time >= start ? &w : nullptr;

@@ -25,11 +25,11 @@ namespace incise::analyzer {
 enum class WakeSource { kNone, kWakeupEvent, kReleaser };
 
 struct WakeLink {
-  LockWait wait;                 // the waiting this link explains
+  LockWait wait;  // the waiting this link explains
   WakeSource source = WakeSource::kNone;
-  uint64_t waker_pid = 0;        // 0 with kNone, or for an interrupt
+  uint64_t waker_pid = 0;  // 0 with kNone, or for an interrupt
   uint64_t waker_tid = 0;
-  uint64_t waker_stack_id = 0;   // 0 = none (kReleaser has none)
+  uint64_t waker_stack_id = 0;  // 0 = none (kReleaser has none)
   uint64_t wake_time = 0;
 };
 

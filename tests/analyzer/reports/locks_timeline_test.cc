@@ -1,0 +1,245 @@
+// Known answers for critical sections (both lock modes) and lock statistics.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "analyzer/reports/critical_sections.h"
+#include "analyzer/reports/lock_stats.h"
+
+namespace incise::analyzer {
+namespace {
+
+using format::LockInterval;
+
+constexpr uint64_t kLockA = 0x5000;
+constexpr uint64_t kLockB = 0x6000;
+constexpr uint64_t kPid = 100;
+
+LockInterval exact(uint64_t tid, uint64_t address, uint64_t request, uint64_t acquired,
+                   uint64_t release, uint64_t stack, uint64_t flags = 0) {
+  return {.time = request,
+          .acquired_time = acquired,
+          .release_time = release,
+          .pid = kPid,
+          .tid = tid,
+          .address = address,
+          .lock_kind = static_cast<uint64_t>(format::LockKind::kMutex),
+          .flags = flags,
+          .stack_id = stack};
+}
+
+LockInterval futexWait(uint64_t tid, uint64_t address, uint64_t start, uint64_t end,
+                       uint64_t releaser, uint64_t stack = 0) {
+  return {.time = start,
+          .acquired_time = end,
+          .pid = kPid,
+          .tid = tid,
+          .address = address,
+          .lock_kind = static_cast<uint64_t>(format::LockKind::kFutex),
+          .flags = format::kLockContendedOnly,
+          .stack_id = stack,
+          .releaser_tid = releaser};
+}
+
+const CriticalSection* sectionOf(const LockTimeline& t, uint64_t tid, uint64_t end) {
+  for (const CriticalSection& s : t.sections) {
+    if (s.tid == tid && s.end == end) return &s;
+  }
+  return nullptr;
+}
+
+TEST(CriticalSections, AllModeSectionsAreExactAndWaitsAreTheContendedAcquires) {
+  std::vector<LockInterval> rows = {
+      exact(1, kLockA, 100, 100, 300, 7),
+      exact(2, kLockA, 150, 300, 350, 8, format::kLockContended),
+  };
+  LockTimeline t = buildLockTimeline(rows);
+  EXPECT_EQ(t.mode, LockRecordingMode::kAll);
+  ASSERT_EQ(t.sections.size(), 2u);
+  EXPECT_EQ(t.sections[0].tid, 1u);
+  EXPECT_EQ(t.sections[0].start, 100u);
+  EXPECT_EQ(t.sections[0].end, 300u);
+  EXPECT_FALSE(t.sections[0].inferred);
+  EXPECT_TRUE(t.sections[1].contended);
+  EXPECT_EQ(t.sections[1].request, 150u);
+  ASSERT_EQ(t.waits.size(), 1u);
+  EXPECT_EQ(t.waits[0].tid, 2u);
+  EXPECT_EQ(t.waits[0].duration(), 150u);
+  ASSERT_EQ(t.acquisitions.size(), 2u);
+  EXPECT_EQ(t.acquisitions[0].wait_ns, 0u);
+  EXPECT_EQ(t.acquisitions[1].wait_ns, 150u);
+  EXPECT_EQ(t.inferred_sections, 0u);
+}
+
+TEST(CriticalSections, CountsRowsThatMakeNoSection) {
+  std::vector<LockInterval> rows = {
+      exact(1, kLockA, 100, 100, 0, 7),                            // unreleased
+      exact(1, kLockA, 110, 110, 120, 7, format::kLockRecursive),  // recursive
+      exact(2, kLockA, 130, 130, 130, 7, format::kLockTryFailed),  // failed trylock
+      exact(2, kLockA, 200, 150, 300, 7),                          // acquired before requested
+      exact(2, kLockA, 200, 250, 240, 7),                          // released before acquired
+  };
+  LockTimeline t = buildLockTimeline(rows);
+  EXPECT_EQ(t.unreleased, 1u);
+  EXPECT_EQ(t.recursive, 1u);
+  EXPECT_EQ(t.try_failed, 1u);
+  EXPECT_EQ(t.malformed, 2u);
+  EXPECT_TRUE(t.sections.empty());
+  EXPECT_EQ(t.acquisitions.size(), 2u);  // the unreleased and the recursive one
+}
+
+TEST(CriticalSections, ContendedModeInfersTheReleasersSections) {
+  std::vector<LockInterval> rows = {
+      futexWait(2, kLockA, 100, 200, 1, 21),  // 1 held since (unknown) <= 100
+      futexWait(3, kLockA, 150, 300, 2, 31),  // 2 took it at 200
+      futexWait(1, kLockA, 250, 400, 3, 11),  // 3 took it at 300
+      futexWait(2, kLockA, 500, 600, 1, 22),  // 1 took it at 400
+      futexWait(3, kLockA, 700, 800, 4),      // 4 never waited: from max(700, 600)
+      futexWait(3, kLockA, 900, 950, 2),      // 2 last acquired at 600 < last release 800
+      futexWait(5, kLockA, 940, 950, 2),      // same wake as above: one section
+      futexWait(6, kLockA, 960, 990, 0),      // releaser unknown: no section
+  };
+  LockTimeline t = buildLockTimeline(rows);
+  EXPECT_EQ(t.mode, LockRecordingMode::kContended);
+  EXPECT_EQ(t.waits.size(), 8u);
+  EXPECT_EQ(t.inferred_sections, 6u);
+  ASSERT_EQ(t.sections.size(), 6u);
+
+  const CriticalSection* first = sectionOf(t, 1, 200);
+  ASSERT_NE(first, nullptr);
+  EXPECT_EQ(first->start, 100u);
+  EXPECT_EQ(first->stack_id, 0u);
+  EXPECT_TRUE(first->inferred);
+  EXPECT_FALSE(first->contended);
+
+  const CriticalSection* second = sectionOf(t, 2, 300);
+  ASSERT_NE(second, nullptr);
+  EXPECT_EQ(second->start, 200u);
+  EXPECT_EQ(second->request, 100u);
+  EXPECT_EQ(second->stack_id, 21u);
+  EXPECT_TRUE(second->contended);
+
+  EXPECT_EQ(sectionOf(t, 3, 400)->start, 300u);
+  EXPECT_EQ(sectionOf(t, 1, 600)->start, 400u);
+  EXPECT_EQ(sectionOf(t, 1, 600)->stack_id, 11u);
+  EXPECT_EQ(sectionOf(t, 4, 800)->start, 700u);
+  EXPECT_EQ(sectionOf(t, 2, 950)->start, 900u);
+  EXPECT_EQ(sectionOf(t, 2, 950)->stack_id, 0u);
+}
+
+TEST(CriticalSections, MixedModesAreNamed) {
+  std::vector<LockInterval> rows = {exact(1, kLockA, 1, 2, 3, 0), futexWait(2, kLockB, 4, 5, 0)};
+  EXPECT_EQ(buildLockTimeline(rows).mode, LockRecordingMode::kMixed);
+  EXPECT_EQ(buildLockTimeline({}).mode, LockRecordingMode::kNone);
+  EXPECT_STREQ(lockModeName(LockRecordingMode::kContended), "contended");
+}
+
+TEST(LockStats, NearestRankPercentiles) {
+  std::vector<uint64_t> hundred;
+  for (uint64_t v = 100; v >= 1; --v) hundred.push_back(v);
+  Distribution d = distributionOf(hundred);
+  EXPECT_EQ(d.count, 100u);
+  EXPECT_EQ(d.total, 5050u);
+  EXPECT_EQ(d.p50, 50u);
+  EXPECT_EQ(d.p90, 90u);
+  EXPECT_EQ(d.p99, 99u);
+  EXPECT_EQ(d.max, 100u);
+
+  std::vector<uint64_t> four = {4, 1, 3, 2};
+  d = distributionOf(four);
+  EXPECT_EQ(d.p50, 2u);
+  EXPECT_EQ(d.p90, 4u);
+  EXPECT_EQ(d.p99, 4u);
+
+  std::vector<uint64_t> none;
+  EXPECT_EQ(distributionOf(none).count, 0u);
+}
+
+TEST(LockStats, Log2Buckets) {
+  EXPECT_EQ(log2Bucket(0), 0u);
+  EXPECT_EQ(log2Bucket(1), 0u);
+  EXPECT_EQ(log2Bucket(2), 1u);
+  EXPECT_EQ(log2Bucket(3), 1u);
+  EXPECT_EQ(log2Bucket(1023), 9u);
+  EXPECT_EQ(log2Bucket(1024), 10u);
+  EXPECT_EQ(log2Bucket(UINT64_MAX), 63u);
+}
+
+std::vector<LockInterval> twoLocks() {
+  return {
+      exact(1, kLockA, 0, 0, 100, 7),                                 // hold 100
+      exact(2, kLockA, 50, 100, 300, 8, format::kLockContended),      // wait 50, hold 200
+      exact(3, kLockA, 300, 300, 310, 7),                             // hold 10
+      exact(1, kLockB, 1000, 1000, 1004, 9),                          // hold 4
+      exact(2, kLockB, 1001, 1004, 1005, 9, format::kLockContended),  // wait 3, hold 1
+  };
+}
+
+TEST(LockStats, PerLock) {
+  std::vector<LockInterval> rows = twoLocks();
+  LockTimeline t = buildLockTimeline(rows);
+  std::vector<LockGroupStats> groups = computeLockStats(t, LockGrouping::kByLock, {}, 2);
+  ASSERT_EQ(groups.size(), 2u);
+  const LockGroupStats& a = groups[0];  // most wait first
+  EXPECT_EQ(a.lock.address, kLockA);
+  EXPECT_EQ(a.locks, 1u);
+  EXPECT_EQ(a.site, 7u);  // two of three acquisitions
+  EXPECT_EQ(a.site_stack_id, 7u);
+  EXPECT_EQ(a.acquisitions, 3u);
+  EXPECT_EQ(a.contended, 1u);
+  EXPECT_EQ(a.wait.total, 50u);
+  EXPECT_EQ(a.wait.max, 50u);
+  EXPECT_EQ(a.wait.p50, 0u);
+  EXPECT_EQ(a.hold.count, 3u);
+  EXPECT_EQ(a.hold.total, 310u);
+  EXPECT_EQ(a.hold.p50, 100u);
+  EXPECT_EQ(a.hold.max, 200u);
+  EXPECT_FALSE(a.hold_inferred);
+  ASSERT_EQ(a.top_holders.size(), 2u);
+  EXPECT_EQ(a.top_holders[0].tid, 2u);
+  EXPECT_EQ(a.top_holders[0].ns, 200u);
+  EXPECT_EQ(a.top_holders[1].tid, 1u);
+  ASSERT_EQ(a.top_waiters.size(), 1u);  // threads that never waited are not waiters
+  EXPECT_EQ(a.top_waiters[0].tid, 2u);
+  EXPECT_EQ(a.top_waiters[0].count, 1u);
+  EXPECT_EQ(a.hold_histogram[log2Bucket(100)], 1u);  // bucket 6
+  EXPECT_EQ(a.hold_histogram[7], 1u);                // 200
+  EXPECT_EQ(a.hold_histogram[3], 1u);                // 10
+  EXPECT_EQ(groups[1].lock.address, kLockB);
+  EXPECT_EQ(groups[1].wait.total, 3u);
+  EXPECT_EQ(groups[1].hold.total, 5u);
+}
+
+TEST(LockStats, PerSiteMergesStacksOfOneSite) {
+  std::vector<LockInterval> rows = twoLocks();
+  LockTimeline t = buildLockTimeline(rows);
+  // Stacks 7 and 8 are one site (say, update_account); 9 another.
+  SiteOf site_of = [](uint64_t stack) -> uint64_t { return stack == 9 ? 2 : 1; };
+  std::vector<LockGroupStats> groups = computeLockStats(t, LockGrouping::kBySite, site_of, 3);
+  ASSERT_EQ(groups.size(), 2u);
+  EXPECT_EQ(groups[0].site, 1u);
+  EXPECT_EQ(groups[0].acquisitions, 3u);
+  EXPECT_EQ(groups[0].hold.total, 310u);
+  EXPECT_EQ(groups[0].site_stack_id, 7u);
+  EXPECT_EQ(groups[0].lock.address, kLockA);
+  EXPECT_EQ(groups[1].site, 2u);
+  EXPECT_EQ(groups[1].acquisitions, 2u);
+}
+
+TEST(LockStats, ContendedModeHoldsAreInferred) {
+  std::vector<LockInterval> rows = {futexWait(2, kLockA, 100, 200, 1, 21),
+                                    futexWait(3, kLockA, 150, 300, 2, 31)};
+  LockTimeline t = buildLockTimeline(rows);
+  std::vector<LockGroupStats> groups = computeLockStats(t, LockGrouping::kByLock, {}, 3);
+  ASSERT_EQ(groups.size(), 1u);
+  EXPECT_EQ(groups[0].acquisitions, 2u);
+  EXPECT_EQ(groups[0].contended, 2u);
+  EXPECT_EQ(groups[0].wait.total, 250u);
+  EXPECT_TRUE(groups[0].hold_inferred);
+  EXPECT_EQ(groups[0].hold.count, 2u);
+  EXPECT_EQ(groups[0].hold.total, 200u);  // [100,200) by 1 and [200,300) by 2
+  EXPECT_EQ(groups[0].site, 21u);         // recorded acquisitions name it, first among equals
+}
+
+}  // namespace
+}  // namespace incise::analyzer
