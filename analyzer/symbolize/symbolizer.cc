@@ -1,0 +1,280 @@
+#include "analyzer/symbolize/symbolizer.h"
+
+#include <cstdio>
+#include <unordered_set>
+
+namespace incise::analyzer {
+namespace {
+
+// Frame-store spaces: what a frame's identity is relative to.
+enum class Space : uint64_t { kObject = 1, kKernel = 2, kPerfMapEntry = 3, kUnmapped = 4 };
+
+uint64_t space(Space tag, uint64_t id = 0) {
+  return static_cast<uint64_t>(tag) << 56 | id;
+}
+
+// Answers for kernel addresses are shared by every pid.
+constexpr uint64_t kKernelAnswerSpace = uint64_t{1} << 32;
+
+std::string hex(uint64_t value) {
+  char buffer[24];
+  std::snprintf(buffer, sizeof buffer, "0x%llx", static_cast<unsigned long long>(value));
+  return buffer;
+}
+
+std::string basename(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+// Memory that behaves as anonymous although it has a name: JIT code lives there.
+bool isFileBacked(const format::Mapping& mapping) {
+  const std::string& path = mapping.path;
+  if (path.empty() || path.front() != '/') return false;
+  return path.rfind("//anon", 0) != 0 && path.rfind("/memfd:", 0) != 0 &&
+         path.rfind("/dev/zero", 0) != 0 && path.rfind("/SYSV", 0) != 0;
+}
+
+void nameUnknown(Frame& frame, uint64_t address) {
+  frame.name = frame.module.empty() ? "[unknown] " + hex(address)
+                                    : frame.module + "+" + hex(frame.module_offset);
+}
+
+}  // namespace
+
+size_t Symbolizer::KeyHash::operator()(const Key& key) const {
+  // splitmix64 finalizer over both words: addresses differ in low bits only.
+  uint64_t x = key.address ^ (key.space * 0x9e3779b97f4a7c15ULL);
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return static_cast<size_t>(x ^ (x >> 31));
+}
+
+Symbolizer::Symbolizer(const format::Metadata& metadata, SymbolizerOptions options)
+    : finder_(std::move(options)) {
+  embedded_ = metadata.objects;
+  for (size_t i = 0; i < embedded_.size(); ++i) {
+    const format::ObjectSymbols& object = embedded_[i];
+    // A later copy of the same object wins only if it knows more.
+    auto remember = [&](std::unordered_map<std::string, size_t>& index, const std::string& key) {
+      if (key.empty()) return;
+      auto [it, inserted] = index.emplace(key, i);
+      if (!inserted && embedded_[it->second].symbols.size() <= object.symbols.size())
+        it->second = i;
+    };
+    remember(embedded_by_build_id_, object.build_id);
+    remember(embedded_by_path_, object.path);
+  }
+
+  for (const format::Mapping& mapping : metadata.mappings) {
+    const bool embedded_by_name = embedded_by_path_.count(mapping.path) != 0;
+    const uint32_t object = isFileBacked(mapping) || embedded_by_name || !mapping.build_id.empty()
+                                ? objectFor(mapping.build_id, mapping.path)
+                                : kAnonymous;
+    mappings_[mapping.pid].add(mapping.start, mapping.end, mapping.time,
+                               {object, mapping.start, mapping.file_offset});
+  }
+  for (auto& [pid, intervals] : mappings_) intervals.finish();
+
+  // Snapshots usually repeat earlier lines; one copy of each entry is enough.
+  std::unordered_set<std::string> seen;
+  for (const format::PerfMapSnapshot& snapshot : metadata.perf_maps) {
+    for (const format::PerfMapEntry& entry : snapshot.entries) {
+      if (entry.size == 0 || entry.start + entry.size < entry.start) continue;
+      std::string identity = std::to_string(snapshot.pid) + ' ' + std::to_string(entry.start) +
+                             ' ' + std::to_string(entry.size) + ' ' + entry.name;
+      if (!seen.insert(std::move(identity)).second) continue;
+      perf_map_names_.push_back(entry.name);
+      perf_maps_[snapshot.pid].add(
+          entry.start, entry.start + entry.size, snapshot.time,
+          {static_cast<uint32_t>(perf_map_names_.size() - 1), entry.start});
+    }
+  }
+  for (auto& [pid, intervals] : perf_maps_) intervals.finish();
+
+  kernel_ = SymbolTable::fromKernel(metadata.kernel_symbols);
+}
+
+Symbolizer::~Symbolizer() = default;
+
+uint32_t Symbolizer::objectFor(const std::string& build_id, const std::string& path) {
+  const std::string key = build_id.empty() ? "path:" + path : "build-id:" + build_id;
+  auto [it, inserted] = object_by_key_.emplace(key, static_cast<uint32_t>(objects_.size()));
+  if (inserted) {
+    ObjectState object;
+    object.path = path;
+    object.build_id = build_id;
+    object.module = basename(path);
+    objects_.push_back(std::move(object));
+  }
+  return it->second;
+}
+
+const format::ObjectSymbols* Symbolizer::embeddedFor(const ObjectState& object) const {
+  if (!object.build_id.empty()) {
+    auto by_id = embedded_by_build_id_.find(object.build_id);
+    if (by_id != embedded_by_build_id_.end()) return &embedded_[by_id->second];
+  }
+  auto by_path = embedded_by_path_.find(object.path);
+  if (by_path == embedded_by_path_.end()) return nullptr;
+  const format::ObjectSymbols& candidate = embedded_[by_path->second];
+  // Same path, another build: a different file that happened to live there.
+  if (!object.build_id.empty() && !candidate.build_id.empty() &&
+      candidate.build_id != object.build_id) {
+    return nullptr;
+  }
+  return &candidate;
+}
+
+Symbolizer::ObjectState& Symbolizer::resolvedObject(uint32_t index) {
+  ObjectState& object = objects_[index];
+  if (object.resolved) return object;
+  object.resolved = true;
+  ObjectIdentity identity{object.path, object.build_id, {}};
+  if (const format::ObjectSymbols* embedded = embeddedFor(object)) {
+    object.segments = embedded->segments;
+    if (!embedded->symbols.empty()) {
+      object.table = SymbolTable::fromObject(embedded->symbols);
+      object.source = SymbolSource::kEmbedded;
+      return object;
+    }
+    if (identity.build_id.empty()) identity.build_id = embedded->build_id;
+    identity.debug_link = embedded->debug_link;
+  }
+  if (std::optional<FoundSymbols> found = finder_.find(identity, counters_)) {
+    if (object.segments.empty()) object.segments = std::move(found->object.segments);
+    object.table = SymbolTable::fromObject(found->object.symbols);
+    object.source = found->source;
+    return object;
+  }
+  ++counters_.missing_objects;
+  return object;
+}
+
+const Frame& Symbolizer::lookup(uint32_t pid, uint64_t address, uint64_t time) {
+  ++counters_.lookups;
+  const Key key{isKernelAddress(address) ? kKernelAnswerSpace : pid, address};
+  auto [it, inserted] = answers_.try_emplace(key);
+  CachedAnswer& answer = it->second;
+  const Frame* frame = answer.frame;
+  if (inserted || time < answer.valid_from || time >= answer.valid_until) {
+    ++counters_.cache_misses;
+    frame = &resolve(pid, address, time, answer);
+  }
+  if (!frame->known()) ++counters_.unsymbolized_frames;
+  return *frame;
+}
+
+const Frame* Symbolizer::tryLookup(uint32_t pid, uint64_t address, uint64_t time) {
+  const Frame& frame = lookup(pid, address, time);
+  return frame.known() ? &frame : nullptr;
+}
+
+const Frame& Symbolizer::resolve(uint32_t pid, uint64_t address, uint64_t time,
+                                 CachedAnswer& answer) {
+  answer.valid_from = 0;
+  answer.valid_until = TimedIntervals<MappingValue>::kForever;
+  auto narrow = [&](uint64_t from, uint64_t until) {
+    answer.valid_from = std::max(answer.valid_from, from);
+    answer.valid_until = std::min(answer.valid_until, until);
+  };
+  if (isKernelAddress(address)) {
+    answer.frame = &kernelFrame(address);
+    return *answer.frame;
+  }
+
+  const MappingValue* mapping = nullptr;
+  if (auto maps = mappings_.find(pid); maps != mappings_.end()) {
+    const auto hit = maps->second.find(address, time, /*or_earliest_later=*/true);
+    narrow(hit.valid_from, hit.valid_until);
+    mapping = hit.value;
+    if (mapping && hit.valid_until <= time) ++counters_.mapping_time_fallbacks;
+  }
+  if (mapping && mapping->object != kAnonymous) {
+    answer.frame = &objectFrame(*mapping, address);
+    return *answer.frame;
+  }
+  if (auto jit = perf_maps_.find(pid); jit != perf_maps_.end()) {
+    const auto hit = jit->second.find(address, time);
+    narrow(hit.valid_from, hit.valid_until);
+    if (hit.value) {
+      answer.frame = &perfMapFrame(pid, *hit.value, address);
+      return *answer.frame;
+    }
+  }
+  answer.frame = &unknownFrame(address);
+  return *answer.frame;
+}
+
+const Frame& Symbolizer::kernelFrame(uint64_t address) {
+  auto [it, inserted] = frames_.try_emplace(Key{space(Space::kKernel), address});
+  Frame& frame = it->second;
+  if (!inserted) return frame;
+  frame.kernel = true;
+  frame.module_offset = address;
+  if (std::optional<size_t> hit = kernel_.find(address)) {
+    frame.function = kernel_.demangledName(*hit);
+    frame.symbol_offset = address - kernel_.start(*hit);
+    frame.module =
+        kernel_.module(*hit).empty() ? "[kernel.kallsyms]" : "[" + kernel_.module(*hit) + "]";
+    frame.source = SymbolSource::kKernel;
+    frame.name = frame.function;
+  } else {
+    nameUnknown(frame, address);
+  }
+  return frame;
+}
+
+const Frame& Symbolizer::objectFrame(const MappingValue& mapping, uint64_t address) {
+  const uint64_t file_offset = address - mapping.start + mapping.file_offset;
+  auto [it, inserted] =
+      frames_.try_emplace(Key{space(Space::kObject, mapping.object), file_offset});
+  Frame& frame = it->second;
+  if (!inserted) return frame;
+  ObjectState& object = resolvedObject(mapping.object);
+  frame.module = object.module;
+  // Without segments, assume the common layout where ELF addresses equal file offsets.
+  uint64_t vaddr = file_offset;
+  for (const format::Segment& segment : object.segments) {
+    if (file_offset >= segment.file_offset &&
+        file_offset - segment.file_offset < segment.file_size) {
+      vaddr = segment.vaddr + (file_offset - segment.file_offset);
+      break;
+    }
+  }
+  frame.module_offset = vaddr;
+  if (std::optional<size_t> hit = object.table.find(vaddr)) {
+    frame.function = object.table.demangledName(*hit);
+    frame.symbol_offset = vaddr - object.table.start(*hit);
+    frame.source = object.source;
+    frame.name = frame.function;
+  } else {
+    nameUnknown(frame, address);
+  }
+  return frame;
+}
+
+const Frame& Symbolizer::perfMapFrame(uint32_t pid, const PerfMapValue& entry, uint64_t address) {
+  auto [it, inserted] = frames_.try_emplace(Key{space(Space::kPerfMapEntry, entry.entry), address});
+  Frame& frame = it->second;
+  if (!inserted) return frame;
+  frame.function = perf_map_names_[entry.entry];
+  frame.module = "perf-" + std::to_string(pid) + ".map";
+  frame.module_offset = address;
+  frame.symbol_offset = address - entry.start;
+  frame.source = SymbolSource::kPerfMap;
+  frame.name = frame.function;
+  return frame;
+}
+
+const Frame& Symbolizer::unknownFrame(uint64_t address) {
+  auto [it, inserted] = frames_.try_emplace(Key{space(Space::kUnmapped), address});
+  Frame& frame = it->second;
+  if (inserted) {
+    frame.module_offset = address;
+    nameUnknown(frame, address);
+  }
+  return frame;
+}
+
+}  // namespace incise::analyzer

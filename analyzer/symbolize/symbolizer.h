@@ -1,0 +1,126 @@
+// Symbolizer: code address -> Frame, for one trace.
+//
+// Built from the trace's metadata: the embedded symbol tables, each
+// process's mappings with the time they were seen, the kernel symbols and the
+// JIT perf-map snapshots with their times. Names come, in order, from the
+// embedded symbol table (matched by build-id, else path), local files (see
+// DebugFileFinder), and debuginfod when DEBUGINFOD_URLS is set. Kernel
+// addresses (top bit set) use the embedded kernel symbols. Anonymous memory,
+// or no mapping at all, uses the pid's perf-map entries valid at that time.
+// It never executes anything and never opens a trace path outside --symfs.
+//
+// A user address goes: the pid's mapping valid at `time` -> file offset ->
+// ELF address through the object's PT_LOAD segments -> symbol by binary
+// search. Answers are cached per (pid, address) with the time window over
+// which they hold, and frames are shared per (object, file offset), so a
+// repeated address costs one hash lookup. Not thread-safe: one per thread,
+// or a lock around it.
+//
+//   Symbolizer symbolizer(reader.metadata(), {.symfs = "/srv/sysroot"});
+//   const Frame& frame = symbolizer.lookup(pid, ip, time);   // always a frame
+//   if (const Frame* known = symbolizer.tryLookup(pid, ip, time)) use(known->function);
+//   symbolizer.counters().unsymbolized_frames;
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "analyzer/symbolize/debug_file_finder.h"
+#include "analyzer/symbolize/frame.h"
+#include "analyzer/symbolize/symbol_table.h"
+#include "analyzer/symbolize/symbolize_counters.h"
+#include "analyzer/symbolize/symbolizer_options.h"
+#include "analyzer/symbolize/timed_intervals.h"
+#include "format/metadata.h"
+#include "format/reader.h"
+
+namespace incise::analyzer {
+
+class Symbolizer {
+ public:
+  explicit Symbolizer(const format::Metadata& metadata, SymbolizerOptions options = {});
+  explicit Symbolizer(const format::Reader& reader, SymbolizerOptions options = {})
+      : Symbolizer(reader.metadata(), std::move(options)) {}
+  Symbolizer(const Symbolizer&) = delete;
+  Symbolizer& operator=(const Symbolizer&) = delete;
+  ~Symbolizer();
+
+  // Always a frame; unknown ones are named "module+0xoffset" or
+  // "[unknown] 0xaddress". The reference stays valid as long as the
+  // Symbolizer.
+  const Frame& lookup(uint32_t pid, uint64_t address, uint64_t time);
+  // The same frame when it has a function name; null when it does not.
+  const Frame* tryLookup(uint32_t pid, uint64_t address, uint64_t time);
+  // lookup() by value, for callers that keep frames beyond the symbolizer.
+  Frame symbolize(uint32_t pid, uint64_t address, uint64_t time) {
+    return lookup(pid, address, time);
+  }
+
+  static bool isKernelAddress(uint64_t address) { return (address >> 63) != 0; }
+
+  const SymbolizeCounters& counters() const { return counters_; }
+
+ private:
+  static constexpr uint32_t kAnonymous = UINT32_MAX;
+
+  struct ObjectState {
+    std::string path;
+    std::string build_id;
+    std::string module;
+    bool resolved = false;
+    SymbolSource source = SymbolSource::kUnknown;
+    SymbolTable table;
+    std::vector<format::Segment> segments;
+  };
+  struct MappingValue {
+    uint32_t object = kAnonymous;
+    uint64_t start = 0;
+    uint64_t file_offset = 0;
+  };
+  struct PerfMapValue {
+    uint32_t entry = 0;  // index into perf_map_names_
+    uint64_t start = 0;
+  };
+  struct Key {
+    uint64_t space = 0;  // a pid, or what a frame belongs to (tag << 56 | id)
+    uint64_t address = 0;
+    bool operator==(const Key&) const = default;
+  };
+  struct KeyHash {
+    size_t operator()(const Key& key) const;
+  };
+  struct CachedAnswer {
+    uint64_t valid_from = 0;
+    uint64_t valid_until = 0;
+    const Frame* frame = nullptr;  // owned by frames_
+  };
+
+  const Frame& resolve(uint32_t pid, uint64_t address, uint64_t time, CachedAnswer& answer);
+  const Frame& kernelFrame(uint64_t address);
+  const Frame& objectFrame(const MappingValue& mapping, uint64_t address);
+  const Frame& perfMapFrame(uint32_t pid, const PerfMapValue& entry, uint64_t address);
+  const Frame& unknownFrame(uint64_t address);
+  ObjectState& resolvedObject(uint32_t index);
+  uint32_t objectFor(const std::string& build_id, const std::string& path);
+  const format::ObjectSymbols* embeddedFor(const ObjectState& object) const;
+
+  SymbolizeCounters counters_;
+  DebugFileFinder finder_;
+  std::vector<format::ObjectSymbols> embedded_;
+  std::unordered_map<std::string, size_t> embedded_by_build_id_;
+  std::unordered_map<std::string, size_t> embedded_by_path_;
+  std::vector<ObjectState> objects_;
+  std::unordered_map<std::string, uint32_t> object_by_key_;
+  std::unordered_map<uint32_t, TimedIntervals<MappingValue>> mappings_;
+  std::unordered_map<uint32_t, TimedIntervals<PerfMapValue>> perf_maps_;
+  std::vector<std::string> perf_map_names_;
+  SymbolTable kernel_;
+  // Frames never move or die before the Symbolizer: answers_ and callers point at them.
+  std::unordered_map<Key, Frame, KeyHash> frames_;
+  std::unordered_map<Key, CachedAnswer, KeyHash> answers_;
+};
+
+}  // namespace incise::analyzer
