@@ -70,10 +70,10 @@ Result<std::unique_ptr<Trace>> Trace::open(const std::string& path, const TraceO
     }
   }
 
-  trace->symbolizer_ = std::make_unique<Symbolizer>(r, SymbolizerOptions{
-                                                           .symfs = options.symfs,
-                                                           .debug_dirs = options.debug_dirs,
-                                                       });
+  SymbolizerOptions symbolizer_options;
+  symbolizer_options.symfs = options.symfs;
+  symbolizer_options.debug_dirs = options.debug_dirs;
+  trace->symbolizer_ = std::make_unique<Symbolizer>(r.metadata(), symbolizer_options);
   return trace;
 }
 
