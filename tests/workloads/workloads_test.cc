@@ -98,6 +98,14 @@ TEST(CpuShares, MeasuredCpuFollowsTheSixThreeOneWork) {
   EXPECT_EQ(count_list(run.text("worker_tids")), 2u);
 }
 
+TEST(CpuShares, FixedWorkRunsExactlyTheRoundsAsked) {
+  auto run = run_workload(workload("cpu_shares"),
+                          {"--threads", "2", "--rounds", "20", "--round-steps", "10000"});
+  ASSERT_EQ(run.exit_code, 0) << run.raw_stdout;
+  EXPECT_EQ(run.number("rounds"), 40u);
+  EXPECT_EQ(run.number("round_steps"), 10000u);
+}
+
 TEST(Sleeper, SleepsAtLeastWhatItWasAsked) {
   auto run =
       run_workload(workload("sleeper"), {"--count", "4", "--interval-ms", "20", "--pipe-ms", "60"});
@@ -143,6 +151,9 @@ TEST(OmitFp, RunsItsCallChain) {
   ASSERT_EQ(run.exit_code, 0) << run.raw_stdout;
   EXPECT_GT(run.number("calls"), 0u);
   EXPECT_GE(run.number("elapsed_ns"), 200'000'000u);
+  auto fixed = run_workload(workload("omit_fp"), {"--calls", "50", "--steps", "1000"});
+  ASSERT_EQ(fixed.exit_code, 0) << fixed.raw_stdout;
+  EXPECT_EQ(fixed.number("calls"), 50u);
 }
 
 }  // namespace

@@ -7,6 +7,8 @@
 // the call, so neither call is a tail call and every frame stays on the stack.
 // hot_leaf_work is a true leaf and holds almost all samples.
 //
+// With --calls N the work is fixed instead of the duration.
+//
 // Output (stdout, key=value): pid, calls (hot_leaf_work calls), elapsed_ns.
 #include <unistd.h>
 
@@ -34,19 +36,22 @@ int main(int argc, char** argv) {
   using namespace incise::workloads;
   double seconds = 2;
   std::uint64_t steps = 200000;
+  std::uint64_t fixed_calls = 0;
   Options options("omit_fp",
                   "Burns CPU in main -> level1 -> level2 -> hot_leaf_work, built without frame\n"
                   "pointers, for DWARF unwinding. Prints the call count as key=value lines.",
                   "omit_fp --seconds 2");
   options.add("seconds", "wall-clock duration", seconds);
   options.add("steps", "mix steps per hot_leaf_work call", steps);
+  options.add("calls", "fixed work: hot_leaf_work calls, ignoring --seconds; 0 = use --seconds",
+              fixed_calls);
   options.parse_or_exit(argc, argv);
 
   const std::uint64_t start_ns = monotonic_ns();
   const auto deadline_ns = start_ns + static_cast<std::uint64_t>(seconds * 1e9);
   std::uint64_t seed = 0x9e3779b97f4a7c15u;
   std::uint64_t calls = 0;
-  while (monotonic_ns() < deadline_ns) {
+  while (fixed_calls != 0 ? calls < fixed_calls : monotonic_ns() < deadline_ns) {
     seed = level1(steps, seed);
     ++calls;
   }
