@@ -48,22 +48,22 @@ struct {
   __type(value, __u64);
 } drops SEC(".maps");
 
-static __always_inline void *scratch_event(__u32 slot) {
+static __always_inline void* scratch_event(__u32 slot) {
   return bpf_map_lookup_elem(&scratch, &slot);
 }
 
 static __always_inline void count_drop(__u32 source) {
-  __u64 *count = bpf_map_lookup_elem(&drops, &source);
+  __u64* count = bpf_map_lookup_elem(&drops, &source);
   if (count) *count += 1;
 }
 
-static __always_inline void submit_event(void *event, __u64 size, __u32 lost_source) {
+static __always_inline void submit_event(void* event, __u64 size, __u32 lost_source) {
   if (size > EVENT_MAX_SIZE) size = EVENT_MAX_SIZE;
   if (bpf_ringbuf_output(&events, event, size, 0) != 0) count_drop(lost_source);
 }
 
 /* Fills the common header for the current task. */
-static __always_inline void fill_header(struct event_header *h, __u32 type) {
+static __always_inline void fill_header(struct event_header* h, __u32 type) {
   __u64 pid_tgid = bpf_get_current_pid_tgid();
   h->type = type;
   h->cpu = bpf_get_smp_processor_id();

@@ -16,11 +16,11 @@ char LICENSE[] SEC("license") = "GPL";
 const volatile bool capture_stack = true;
 
 SEC("perf_event")
-int on_cpu_sample(struct bpf_perf_event_data *ctx) {
+int on_cpu_sample(struct bpf_perf_event_data* ctx) {
   __u32 tgid = bpf_get_current_pid_tgid() >> 32;
   if (!is_target(tgid)) return 0;
 
-  struct cpu_sample_event *e = scratch_event(0);
+  struct cpu_sample_event* e = scratch_event(0);
   if (!e) return 0;
   fill_header(&e->header, EVENT_CPU_SAMPLE);
   e->period = ctx->sample_period;
@@ -28,8 +28,8 @@ int on_cpu_sample(struct bpf_perf_event_data *ctx) {
     capture_stacks(ctx, &e->stack);
   else
     clear_stack(&e->stack);
-  submit_event(e, event_size_with_stack(__builtin_offsetof(struct cpu_sample_event, stack),
-                                        &e->stack),
+  submit_event(e,
+               event_size_with_stack(__builtin_offsetof(struct cpu_sample_event, stack), &e->stack),
                LOST_CPU_SAMPLES);
   return 0;
 }

@@ -21,13 +21,12 @@
 #define STACK_BYTES (MAX_STACK_DEPTH * sizeof(__u64))
 
 /* `ctx` is the program's context: bpf_get_stack finds the registers through it. */
-static __always_inline void capture_stacks(void *ctx, struct event_stack *stack) {
+static __always_inline void capture_stacks(void* ctx, struct event_stack* stack) {
   long kernel_bytes = bpf_get_stack(ctx, stack->frames, STACK_BYTES, 0);
   if (kernel_bytes < 0) kernel_bytes = 0;
   __u32 kernel_count = (__u32)kernel_bytes / sizeof(__u64);
   if (kernel_count > MAX_STACK_DEPTH) kernel_count = MAX_STACK_DEPTH;
-  long user_bytes =
-      bpf_get_stack(ctx, &stack->frames[kernel_count], STACK_BYTES, BPF_F_USER_STACK);
+  long user_bytes = bpf_get_stack(ctx, &stack->frames[kernel_count], STACK_BYTES, BPF_F_USER_STACK);
   if (user_bytes < 0) user_bytes = 0;
   __u32 user_count = (__u32)user_bytes / sizeof(__u64);
   if (user_count > MAX_STACK_DEPTH) user_count = MAX_STACK_DEPTH;
@@ -37,7 +36,7 @@ static __always_inline void capture_stacks(void *ctx, struct event_stack *stack)
 }
 
 /* Only the user stack (for events whose kernel part is always the same). */
-static __always_inline void capture_user_stack(void *ctx, struct event_stack *stack) {
+static __always_inline void capture_user_stack(void* ctx, struct event_stack* stack) {
   long user_bytes = bpf_get_stack(ctx, stack->frames, STACK_BYTES, BPF_F_USER_STACK);
   if (user_bytes < 0) user_bytes = 0;
   __u32 user_count = (__u32)user_bytes / sizeof(__u64);
@@ -47,7 +46,7 @@ static __always_inline void capture_user_stack(void *ctx, struct event_stack *st
   stack->reserved = 0;
 }
 
-static __always_inline void clear_stack(struct event_stack *stack) {
+static __always_inline void clear_stack(struct event_stack* stack) {
   stack->kernel_count = 0;
   stack->user_count = 0;
   stack->reserved = 0;
@@ -55,7 +54,7 @@ static __always_inline void clear_stack(struct event_stack *stack) {
 
 /* Bytes of a record whose stack starts `stack_offset` bytes in. */
 static __always_inline __u64 event_size_with_stack(__u64 stack_offset,
-                                                   const struct event_stack *stack) {
+                                                   const struct event_stack* stack) {
   return stack_offset + __builtin_offsetof(struct event_stack, frames) +
          ((__u64)stack->kernel_count + stack->user_count) * sizeof(__u64);
 }

@@ -41,7 +41,7 @@ static __always_inline bool is_target(__u32 tgid) {
 }
 
 /* For any task (the cgroup of a task that is not `current` comes from its css_set). */
-static __always_inline bool is_target_task(struct task_struct *task) {
+static __always_inline bool is_target_task(struct task_struct* task) {
   if (filter_by_pid) return is_target_pid(BPF_CORE_READ(task, tgid));
   if (target_cgroup_id) return BPF_CORE_READ(task, cgroups, dfl_cgrp, kn, id) == target_cgroup_id;
   return true;

@@ -4,12 +4,17 @@
 //   sources.push_back(makeProfileSource());
 #pragma once
 
+#include <cstdint>
 #include <memory>
+#include <string>
 
 #include "recorder/source.h"
 
 namespace incise::recorder {
 
 std::unique_ptr<Source> makeProfileSource();
+
+// "cycles" when a hardware PMU can sample, else "cpu-clock" (probed on cpu 0).
+std::string sampleEventName(uint32_t frequency_hz);
 
 }  // namespace incise::recorder

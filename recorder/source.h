@@ -6,8 +6,9 @@
 // out while the others go on:
 //
 //   for (auto& source : createSources(config)) {
-//     if (Status s = source->open(config, filter); !s) { warn(s); continue; }  // open, rodata, load
-//     if (Status s = source->attach(poller, sink); !s) { warn(s); continue; }  // attach, add rings
+//     if (Status s = source->open(config, filter); !s) { warn(s); continue; }  // open, rodata,
+//     load if (Status s = source->attach(poller, sink); !s) { warn(s); continue; }  // attach, add
+//     rings
 //   }
 //   while (running) { poller.poll(100); for (auto& s : live) s->pollLost(sink); }
 //   for (auto& s : live) s->finish(sink);

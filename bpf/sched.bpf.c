@@ -1,0 +1,218 @@
+// Scheduler and process life of target threads.
+//
+// sched_switch: prev/next, prev state (0 = preempted) and prev's off-CPU
+// stack (in this tracepoint `current` is still prev, so bpf_get_stack sees
+// prev's kernel and user stacks). sched_wakeup(_new): waker = current, with
+// its stack. fork/exec/exit/rename feed the process tracker, and fork adds
+// children of target processes to `targets` so `-- CMD` follows the tree.
+//
+// Every hook has a tp_btf and a raw_tp variant; the recorder autoloads the
+// tp_btf ones when the kernel has BTF-enabled tracepoints, else raw_tp.
+// Nothing is kept per CPU: threads migrate, so all state is per event.
+#include "vmlinux.h"
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+#include "bpf/event_output.bpf.h"
+#include "bpf/events.h"
+#include "bpf/stack.bpf.h"
+#include "bpf/target_filter.bpf.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+const volatile bool capture_stack = true;
+
+// Interrupt-context wake-ups can nest inside other hooks of this object.
+enum { SLOT_SWITCH = 0, SLOT_WAKEUP = 1 };
+
+static __always_inline int on_switch(void* ctx, bool preempt, struct task_struct* prev,
+                                     struct task_struct* next, unsigned int prev_state) {
+  bool prev_is_target = is_target_task(prev);
+  if (!prev_is_target && !is_target_task(next)) return 0;
+
+  struct sched_switch_event* e = scratch_event(SLOT_SWITCH);
+  if (!e) return 0;
+  e->header.type = EVENT_SCHED_SWITCH;
+  e->header.cpu = bpf_get_smp_processor_id();
+  e->header.time = bpf_ktime_get_ns();
+  e->header.pid = BPF_CORE_READ(prev, tgid);
+  e->header.tid = BPF_CORE_READ(prev, pid);
+  e->prev_state = preempt ? 0 : prev_state;
+  e->next_pid = BPF_CORE_READ(next, tgid);
+  e->next_tid = BPF_CORE_READ(next, pid);
+  if (capture_stack && prev_is_target && e->header.pid != 0)
+    capture_stacks(ctx, &e->stack);
+  else
+    clear_stack(&e->stack);
+  submit_event(
+      e, event_size_with_stack(__builtin_offsetof(struct sched_switch_event, stack), &e->stack),
+      LOST_SCHED);
+  return 0;
+}
+
+static __always_inline int on_wakeup(void* ctx, struct task_struct* wakee, bool is_new) {
+  __u32 waker_tgid = bpf_get_current_pid_tgid() >> 32;
+  if (!is_target_task(wakee) && !is_target(waker_tgid)) return 0;
+
+  struct wakeup_event* e = scratch_event(SLOT_WAKEUP);
+  if (!e) return 0;
+  fill_header(&e->header, EVENT_WAKEUP);
+  e->wakee_pid = BPF_CORE_READ(wakee, tgid);
+  e->wakee_tid = BPF_CORE_READ(wakee, pid);
+  e->target_cpu = BPF_CORE_READ(wakee, wake_cpu);
+  e->is_new_task = is_new;
+  if (capture_stack && waker_tgid != 0)
+    capture_stacks(ctx, &e->stack);
+  else
+    clear_stack(&e->stack);
+  submit_event(e, event_size_with_stack(__builtin_offsetof(struct wakeup_event, stack), &e->stack),
+               LOST_SCHED);
+  return 0;
+}
+
+static __always_inline void output_process_event(struct process_event* e) {
+  e->header.type = EVENT_PROCESS;
+  e->header.cpu = bpf_get_smp_processor_id();
+  e->header.time = bpf_ktime_get_ns();
+  submit_event(e, sizeof(*e), LOST_PROCESS);
+}
+
+static __always_inline int on_fork(struct task_struct* parent, struct task_struct* child) {
+  __u32 parent_tgid = BPF_CORE_READ(parent, tgid);
+  __u32 child_tgid = BPF_CORE_READ(child, tgid);
+  if (!is_target(parent_tgid)) return 0;
+  if (filter_by_pid && child_tgid != parent_tgid) {
+    __u8 one = 1;
+    bpf_map_update_elem(&targets, &child_tgid, &one, BPF_ANY);
+  }
+  struct process_event e = {};
+  e.header.pid = parent_tgid;
+  e.header.tid = BPF_CORE_READ(parent, pid);
+  e.kind = PROCESS_FORK;
+  e.peer_pid = child_tgid;
+  e.peer_tid = BPF_CORE_READ(child, pid);
+  BPF_CORE_READ_STR_INTO(&e.comm, child, comm);
+  output_process_event(&e);
+  return 0;
+}
+
+static __always_inline int on_exec(struct task_struct* task) {
+  __u32 tgid = BPF_CORE_READ(task, tgid);
+  if (!is_target(tgid)) return 0;
+  struct process_event e = {};
+  e.header.pid = tgid;
+  e.header.tid = BPF_CORE_READ(task, pid);
+  e.kind = PROCESS_EXEC;
+  BPF_CORE_READ_STR_INTO(&e.comm, task, comm);
+  output_process_event(&e);
+  return 0;
+}
+
+// Exit status as a shell reports it: the code, or 128 + the killing signal.
+static __always_inline __u32 exit_status(int exit_code) {
+  if ((exit_code & 0x7f) == 0) return (exit_code >> 8) & 0xff;
+  return 128 + (exit_code & 0x7f);
+}
+
+static __always_inline int on_exit(struct task_struct* task) {
+  __u32 tgid = BPF_CORE_READ(task, tgid);
+  if (!is_target(tgid)) return 0;
+  struct process_event e = {};
+  e.header.pid = tgid;
+  e.header.tid = BPF_CORE_READ(task, pid);
+  e.kind = PROCESS_EXIT;
+  // signal->live reached 0 before this tracepoint when the last thread exits.
+  e.is_process_exit = BPF_CORE_READ(task, signal, live.counter) == 0;
+  if (e.is_process_exit) e.peer_pid = exit_status(BPF_CORE_READ(task, exit_code));
+  output_process_event(&e);
+  return 0;
+}
+
+static __always_inline int on_rename(struct task_struct* task, const char* comm) {
+  __u32 tgid = BPF_CORE_READ(task, tgid);
+  if (!is_target(tgid)) return 0;
+  struct process_event e = {};
+  e.header.pid = tgid;
+  e.header.tid = BPF_CORE_READ(task, pid);
+  e.kind = PROCESS_COMM;
+  bpf_probe_read_kernel_str(e.comm, sizeof(e.comm), comm);
+  output_process_event(&e);
+  return 0;
+}
+
+// ---- tp_btf variants ---------------------------------------------------------
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(btf_sched_switch, bool preempt, struct task_struct* prev, struct task_struct* next,
+             unsigned int prev_state) {
+  return on_switch(ctx, preempt, prev, next, prev_state);
+}
+
+SEC("tp_btf/sched_wakeup")
+int BPF_PROG(btf_sched_wakeup, struct task_struct* p) {
+  return on_wakeup(ctx, p, false);
+}
+
+SEC("tp_btf/sched_wakeup_new")
+int BPF_PROG(btf_sched_wakeup_new, struct task_struct* p) {
+  return on_wakeup(ctx, p, true);
+}
+
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(btf_sched_process_fork, struct task_struct* parent, struct task_struct* child) {
+  return on_fork(parent, child);
+}
+
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(btf_sched_process_exec, struct task_struct* p) {
+  return on_exec(p);
+}
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(btf_sched_process_exit, struct task_struct* p) {
+  return on_exit(p);
+}
+
+SEC("tp_btf/task_rename")
+int BPF_PROG(btf_task_rename, struct task_struct* task, const char* comm) {
+  return on_rename(task, comm);
+}
+
+// ---- raw_tp variants (kernels without BTF-enabled tracepoints) ---------------
+
+SEC("raw_tp/sched_switch")
+int BPF_PROG(raw_sched_switch, bool preempt, struct task_struct* prev, struct task_struct* next,
+             unsigned int prev_state) {
+  return on_switch(ctx, preempt, prev, next, prev_state);
+}
+
+SEC("raw_tp/sched_wakeup")
+int BPF_PROG(raw_sched_wakeup, struct task_struct* p) {
+  return on_wakeup(ctx, p, false);
+}
+
+SEC("raw_tp/sched_wakeup_new")
+int BPF_PROG(raw_sched_wakeup_new, struct task_struct* p) {
+  return on_wakeup(ctx, p, true);
+}
+
+SEC("raw_tp/sched_process_fork")
+int BPF_PROG(raw_sched_process_fork, struct task_struct* parent, struct task_struct* child) {
+  return on_fork(parent, child);
+}
+
+SEC("raw_tp/sched_process_exec")
+int BPF_PROG(raw_sched_process_exec, struct task_struct* p) {
+  return on_exec(p);
+}
+
+SEC("raw_tp/sched_process_exit")
+int BPF_PROG(raw_sched_process_exit, struct task_struct* p) {
+  return on_exit(p);
+}
+
+SEC("raw_tp/task_rename")
+int BPF_PROG(raw_task_rename, struct task_struct* task, const char* comm) {
+  return on_rename(task, comm);
+}

@@ -1,0 +1,47 @@
+#include "recorder/capabilities.h"
+
+#include <linux/capability.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <string>
+
+namespace incise::recorder {
+
+namespace {
+
+// Older headers may lack the 5.8 capabilities; their numbers are fixed.
+constexpr int kCapPerfmon = 38;
+constexpr int kCapBpf = 39;
+
+bool hasEffective(const __user_cap_data_struct (&data)[2], int capability) {
+  return (data[capability / 32].effective >> (capability % 32)) & 1u;
+}
+
+}  // namespace
+
+Status checkRecordingCapabilities() {
+  __user_cap_header_struct header{};
+  header.version = _LINUX_CAPABILITY_VERSION_3;
+  header.pid = 0;
+  __user_cap_data_struct data[2] = {};
+  if (syscall(SYS_capget, &header, data) != 0)
+    return Error(std::string("cannot read this process's capabilities (capget): ") +
+                 std::strerror(errno));
+  if (hasEffective(data, CAP_SYS_ADMIN)) return Status::ok();
+  bool bpf = hasEffective(data, kCapBpf);
+  bool perfmon = hasEffective(data, kCapPerfmon);
+  if (bpf && perfmon) return Status::ok();
+  std::string missing = !bpf && !perfmon ? "CAP_BPF and CAP_PERFMON"
+                        : !bpf           ? "CAP_BPF"
+                                         : "CAP_PERFMON";
+  return Error(
+      "missing " + missing +
+      ": loading BPF programs and opening perf events needs them (or CAP_SYS_ADMIN).\n"
+      "Run as root: sudo incise-record ...\n"
+      "or grant them once: sudo setcap cap_bpf,cap_perfmon+ep $(command -v incise-record)");
+}
+
+}  // namespace incise::recorder

@@ -1,0 +1,105 @@
+#include "recorder/command_launcher.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <utility>
+
+namespace incise::recorder {
+
+Result<CommandLauncher> CommandLauncher::fork(const std::vector<std::string>& command) {
+  if (command.empty()) return Error("no command to run");
+  int go[2];
+  int error[2];
+  if (pipe2(go, O_CLOEXEC) != 0) return Error(std::string("pipe: ") + std::strerror(errno));
+  if (pipe2(error, O_CLOEXEC) != 0) {
+    close(go[0]);
+    close(go[1]);
+    return Error(std::string("pipe: ") + std::strerror(errno));
+  }
+  std::vector<char*> argv;
+  for (const auto& arg : command) argv.push_back(const_cast<char*>(arg.c_str()));
+  argv.push_back(nullptr);
+
+  pid_t pid = ::fork();
+  if (pid < 0) return Error(std::string("fork: ") + std::strerror(errno));
+  if (pid == 0) {
+    // Child: only async-signal-safe calls from here on.
+    close(go[1]);
+    close(error[0]);
+    char byte;
+    ssize_t n;
+    do {
+      n = read(go[0], &byte, 1);
+    } while (n < 0 && errno == EINTR);
+    if (n != 1) _exit(127);  // the recorder gave up before releasing us
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
+    execvp(argv[0], argv.data());
+    int err = errno;
+    (void)!write(error[1], &err, sizeof(err));
+    _exit(127);
+  }
+  close(go[0]);
+  close(error[1]);
+  return CommandLauncher(pid, go[1], error[0], command[0]);
+}
+
+CommandLauncher::CommandLauncher(CommandLauncher&& other) noexcept
+    : pid_(std::exchange(other.pid_, -1)),
+      go_fd_(std::exchange(other.go_fd_, -1)),
+      error_fd_(std::exchange(other.error_fd_, -1)),
+      program_(std::move(other.program_)),
+      exit_status_(other.exit_status_),
+      exec_error_(std::move(other.exec_error_)) {}
+
+CommandLauncher::~CommandLauncher() {
+  if (go_fd_ >= 0) abandon();
+  if (error_fd_ >= 0) close(error_fd_);
+}
+
+Status CommandLauncher::release() {
+  char go = 1;
+  ssize_t n = write(go_fd_, &go, 1);
+  close(go_fd_);
+  go_fd_ = -1;
+  if (n != 1) return Error(std::string("cannot start the command: ") + std::strerror(errno));
+  return Status::ok();
+}
+
+void CommandLauncher::abandon() {
+  if (go_fd_ >= 0) {
+    close(go_fd_);  // the child reads EOF and exits 127
+    go_fd_ = -1;
+  }
+  if (pid_ > 0 && !exit_status_) {
+    int status = 0;
+    waitpid(pid_, &status, 0);
+    exit_status_ = 127;
+  }
+}
+
+void CommandLauncher::readExecError() {
+  if (error_fd_ < 0) return;
+  int err = 0;
+  if (read(error_fd_, &err, sizeof(err)) == sizeof(err))
+    exec_error_ = "cannot run " + program_ + ": " + std::strerror(err);
+  close(error_fd_);
+  error_fd_ = -1;
+}
+
+std::optional<int> CommandLauncher::pollExit() {
+  if (exit_status_ || pid_ <= 0) return exit_status_;
+  int status = 0;
+  pid_t done = waitpid(pid_, &status, WNOHANG);
+  if (done != pid_) return std::nullopt;
+  readExecError();
+  exit_status_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return exit_status_;
+}
+
+}  // namespace incise::recorder

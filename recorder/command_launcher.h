@@ -1,0 +1,53 @@
+// CommandLauncher: starts `-- CMD ARGS...` stopped at the door. The child is
+// forked at once but waits on a pipe until the recorder has attached every
+// program and put the child's pid in `targets`; only then does it exec, so
+// the trace covers the command from its first instruction.
+//
+//   auto child = CommandLauncher::fork(config.command);   // child blocks
+//   filter.addPid(child->pid());  ... attach ...
+//   child->release();                                     // child execs
+//   std::optional<int> status = child->pollExit();        // in the main loop
+#pragma once
+
+#include <sys/types.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "format/status.h"
+
+namespace incise::recorder {
+
+class CommandLauncher {
+ public:
+  static Result<CommandLauncher> fork(const std::vector<std::string>& command);
+  CommandLauncher(CommandLauncher&& other) noexcept;
+  CommandLauncher& operator=(CommandLauncher&&) = delete;
+  ~CommandLauncher();
+
+  pid_t pid() const { return pid_; }
+  // Lets the child exec. An exec failure is reported by the next pollExit.
+  Status release();
+  // Kills a child that was never released (setup failed).
+  void abandon();
+  // The shell-style exit status once the command has exited (128+N for a
+  // signal); nullopt while it runs.
+  std::optional<int> pollExit();
+  // An exec failure message from the child ("cannot run ./x: No such file").
+  const std::string& execError() const { return exec_error_; }
+
+ private:
+  CommandLauncher(pid_t pid, int go_fd, int error_fd, std::string program)
+      : pid_(pid), go_fd_(go_fd), error_fd_(error_fd), program_(std::move(program)) {}
+  void readExecError();
+
+  pid_t pid_ = -1;
+  int go_fd_ = -1;     // write end: closing it releases the child
+  int error_fd_ = -1;  // read end: the child writes errno here if exec fails (CLOEXEC)
+  std::string program_;
+  std::optional<int> exit_status_;
+  std::string exec_error_;
+};
+
+}  // namespace incise::recorder

@@ -1,0 +1,242 @@
+#include "recorder/options.h"
+
+#include <sys/stat.h>
+
+#include <boost/program_options.hpp>
+#include <charconv>
+#include <fstream>
+#include <sstream>
+
+namespace po = boost::program_options;
+
+namespace incise::recorder {
+
+namespace {
+
+constexpr uint32_t kMaxFrequencyHz = 100000;
+
+po::options_description optionDescriptions() {
+  po::options_description options("Options");
+  // clang-format off
+  options.add_options()
+    ("output,o", po::value<std::string>()->default_value("incise.trace"),
+     "trace file to write (mode 0600; truncated if it exists)")
+    ("freq,F", po::value<uint32_t>()->default_value(99),
+     "CPU samples per second per CPU. Each sample costs ~25-50 us of CPU with its stack:\n"
+     "99 Hz is ~0.5% overhead, 999 Hz a few %")
+    ("call-graph,g", "record kernel + user stacks (the default; frame-pointer walk)")
+    ("pid,p", po::value<std::string>(), "record these processes: PID[,PID...]")
+    ("all-cpus,a", "record every process on the machine")
+    ("cgroup", po::value<std::string>(),
+     "record the processes of one cgroup v2 directory (e.g. /sys/fs/cgroup/system.slice/x.service)")
+    ("duration,d", po::value<double>(), "stop after SECONDS (default: Ctrl-C, or when CMD exits)")
+    ("locks", po::value<std::string>()->default_value("contended"),
+     "lock tracing: contended (slow paths and futex waits only: near-free),\n"
+     "all (every pthread lock call via uprobes: ~16 us per call here),\n"
+     "off")
+    ("lock-probe", po::value<std::vector<std::string>>()->composing(),
+     "trace a custom lock: BIN:ACQUIRE_SYMBOL:RELEASE_SYMBOL (lock address = first argument);\n"
+     "repeatable; costs a uprobe hit per call")
+    ("no-sched", "no scheduler switches or wake-ups (process fork/exec/exit are still kept)."
+     " Switch tracing costs ~1 us per context switch of a target thread")
+    ("page-faults", "sample page faults with stacks and fault addresses")
+    ("max-size", po::value<uint64_t>(), "stop when the trace reaches MB megabytes")
+    ("verbose,v", "print libbpf's debug output and extra notes")
+    ("help,h", "this text");
+  // clang-format on
+  return options;
+}
+
+Result<std::vector<uint32_t>> parsePidList(const std::string& text) {
+  std::vector<uint32_t> pids;
+  std::istringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    uint32_t pid = 0;
+    auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), pid);
+    if (item.empty() || ec != std::errc() || end != item.data() + item.size() || pid == 0)
+      return Error("-p " + text + ": '" + item + "' is not a process id");
+    struct stat st {};
+    if (stat(("/proc/" + item).c_str(), &st) != 0) return Error("no such process: " + item);
+    pids.push_back(pid);
+  }
+  if (pids.empty()) return Error("-p needs at least one process id");
+  return pids;
+}
+
+Result<LockProbeSpec> parseLockProbe(const std::string& text) {
+  size_t last = text.rfind(':');
+  size_t middle =
+      last == std::string::npos || last == 0 ? std::string::npos : text.rfind(':', last - 1);
+  if (middle == std::string::npos || middle == 0 || last == middle + 1 || last + 1 == text.size())
+    return Error("--lock-probe " + text + ": expected BIN:ACQUIRE:RELEASE");
+  return LockProbeSpec{.binary = text.substr(0, middle),
+                       .acquire_symbol = text.substr(middle + 1, last - middle - 1),
+                       .release_symbol = text.substr(last + 1)};
+}
+
+uint32_t maxSampleRate() {
+  std::ifstream in("/proc/sys/kernel/perf_event_max_sample_rate");
+  uint32_t rate = 0;
+  if (in >> rate && rate > 0) return std::min(rate, kMaxFrequencyHz);
+  return kMaxFrequencyHz;
+}
+
+}  // namespace
+
+std::string lockModeName(LockMode mode) {
+  switch (mode) {
+    case LockMode::kOff:
+      return "off";
+    case LockMode::kContended:
+      return "contended";
+    case LockMode::kAll:
+      return "all";
+  }
+  return "off";
+}
+
+std::string targetDescription(const RecordConfig& config) {
+  switch (config.target_kind) {
+    case TargetKind::kAll:
+      return "all";
+    case TargetKind::kCgroup:
+      return "cgroup " + config.cgroup_path;
+    case TargetKind::kPids: {
+      std::string out = "pid";
+      for (size_t i = 0; i < config.pids.size(); ++i)
+        out += (i ? "," : " ") + std::to_string(config.pids[i]);
+      return out;
+    }
+    case TargetKind::kCommand: {
+      std::string out = "command";
+      for (const auto& arg : config.command) out += " " + arg;
+      return out;
+    }
+  }
+  return "";
+}
+
+Result<ParsedCommandLine> parseCommandLine(int argc, const char* const* argv) {
+  ParsedCommandLine parsed;
+  RecordConfig& config = parsed.config;
+  for (int i = 0; i < argc; ++i) config.argv.emplace_back(argv[i]);
+
+  // Everything after "--" is the command to run, untouched by option parsing.
+  int option_argc = argc;
+  for (int i = 1; i < argc; ++i) {
+    if (std::string_view(argv[i]) == "--") {
+      option_argc = i;
+      for (int j = i + 1; j < argc; ++j) config.command.emplace_back(argv[j]);
+      if (config.command.empty()) return Error("-- must be followed by a command to run");
+      break;
+    }
+  }
+
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(option_argc, argv).options(optionDescriptions()).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    return Error(e.what());
+  }
+  if (vm.count("help")) {
+    parsed.help = true;
+    return parsed;
+  }
+
+  config.output = vm["output"].as<std::string>();
+  if (config.output.empty()) return Error("-o needs a file name");
+  config.frequency_hz = vm["freq"].as<uint32_t>();
+  uint32_t max_rate = maxSampleRate();
+  if (config.frequency_hz == 0 || config.frequency_hz > max_rate)
+    return Error("-F " + std::to_string(config.frequency_hz) + ": the frequency must be 1.." +
+                 std::to_string(max_rate) + " Hz (kernel.perf_event_max_sample_rate)");
+
+  int targets = int{vm.count("pid") > 0} + int{vm.count("all-cpus") > 0} +
+                int{vm.count("cgroup") > 0} + int{!config.command.empty()};
+  if (targets == 0)
+    return Error("nothing to record: give -p PID, -a, --cgroup PATH or -- CMD ARGS");
+  if (targets > 1) return Error("choose one target: -p, -a, --cgroup or -- CMD");
+  if (vm.count("pid")) {
+    Result<std::vector<uint32_t>> pids = parsePidList(vm["pid"].as<std::string>());
+    if (!pids) return pids.error();
+    config.target_kind = TargetKind::kPids;
+    config.pids = pids.take();
+  } else if (vm.count("all-cpus")) {
+    config.target_kind = TargetKind::kAll;
+  } else if (vm.count("cgroup")) {
+    config.target_kind = TargetKind::kCgroup;
+    config.cgroup_path = vm["cgroup"].as<std::string>();
+    struct stat st {};
+    if (stat(config.cgroup_path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+      return Error("--cgroup " + config.cgroup_path + ": no such cgroup directory");
+  } else {
+    config.target_kind = TargetKind::kCommand;
+  }
+
+  if (vm.count("duration")) {
+    config.duration_seconds = vm["duration"].as<double>();
+    if (!(config.duration_seconds > 0))
+      return Error("-d " + std::to_string(config.duration_seconds) + ": must be > 0 seconds");
+  }
+  const std::string locks = vm["locks"].as<std::string>();
+  if (locks == "contended") {
+    config.lock_mode = LockMode::kContended;
+  } else if (locks == "all") {
+    config.lock_mode = LockMode::kAll;
+  } else if (locks == "off") {
+    config.lock_mode = LockMode::kOff;
+  } else {
+    return Error("--locks " + locks + ": expected contended, all or off");
+  }
+  if (vm.count("lock-probe")) {
+    for (const auto& text : vm["lock-probe"].as<std::vector<std::string>>()) {
+      Result<LockProbeSpec> probe = parseLockProbe(text);
+      if (!probe) return probe.error();
+      config.lock_probes.push_back(probe.take());
+    }
+  }
+  config.sched = vm.count("no-sched") == 0;
+  config.page_faults = vm.count("page-faults") > 0;
+  if (vm.count("max-size")) {
+    uint64_t mb = vm["max-size"].as<uint64_t>();
+    if (mb == 0) return Error("--max-size 0: must be at least 1 MB");
+    config.max_size_bytes = mb << 20;
+  }
+  config.verbose = vm.count("verbose") > 0;
+  return parsed;
+}
+
+std::string helpText() {
+  std::ostringstream out;
+  out << "Usage: incise-record [-o FILE] [-F HZ] [-g] [-p PID[,PID...] | -a | --cgroup PATH |\n"
+         "                     -- CMD ARGS...] [-d SECONDS] [--locks contended|all|off]\n"
+         "                     [--lock-probe BIN:ACQUIRE:RELEASE]... [--no-sched]\n"
+         "                     [--page-faults] [--max-size MB] [-v]\n"
+         "\n"
+         "Records CPU samples with stacks, scheduler switches and wake-ups, lock waits and\n"
+         "(optionally) page faults of the chosen processes into one compressed trace,\n"
+         "together with everything needed to analyze it elsewhere (maps, build-ids,\n"
+         "symbol tables, kernel symbols, JIT perf maps). Analyze it with `incise`.\n"
+         "\n"
+         "Needs root, or CAP_BPF + CAP_PERFMON (e.g. `sudo setcap\n"
+         "cap_bpf,cap_perfmon,cap_sys_resource+ep $(which incise-record)`).\n"
+         "\n"
+         "Stops on Ctrl-C / SIGTERM, after -d SECONDS, when CMD exits, or at --max-size;\n"
+         "the file is always finished. With -- CMD, a non-zero exit status of CMD becomes\n"
+         "incise-record's exit status.\n"
+         "\n"
+      << optionDescriptions()
+      << "\n"
+         "Examples:\n"
+         "  incise-record -- ./server --port 8080          record a command and its children\n"
+         "  incise-record -p 1234 -d 30 -o server.trace     30 s of a running process\n"
+         "  incise-record -a -F 999 -d 10                   the whole machine, 999 Hz\n"
+         "  incise-record --cgroup /sys/fs/cgroup/system.slice/nginx.service -d 60\n"
+         "  incise-record --locks all -- ./lock_workload    every lock call (slower)\n"
+         "  incise-record --lock-probe ./app:my_lock:my_unlock -- ./app\n";
+  return out.str();
+}
+
+}  // namespace incise::recorder

@@ -1,0 +1,249 @@
+#include "recorder/process_tracker.h"
+
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <charconv>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "objfile/elf_reader.h"
+
+namespace incise::recorder {
+
+namespace {
+
+// A frame outside every known mapping re-reads the maps at most this often
+// (a broken frame-pointer walk yields garbage addresses; do not chase each).
+constexpr uint64_t kMapsRereadIntervalNs = 1'000'000'000;
+
+std::string trimNewline(std::string s) {
+  while (!s.empty() && (s.back() == '\n' || s.back() == '\0')) s.pop_back();
+  return s;
+}
+
+bool parseHex(std::string_view text, uint64_t& out) {
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), out, 16);
+  return ec == std::errc() && end == text.data() + text.size();
+}
+
+struct MapsLine {
+  uint64_t start = 0, end = 0, offset = 0;
+  std::string perms, dev, inode, path;
+};
+
+bool parseMapsLine(const std::string& line, MapsLine& out) {
+  std::istringstream in(line);
+  std::string range, offset;
+  if (!(in >> range >> out.perms >> offset >> out.dev >> out.inode)) return false;
+  std::getline(in >> std::ws, out.path);
+  size_t dash = range.find('-');
+  if (dash == std::string::npos) return false;
+  return parseHex(std::string_view(range).substr(0, dash), out.start) &&
+         parseHex(std::string_view(range).substr(dash + 1), out.end) &&
+         parseHex(offset, out.offset) && out.perms.size() >= 3;
+}
+
+uint32_t protOf(const std::string& perms) {
+  uint32_t prot = 0;
+  if (perms[0] == 'r') prot |= PROT_READ;
+  if (perms[1] == 'w') prot |= PROT_WRITE;
+  if (perms[2] == 'x') prot |= PROT_EXEC;
+  return prot;
+}
+
+}  // namespace
+
+std::string ProcessTracker::readSmallFile(const std::string& path) const {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+void ProcessTracker::notePid(uint32_t pid, uint64_t time) {
+  if (pid == 0 || processes_.count(pid)) return;
+  readProcess(pid, time);
+}
+
+void ProcessTracker::noteThread(uint32_t pid, uint32_t tid, uint64_t time) {
+  notePid(pid, time);
+  if (tid == 0 || !threads_.insert(tid).second) return;
+  std::string comm = trimNewline(readSmallFile(proc_root_ + "/" + std::to_string(pid) + "/task/" +
+                                               std::to_string(tid) + "/comm"));
+  pending_.threads.push_back(format::Thread{.tid = tid, .pid = pid, .comm = comm, .time = time});
+}
+
+void ProcessTracker::readProcess(uint32_t pid, uint64_t time) {
+  std::string dir = proc_root_ + "/" + std::to_string(pid);
+  format::Process process{.pid = pid, .time = time};
+  process.comm = trimNewline(readSmallFile(dir + "/comm"));
+  std::string cmdline = readSmallFile(dir + "/cmdline");
+  for (size_t start = 0; start < cmdline.size();) {
+    size_t end = cmdline.find('\0', start);
+    if (end == std::string::npos) end = cmdline.size();
+    process.cmdline.push_back(cmdline.substr(start, end - start));
+    start = end + 1;
+  }
+  // /proc/PID/stat: "pid (comm) state ppid ..."; comm may hold spaces and ')'.
+  std::string stat = readSmallFile(dir + "/stat");
+  size_t paren = stat.rfind(')');
+  if (paren != std::string::npos) {
+    std::istringstream rest(stat.substr(paren + 1));
+    std::string state;
+    rest >> state >> process.ppid;
+  }
+  pending_.processes.push_back(process);
+
+  ProcessState& state = processes_[pid];
+  readMaps(pid, state, time);
+
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir + "/task", ec)) {
+    uint32_t tid = 0;
+    std::string name = entry.path().filename().string();
+    if (std::from_chars(name.data(), name.data() + name.size(), tid).ec != std::errc()) continue;
+    if (!threads_.insert(tid).second) continue;
+    std::string comm = trimNewline(readSmallFile(entry.path().string() + "/comm"));
+    pending_.threads.push_back(format::Thread{.tid = tid, .pid = pid, .comm = comm, .time = time});
+  }
+}
+
+std::string ProcessTracker::buildIdOf(const std::string& open_path, const std::string& key) {
+  auto it = build_ids_.find(key);
+  if (it != build_ids_.end()) return it->second;
+  Result<std::string> id = objfile::readBuildId(open_path);
+  std::string value = id ? *id : std::string();
+  build_ids_.emplace(key, value);
+  return value;
+}
+
+void ProcessTracker::readMaps(uint32_t pid, ProcessState& state, uint64_t time) {
+  std::string dir = proc_root_ + "/" + std::to_string(pid);
+  std::istringstream maps(readSmallFile(dir + "/maps"));
+  std::vector<MappedRange> ranges;
+  std::string line;
+  while (std::getline(maps, line)) {
+    MapsLine m;
+    if (!parseMapsLine(line, m)) continue;
+    // Frames only land in executable mappings; JIT code is anonymous (no path).
+    if (m.perms[2] != 'x') continue;
+    MappedRange range{.start = m.start, .end = m.end, .file_offset = m.offset, .path = m.path};
+    bool file_backed = !m.path.empty() && m.path[0] == '/';
+    if (file_backed) {
+      constexpr std::string_view kDeleted = " (deleted)";
+      bool deleted =
+          m.path.size() > kDeleted.size() &&
+          m.path.compare(m.path.size() - kDeleted.size(), kDeleted.size(), kDeleted) == 0;
+      char range_name[64];
+      snprintf(range_name, sizeof(range_name), "%lx-%lx", static_cast<unsigned long>(m.start),
+               static_cast<unsigned long>(m.end));
+      // map_files works for deleted files too; root/ resolves container paths.
+      range.open_path = deleted ? dir + "/map_files/" + range_name : dir + "/root" + m.path;
+      range.build_id = buildIdOf(range.open_path, m.dev + ":" + m.inode + ":" + m.path);
+    }
+    ranges.push_back(range);
+    pending_.mappings.push_back(format::Mapping{.pid = pid,
+                                                .start = m.start,
+                                                .end = m.end,
+                                                .file_offset = m.offset,
+                                                .path = m.path,
+                                                .build_id = range.build_id,
+                                                .prot = protOf(m.perms),
+                                                .time = time});
+  }
+  std::sort(ranges.begin(), ranges.end(),
+            [](const MappedRange& a, const MappedRange& b) { return a.start < b.start; });
+  state.ranges = std::move(ranges);
+  state.maps_read_time = time;
+}
+
+const ProcessTracker::MappedRange* ProcessTracker::findRange(const ProcessState& state,
+                                                             uint64_t address) const {
+  auto it = std::upper_bound(state.ranges.begin(), state.ranges.end(), address,
+                             [](uint64_t a, const MappedRange& r) { return a < r.start; });
+  if (it == state.ranges.begin()) return nullptr;
+  --it;
+  return address < it->end ? &*it : nullptr;
+}
+
+void ProcessTracker::onFork(uint32_t parent_pid, uint32_t child_pid, uint32_t child_tid,
+                            uint64_t time) {
+  if (child_pid != parent_pid) {
+    notePid(child_pid, time);
+  } else {
+    noteThread(child_pid, child_tid, time);
+  }
+}
+
+void ProcessTracker::onExec(uint32_t pid, uint64_t time) {
+  // A new image: forget what we knew and read it again.
+  processes_.erase(pid);
+  readProcess(pid, time);
+}
+
+void ProcessTracker::onComm(uint32_t pid, uint32_t tid, const std::string& comm, uint64_t time) {
+  threads_.insert(tid);
+  pending_.threads.push_back(format::Thread{.tid = tid, .pid = pid, .comm = comm, .time = time});
+}
+
+void ProcessTracker::onExit(uint32_t pid, uint32_t tid, bool whole_process) {
+  if (whole_process) {
+    auto it = processes_.find(pid);
+    if (it != processes_.end()) it->second.alive = false;
+  }
+  (void)tid;
+}
+
+void ProcessTracker::noteUserFrames(uint32_t pid, std::span<const uint64_t> frames, uint64_t time) {
+  if (frames.empty() || pid == 0) return;
+  notePid(pid, time);
+  auto it = processes_.find(pid);
+  if (it == processes_.end()) return;
+  ProcessState& state = it->second;
+  for (uint64_t address : frames) {
+    const MappedRange* range = findRange(state, address);
+    if (!range && state.alive && time - state.maps_read_time > kMapsRereadIntervalNs) {
+      readMaps(pid, state, time);
+      range = findRange(state, address);
+    }
+    if (!range || range->open_path.empty()) continue;
+    std::string key = range->build_id.empty() ? range->path : range->build_id;
+    if (!hit_objects_.count(key))
+      hit_objects_.emplace(key, HitObject{.path = range->path,
+                                          .open_path = range->open_path,
+                                          .build_id = range->build_id});
+  }
+}
+
+void ProcessTracker::noteKernelFrames(std::span<const uint64_t> frames) {
+  kernel_addresses_.insert(frames.begin(), frames.end());
+}
+
+format::MetadataDelta ProcessTracker::takeDelta(uint64_t time) {
+  format::MetadataDelta delta = std::move(pending_);
+  pending_ = format::MetadataDelta();
+  delta.time = time;
+  return delta;
+}
+
+std::vector<HitObject> ProcessTracker::hitObjects() const {
+  std::vector<HitObject> out;
+  for (const auto& [key, object] : hit_objects_) out.push_back(object);
+  return out;
+}
+
+std::vector<uint32_t> ProcessTracker::knownPids() const {
+  std::vector<uint32_t> out;
+  for (const auto& [pid, state] : processes_) out.push_back(pid);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+size_t ProcessTracker::mappingCount(uint32_t pid) const {
+  auto it = processes_.find(pid);
+  return it == processes_.end() ? 0 : it->second.ranges.size();
+}
+
+}  // namespace incise::recorder

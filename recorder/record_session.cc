@@ -1,0 +1,297 @@
+#include "recorder/record_session.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <optional>
+
+#include "format/writer.h"
+#include "recorder/capabilities.h"
+#include "recorder/command_launcher.h"
+#include "recorder/event_sink.h"
+#include "recorder/perf_map_watcher.h"
+#include "recorder/process_tracker.h"
+#include "recorder/profile_source.h"
+#include "recorder/ring_poller.h"
+#include "recorder/source.h"
+#include "recorder/symbol_collector.h"
+#include "recorder/target_filter.h"
+
+namespace incise::recorder {
+
+namespace {
+
+constexpr int kPollTimeoutMs = 100;
+constexpr uint64_t kSecondNs = 1'000'000'000;
+constexpr uint64_t kFlushIntervalNs = kSecondNs;
+constexpr uint64_t kStatusIntervalNs = 2 * kSecondNs;
+// Interned stacks kept for deduplication; past this the table restarts, which
+// keeps the recorder's memory bounded however long it runs.
+constexpr uint32_t kMaxInternedStacks = 1u << 16;
+
+// 1 after the first SIGINT/SIGTERM, 2 after the second (skip symbol collection).
+std::atomic<int> g_stop_requests{0};
+
+void onStopSignal(int) {
+  g_stop_requests.fetch_add(1, std::memory_order_relaxed);
+}
+
+void installSignalHandlers() {
+  struct sigaction action {};
+  action.sa_handler = onStopSignal;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGINT, &action, nullptr);
+  sigaction(SIGTERM, &action, nullptr);
+}
+
+std::string firstLine(const std::string& path) {
+  std::ifstream in(path);
+  std::string line;
+  std::getline(in, line);
+  return line;
+}
+
+uint64_t realtimeNowNs() {
+  timespec ts{};
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * kSecondNs + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+format::Header makeHeader(const RecordConfig& config) {
+  format::Header header;
+  char host[256] = {};
+  gethostname(host, sizeof(host) - 1);
+  header.host = host;
+  utsname uts{};
+  if (uname(&uts) == 0) header.kernel_release = uts.release;
+  header.boot_id = firstLine("/proc/sys/kernel/random/boot_id");
+  header.start_wall_ns = realtimeNowNs();
+  header.start_mono_ns = monotonicNowNs();
+  header.command_line = config.argv;
+  header.recorder_version = "0.1.0";
+  header.cpu_count = static_cast<uint32_t>(sysconf(_SC_NPROCESSORS_ONLN));
+  header.page_size = static_cast<uint32_t>(sysconf(_SC_PAGESIZE));
+  format::RecordOptions& options = header.options;
+  options.sample_frequency_hz = config.frequency_hz;
+  options.stack_mode = config.stacks ? "fp" : "none";
+  options.lock_mode = lockModeName(config.lock_mode);
+  options.sched_enabled = config.sched;
+  options.page_faults_enabled = config.page_faults;
+  options.target = targetDescription(config);
+  for (const auto& p : config.lock_probes)
+    options.lock_probes.push_back(p.binary + ":" + p.acquire_symbol + ":" + p.release_symbol);
+  options.sample_event = sampleEventName(config.frequency_hz);
+  return header;
+}
+
+// Rejects an unwritable path before anything is attached, with the path in the message.
+Status checkWritable(const std::string& path) {
+  bool existed = access(path.c_str(), F_OK) == 0;
+  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+  if (fd < 0) return Error("cannot write " + path + ": " + std::strerror(errno));
+  close(fd);
+  if (!existed) unlink(path.c_str());
+  return Status::ok();
+}
+
+void printStatus(uint64_t events, double seconds, uint64_t bytes, uint64_t lost, bool final_line) {
+  std::fprintf(stderr, "\r\x1b[Kincise-record: %.0f events/s, %.1f MB written, %" PRIu64 " lost%s",
+               seconds > 0 ? static_cast<double>(events) / seconds : 0.0,
+               static_cast<double>(bytes) / 1e6, lost, final_line ? "\n" : "");
+}
+
+class Session {
+ public:
+  explicit Session(const RecordConfig& config) : config_(config) {}
+
+  int run() {
+    if (Status s = checkRecordingCapabilities(); !s) return fail(s.message());
+    if (Status s = checkWritable(config_.output); !s) return fail(s.message());
+    Result<TargetFilter> filter = TargetFilter::create(config_);
+    if (!filter) return fail(filter.error().message());
+    filter_.emplace(filter.take());
+
+    if (config_.target_kind == TargetKind::kCommand) {
+      Result<CommandLauncher> child = CommandLauncher::fork(config_.command);
+      if (!child) return fail(child.error().message());
+      child_.emplace(child.take());
+      if (Status s = filter_->addPid(static_cast<uint32_t>(child_->pid())); !s)
+        return fail(s.message());
+    }
+
+    format::WriterOptions writer_options;
+    writer_options.max_interned_stacks = kMaxInternedStacks;
+    auto writer = format::Writer::create(config_.output, makeHeader(config_), writer_options);
+    if (!writer) return fail("cannot write " + config_.output + ": " + writer.error().message());
+    writer_ = writer.take();
+    sink_.emplace(*writer_, tracker_);
+
+    if (int code = startSources(); code != 0) return code;
+    for (uint32_t pid : config_.pids) tracker_.notePid(pid, monotonicNowNs());
+    flushMetadata(monotonicNowNs());
+    if (child_) {
+      if (Status s = child_->release(); !s) return fail(s.message());
+    }
+    installSignalHandlers();
+    return loop();
+  }
+
+ private:
+  int fail(const std::string& message) {
+    std::cerr << "incise-record: " << message << "\n";
+    if (child_) child_->abandon();
+    return 1;
+  }
+
+  int startSources() {
+    std::vector<std::string> problems;
+    for (auto& source : createSources(config_)) {
+      Status opened = source->open(config_, *filter_);
+      Status attached = opened ? source->attach(poller_, *sink_) : opened;
+      if (!attached) {
+        problems.push_back(attached.message());
+        std::cerr << "incise-record: " << attached.message() << " (recording without "
+                  << source->name() << ")\n";
+        continue;
+      }
+      if (config_.verbose) std::cerr << "incise-record: " << source->name() << ": attached\n";
+      sources_.push_back(std::move(source));
+    }
+    for (const auto& problem : problems) sink_->addNote("source unavailable: " + problem);
+    if (sources_.empty()) {
+      // Leave a valid (empty) file rather than a half-written one.
+      (void)writer_->close(monotonicNowNs());
+      return fail("no source could be started; nothing to record");
+    }
+    return 0;
+  }
+
+  void flushMetadata(uint64_t now) {
+    format::MetadataDelta delta = tracker_.takeDelta(now);
+    perf_maps_.poll(tracker_.knownPids(), now, delta.perf_maps);
+    if (!delta.empty()) writer_->addMetadata(std::move(delta));
+  }
+
+  // Why the loop stops; empty while it runs.
+  std::string stopReason(uint64_t now, uint64_t start) {
+    if (g_stop_requests.load(std::memory_order_relaxed) > 0) return "stopped by signal";
+    if (config_.duration_seconds > 0 &&
+        now - start >= static_cast<uint64_t>(config_.duration_seconds * 1e9))
+      return "duration reached";
+    if (child_ && child_->pollExit()) return "command exited";
+    return "";
+  }
+
+  int loop() {
+    bool tty = isatty(STDERR_FILENO);
+    uint64_t start = monotonicNowNs();
+    uint64_t last_flush = start, last_status = start, status_events = 0;
+    int exit_code = 0;
+    std::string reason;
+    while (reason.empty()) {
+      Result<int> polled = poller_.poll(kPollTimeoutMs);
+      if (!polled) {
+        std::cerr << "incise-record: " << polled.error().message() << "\n";
+        exit_code = 1;
+        break;
+      }
+      uint64_t now = monotonicNowNs();
+      if (now - last_flush >= kFlushIntervalNs) {
+        for (auto& source : sources_) source->pollLost(*sink_);
+        flushMetadata(now);
+        Status flushed = writer_->flush();
+        last_flush = now;
+        if (!flushed) {
+          std::cerr << "incise-record: stopping: " << flushed.message() << "\n";
+          exit_code = 1;
+          break;
+        }
+        uint64_t bytes = writer_->stats().bytes_written;
+        if (config_.max_size_bytes && bytes >= config_.max_size_bytes) {
+          std::cerr << "incise-record: stopping: the trace reached --max-size ("
+                    << (config_.max_size_bytes >> 20) << " MB)\n";
+          break;
+        }
+      }
+      if (tty && now - last_status >= kStatusIntervalNs) {
+        uint64_t events = poller_.eventsConsumed();
+        printStatus(events - status_events, static_cast<double>(now - last_status) / 1e9,
+                    writer_->stats().bytes_written, sink_->lostTotal(), false);
+        status_events = events;
+        last_status = now;
+      }
+      reason = stopReason(now, start);
+    }
+    if (tty) std::fputs("\r\x1b[K", stderr);
+    return finish(exit_code);
+  }
+
+  int finish(int exit_code) {
+    (void)poller_.drain();
+    for (auto& source : sources_) {
+      source->finish(*sink_);
+      source->pollLost(*sink_);
+    }
+    uint64_t events = poller_.eventsConsumed();
+    sources_.clear();  // detach before the slow part
+    uint64_t now = monotonicNowNs();
+    flushMetadata(now);
+    if (g_stop_requests.load() < 2) {
+      std::vector<std::string> problems;
+      format::MetadataDelta symbols = collectSymbols(tracker_, now, "/proc/kallsyms", &problems);
+      for (const auto& problem : problems) {
+        symbols.notes.push_back(problem);
+        if (config_.verbose) std::cerr << "incise-record: " << problem << "\n";
+      }
+      writer_->addMetadata(std::move(symbols));
+    } else {
+      sink_->addNote("second stop signal: symbols were not collected");
+    }
+    Status closed = writer_->close(monotonicNowNs());
+    if (!closed) {
+      std::cerr << "incise-record: could not finish " << config_.output << ": " << closed.message()
+                << "\n";
+      exit_code = 1;
+    }
+    format::WriterStats stats = writer_->stats();
+    std::fprintf(stderr, "incise-record: %" PRIu64 " events, %.2f MB in %s, %" PRIu64 " lost\n",
+                 events, static_cast<double>(stats.bytes_written) / 1e6, config_.output.c_str(),
+                 sink_->lostTotal());
+    if (child_) {
+      std::optional<int> status = child_->pollExit();
+      if (!child_->execError().empty()) {
+        std::cerr << "incise-record: " << child_->execError() << "\n";
+        return 1;
+      }
+      if (exit_code == 0 && status && *status != 0) return *status;
+    }
+    return exit_code;
+  }
+
+  const RecordConfig& config_;
+  std::optional<TargetFilter> filter_;
+  std::optional<CommandLauncher> child_;
+  std::unique_ptr<format::Writer> writer_;
+  ProcessTracker tracker_;
+  PerfMapWatcher perf_maps_;
+  std::optional<EventSink> sink_;
+  RingPoller poller_;
+  std::vector<std::unique_ptr<Source>> sources_;
+};
+
+}  // namespace
+
+int runRecording(const RecordConfig& config) {
+  return Session(config).run();
+}
+
+}  // namespace incise::recorder

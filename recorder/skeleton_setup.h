@@ -1,0 +1,41 @@
+// Steps every source repeats between opening its skeleton and loading it,
+// and an owning pointer for skeletons. Works with any skeleton whose BPF
+// object includes bpf/target_filter.bpf.h and bpf/event_output.bpf.h.
+//
+//   SkeletonPtr<profile_bpf> skel(profile_bpf__open(), &profile_bpf__destroy);
+//   if (!skel) return libbpfError("cpu samples: open", errno);
+//   INCISE_RETURN_IF_ERROR(prepareSkeleton(skel.get(), config, filter));
+//   if (int err = profile_bpf__load(skel.get())) return libbpfError("cpu samples: load", err);
+#pragma once
+
+#include <bpf/libbpf.h>
+
+#include <memory>
+
+#include "format/status.h"
+#include "recorder/libbpf_error.h"
+#include "recorder/record_config.h"
+#include "recorder/target_filter.h"
+
+namespace incise::recorder {
+
+template <typename Skeleton>
+using SkeletonPtr = std::unique_ptr<Skeleton, void (*)(Skeleton*)>;
+
+// Filter options into .rodata, the shared targets map, the ring size.
+template <typename Skeleton>
+Status prepareSkeleton(Skeleton* skel, const RecordConfig& config, const TargetFilter& filter) {
+  filter.setRodata(skel->rodata);
+  INCISE_RETURN_IF_ERROR(filter.shareMap(skel->maps.targets));
+  if (int err = bpf_map__set_max_entries(skel->maps.events, config.ring_buffer_bytes))
+    return libbpfError("size the ring buffer", err);
+  return Status::ok();
+}
+
+// Owns a libbpf link; destroying it detaches the program.
+struct LinkDeleter {
+  void operator()(bpf_link* link) const { bpf_link__destroy(link); }
+};
+using LinkPtr = std::unique_ptr<bpf_link, LinkDeleter>;
+
+}  // namespace incise::recorder
