@@ -2,9 +2,10 @@
 /* Page faults: one software page-fault perf event per CPU (PERF_SAMPLE_ADDR,
  * sample period 1 by default) runs this program; it keeps the faults of
  * target threads and sends the data address with kernel + user stacks. */
+#include "vmlinux.h"
+
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
-#include "vmlinux.h"
 
 #include "bpf/event_output.bpf.h"
 #include "bpf/events.h"
