@@ -39,6 +39,7 @@ static_assert(LOCK_FLAG_CONTENDED_ONLY == format::kLockContendedOnly);
 static_assert(LOCK_FLAG_RECURSIVE == format::kLockRecursive);
 
 constexpr std::string_view kName = "locks";
+constexpr int kKernelENOTSUPP = 524;
 // Critical sections still open are kept until their release arrives; past
 // this many (threads x locks held at once) new ones are written unreleased.
 constexpr size_t kMaxOpenSections = 1u << 16;
@@ -51,19 +52,32 @@ struct LockFunction {
   uint32_t kind;  // for acquires
 };
 
-// The libc functions mode `all` probes. (Callers inside libc, such as
-// pthread_cond_wait re-taking its mutex, use internal entry points and are
-// not seen.)
-constexpr LockFunction kLibcLockFunctions[] = {
-    {"pthread_mutex_lock", Role::kAcquire, LOCK_KIND_MUTEX},
-    {"pthread_mutex_trylock", Role::kTryAcquire, LOCK_KIND_MUTEX},
-    {"pthread_mutex_unlock", Role::kRelease, 0},
-    {"pthread_rwlock_rdlock", Role::kAcquire, LOCK_KIND_RWLOCK_READ},
-    {"pthread_rwlock_wrlock", Role::kAcquire, LOCK_KIND_RWLOCK_WRITE},
-    {"pthread_rwlock_unlock", Role::kRelease, 0},
-    {"pthread_spin_lock", Role::kAcquire, LOCK_KIND_SPIN},
-    {"pthread_spin_unlock", Role::kRelease, 0},
+// The libc functions mode `all` probes, by family: a family whose functions
+// cannot all be probed is left out as a whole (glibc 2.36's
+// pthread_spin_lock starts with `lock decl`, which x86 uprobes refuse).
+// Callers inside libc, such as pthread_cond_wait re-taking its mutex, use
+// internal entry points and are not seen.
+struct LockFamily {
+  const char* name;
+  std::vector<LockFunction> functions;
 };
+
+const std::vector<LockFamily>& libcLockFamilies() {
+  static const std::vector<LockFamily> families = {
+      {"mutex",
+       {{"pthread_mutex_lock", Role::kAcquire, LOCK_KIND_MUTEX},
+        {"pthread_mutex_trylock", Role::kTryAcquire, LOCK_KIND_MUTEX},
+        {"pthread_mutex_unlock", Role::kRelease, 0}}},
+      {"rwlock",
+       {{"pthread_rwlock_rdlock", Role::kAcquire, LOCK_KIND_RWLOCK_READ},
+        {"pthread_rwlock_wrlock", Role::kAcquire, LOCK_KIND_RWLOCK_WRITE},
+        {"pthread_rwlock_unlock", Role::kRelease, 0}}},
+      {"spin",
+       {{"pthread_spin_lock", Role::kAcquire, LOCK_KIND_SPIN},
+        {"pthread_spin_unlock", Role::kRelease, 0}}},
+  };
+  return families;
+}
 
 // A binary to probe and the process it is probed in (-1: every process that
 // maps it; the BPF side keeps only targets).
@@ -143,7 +157,7 @@ class LockSource final : public Source {
       INCISE_RETURN_IF_ERROR(attachProgram(
           use_tracefs ? skel_->progs.futex_exit_tp : skel_->progs.futex_exit_raw, "futex exit"));
     }
-    for (const ProbedBinary& libc : libcs_) INCISE_RETURN_IF_ERROR(attachLibc(libc));
+    for (const ProbedBinary& libc : libcs_) INCISE_RETURN_IF_ERROR(attachLibc(libc, sink));
     for (const ResolvedLockProbe& probe : custom_probes_) {
       for (int pid : pids_for_custom_probes_) {
         ProbedBinary binary{.path = probe.spec.binary, .pid = pid};
@@ -186,11 +200,31 @@ class LockSource final : public Source {
     return binaries;
   }
 
-  Status attachLibc(const ProbedBinary& libc) {
+  // Every family that can be probed; an Error only when none can.
+  Status attachLibc(const ProbedBinary& libc, EventSink& sink) {
     Result<format::ObjectSymbols> object = objfile::readElfObject(libc.path);
     if (!object) return object.error().context("locks");
-    for (const LockFunction& function : kLibcLockFunctions) {
-      Result<uint64_t> offset = functionFileOffset(*object, function.symbol, kName);
+    std::string problems;
+    size_t attached_families = 0;
+    for (const LockFamily& family : libcLockFamilies()) {
+      size_t links_before = links_.size();
+      Status attached = attachFamily(*object, libc, family);
+      if (attached) {
+        ++attached_families;
+        continue;
+      }
+      links_.resize(links_before);  // detach the part of the family that did attach
+      sink.addNote(attached.message() + ": " + family.name + " locks are not recorded");
+      problems += (problems.empty() ? "" : "; ") + attached.message();
+    }
+    if (attached_families == 0) return Error(problems);
+    return Status::ok();
+  }
+
+  Status attachFamily(const format::ObjectSymbols& object, const ProbedBinary& libc,
+                      const LockFamily& family) {
+    for (const LockFunction& function : family.functions) {
+      Result<uint64_t> offset = functionFileOffset(object, function.symbol, kName);
       if (!offset) return offset.error();
       if (function.role == Role::kRelease) {
         INCISE_RETURN_IF_ERROR(attachRelease(libc, function.symbol, *offset));
@@ -219,10 +253,16 @@ class LockSource final : public Source {
     LIBBPF_OPTS(bpf_uprobe_opts, opts, .bpf_cookie = cookie, .retprobe = retprobe);
     bpf_link* link =
         bpf_program__attach_uprobe_opts(program, binary.pid, binary.path.c_str(), offset, &opts);
-    if (!link)
-      return libbpfError(std::string("locks: attach ") + (retprobe ? "uretprobe " : "uprobe ") +
-                             symbol + " in " + binary.path,
-                         errno);
+    if (!link) {
+      int error = errno;
+      std::string step = std::string("locks: attach ") + (retprobe ? "uretprobe " : "uprobe ") +
+                         symbol + " in " + binary.path;
+      // ENOTSUPP (kernel-internal 524, no strerror text): x86 uprobes refuse
+      // some instructions, e.g. a lock-prefixed one, at the probed address.
+      if (error == kKernelENOTSUPP)
+        return Error(step + ": the kernel cannot uprobe the instruction there");
+      return libbpfError(step, error);
+    }
     links_.emplace_back(link);
     return Status::ok();
   }

@@ -1,0 +1,148 @@
+// Records the bundled lock workloads with real BPF and checks the lock
+// intervals and page faults against the workloads' own counts.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <set>
+
+#include "format/event_kinds.h"
+#include "tests/recorder/locks_recording.h"
+
+namespace incise::testing {
+namespace {
+
+using format::LockInterval;
+using format::LockKind;
+
+const std::string kLockStory = INCISE_WORKLOADS_DIR "/lock_story";
+const std::string kCustomLock = INCISE_WORKLOADS_DIR "/custom_lock";
+
+std::vector<LockInterval> intervalsOn(const std::vector<LockInterval>& rows, uint64_t pid,
+                                      uint64_t address, LockKind kind) {
+  std::vector<LockInterval> out;
+  for (const LockInterval& row : rows)
+    if (row.pid == pid && row.address == address && row.lock_kind == static_cast<uint64_t>(kind))
+      out.push_back(row);
+  return out;
+}
+
+TEST(LocksIntegration, ModeAllRecordsEveryCriticalSection) {
+  INCISE_REQUIRE_BPF();
+  Recording run = record({"--locks", "all", "--no-sched", "-F", "19"},
+                         {kLockStory, "--threads", "4", "--iterations", "1500", "--trylock-every",
+                          "7", "--burn-every", "0", "--hogs", "0"});
+  TraceCleanup cleanup{run.trace_path};
+  ASSERT_EQ(run.exit_code, 0) << run.recorder_stderr;
+  ASSERT_TRUE(run.has("critical_sections")) << run.workload_stdout;
+
+  std::vector<LockInterval> rows = intervalsOn(run.rows<LockInterval>(), run.value("pid"),
+                                               run.value("mutex_address"), LockKind::kMutex);
+  uint64_t sections = 0, failed_trylocks = 0, contended = 0;
+  for (const LockInterval& row : rows) {
+    if (row.flags & format::kLockTryFailed) {
+      ++failed_trylocks;
+      continue;
+    }
+    ++sections;
+    if (row.flags & format::kLockContended) ++contended;
+    EXPECT_LE(row.time, row.acquired_time);
+    EXPECT_LE(row.acquired_time, row.release_time);
+    EXPECT_NE(row.stack_id, 0u);
+  }
+  EXPECT_EQ(sections, run.value("critical_sections"));
+  EXPECT_EQ(failed_trylocks, run.value("trylock_calls") - run.value("trylock_acquired"));
+  EXPECT_GT(contended, 0u) << "4 threads on one mutex never waited?";
+}
+
+TEST(LocksIntegration, ContendedModeSeesFutexWaitsOnTheMutex) {
+  INCISE_REQUIRE_BPF();
+  Recording run = record(
+      {"--locks", "contended", "--no-sched", "-F", "19"},
+      {kLockStory, "--threads", "4", "--iterations", "3000", "--burn-every", "0", "--hogs", "0"});
+  TraceCleanup cleanup{run.trace_path};
+  ASSERT_EQ(run.exit_code, 0) << run.recorder_stderr;
+
+  std::vector<LockInterval> all = run.rows<LockInterval>();
+  std::vector<LockInterval> waits =
+      intervalsOn(all, run.value("pid"), run.value("mutex_address"), LockKind::kFutex);
+  ASSERT_GT(waits.size(), 0u) << "no futex wait on the mutex at " << run.values["mutex_address"];
+  std::vector<uint64_t> workers = run.list("worker_tids");
+  std::set<uint64_t> worker_set(workers.begin(), workers.end());
+  uint64_t with_releaser = 0;
+  for (const LockInterval& row : waits) {
+    EXPECT_EQ(row.flags, format::kLockContended | format::kLockContendedOnly);
+    EXPECT_LE(row.time, row.acquired_time);
+    EXPECT_EQ(row.release_time, 0u);
+    EXPECT_TRUE(worker_set.count(row.tid)) << "wait by a thread that is not a worker: " << row.tid;
+    if (row.releaser_tid != 0) {
+      ++with_releaser;
+      EXPECT_TRUE(worker_set.count(row.releaser_tid)) << row.releaser_tid;
+      EXPECT_NE(row.releaser_tid, row.tid);
+    }
+  }
+  // Most waits end because the holder unlocked and woke them.
+  EXPECT_GT(with_releaser * 2, waits.size());
+  // Contended mode puts no uprobe on the lock calls: no per-call rows.
+  for (const LockInterval& row : all) EXPECT_EQ(row.lock_kind, uint64_t(LockKind::kFutex));
+}
+
+TEST(LocksIntegration, CustomLockProbeSeesEveryCall) {
+  INCISE_REQUIRE_BPF();
+  std::string probe = kCustomLock + ":my_spin_acquire:my_spin_release";
+  Recording run = record({"--locks", "off", "--lock-probe", probe, "--no-sched", "-F", "19"},
+                         {kCustomLock, "--threads", "3", "--iterations", "2000"});
+  TraceCleanup cleanup{run.trace_path};
+  ASSERT_EQ(run.exit_code, 0) << run.recorder_stderr;
+  ASSERT_TRUE(run.has("acquire_calls")) << run.workload_stdout;
+
+  std::vector<LockInterval> rows = intervalsOn(run.rows<LockInterval>(), run.value("pid"),
+                                               run.value("lock_address"), LockKind::kCustom);
+  EXPECT_EQ(rows.size(), run.value("acquire_calls"));
+  EXPECT_EQ(run.value("acquire_calls"), run.value("release_calls"));
+  for (const LockInterval& row : rows) {
+    EXPECT_LE(row.acquired_time, row.release_time);
+    EXPECT_EQ(row.flags & format::kLockContendedOnly, 0u);
+  }
+}
+
+TEST(LocksIntegration, BadLockProbeSymbolIsNamed) {
+  INCISE_REQUIRE_BPF();
+  std::string probe = kCustomLock + ":no_such_acquire:my_spin_release";
+  Recording run = record({"--lock-probe", probe, "--no-sched", "-F", "19"},
+                         {kCustomLock, "--threads", "1", "--iterations", "10"});
+  TraceCleanup cleanup{run.trace_path};
+  EXPECT_NE(run.recorder_stderr.find("--lock-probe: no symbol 'no_such_acquire' in " + kCustomLock),
+            std::string::npos)
+      << run.recorder_stderr;
+}
+
+TEST(LocksIntegration, PageFaultsInsideCriticalSectionsHaveAddresses) {
+  INCISE_REQUIRE_BPF();
+  Recording run = record({"--locks", "all", "--page-faults", "--no-sched", "-F", "19"},
+                         {kLockStory, "--threads", "2", "--iterations", "600", "--fault-every", "5",
+                          "--fault-pages", "4", "--burn-every", "0", "--hogs", "0"});
+  TraceCleanup cleanup{run.trace_path};
+  ASSERT_EQ(run.exit_code, 0) << run.recorder_stderr;
+  ASSERT_GT(run.value("pages_touched"), 0u) << run.workload_stdout;
+
+  uint64_t pid = run.value("pid");
+  std::vector<LockInterval> sections =
+      intervalsOn(run.rows<LockInterval>(), pid, run.value("mutex_address"), LockKind::kMutex);
+  std::vector<format::PageFault> faults = run.rows<format::PageFault>();
+  uint64_t inside = 0, with_stack = 0;
+  for (const format::PageFault& fault : faults) {
+    if (fault.pid != pid) continue;
+    EXPECT_NE(fault.address, 0u);
+    if (fault.stack_id != 0) ++with_stack;
+    bool held = std::any_of(sections.begin(), sections.end(), [&](const LockInterval& s) {
+      return s.tid == fault.tid && s.acquired_time <= fault.time && fault.time <= s.release_time;
+    });
+    if (held) ++inside;
+  }
+  // Every fresh page touched while holding the mutex faulted once.
+  EXPECT_GE(inside, run.value("pages_touched"));
+  EXPECT_GT(with_stack, 0u);
+}
+
+}  // namespace
+}  // namespace incise::testing
