@@ -4,10 +4,22 @@
 namespace incise::analyzer {
 
 int runRecord(const std::vector<std::string>& args);
+int runTop(const std::vector<std::string>& args);
+int runFlame(const std::vector<std::string>& args);
+int runOffcpu(const std::vector<std::string>& args);
+int runSched(const std::vector<std::string>& args);
+int runLocks(const std::vector<std::string>& args);
+int runCorrelate(const std::vector<std::string>& args);
 
 const std::vector<Command>& commands() {
   static const std::vector<Command> list = {
       {"record", "record a trace (runs incise-record; see incise record --help)", runRecord},
+      {"top", "flat profile: self and total % per function, module or line", runTop},
+      {"flame", "flame graph (HTML, SVG) or folded stacks: on-CPU, --off-cpu, --locks", runFlame},
+      {"offcpu", "off-CPU time per stack and reason; runqueue latency per thread", runOffcpu},
+      {"sched", "per thread: running, runnable, blocked; switches; migrations", runSched},
+      {"locks", "per lock or acquire site: contention, wait and hold times, top threads", runLocks},
+      {"correlate", "the story: lock holders preempted or faulting, and who waited", runCorrelate},
   };
   return list;
 }

@@ -91,13 +91,15 @@ class Trace {
   bool passes(const format::PageFault& row) const;
   bool passes(const format::ProcessEvent& row) const;
   bool passes(const format::Lost& row) const;
+  // The thread part of the filter (--pid, --tid, --comm) alone: for reports
+  // whose rows involve two threads (a switch) and that show one of them.
+  bool passesThread(uint64_t pid, uint64_t tid, uint64_t time) const;
 
  private:
   Trace() = default;
   // Decodes every chunk of `kind` overlapping the window, in file order.
   void forEachChunk(format::EventKind kind, const std::function<void(const format::Chunk&)>& visit);
   bool inWindow(uint64_t time) const { return time >= window_.start && time <= window_.end; }
-  bool passesThread(uint64_t pid, uint64_t tid, uint64_t time) const;
   void countUsed(format::EventKind kind, uint64_t rows) {
     used_[static_cast<size_t>(kind)] += rows;
   }

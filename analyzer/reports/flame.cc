@@ -1,0 +1,122 @@
+// incise flame: flame graphs and folded stacks — on-CPU samples by default,
+// blocked off-CPU time with --off-cpu, lock wait time with --locks.
+#include <iostream>
+
+#include "analyzer/model/stack_namer.h"
+#include "analyzer/render/flame_graph.h"
+#include "analyzer/render/folded_stacks.h"
+#include "analyzer/render/json_output.h"
+#include "analyzer/reports/flame_weights.h"
+#include "analyzer/reports/report_header.h"
+#include "analyzer/reports/report_options.h"
+#include "analyzer/reports/report_output.h"
+
+namespace incise::analyzer {
+namespace po = boost::program_options;
+
+namespace {
+
+bool endsWith(const std::string& text, const std::string& suffix) {
+  return text.size() >= suffix.size() &&
+         text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// --format wins; else the -o extension; else folded on stdout, html in a file.
+std::string outputFormat(const std::string& requested, const std::string& path) {
+  if (!requested.empty()) return requested;
+  if (path.empty()) return "folded";
+  if (endsWith(path, ".svg")) return "svg";
+  if (endsWith(path, ".folded") || endsWith(path, ".txt")) return "folded";
+  return "html";
+}
+
+}  // namespace
+
+int runFlame(const std::vector<std::string>& args) {
+  ReportCommandLine cli(
+      "flame",
+      "Flame graph of CPU samples (default), of blocked off-CPU time (--off-cpu: switch-out\n"
+      "with prev_state != 0 -> next switch-in, at the off-CPU stack) or of lock wait time\n"
+      "(--locks: acquired - requested, at the acquire stack). Writes folded stacks\n"
+      "(\"root;...;leaf weight\") to stdout without -o; with -o the extension picks the\n"
+      "format: .html (interactive: click to zoom, search), .svg, .folded.",
+      "  incise flame app.trace > app.folded\n"
+      "  incise flame app.trace -o app.html              # open in a browser\n"
+      "  incise flame app.trace --off-cpu -o offcpu.svg\n"
+      "  incise flame app.trace --locks --comm worker -o locks.html\n");
+  // clang-format off
+  cli.extra().add_options()
+      ("format", po::value<std::string>(), "html, svg or folded (default: from -o, else folded)")
+      ("off-cpu", po::bool_switch(), "weigh by blocked off-CPU time (ns)")
+      ("locks", po::bool_switch(), "weigh by lock wait time (ns)")
+      ("title", po::value<std::string>(), "title of the graph");
+  // clang-format on
+  if (std::optional<int> exit = cli.parse(args)) return *exit;
+  bool off_cpu = cli.values()["off-cpu"].as<bool>();
+  bool locks = cli.values()["locks"].as<bool>();
+  if (off_cpu && locks) return cli.usageError("--off-cpu and --locks cannot be combined");
+  std::string format =
+      outputFormat(cli.values().count("format") ? cli.values()["format"].as<std::string>() : "",
+                   cli.options().output);
+  if (format != "html" && format != "svg" && format != "folded") {
+    return cli.usageError("--format '" + format + "': expected html, svg or folded");
+  }
+  FlameWeighting weighting = off_cpu ? FlameWeighting::kOffCpu
+                             : locks ? FlameWeighting::kLocks
+                                     : FlameWeighting::kOnCpu;
+
+  std::unique_ptr<Trace> trace = cli.openTrace();
+  if (!trace) return 1;
+  StackWeights weights = collectFlameWeights(*trace, weighting);
+  StackNamer namer(*trace, FrameGrouping::kFunction);
+  FoldedStacks folded;
+  for (const auto& stack : weights.named(namer)) folded.add(stack.root_first, stack.weight);
+
+  std::string what = off_cpu ? "off-CPU time (blocked)"
+                     : locks ? "lock wait time"
+                             : "on-CPU samples";
+  FlameGraphOptions options;
+  options.title = cli.values().count("title") ? cli.values()["title"].as<std::string>()
+                                              : trace->path() + ": " + what;
+  options.unit = flameUnit(weighting);
+
+  int status = writeReport(cli, [&](std::ostream& out) {
+    if (cli.options().json) {
+      nlohmann::json stacks = nlohmann::json::array();
+      for (const auto& [path, weight] : folded.paths()) {
+        stacks.push_back({{"frames", FoldedStacks::split(path)}, {"weight", weight}});
+      }
+      writeJson(out, {{"header", reportHeaderJson("flame", *trace)},
+                      {"weight", what},
+                      {"unit", options.unit},
+                      {"total", folded.total()},
+                      {"stacks", stacks}});
+    } else if (format == "folded") {
+      folded.write(out);
+    } else if (format == "svg") {
+      writeFlameGraphSvg(folded, options, out);
+    } else {
+      writeFlameGraphHtml(folded, options, out);
+    }
+  });
+  if (status != 0 || cli.options().json) return status;
+  // Folded stacks on stdout must stay machine-readable: the header goes to stderr then.
+  std::ostream& note = cli.options().output.empty() ? std::cerr : std::cout;
+  if (!cli.options().output.empty() || folded.paths().empty()) {
+    printReportHeader(note, "flame", *trace);
+  } else {
+    for (const auto& warning : reportWarnings(*trace, trace->losses())) {
+      std::cerr << "warning: " << warning << "\n";
+    }
+  }
+  if (!cli.options().output.empty()) {
+    note << "wrote " << format << " flame graph of " << what << " (" << folded.total() << ' '
+         << options.unit << ", " << folded.paths().size() << " stacks) to " << cli.options().output
+         << "\n";
+  } else if (folded.paths().empty()) {
+    note << "no " << what << " in this trace (for the filters given)\n";
+  }
+  return 0;
+}
+
+}  // namespace incise::analyzer

@@ -1,0 +1,41 @@
+#include "analyzer/reports/flame_weights.h"
+
+#include "analyzer/reports/thread_states.h"
+
+namespace incise::analyzer {
+
+std::string flameUnit(FlameWeighting weighting) {
+  return weighting == FlameWeighting::kOnCpu ? "samples" : "ns";
+}
+
+StackWeights collectFlameWeights(Trace& trace, FlameWeighting weighting) {
+  StackWeights weights;
+  switch (weighting) {
+    case FlameWeighting::kOnCpu:
+      trace.forEachRow<format::CpuSample>([&](const format::CpuSample& sample) {
+        weights.add(static_cast<uint32_t>(sample.pid), sample.stack_id, sample.time, 1);
+      });
+      break;
+    case FlameWeighting::kOffCpu: {
+      ThreadStateMachine machine;
+      machine.on_off_cpu = [&](const OffCpuSpan& span) {
+        if (span.preempted || !trace.passesThread(span.pid, span.tid, span.start)) return;
+        weights.add(span.pid, span.stack_id, span.start, span.duration());
+      };
+      // Wake-ups do not change switch-out -> switch-in spans: switches suffice.
+      replaySchedule(trace.rows<format::SchedSwitch>(), {}, machine);
+      break;
+    }
+    case FlameWeighting::kLocks:
+      trace.forEachRow<format::LockInterval>([&](const format::LockInterval& lock) {
+        if (lock.acquired_time > lock.time) {
+          weights.add(static_cast<uint32_t>(lock.pid), lock.stack_id, lock.time,
+                      lock.acquired_time - lock.time);
+        }
+      });
+      break;
+  }
+  return weights;
+}
+
+}  // namespace incise::analyzer

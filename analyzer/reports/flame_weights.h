@@ -1,0 +1,26 @@
+// What a flame graph weighs: on-CPU samples, blocked off-CPU time, or lock
+// wait time — each summed per (pid, stack) while rows stream by.
+//
+//   on-CPU:  1 per CPU sample, at the sample's stack;
+//   off-CPU: ns from a switch-out with prev_state != 0 (blocked, not
+//            preempted) to the thread's next switch-in, at the off-CPU
+//            stack taken at switch-out;
+//   locks:   ns from request to acquire (acquired_time - time), at the
+//            acquire stack; intervals that never waited weigh nothing.
+//
+//   StackWeights weights = collectFlameWeights(trace, FlameWeighting::kOffCpu);
+#pragma once
+
+#include <string>
+
+#include "analyzer/model/trace.h"
+#include "analyzer/reports/stack_weights.h"
+
+namespace incise::analyzer {
+
+enum class FlameWeighting { kOnCpu, kOffCpu, kLocks };
+
+std::string flameUnit(FlameWeighting weighting);  // "samples" or "ns"
+StackWeights collectFlameWeights(Trace& trace, FlameWeighting weighting);
+
+}  // namespace incise::analyzer

@@ -1,0 +1,144 @@
+// incise offcpu: where threads waited off the CPU — time per off-CPU stack
+// and reason (preempted: switched out still runnable; blocked: switched out
+// asleep) — and how long they then queued before running again.
+#include <algorithm>
+
+#include "analyzer/model/stack_namer.h"
+#include "analyzer/render/json_output.h"
+#include "analyzer/render/table.h"
+#include "analyzer/reports/report_header.h"
+#include "analyzer/reports/report_options.h"
+#include "analyzer/reports/report_output.h"
+#include "analyzer/reports/stack_text.h"
+#include "analyzer/reports/stack_weights.h"
+#include "analyzer/reports/thread_states.h"
+
+namespace incise::analyzer {
+namespace po = boost::program_options;
+
+namespace {
+
+struct ReasonStack {
+  std::string reason;
+  WeightedStack stack;  // weight = ns off CPU, events = switch-outs
+};
+
+}  // namespace
+
+int runOffcpu(const std::vector<std::string>& args) {
+  ReportCommandLine cli(
+      "offcpu",
+      "Off-CPU time per stack and reason, from scheduler switches: each span runs from a\n"
+      "thread's switch-out to its next switch-in, charged to the stack taken at switch-out.\n"
+      "Reason: preempted (switched out while runnable, prev_state 0) or blocked (asleep).\n"
+      "Then runqueue latency per thread: wake-up or preemption -> switch-in.",
+      "  incise offcpu app.trace\n"
+      "  incise offcpu app.trace --tid 4242 --limit 5\n"
+      "  incise offcpu app.trace --json\n");
+  cli.extra().add_options()("limit", po::value<size_t>()->default_value(30),
+                            "stacks and threads to print (0: all)");
+  if (std::optional<int> exit = cli.parse(args)) return *exit;
+  size_t limit = cli.values()["limit"].as<size_t>();
+  std::unique_ptr<Trace> trace = cli.openTrace();
+  if (!trace) return 1;
+
+  StackWeights blocked, preempted;
+  ThreadStateMachine machine;
+  machine.on_off_cpu = [&](const OffCpuSpan& span) {
+    if (!trace->passesThread(span.pid, span.tid, span.start)) return;
+    (span.preempted ? preempted : blocked)
+        .add(span.pid, span.stack_id, span.start, span.duration());
+  };
+  replaySchedule(trace->rows<format::SchedSwitch>(), trace->rows<format::Wakeup>(), machine);
+  machine.finish(std::min(trace->window().end, trace->endTime()));
+
+  StackNamer namer(*trace, FrameGrouping::kFunction);
+  std::vector<ReasonStack> stacks;
+  for (const auto& [reason, weights] :
+       {std::pair{"blocked", &blocked}, {"preempted", &preempted}}) {
+    for (auto& stack : weights->named(namer)) stacks.push_back({reason, std::move(stack)});
+  }
+  std::sort(stacks.begin(), stacks.end(), [](const auto& a, const auto& b) {
+    if (a.stack.weight != b.stack.weight) return a.stack.weight > b.stack.weight;
+    return a.reason != b.reason ? a.reason < b.reason : a.stack.root_first < b.stack.root_first;
+  });
+  uint64_t total_off = blocked.total() + preempted.total();
+
+  std::vector<std::pair<uint32_t, ThreadSchedStats>> threads;
+  for (const auto& [tid, stats] : machine.threads()) {
+    if (stats.runqueue_waits != 0 && trace->passesThread(stats.pid, tid, stats.first_time)) {
+      threads.emplace_back(tid, stats);
+    }
+  }
+  std::sort(threads.begin(), threads.end(), [](const auto& a, const auto& b) {
+    if (a.second.runqueue_total_ns != b.second.runqueue_total_ns) {
+      return a.second.runqueue_total_ns > b.second.runqueue_total_ns;
+    }
+    return a.first < b.first;
+  });
+  auto cap = [&](size_t n) { return limit == 0 ? n : std::min(limit, n); };
+
+  return writeReport(cli, [&](std::ostream& out) {
+    if (cli.options().json) {
+      nlohmann::json stack_rows = nlohmann::json::array(), thread_rows = nlohmann::json::array();
+      for (size_t i = 0; i < cap(stacks.size()); ++i) {
+        stack_rows.push_back(
+            {{"reason", stacks[i].reason},
+             {"off_cpu_ns", stacks[i].stack.weight},
+             {"switches", stacks[i].stack.events},
+             {"percent", roundedPercent(percentOf(stacks[i].stack.weight, total_off))},
+             {"frames", stacks[i].stack.root_first}});
+      }
+      for (size_t i = 0; i < cap(threads.size()); ++i) {
+        const auto& [tid, s] = threads[i];
+        thread_rows.push_back({{"tid", tid},
+                               {"pid", s.pid},
+                               {"comm", trace->threadName(tid, s.first_time)},
+                               {"waits", s.runqueue_waits},
+                               {"total_ns", s.runqueue_total_ns},
+                               {"avg_ns", s.runqueue_total_ns / s.runqueue_waits},
+                               {"max_ns", s.runqueue_max_ns}});
+      }
+      writeJson(out,
+                {{"header", reportHeaderJson("offcpu", *trace)},
+                 {"off_cpu_ns", {{"blocked", blocked.total()}, {"preempted", preempted.total()}}},
+                 {"stacks", stack_rows},
+                 {"runqueue_latency", thread_rows}});
+      return;
+    }
+    printReportHeader(out, "offcpu", *trace);
+    out << "off-CPU: " << formatDurationNs(blocked.total()) << " blocked, "
+        << formatDurationNs(preempted.total()) << " preempted\n\n";
+    Table by_stack({{"OFF-CPU", Align::kRight},
+                    {"%", Align::kRight},
+                    {"SWITCHES", Align::kRight},
+                    {"REASON"},
+                    {"STACK (leaf first)", Align::kLeft, 140}});
+    for (size_t i = 0; i < cap(stacks.size()); ++i) {
+      const auto& s = stacks[i];
+      by_stack.addRow({formatDurationNs(s.stack.weight),
+                       formatPercent(percentOf(s.stack.weight, total_off)),
+                       formatCount(s.stack.events), s.reason, stackLine(s.stack.root_first)});
+    }
+    by_stack.render(out);
+    out << "\nrunqueue latency (wake-up or preemption -> switch-in)\n";
+    Table by_thread({{"TID", Align::kRight},
+                     {"PID", Align::kRight},
+                     {"COMM", Align::kLeft, 24},
+                     {"WAITS", Align::kRight},
+                     {"TOTAL", Align::kRight},
+                     {"AVG", Align::kRight},
+                     {"MAX", Align::kRight}});
+    for (size_t i = 0; i < cap(threads.size()); ++i) {
+      const auto& [tid, s] = threads[i];
+      by_thread.addRow({std::to_string(tid), std::to_string(s.pid),
+                        trace->threadName(tid, s.first_time), formatCount(s.runqueue_waits),
+                        formatDurationNs(s.runqueue_total_ns),
+                        formatDurationNs(s.runqueue_total_ns / s.runqueue_waits),
+                        formatDurationNs(s.runqueue_max_ns)});
+    }
+    by_thread.render(out);
+  });
+}
+
+}  // namespace incise::analyzer

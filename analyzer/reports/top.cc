@@ -1,0 +1,86 @@
+// incise top: flat profile of on-CPU samples — self and total % per
+// function (or module), most expensive first.
+#include <iostream>
+
+#include "analyzer/model/stack_namer.h"
+#include "analyzer/render/json_output.h"
+#include "analyzer/render/table.h"
+#include "analyzer/reports/flat_profile.h"
+#include "analyzer/reports/report_header.h"
+#include "analyzer/reports/report_options.h"
+#include "analyzer/reports/report_output.h"
+
+namespace incise::analyzer {
+namespace po = boost::program_options;
+
+int runTop(const std::vector<std::string>& args) {
+  ReportCommandLine cli("top",
+                        "Flat profile of CPU samples: self % (samples whose leaf is the function) "
+                        "and total %\n(samples whose stack contains it, once per sample).",
+                        "  incise top app.trace                      # by function, top 40\n"
+                        "  incise top app.trace --by module          # which libraries burn CPU\n"
+                        "  incise top app.trace --tid 4242 --time 1..2 --limit 10\n"
+                        "  incise top app.trace --json > top.json\n");
+  // clang-format off
+  cli.extra().add_options()
+      ("by", po::value<std::string>()->default_value("function"), "group by function, module or line")
+      ("limit", po::value<size_t>()->default_value(40), "rows to print (0: all)");
+  // clang-format on
+  if (std::optional<int> exit = cli.parse(args)) return *exit;
+  auto grouping = parseFrameGrouping(cli.values()["by"].as<std::string>());
+  if (!grouping) return cli.usageError(grouping.error().message());
+  size_t limit = cli.values()["limit"].as<size_t>();
+
+  std::unique_ptr<Trace> trace = cli.openTrace();
+  if (!trace) return 1;
+  StackWeights weights;
+  trace->forEachRow<format::CpuSample>([&](const format::CpuSample& sample) {
+    weights.add(static_cast<uint32_t>(sample.pid), sample.stack_id, sample.time, 1);
+  });
+  StackNamer namer(*trace, *grouping);
+  FlatProfile profile = computeFlatProfile(weights.named(namer));
+  size_t shown = limit == 0 ? profile.rows.size() : std::min(limit, profile.rows.size());
+  std::string what = *grouping == FrameGrouping::kModule ? "MODULE" : "FUNCTION";
+  std::string fallback =
+      namer.lineFallback() ? "no line information in this trace: grouped by function" : "";
+
+  return writeReport(cli, [&](std::ostream& out) {
+    if (cli.options().json) {
+      nlohmann::json rows = nlohmann::json::array();
+      for (size_t i = 0; i < shown; ++i) {
+        const auto& row = profile.rows[i];
+        rows.push_back({{"name", row.name},
+                        {"self_samples", row.self},
+                        {"total_samples", row.total},
+                        {"self_percent", roundedPercent(row.self_percent)},
+                        {"total_percent", roundedPercent(row.total_percent)}});
+      }
+      nlohmann::json doc = {{"header", reportHeaderJson("top", *trace)},
+                            {"by", cli.values()["by"].as<std::string>()},
+                            {"samples", profile.weight},
+                            {"distinct_stacks", weights.distinct()},
+                            {"rows", rows}};
+      if (!fallback.empty()) doc["note"] = fallback;
+      writeJson(out, doc);
+      return;
+    }
+    printReportHeader(out, "top", *trace);
+    if (!fallback.empty()) out << "note: " << fallback << "\n";
+    out << profile.weight << " samples, " << weights.distinct() << " distinct stacks";
+    if (shown < profile.rows.size()) out << "; top " << shown << " of " << profile.rows.size();
+    out << "\n\n";
+    Table table({{"SELF%", Align::kRight},
+                 {"TOTAL%", Align::kRight},
+                 {"SELF", Align::kRight},
+                 {"TOTAL", Align::kRight},
+                 {what, Align::kLeft, 120}});
+    for (size_t i = 0; i < shown; ++i) {
+      const auto& row = profile.rows[i];
+      table.addRow({formatPercent(row.self_percent), formatPercent(row.total_percent),
+                    formatCount(row.self), formatCount(row.total), row.name});
+    }
+    table.render(out);
+  });
+}
+
+}  // namespace incise::analyzer
