@@ -239,7 +239,7 @@ class ReaderImpl final : public Reader {
                          e.getRows(),
                          e.getMinTime(),
                          e.getMaxTime()};
-            if (ref.offset < first_block || ref.offset > footer_at ||
+            if (ref.offset < sizeof(kFileMagic) || ref.offset > footer_at ||
                 footer_at - ref.offset < kBlockHeaderSize + uint64_t{ref.length}) {
               return Error("index entry for offset " + std::to_string(ref.offset) +
                            " lies outside the file's blocks");
@@ -310,7 +310,7 @@ class ReaderImpl final : public Reader {
         break;
       }
       case BlockType::kStackChunk: {
-        INCISE_RETURN_IF_ERROR(loadStacks(offset, payload));
+        INCISE_RETURN_IF_ERROR(loadStacks(offset, payload, ref));
         break;
       }
       case BlockType::kEventChunk: {
@@ -330,7 +330,7 @@ class ReaderImpl final : public Reader {
     return Status::ok();
   }
 
-  Status loadStacks(uint64_t offset, ByteSpan payload) {
+  Status loadStacks(uint64_t offset, ByteSpan payload, ChunkRef& ref) {
     Result<ChunkLayout> layout = parseChunk(payload, options_);
     if (!layout) return layout.error().context(blockAt(offset));
     if (layout->kind != kStackTableKind) return Error(blockAt(offset) + ": not a stack table");
@@ -349,6 +349,7 @@ class ReaderImpl final : public Reader {
       stacks_.append(layout->first_stack_id + i, frames.subspan(at, counts[i]));
       at += counts[i];
     }
+    ref.rows = layout->rows;
     return Status::ok();
   }
 
