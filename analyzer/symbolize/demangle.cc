@@ -33,6 +33,12 @@ std::string unescapeRustLegacy(std::string_view text) {
   out.reserve(text.size());
   size_t i = 0;
   while (i < text.size()) {
+    // rustc prefixes "_" to a path component that starts with '$'.
+    const bool component_start = i == 0 || (i >= 2 && text.substr(i - 2, 2) == "::");
+    if (component_start && text.substr(i, 2) == "_$") {
+      ++i;
+      continue;
+    }
     if (text[i] == '$') {
       bool replaced = false;
       for (const auto& [escape, character] : kEscapes) {

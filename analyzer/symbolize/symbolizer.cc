@@ -188,7 +188,7 @@ const Frame& Symbolizer::resolve(uint32_t pid, uint64_t address, uint64_t time,
     const auto hit = maps->second.find(address, time, /*or_earliest_later=*/true);
     narrow(hit.valid_from, hit.valid_until);
     mapping = hit.value;
-    if (mapping && hit.valid_until <= time) ++counters_.mapping_time_fallbacks;
+    if (hit.from_later) ++counters_.mapping_time_fallbacks;
   }
   if (mapping && mapping->object != kAnonymous) {
     answer.frame = &objectFrame(*mapping, address);

@@ -36,6 +36,7 @@ class TimedIntervals {
     const T* value = nullptr;  // null: nothing covers the address at that time
     uint64_t valid_from = 0;   // the same answer holds for times in [valid_from, valid_until)
     uint64_t valid_until = kForever;
+    bool from_later = false;  // the or_earliest_later fallback answered
   };
 
   // [start, end); empty ranges are ignored.
@@ -90,6 +91,7 @@ class TimedIntervals {
     } else if (or_earliest_later && earliest_later) {
       hit.value = &earliest_later->value;
       hit.valid_until = earliest_later->time;
+      hit.from_later = true;
     }
     return hit;
   }
