@@ -13,7 +13,6 @@
 
 #include <cstdint>
 #include <span>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -36,14 +35,21 @@ class StackInterner {
     uint64_t id;
     uint32_t first_frame;
     uint32_t frame_count;
-    int32_t next;  // next entry with the same hash, -1 = none
   };
+  // Open addressing with linear probing: no node per stack, one cache line
+  // per probe. `entry` is kEmpty for a free slot.
+  struct Slot {
+    uint64_t hash;
+    uint32_t entry;
+  };
+  static constexpr uint32_t kEmpty = UINT32_MAX;
   void reset();
+  void grow();
 
   uint32_t max_stacks_;
   uint64_t next_id_ = 1;
   uint64_t resets_ = 0;
-  std::unordered_map<uint64_t, int32_t> by_hash_;  // hash -> first entry
+  std::vector<Slot> slots_;  // size a power of two, at most half full
   std::vector<Entry> entries_;
   std::vector<uint64_t> frames_;
 };
