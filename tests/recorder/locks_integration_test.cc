@@ -27,17 +27,19 @@ std::vector<LockInterval> intervalsOn(const std::vector<LockInterval>& rows, uin
 }
 
 TEST(LocksIntegration, ModeAllRecordsEveryCriticalSection) {
-  INCISE_REQUIRE_BPF();
+  INCISE_REQUIRE_RECORDING();
   Recording run = record({"--locks", "all", "--no-sched", "-F", "19"},
                          {kLockStory, "--threads", "4", "--iterations", "1500", "--trylock-every",
                           "7", "--burn-every", "0", "--hogs", "0"});
-  TraceCleanup cleanup{run.trace_path};
+  RemoveOnExit cleanup{run.trace_path};
   ASSERT_EQ(run.exit_code, 0) << run.recorder_stderr;
   ASSERT_TRUE(run.has("critical_sections")) << run.workload_stdout;
 
-  std::vector<LockInterval> rows = intervalsOn(run.rows<LockInterval>(), run.value("pid"),
+  TraceView trace(run.trace_path);
+  ASSERT_TRUE(trace.ok()) << trace.error();
+  std::vector<LockInterval> rows = intervalsOn(trace.rows<LockInterval>(), run.value("pid"),
                                                run.value("mutex_address"), LockKind::kMutex);
-  uint64_t sections = 0, failed_trylocks = 0, contended = 0;
+  uint64_t sections = 0, failed_trylocks = 0, contended = 0, at_call_site = 0;
   for (const LockInterval& row : rows) {
     if (row.flags & format::kLockTryFailed) {
       ++failed_trylocks;
@@ -48,21 +50,33 @@ TEST(LocksIntegration, ModeAllRecordsEveryCriticalSection) {
     EXPECT_LE(row.time, row.acquired_time);
     EXPECT_LE(row.acquired_time, row.release_time);
     EXPECT_NE(row.stack_id, 0u);
+    // The acquire stack reaches the workload's caller (libc has no frame
+    // pointers, but a return probe's stack starts at the call site).
+    for (uint64_t frame : trace.reader().stacks().frames(row.stack_id)) {
+      if (trace.symbolize(static_cast<uint32_t>(row.pid), frame).find("run_worker") !=
+          std::string::npos) {
+        ++at_call_site;
+        break;
+      }
+    }
   }
   EXPECT_EQ(sections, run.value("critical_sections"));
   EXPECT_EQ(failed_trylocks, run.value("trylock_calls") - run.value("trylock_acquired"));
   EXPECT_GT(contended, 0u) << "4 threads on one mutex never waited?";
+  EXPECT_GE(at_call_site * 10, sections * 9) << at_call_site << " of " << sections;
 }
 
 TEST(LocksIntegration, ContendedModeSeesFutexWaitsOnTheMutex) {
-  INCISE_REQUIRE_BPF();
+  INCISE_REQUIRE_RECORDING();
   Recording run = record(
       {"--locks", "contended", "--no-sched", "-F", "19"},
       {kLockStory, "--threads", "4", "--iterations", "3000", "--burn-every", "0", "--hogs", "0"});
-  TraceCleanup cleanup{run.trace_path};
+  RemoveOnExit cleanup{run.trace_path};
   ASSERT_EQ(run.exit_code, 0) << run.recorder_stderr;
 
-  std::vector<LockInterval> all = run.rows<LockInterval>();
+  TraceView trace(run.trace_path);
+  ASSERT_TRUE(trace.ok()) << trace.error();
+  std::vector<LockInterval> all = trace.rows<LockInterval>();
   std::vector<LockInterval> waits =
       intervalsOn(all, run.value("pid"), run.value("mutex_address"), LockKind::kFutex);
   ASSERT_GT(waits.size(), 0u) << "no futex wait on the mutex at " << run.values["mutex_address"];
@@ -87,15 +101,17 @@ TEST(LocksIntegration, ContendedModeSeesFutexWaitsOnTheMutex) {
 }
 
 TEST(LocksIntegration, CustomLockProbeSeesEveryCall) {
-  INCISE_REQUIRE_BPF();
+  INCISE_REQUIRE_RECORDING();
   std::string probe = kCustomLock + ":my_spin_acquire:my_spin_release";
   Recording run = record({"--locks", "off", "--lock-probe", probe, "--no-sched", "-F", "19"},
                          {kCustomLock, "--threads", "3", "--iterations", "2000"});
-  TraceCleanup cleanup{run.trace_path};
+  RemoveOnExit cleanup{run.trace_path};
   ASSERT_EQ(run.exit_code, 0) << run.recorder_stderr;
   ASSERT_TRUE(run.has("acquire_calls")) << run.workload_stdout;
 
-  std::vector<LockInterval> rows = intervalsOn(run.rows<LockInterval>(), run.value("pid"),
+  TraceView trace(run.trace_path);
+  ASSERT_TRUE(trace.ok()) << trace.error();
+  std::vector<LockInterval> rows = intervalsOn(trace.rows<LockInterval>(), run.value("pid"),
                                                run.value("lock_address"), LockKind::kCustom);
   EXPECT_EQ(rows.size(), run.value("acquire_calls"));
   EXPECT_EQ(run.value("acquire_calls"), run.value("release_calls"));
@@ -106,29 +122,31 @@ TEST(LocksIntegration, CustomLockProbeSeesEveryCall) {
 }
 
 TEST(LocksIntegration, BadLockProbeSymbolIsNamed) {
-  INCISE_REQUIRE_BPF();
+  INCISE_REQUIRE_RECORDING();
   std::string probe = kCustomLock + ":no_such_acquire:my_spin_release";
   Recording run = record({"--lock-probe", probe, "--no-sched", "-F", "19"},
                          {kCustomLock, "--threads", "1", "--iterations", "10"});
-  TraceCleanup cleanup{run.trace_path};
+  RemoveOnExit cleanup{run.trace_path};
   EXPECT_NE(run.recorder_stderr.find("--lock-probe: no symbol 'no_such_acquire' in " + kCustomLock),
             std::string::npos)
       << run.recorder_stderr;
 }
 
 TEST(LocksIntegration, PageFaultsInsideCriticalSectionsHaveAddresses) {
-  INCISE_REQUIRE_BPF();
+  INCISE_REQUIRE_RECORDING();
   Recording run = record({"--locks", "all", "--page-faults", "--no-sched", "-F", "19"},
                          {kLockStory, "--threads", "2", "--iterations", "600", "--fault-every", "5",
                           "--fault-pages", "4", "--burn-every", "0", "--hogs", "0"});
-  TraceCleanup cleanup{run.trace_path};
+  RemoveOnExit cleanup{run.trace_path};
   ASSERT_EQ(run.exit_code, 0) << run.recorder_stderr;
   ASSERT_GT(run.value("pages_touched"), 0u) << run.workload_stdout;
 
   uint64_t pid = run.value("pid");
+  TraceView trace(run.trace_path);
+  ASSERT_TRUE(trace.ok()) << trace.error();
   std::vector<LockInterval> sections =
-      intervalsOn(run.rows<LockInterval>(), pid, run.value("mutex_address"), LockKind::kMutex);
-  std::vector<format::PageFault> faults = run.rows<format::PageFault>();
+      intervalsOn(trace.rows<LockInterval>(), pid, run.value("mutex_address"), LockKind::kMutex);
+  std::vector<format::PageFault> faults = trace.rows<format::PageFault>();
   uint64_t inside = 0, with_stack = 0;
   for (const format::PageFault& fault : faults) {
     if (fault.pid != pid) continue;

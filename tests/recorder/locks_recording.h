@@ -1,18 +1,17 @@
-// Shared by the lock and page-fault integration tests: run incise-record on
-// a bundled workload, parse the workload's key=value output, read rows back.
+// Runs incise-record on a bundled workload for the lock and page-fault
+// integration tests, and parses the workload's key=value output. The
+// privilege gate and the trace view come from recorder_test_support.h.
 //
-//   INCISE_REQUIRE_BPF();   // skip (or fail under CI=true) without root/BTF
-//   Recording run = record({"--locks", "all"}, {LOCK_STORY, "--threads", "4"});
+//   INCISE_REQUIRE_RECORDING();
+//   Recording run = record({"--locks", "all"}, {kLockStory, "--threads", "4"});
 //   ASSERT_EQ(run.exit_code, 0) << run.recorder_stderr;
 //   uint64_t n = run.value("critical_sections");
-//   std::vector<format::LockInterval> rows = run.rows<format::LockInterval>();
+//   TraceView trace(run.trace_path);
 #pragma once
 
-#include <gtest/gtest.h>
 #include <sys/wait.h>
-#include <unistd.h>
 
-#include <cstdio>
+#include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -21,43 +20,9 @@
 #include <string>
 #include <vector>
 
-#include "format/reader.h"
+#include "tests/recorder/recorder_test_support.h"
 
 namespace incise::testing {
-
-// Why this machine cannot run BPF tests, or "" when it can.
-inline std::string bpfUnavailableReason() {
-  if (geteuid() != 0) return "needs root (CAP_BPF, CAP_PERFMON)";
-  if (!std::filesystem::exists("/sys/kernel/btf/vmlinux")) return "kernel has no BTF";
-  return "";
-}
-
-inline bool inCi() {
-  const char* ci = std::getenv("CI");
-  return ci && std::string(ci) == "true";
-}
-
-#define INCISE_REQUIRE_BPF()                                                           \
-  do {                                                                                 \
-    std::string why = ::incise::testing::bpfUnavailableReason();                       \
-    if (!why.empty()) {                                                                \
-      if (::incise::testing::inCi()) FAIL() << "CI=true and BPF unavailable: " << why; \
-      GTEST_SKIP() << why;                                                             \
-    }                                                                                  \
-  } while (0)
-
-inline std::string shellQuote(const std::string& word) {
-  std::string quoted = "'";
-  for (char c : word) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return quoted + "'";
-}
-
-inline std::string readWholeFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 struct Recording {
   int exit_code = -1;
@@ -80,31 +45,32 @@ struct Recording {
     while (std::getline(items, item, ',')) out.push_back(std::stoull(item, nullptr, 0));
     return out;
   }
-
-  // Every row of one kind, in file order; an empty vector (and a test
-  // failure) when the trace cannot be read.
-  template <typename Row>
-  std::vector<Row> rows() const {
-    std::vector<Row> out;
-    auto reader = format::Reader::open(trace_path);
-    EXPECT_TRUE(reader) << (reader ? "" : reader.error().message());
-    if (!reader) return out;
-    for (const format::ChunkRef& ref : (*reader)->chunks(Row::kKind)) {
-      auto chunk = (*reader)->readChunk(ref, format::ColumnSet::all());
-      EXPECT_TRUE(chunk) << (chunk ? "" : chunk.error().message());
-      if (!chunk) continue;
-      for (size_t i = 0; i < chunk->rows(); ++i) out.push_back(chunk->template row<Row>(i));
-    }
-    return out;
-  }
 };
+
+// Removes a trace when the test ends.
+struct RemoveOnExit {
+  std::string path;
+  ~RemoveOnExit() { std::filesystem::remove(path); }
+};
+
+inline std::string shellQuote(const std::string& word) {
+  std::string quoted = "'";
+  for (char c : word) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
+}
+
+inline std::string readAndRemove(const std::string& path) {
+  std::stringstream text;
+  text << std::ifstream(path).rdbuf();
+  std::filesystem::remove(path);
+  return text.str();
+}
 
 // Runs `incise-record OPTIONS -o TMP -- COMMAND...` and waits for it.
 inline Recording record(const std::vector<std::string>& options,
                         const std::vector<std::string>& command) {
   static int counter = 0;
-  std::string base = std::filesystem::temp_directory_path() /
-                     ("incise_locks_" + std::to_string(getpid()) + "_" + std::to_string(++counter));
+  std::string base = tempTracePath("locks_" + std::to_string(++counter));
   Recording run;
   run.trace_path = base + ".trace";
   std::string line = shellQuote(INCISE_RECORD_BIN);
@@ -114,25 +80,15 @@ inline Recording record(const std::vector<std::string>& options,
   line += " >" + shellQuote(base + ".out") + " 2>" + shellQuote(base + ".err");
   int status = std::system(line.c_str());
   run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  run.workload_stdout = readWholeFile(base + ".out");
-  run.recorder_stderr = readWholeFile(base + ".err");
-  std::filesystem::remove(base + ".out");
-  std::filesystem::remove(base + ".err");
+  run.workload_stdout = readAndRemove(base + ".out");
+  run.recorder_stderr = readAndRemove(base + ".err");
   std::stringstream lines(run.workload_stdout);
-  std::string kv;
-  while (std::getline(lines, kv)) {
-    size_t eq = kv.find('=');
-    if (eq != std::string::npos) run.values[kv.substr(0, eq)] = kv.substr(eq + 1);
+  std::string key_value;
+  while (std::getline(lines, key_value)) {
+    size_t eq = key_value.find('=');
+    if (eq != std::string::npos) run.values[key_value.substr(0, eq)] = key_value.substr(eq + 1);
   }
   return run;
 }
-
-// Removes the trace when the test ends.
-struct TraceCleanup {
-  std::string path;
-  ~TraceCleanup() {
-    if (!path.empty()) std::filesystem::remove(path);
-  }
-};
 
 }  // namespace incise::testing
