@@ -4,6 +4,9 @@
 namespace incise::analyzer {
 
 int runRecord(const std::vector<std::string>& args);
+int runInfo(const std::vector<std::string>& args);
+int runDump(const std::vector<std::string>& args);
+int runCheck(const std::vector<std::string>& args);
 int runTop(const std::vector<std::string>& args);
 int runFlame(const std::vector<std::string>& args);
 int runOffcpu(const std::vector<std::string>& args);
@@ -14,6 +17,9 @@ int runCorrelate(const std::vector<std::string>& args);
 const std::vector<Command>& commands() {
   static const std::vector<Command> list = {
       {"record", "record a trace (runs incise-record; see incise record --help)", runRecord},
+      {"info", "what a trace holds: header, duration, rows, lost events, bytes per column", runInfo},
+      {"dump", "print rows of a kind (or stacks, metadata) as a table or JSON lines", runDump},
+      {"check", "verify every block; say what is recoverable and where damage starts", runCheck},
       {"top", "flat profile: self and total % per function, module or line", runTop},
       {"flame", "flame graph (HTML, SVG) or folded stacks: on-CPU, --off-cpu, --locks", runFlame},
       {"offcpu", "off-CPU time per stack and reason; runqueue latency per thread", runOffcpu},
