@@ -41,10 +41,15 @@ static __always_inline int on_switch(void* ctx, bool preempt, struct task_struct
   e->prev_state = preempt ? 0 : prev_state;
   e->next_pid = BPF_CORE_READ(next, tgid);
   e->next_tid = BPF_CORE_READ(next, pid);
-  if (capture_stack && prev_is_target && e->header.pid != 0)
-    capture_stacks(ctx, &e->stack);
-  else
+  // A preempted thread's kernel stack is always the interrupt-return path, and
+  // this program runs with interrupts off, stretching every switch it sees: a
+  // preemption keeps only the user stack (where the thread was running).
+  if (!capture_stack || !prev_is_target || e->header.pid == 0)
     clear_stack(&e->stack);
+  else if (e->prev_state == 0)
+    capture_user_stack(ctx, &e->stack);
+  else
+    capture_stacks(ctx, &e->stack);
   submit_event(
       e, event_size_with_stack(__builtin_offsetof(struct sched_switch_event, stack), &e->stack),
       LOST_SCHED);

@@ -55,6 +55,16 @@ uint32_t protOf(const std::string& perms) {
 
 }  // namespace
 
+Result<format::ObjectSymbols> readObjectSymbols(const HitObject& hit) {
+  Result<format::ObjectSymbols> object = objfile::readElfObject(hit.open_path);
+  // The same file seen from our own mount namespace, if the process is gone.
+  if (!object && hit.path.rfind('/', 0) == 0) object = objfile::readElfObject(hit.path);
+  if (!object) return object.error().context("symbols of " + hit.path);
+  object->path = hit.path;
+  if (object->build_id.empty()) object->build_id = hit.build_id;
+  return object;
+}
+
 std::string ProcessTracker::readSmallFile(const std::string& path) const {
   std::ifstream in(path, std::ios::binary);
   std::ostringstream text;
@@ -210,10 +220,16 @@ void ProcessTracker::noteUserFrames(uint32_t pid, std::span<const uint64_t> fram
     }
     if (!range || range->open_path.empty()) continue;
     std::string key = range->build_id.empty() ? range->path : range->build_id;
-    if (!hit_objects_.count(key))
-      hit_objects_.emplace(key, HitObject{.path = range->path,
-                                          .open_path = range->open_path,
-                                          .build_id = range->build_id});
+    if (hit_objects_.count(key)) continue;
+    HitObject hit{.path = range->path, .open_path = range->open_path, .build_id = range->build_id};
+    // Read now: the process (and its /proc/PID/root) may be gone by the end.
+    Result<format::ObjectSymbols> object = readObjectSymbols(hit);
+    if (object) {
+      pending_.objects.push_back(object.take());
+    } else {
+      pending_.notes.push_back(object.error().message());
+    }
+    hit_objects_.emplace(key, std::move(hit));
   }
 }
 

@@ -11,7 +11,9 @@
 //   tracker.notePid(pid, time);                 // first sighting reads /proc
 //   tracker.noteUserFrames(pid, frames, time);  // maps the frames to objects
 //   writer.addMetadata(tracker.takeDelta(now)); // in the main loop
-//   for (const HitObject& o : tracker.hitObjects()) ...   // at the end
+//
+// The symbol table of an object is read (and queued in the next delta) the
+// first time a frame hits it, while the process and its root still exist.
 #pragma once
 
 #include <cstdint>
@@ -24,6 +26,7 @@
 #include <vector>
 
 #include "format/metadata.h"
+#include "format/status.h"
 
 namespace incise::recorder {
 
@@ -33,6 +36,10 @@ struct HitObject {
   std::string open_path;  // where the recorder can read it (/proc/PID/root/..., map_files)
   std::string build_id;   // raw bytes; empty when the object has none
 };
+
+// The ELF symbol table of a hit object, read through its process's root
+// (falling back to the same path in our namespace).
+Result<format::ObjectSymbols> readObjectSymbols(const HitObject& hit);
 
 class ProcessTracker {
  public:

@@ -104,12 +104,13 @@ class SchedSource final : public Source {
     if (!framesFit(e->stack, kStackOffset, size)) return;
     EventSink& sink = *sink_;
     const event_header& h = e->header;
+    // The kernel captures prev's stack only when prev is a target; the other
+    // side of a switch is often an unrelated task whose /proc we do not want.
     uint64_t stack = 0;
-    if (h.pid != 0) {
+    if (h.pid != 0 && e->stack.kernel_count + e->stack.user_count > 0) {
       sink.processes().noteThread(h.pid, h.tid, h.time);
       stack = sink.internStack(h.pid, e->stack);
     }
-    if (e->next_pid != 0) sink.processes().noteThread(e->next_pid, e->next_tid, h.time);
     sink.append(format::SchedSwitch{.time = h.time,
                                     .cpu = h.cpu,
                                     .prev_pid = h.pid,

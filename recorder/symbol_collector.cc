@@ -4,7 +4,6 @@
 #include <fstream>
 #include <sstream>
 
-#include "objfile/elf_reader.h"
 #include "objfile/kallsyms.h"
 
 namespace incise::recorder {
@@ -32,16 +31,6 @@ format::MetadataDelta collectSymbols(const ProcessTracker& tracker, uint64_t tim
                                      std::vector<std::string>* problems) {
   format::MetadataDelta delta;
   delta.time = time;
-  for (const HitObject& hit : tracker.hitObjects()) {
-    Result<format::ObjectSymbols> object = objfile::readElfObject(hit.open_path);
-    if (!object) {
-      if (problems) problems->push_back("symbols of " + hit.path + ": " + object.error().message());
-      continue;
-    }
-    object->path = hit.path;
-    if (object->build_id.empty()) object->build_id = hit.build_id;
-    delta.objects.push_back(object.take());
-  }
   if (!tracker.hitKernelAddresses().empty()) {
     std::ifstream in(kallsyms_path);
     std::ostringstream text;

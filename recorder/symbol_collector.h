@@ -1,6 +1,6 @@
-// End-of-recording symbol collection: the ELF symbol tables of the objects
-// that user frames hit, and the subset of /proc/kallsyms that covers the
-// kernel addresses hit, so the trace symbolizes on another machine.
+// End-of-recording symbol collection: the subset of /proc/kallsyms that
+// covers the kernel addresses hit, so the trace symbolizes on another machine.
+// (User objects' symbol tables are read when first hit: ProcessTracker.)
 //
 //   std::vector<std::string> problems;
 //   format::MetadataDelta symbols = collectSymbols(tracker, now, "/proc/kallsyms", &problems);
