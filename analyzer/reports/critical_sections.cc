@@ -86,6 +86,7 @@ LockTimeline buildLockTimeline(std::span<const format::LockInterval> rows) {
                                      .tid = row.tid,
                                      .kind = row.lock_kind,
                                      .stack_id = row.stack_id,
+                                     .time = row.time,
                                      .wait_ns = row.acquired_time - row.time,
                                      .contended = contended});
     if (contended) {

@@ -63,6 +63,7 @@ struct Acquisition {
   uint64_t tid = 0;
   uint64_t kind = 0;
   uint64_t stack_id = 0;
+  uint64_t time = 0;  // request
   uint64_t wait_ns = 0;
   bool contended = false;
 };

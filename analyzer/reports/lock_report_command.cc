@@ -1,0 +1,36 @@
+#include "analyzer/reports/lock_report_command.h"
+
+#include "analyzer/model/trace.h"
+#include "analyzer/reports/report_header.h"
+#include "analyzer/reports/report_output.h"
+
+namespace incise::analyzer {
+
+void ReportOutput::printHeader() const {
+  printReportHeader(out_, name_, trace_);
+}
+
+nlohmann::json ReportOutput::headerJson() const {
+  return reportHeaderJson(name_, trace_);
+}
+
+ReportCommand::ReportCommand(std::string name, std::string summary, std::string examples)
+    : cli_(std::move(name), std::move(summary), std::move(examples)) {}
+
+int ReportCommand::run(const std::vector<std::string>& args,
+                       const std::function<int(Trace&, const ReportOutput&)>& report,
+                       const std::function<std::string()>& check) {
+  if (std::optional<int> exit = cli_.parse(args)) return *exit;
+  if (check) {
+    if (std::string problem = check(); !problem.empty()) return cli_.usageError(problem);
+  }
+  std::unique_ptr<Trace> trace = cli_.openTrace();
+  if (!trace) return 1;
+  int exit_code = 0;
+  int written = writeReport(cli_, [&](std::ostream& out) {
+    exit_code = report(*trace, ReportOutput(cli_.name(), *trace, out, cli_.options().json));
+  });
+  return exit_code != 0 ? exit_code : written;
+}
+
+}  // namespace incise::analyzer

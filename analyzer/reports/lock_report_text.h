@@ -1,0 +1,40 @@
+// Words shared by `incise locks` and `incise correlate`: how a lock, a
+// thread and the recording mode are named in tables, stories and JSON.
+//
+//   LockNames names(trace, sites);
+//   names.lock(group.lock, group.site);     // "0x7ffd1000 (update_account)"
+//   names.thread(pid, tid, time);           // "worker-3 (1235)"
+//   lockModeSentence(timeline.mode);        // "contended: only futex waits were recorded; ..."
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "analyzer/reports/critical_sections.h"
+#include "analyzer/reports/lock_sites.h"
+#include "analyzer/reports/lock_stats.h"
+
+namespace incise::analyzer {
+
+class Trace;
+
+std::string hexAddress(uint64_t address);
+// What the recording mode means for the figures, one sentence.
+std::string lockModeSentence(LockRecordingMode mode);
+nlohmann::json distributionJson(const Distribution& d);
+
+class LockNames {
+ public:
+  LockNames(Trace& trace, const LockSites& sites) : trace_(trace), sites_(sites) {}
+  std::string lock(const LockId& lock, uint64_t site) const;
+  std::string thread(uint64_t tid, uint64_t time) const;
+  nlohmann::json threadJson(uint64_t pid, uint64_t tid, uint64_t time) const;
+  const LockSites& sites() const { return sites_; }
+
+ private:
+  Trace& trace_;
+  const LockSites& sites_;
+};
+
+}  // namespace incise::analyzer
