@@ -6,8 +6,8 @@
 
 #include "analyzer/inspect/command_options.h"
 #include "analyzer/inspect/inspect.h"
-#include "format/reader.h"
 #include "analyzer/inspect/trace_summary.h"
+#include "format/reader.h"
 
 namespace incise::analyzer {
 
@@ -57,13 +57,14 @@ int check(const std::vector<std::string>& args, std::ostream& out, std::ostream&
     out << "ok: every block verifies\n";
     return 0;
   }
-  out << "DAMAGED: " << good_blocks << " blocks (" << good_bytes
-      << " bytes) are recoverable; " << report.damage.size() + bad_blocks
-      << " damaged regions; damage starts at offset "
+  out << "DAMAGED: " << good_blocks << " blocks (" << good_bytes << " bytes) are recoverable; "
+      << report.damage.size() + bad_blocks << " damaged regions; damage starts at offset "
       << (first_damage == UINT64_MAX ? report.file_size : first_damage) << "\n";
   return 1;
 }
 
-int runCheck(const std::vector<std::string>& args) { return check(args, std::cout, std::cerr); }
+int runCheck(const std::vector<std::string>& args) {
+  return check(args, std::cout, std::cerr);
+}
 
 }  // namespace incise::analyzer

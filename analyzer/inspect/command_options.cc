@@ -7,7 +7,9 @@ namespace incise::analyzer {
 namespace {
 
 void printHelp(std::ostream& out, const po::options_description& options, const CommandHelp& help) {
-  out << "usage: " << help.usage << "\n\n" << help.summary << "\n\n" << options << "\nexamples:\n"
+  out << "usage: " << help.usage << "\n\n"
+      << help.summary << "\n\n"
+      << options << "\nexamples:\n"
       << help.examples;
 }
 
@@ -29,7 +31,8 @@ ParsedCommand parseCommand(const std::vector<std::string>& args, po::options_des
               parsed.values);
     po::notify(parsed.values);
   } catch (const po::error& e) {
-    err << "error: " << e.what() << "\n\nusage: " << help.usage << "\n(--help explains the options)\n";
+    err << "error: " << e.what() << "\n\nusage: " << help.usage
+        << "\n(--help explains the options)\n";
     parsed.exit_code = 2;
     return parsed;
   }
@@ -38,7 +41,8 @@ ParsedCommand parseCommand(const std::vector<std::string>& args, po::options_des
     return parsed;
   }
   if (!parsed.values.count("file")) {
-    err << "error: no trace file given\n\nusage: " << help.usage << "\n(--help explains the options)\n";
+    err << "error: no trace file given\n\nusage: " << help.usage
+        << "\n(--help explains the options)\n";
     parsed.exit_code = 2;
     return parsed;
   }

@@ -2,11 +2,10 @@
 // parsing with one positional FILE, --help that prints usage, options and
 // examples, and usage errors turned into exit code 2.
 //
-//   CommandHelp help{"incise info FILE [--json]", "What is in a trace.", "  incise info a.trace\n"};
-//   po::options_description options("options");
-//   options.add_options()("json", "print JSON");
-//   auto parsed = parseCommand(args, options, help, out, err);
-//   if (!parsed.proceed) return parsed.exit_code;
+//   CommandHelp help{"incise info FILE [--json]", "What is in a trace.", "  incise info
+//   a.trace\n"}; po::options_description options("options"); options.add_options()("json", "print
+//   JSON"); auto parsed = parseCommand(args, options, help, out, err); if (!parsed.proceed) return
+//   parsed.exit_code;
 #pragma once
 
 #include <boost/program_options.hpp>

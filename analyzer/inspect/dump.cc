@@ -91,27 +91,43 @@ void dumpMetadata(const format::Reader& reader, const DumpOptions& o, std::ostre
   const format::Metadata& m = reader.metadata();
   std::vector<json> items;
   for (const auto& p : m.processes) {
-    items.push_back({{"type", "process"}, {"pid", p.pid}, {"ppid", p.ppid}, {"comm", p.comm},
-                     {"cmdline", p.cmdline}, {"time", p.time}});
+    items.push_back({{"type", "process"},
+                     {"pid", p.pid},
+                     {"ppid", p.ppid},
+                     {"comm", p.comm},
+                     {"cmdline", p.cmdline},
+                     {"time", p.time}});
   }
   for (const auto& t : m.threads) {
-    items.push_back({{"type", "thread"}, {"tid", t.tid}, {"pid", t.pid}, {"comm", t.comm}, {"time", t.time}});
+    items.push_back(
+        {{"type", "thread"}, {"tid", t.tid}, {"pid", t.pid}, {"comm", t.comm}, {"time", t.time}});
   }
   for (const auto& map : m.mappings) {
-    items.push_back({{"type", "mapping"}, {"pid", map.pid}, {"start", hex(map.start)},
-                     {"end", hex(map.end)}, {"offset", hex(map.file_offset)}, {"path", map.path},
-                     {"prot", map.prot}, {"time", map.time}});
+    items.push_back({{"type", "mapping"},
+                     {"pid", map.pid},
+                     {"start", hex(map.start)},
+                     {"end", hex(map.end)},
+                     {"offset", hex(map.file_offset)},
+                     {"path", map.path},
+                     {"prot", map.prot},
+                     {"time", map.time}});
   }
   for (const auto& obj : m.objects) {
-    items.push_back({{"type", "object"}, {"path", obj.path}, {"symbols", obj.symbols.size()},
-                     {"segments", obj.segments.size()}, {"build_id_bytes", obj.build_id.size()}});
+    items.push_back({{"type", "object"},
+                     {"path", obj.path},
+                     {"symbols", obj.symbols.size()},
+                     {"segments", obj.segments.size()},
+                     {"build_id_bytes", obj.build_id.size()}});
   }
   for (const auto& k : m.kernel_symbols) {
-    items.push_back({{"type", "kernel_symbol"}, {"address", hex(k.address)}, {"name", k.name},
+    items.push_back({{"type", "kernel_symbol"},
+                     {"address", hex(k.address)},
+                     {"name", k.name},
                      {"module", k.module}});
   }
   for (const auto& p : m.perf_maps) {
-    items.push_back({{"type", "perf_map"}, {"pid", p.pid}, {"time", p.time}, {"entries", p.entries.size()}});
+    items.push_back(
+        {{"type", "perf_map"}, {"pid", p.pid}, {"time", p.time}, {"entries", p.entries.size()}});
   }
   for (const auto& n : m.notes) items.push_back({{"type", "note"}, {"text", n}});
   for (size_t i = 0; i < items.size() && !(o.limit && i >= o.limit); ++i) {
@@ -121,7 +137,8 @@ void dumpMetadata(const format::Reader& reader, const DumpOptions& o, std::ostre
     }
     out << std::left << std::setw(14) << items[i]["type"].get<std::string>() << std::right;
     for (const auto& [key, value] : items[i].items()) {
-      if (key != "type") out << " " << key << "=" << (value.is_string() ? value.get<std::string>() : value.dump());
+      if (key != "type")
+        out << " " << key << "=" << (value.is_string() ? value.get<std::string>() : value.dump());
     }
     out << "\n";
   }
@@ -179,6 +196,8 @@ int dump(const std::vector<std::string>& args, std::ostream& out, std::ostream& 
   return ok ? 0 : 1;
 }
 
-int runDump(const std::vector<std::string>& args) { return dump(args, std::cout, std::cerr); }
+int runDump(const std::vector<std::string>& args) {
+  return dump(args, std::cout, std::cerr);
+}
 
 }  // namespace incise::analyzer

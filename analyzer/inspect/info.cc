@@ -4,6 +4,7 @@
 #include <ctime>
 #include <iomanip>
 #include <iostream>
+#include <map>
 #include <sstream>
 
 #include "analyzer/inspect/command_options.h"
@@ -30,7 +31,9 @@ std::string joined(const std::vector<std::string>& words) {
   return out;
 }
 
-double ratio(uint64_t raw, uint64_t stored) { return stored ? double(raw) / double(stored) : 0.0; }
+double ratio(uint64_t raw, uint64_t stored) {
+  return stored ? double(raw) / double(stored) : 0.0;
+}
 
 uint64_t durationNs(const format::Reader& reader) {
   uint64_t start = reader.header().start_mono_ns;
@@ -62,23 +65,35 @@ json infoJson(const format::Reader& reader, const TraceSummary& s) {
                   {"lock_probes", h.options.lock_probes}};
   j["kinds"] = json::array();
   for (const auto& k : s.kinds) {
-    json kind = {{"kind", format::kindName(k.kind)}, {"rows", k.rows}, {"chunks", k.chunks},
-                 {"bytes", k.block_bytes}, {"columns", json::array()}};
+    json kind = {{"kind", format::kindName(k.kind)},
+                 {"rows", k.rows},
+                 {"chunks", k.chunks},
+                 {"bytes", k.block_bytes},
+                 {"columns", json::array()}};
     for (const auto& c : k.columns) {
-      kind["columns"].push_back({{"name", c.name}, {"encoding", encodingName(c.encoding)},
-                                 {"raw_bytes", c.raw_bytes}, {"stored_bytes", c.stored_bytes}});
+      kind["columns"].push_back({{"name", c.name},
+                                 {"encoding", encodingName(c.encoding)},
+                                 {"raw_bytes", c.raw_bytes},
+                                 {"stored_bytes", c.stored_bytes}});
     }
     j["kinds"].push_back(kind);
   }
   j["lost"] = json::object();
-  for (const auto& [source, count] : s.lost_by_source) j["lost"][format::lostSourceName(source)] = count;
-  j["stacks"] = {{"count", reader.stacks().size()}, {"chunks", s.stack_chunks},
+  std::map<std::string, uint64_t> lost;  // sources this build does not know share "unknown"
+  for (const auto& [source, count] : s.lost_by_source) {
+    lost[std::string(format::lostSourceName(source))] += count;
+  }
+  for (const auto& [name, count] : lost) j["lost"][name] = count;
+  j["stacks"] = {{"count", reader.stacks().size()},
+                 {"chunks", s.stack_chunks},
                  {"bytes", s.stack_block_bytes}};
   j["processes"] = json::array();
   for (const auto& p : reader.metadata().processes) {
-    j["processes"].push_back({{"pid", p.pid}, {"ppid", p.ppid}, {"comm", p.comm}, {"cmdline", p.cmdline}});
+    j["processes"].push_back(
+        {{"pid", p.pid}, {"ppid", p.ppid}, {"comm", p.comm}, {"cmdline", p.cmdline}});
   }
-  j["metadata"] = {{"blocks", s.metadata_blocks}, {"bytes", s.metadata_bytes},
+  j["metadata"] = {{"blocks", s.metadata_blocks},
+                   {"bytes", s.metadata_bytes},
                    {"threads", reader.metadata().threads.size()},
                    {"mappings", reader.metadata().mappings.size()},
                    {"objects", reader.metadata().objects.size()},
@@ -112,7 +127,8 @@ void printInfo(std::ostream& out, const format::Reader& reader, const TraceSumma
 
   out << "\nevents:\n";
   out << "  " << std::left << std::setw(16) << "kind" << std::right << std::setw(12) << "rows"
-      << std::setw(8) << "chunks" << std::setw(14) << "bytes" << std::setw(10) << "B/row" << "\n";
+      << std::setw(8) << "chunks" << std::setw(14) << "bytes" << std::setw(10) << "B/row"
+      << "\n";
   for (const auto& k : s.kinds) {
     out << "  " << std::left << std::setw(16) << format::kindName(k.kind) << std::right
         << std::setw(12) << k.rows << std::setw(8) << k.chunks << std::setw(14) << k.block_bytes
@@ -139,14 +155,16 @@ void printInfo(std::ostream& out, const format::Reader& reader, const TraceSumma
     out << "  " << std::setw(8) << processes[i].pid << "  " << processes[i].comm << "  "
         << joined(processes[i].cmdline) << "\n";
   }
-  if (processes.size() > 20) out << "  ... " << processes.size() - 20 << " more (--json lists all)\n";
+  if (processes.size() > 20)
+    out << "  ... " << processes.size() - 20 << " more (--json lists all)\n";
 
   out << "\ncolumns (raw = encoded, stored = after zstd):\n";
   for (const auto& k : s.kinds) {
     for (const auto& c : k.columns) {
-      out << "  " << std::left << std::setw(28) << (std::string(format::kindName(k.kind)) + "." + c.name)
-          << std::setw(14) << encodingName(c.encoding) << std::right << std::setw(12) << c.raw_bytes
-          << " -> " << std::setw(12) << c.stored_bytes << "\n";
+      out << "  " << std::left << std::setw(28)
+          << (std::string(format::kindName(k.kind)) + "." + c.name) << std::setw(14)
+          << encodingName(c.encoding) << std::right << std::setw(12) << c.raw_bytes << " -> "
+          << std::setw(12) << c.stored_bytes << "\n";
     }
   }
   out << "\nfile: " << reader.recovery().file_size << " bytes; columns " << s.raw_column_bytes
@@ -161,13 +179,14 @@ void printInfo(std::ostream& out, const format::Reader& reader, const TraceSumma
 int info(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   po::options_description options("options");
   options.add_options()("json", "print one JSON object instead of text");
-  CommandHelp help{"incise info FILE [--json]",
-                   "Shows what a trace holds: host, kernel, start time, the recorder's command line\n"
-                   "and options, duration, rows per event kind, lost events per source, processes,\n"
-                   "bytes per kind and per column with the compression ratio, and what was salvaged\n"
-                   "if the file was damaged or cut short.",
-                   "  incise info app.trace\n"
-                   "  incise info app.trace --json | jq .kinds\n"};
+  CommandHelp help{
+      "incise info FILE [--json]",
+      "Shows what a trace holds: host, kernel, start time, the recorder's command line\n"
+      "and options, duration, rows per event kind, lost events per source, processes,\n"
+      "bytes per kind and per column with the compression ratio, and what was salvaged\n"
+      "if the file was damaged or cut short.",
+      "  incise info app.trace\n"
+      "  incise info app.trace --json | jq .kinds\n"};
   ParsedCommand parsed = parseCommand(args, options, help, out, err);
   if (!parsed.proceed) return parsed.exit_code;
   auto reader = format::Reader::open(parsed.file);
@@ -184,6 +203,8 @@ int info(const std::vector<std::string>& args, std::ostream& out, std::ostream& 
   return 0;
 }
 
-int runInfo(const std::vector<std::string>& args) { return info(args, std::cout, std::cerr); }
+int runInfo(const std::vector<std::string>& args) {
+  return info(args, std::cout, std::cerr);
+}
 
 }  // namespace incise::analyzer

@@ -10,9 +10,12 @@ using format::EventKind;
 
 std::string encodingName(format::Encoding encoding) {
   switch (encoding) {
-    case format::Encoding::kVarint: return "varint";
-    case format::Encoding::kDeltaVarint: return "delta-varint";
-    case format::Encoding::kFixed64: return "fixed64";
+    case format::Encoding::kVarint:
+      return "varint";
+    case format::Encoding::kDeltaVarint:
+      return "delta-varint";
+    case format::Encoding::kFixed64:
+      return "fixed64";
   }
   return "unknown";
 }
@@ -23,7 +26,8 @@ TraceSummary summarize(const format::Reader& reader) {
     const format::KindSpec* spec = format::kindSpec(kind);
     KindSummary k{kind, reader.rows(kind), 0, 0, {}};
     for (uint16_t c = 0; c < spec->column_count; ++c) {
-      k.columns.push_back(ColumnTotals{std::string(spec->columns[c].name), spec->columns[c].encoding});
+      k.columns.push_back(
+          ColumnTotals{std::string(spec->columns[c].name), spec->columns[c].encoding});
     }
     for (const auto& ref : reader.chunks(kind)) {
       ++k.chunks;
