@@ -35,7 +35,8 @@ Result<std::unique_ptr<Trace>> Trace::open(const std::string& path, const TraceO
 
   trace->start_time_ = r.header().start_mono_ns != 0 ? r.header().start_mono_ns : firstEventTime(r);
   trace->end_time_ = std::max(trace->start_time_, r.endTime());
-  trace->window_ = {trace->start_time_, trace->end_time_};
+  // No --time: every row, even one stamped after the recorded end.
+  trace->window_ = {0, UINT64_MAX};
   if (options.filter.window) {
     const RelativeWindow& w = *options.filter.window;
     trace->window_.start = trace->start_time_ + w.start_ns;

@@ -1,0 +1,47 @@
+#include "analyzer/model/filter.h"
+
+#include <gtest/gtest.h>
+
+namespace incise::analyzer {
+namespace {
+
+TEST(FilterTest, ParsesTimeRangesInSeconds) {
+  auto both = Filter::parseTimeRange("1.5..3");
+  ASSERT_TRUE(both);
+  EXPECT_EQ(both->start_ns, 1'500'000'000u);
+  EXPECT_EQ(both->end_ns, 3'000'000'000u);
+  auto open_start = Filter::parseTimeRange("..2");
+  ASSERT_TRUE(open_start);
+  EXPECT_EQ(open_start->start_ns, 0u);
+  EXPECT_EQ(open_start->end_ns, 2'000'000'000u);
+  auto open_end = Filter::parseTimeRange("0.25..");
+  ASSERT_TRUE(open_end);
+  EXPECT_EQ(open_end->start_ns, 250'000'000u);
+  EXPECT_EQ(open_end->end_ns, UINT64_MAX);
+}
+
+TEST(FilterTest, RejectsBadRangesWithAMessage) {
+  for (const char* bad : {"3", "a..b", "3..1", "-1..2", "1..2x", "nan..1"}) {
+    auto window = Filter::parseTimeRange(bad);
+    EXPECT_FALSE(window) << bad;
+    if (!window) {
+      EXPECT_NE(window.error().message().find("--time"), std::string::npos);
+    }
+  }
+}
+
+TEST(FilterTest, EmptySetsLetEverythingThrough) {
+  Filter f;
+  EXPECT_TRUE(f.empty());
+  EXPECT_TRUE(f.matchesIds(1, 2));
+  EXPECT_TRUE(f.matchesCpu(7));
+  f.pids = {1};
+  f.cpus = {0, 1};
+  EXPECT_TRUE(f.matchesIds(1, 99));
+  EXPECT_FALSE(f.matchesIds(2, 99));
+  EXPECT_TRUE(f.matchesCpu(1));
+  EXPECT_FALSE(f.matchesCpu(2));
+}
+
+}  // namespace
+}  // namespace incise::analyzer

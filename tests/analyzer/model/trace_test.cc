@@ -1,0 +1,128 @@
+#include "analyzer/model/trace.h"
+
+#include <gtest/gtest.h>
+
+#include "analyzer/model/stack_namer.h"
+#include "tests/analyzer/reports/trace_builder.h"
+
+namespace incise::analyzer {
+namespace {
+using testing::TraceBuilder;
+
+std::unique_ptr<Trace> open(const std::string& path, TraceOptions options = {}) {
+  options.progress = false;
+  auto trace = Trace::open(path, options);
+  EXPECT_TRUE(trace) << trace.error().message();
+  return trace ? trace.take() : nullptr;
+}
+
+TEST(TraceTest, ManyChunksDecodedInParallelArriveInFileOrder) {
+  TraceBuilder b;
+  b.setRowsPerChunk(7);
+  uint64_t stack = b.stack({"main"});
+  for (uint64_t i = 0; i < 1000; ++i) b.sample(i * 10, 101 + i % 3, stack, i % 2);
+  auto path = b.write();
+  ASSERT_TRUE(path) << path.error().message();
+  for (unsigned threads : {1u, 2u, 8u}) {
+    TraceOptions options;
+    options.threads = threads;
+    auto trace = open(*path, options);
+    ASSERT_TRUE(trace);
+    std::vector<uint64_t> times;
+    trace->forEachRow<format::CpuSample>(
+        [&](const format::CpuSample& s) { times.push_back(s.time); });
+    ASSERT_EQ(times.size(), 1000u) << threads;
+    for (size_t i = 0; i < times.size(); ++i) {
+      ASSERT_EQ(times[i], TraceBuilder::kStartNs + i * 10) << "threads " << threads << " row " << i;
+    }
+    EXPECT_EQ(trace->losses().used_by_kind.at("cpu_sample"), 1000u);
+  }
+}
+
+TEST(TraceTest, FiltersByPidTidCpuCommAndTime) {
+  TraceBuilder b;
+  b.thread(101, "alpha");
+  b.thread(102, "beta");
+  uint64_t stack = b.stack({"main"});
+  for (uint64_t i = 0; i < 10; ++i) b.sample(i * 1'000'000, i % 2 ? 102 : 101, stack, i % 2);
+  auto path = b.write();
+  ASSERT_TRUE(path);
+  auto count = [&](auto configure) {
+    TraceOptions options;
+    configure(options.filter);
+    auto trace = open(*path, options);
+    size_t n = 0;
+    trace->forEachRow<format::CpuSample>([&](const format::CpuSample&) { ++n; });
+    return n;
+  };
+  EXPECT_EQ(count([](Filter&) {}), 10u);
+  EXPECT_EQ(count([](Filter& f) { f.tids = {101}; }), 5u);
+  EXPECT_EQ(count([](Filter& f) { f.pids = {TraceBuilder::kPid}; }), 10u);
+  EXPECT_EQ(count([](Filter& f) { f.pids = {1}; }), 0u);
+  EXPECT_EQ(count([](Filter& f) { f.cpus = {1}; }), 5u);
+  EXPECT_EQ(count([](Filter& f) { f.comms = {"beta"}; }), 5u);
+  EXPECT_EQ(count([](Filter& f) { f.comms = {"app"}; }), 10u);  // the process name
+  // Samples at 0..9 ms: [2 ms, 4 ms] keeps 2, 3 and 4.
+  EXPECT_EQ(count([](Filter& f) { f.window = RelativeWindow{2'000'000, 4'000'000}; }), 3u);
+}
+
+TEST(TraceTest, RowsAreSortedByTimeAndNamesResolve) {
+  TraceBuilder b;
+  b.thread(101, "worker");
+  b.sched(300, 0, 101, 1, 0);
+  b.sched(100, 0, 0, 0, 101);
+  auto path = b.write();
+  ASSERT_TRUE(path);
+  auto trace = open(*path);
+  auto switches = trace->rows<format::SchedSwitch>();
+  ASSERT_EQ(switches.size(), 2u);
+  EXPECT_LT(switches[0].time, switches[1].time);
+  EXPECT_EQ(trace->threadName(101, switches[0].time), "worker");
+  EXPECT_EQ(trace->pidOf(101), TraceBuilder::kPid);
+  EXPECT_EQ(trace->durationNs(), 301u);
+}
+
+TEST(TraceTest, StackNamerResolvesEmbeddedSymbolsRootFirst) {
+  TraceBuilder b;
+  b.function("memcpy", "libc");
+  uint64_t stack = b.stack({"memcpy", "parse", "main"});
+  b.sample(10, 101, stack);
+  auto path = b.write();
+  ASSERT_TRUE(path);
+  auto trace = open(*path);
+  uint64_t id = 0;
+  trace->forEachRow<format::CpuSample>([&](const format::CpuSample& s) { id = s.stack_id; });
+  StackNamer by_function(*trace, FrameGrouping::kFunction);
+  EXPECT_EQ(by_function.rootFirst(TraceBuilder::kPid, id, 0),
+            (std::vector<std::string>{"main", "parse", "memcpy"}));
+  StackNamer by_module(*trace, FrameGrouping::kModule);
+  EXPECT_EQ(by_module.rootFirst(TraceBuilder::kPid, id, 0),
+            (std::vector<std::string>{"app", "app", "libc"}));
+  EXPECT_TRUE(by_function.rootFirst(TraceBuilder::kPid, 0, 0).empty());
+  EXPECT_FALSE(parseFrameGrouping("colour"));
+}
+
+TEST(TraceTest, LossesCountLostRowsPerSource) {
+  TraceBuilder b;
+  uint64_t stack = b.stack({"main"});
+  for (int i = 0; i < 99; ++i) b.sample(i, 101, stack);
+  b.lost(50, format::LostSource::kCpuSamples, 1);
+  auto path = b.write();
+  ASSERT_TRUE(path);
+  auto trace = open(*path);
+  trace->forEachRow<format::CpuSample>([](const format::CpuSample&) {});
+  LossSummary losses = trace->losses();
+  EXPECT_EQ(losses.lost(), 1u);
+  EXPECT_EQ(losses.rows(), 99u);
+  EXPECT_DOUBLE_EQ(losses.percentLost(), 1.0);
+  EXPECT_FALSE(losses.significant());  // exactly 1% is not "more than 1%"
+}
+
+TEST(TraceTest, MissingFileIsAnErrorNamingIt) {
+  auto trace = Trace::open("/nonexistent/x.trace", {});
+  ASSERT_FALSE(trace);
+  EXPECT_NE(trace.error().message().find("/nonexistent/x.trace"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace incise::analyzer
