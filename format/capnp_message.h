@@ -15,6 +15,7 @@
 #include <capnp/serialize.h>
 #include <kj/exception.h>
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 #include <type_traits>
@@ -42,7 +43,11 @@ auto readMessage(codecs::ByteSpan bytes, const ReaderOptions& options, Fn&& fn)
   kj::Array<capnp::word> words = kj::heapArray<capnp::word>(bytes.size() / sizeof(capnp::word));
   std::memcpy(words.begin(), bytes.data(), bytes.size());
   capnp::ReaderOptions limits;
-  limits.traversalLimitInWords = options.traversal_limit_words;
+  // A message of N words is read in about N words; more means the same
+  // bytes are read again and again (overlapping pointers, lists of empty
+  // structs) and would let a tiny block expand into gigabytes of vectors.
+  uint64_t amplification_bound = 4 * uint64_t{words.size()} + 64;
+  limits.traversalLimitInWords = std::min(options.traversal_limit_words, amplification_bound);
   limits.nestingLimit = options.nesting_limit;
   try {
     capnp::FlatArrayMessageReader reader(words.asPtr(), limits);

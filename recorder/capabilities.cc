@@ -1,6 +1,7 @@
 #include "recorder/capabilities.h"
 
 #include <linux/capability.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -42,6 +43,29 @@ Status checkRecordingCapabilities() {
       ": loading BPF programs and opening perf events needs them (or CAP_SYS_ADMIN).\n"
       "Run as root: sudo incise-record ...\n"
       "or grant them once: sudo setcap cap_bpf,cap_perfmon+ep $(command -v incise-record)");
+}
+
+Status dropCapabilitiesAfterAttach() {
+  __user_cap_header_struct header{};
+  header.version = _LINUX_CAPABILITY_VERSION_3;
+  header.pid = 0;
+  __user_cap_data_struct data[2] = {};
+  if (syscall(SYS_capget, &header, data) != 0)
+    return Error(std::string("cannot read capabilities to drop them (capget): ") +
+                 std::strerror(errno));
+  uint32_t keep[2] = {};
+  for (int capability : {CAP_SYS_PTRACE, CAP_DAC_READ_SEARCH, CAP_SYSLOG})
+    keep[capability / 32] |= 1u << (capability % 32);
+  for (int i = 0; i < 2; ++i) {
+    data[i].effective &= keep[i];
+    data[i].permitted &= keep[i];
+    data[i].inheritable = 0;
+  }
+  prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+  if (syscall(SYS_capset, &header, data) != 0)
+    return Error(std::string("cannot drop capabilities after attaching (capset): ") +
+                 std::strerror(errno));
+  return Status::ok();
 }
 
 }  // namespace incise::recorder

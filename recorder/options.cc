@@ -29,7 +29,8 @@ po::options_description optionDescriptions() {
     ("all-cpus,a", "record every process on the machine")
     ("cgroup", po::value<std::string>(),
      "record the processes of one cgroup v2 directory (e.g. /sys/fs/cgroup/system.slice/x.service)")
-    ("duration,d", po::value<double>(), "stop after SECONDS (default: Ctrl-C, or when CMD exits)")
+    ("duration,d", po::value<double>(),
+     "stop after SECONDS (default: Ctrl-C, or when CMD or every -p process exits)")
     ("locks", po::value<std::string>()->default_value("contended"),
      "lock tracing: contended (slow paths and futex waits only: near-free),\n"
      "all (every pthread lock call via uprobes: ~16 us per call here),\n"

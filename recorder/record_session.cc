@@ -1,7 +1,9 @@
 #include "recorder/record_session.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
+#include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -112,6 +114,11 @@ void printStatus(uint64_t events, double seconds, uint64_t bytes, uint64_t lost,
 class Session {
  public:
   explicit Session(const RecordConfig& config) : config_(config) {}
+  ~Session() {
+    for (int fd : target_pidfds_) close(fd);
+  }
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
 
   int run() {
     if (Status s = checkRecordingCapabilities(); !s) return fail(s.message());
@@ -141,6 +148,9 @@ class Session {
     if (child_) {
       if (Status s = child_->release(); !s) return fail(s.message());
     }
+    if (Status s = dropCapabilitiesAfterAttach(); !s)
+      std::cerr << "incise-record: warning: " << s.message() << "\n";
+    openTargetPidfds();
     installSignalHandlers();
     return loop();
   }
@@ -188,7 +198,26 @@ class Session {
         now - start >= static_cast<uint64_t>(config_.duration_seconds * 1e9))
       return "duration reached";
     if (child_ && child_->pollExit()) return "command exited";
+    if (!target_pidfds_.empty() && allTargetsExited()) return "every target process exited";
     return "";
+  }
+
+  // -p targets are watched through pidfds: a pid reused by another process
+  // after the target exits does not keep the recording alive.
+  void openTargetPidfds() {
+    if (config_.target_kind != TargetKind::kPids) return;
+    for (uint32_t pid : config_.pids) {
+      int fd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
+      if (fd >= 0) target_pidfds_.push_back(fd);
+    }
+  }
+
+  bool allTargetsExited() const {
+    for (int fd : target_pidfds_) {
+      pollfd p{fd, POLLIN, 0};
+      if (::poll(&p, 1, 0) == 0) return false;  // readable once the process has exited
+    }
+    return true;
   }
 
   int loop() {
@@ -286,6 +315,7 @@ class Session {
   std::optional<EventSink> sink_;
   RingPoller poller_;
   std::vector<std::unique_ptr<Source>> sources_;
+  std::vector<int> target_pidfds_;
 };
 
 }  // namespace
