@@ -12,32 +12,7 @@ namespace {
 
 constexpr std::string_view kOption = "--lock-probe";
 
-Error probeError(std::string_view text, const std::string& why) {
-  return Error(std::string(kOption) + " '" + std::string(text) + "': " + why);
-}
-
 }  // namespace
-
-Result<LockProbeSpec> parseLockProbe(std::string_view text) {
-  size_t release_colon = text.rfind(':');
-  if (release_colon == std::string_view::npos || release_colon == 0)
-    return probeError(text, "expected BIN:ACQUIRE:RELEASE");
-  size_t acquire_colon = text.rfind(':', release_colon - 1);
-  if (acquire_colon == std::string_view::npos)
-    return probeError(text, "expected BIN:ACQUIRE:RELEASE");
-  LockProbeSpec spec{
-      .binary = std::string(text.substr(0, acquire_colon)),
-      .acquire_symbol =
-          std::string(text.substr(acquire_colon + 1, release_colon - acquire_colon - 1)),
-      .release_symbol = std::string(text.substr(release_colon + 1)),
-  };
-  if (spec.binary.empty()) return probeError(text, "the binary is empty");
-  if (spec.acquire_symbol.empty()) return probeError(text, "the acquire function is empty");
-  if (spec.release_symbol.empty()) return probeError(text, "the release function is empty");
-  if (spec.acquire_symbol == spec.release_symbol)
-    return probeError(text, "acquire and release are the same function");
-  return spec;
-}
 
 Result<uint64_t> functionFileOffset(const format::ObjectSymbols& object, std::string_view name,
                                     std::string_view what) {

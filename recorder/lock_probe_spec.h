@@ -1,8 +1,8 @@
-// --lock-probe BIN:ACQUIRE:RELEASE: parsing, and finding where to put the
-// uprobes. A custom lock's address is the first argument of both functions.
+// --lock-probe BIN:ACQUIRE:RELEASE (split by options.cc): checking the
+// binary and its symbols, and finding where to put the uprobes. A custom
+// lock's address is the first argument of both functions.
 //
-//   Result<LockProbeSpec> spec = parseLockProbe("/srv/app:my_lock:my_unlock");
-//   Result<ResolvedLockProbe> probe = resolveLockProbe(*spec);
+//   Result<ResolvedLockProbe> probe = resolveLockProbe(config.lock_probes[0]);
 //   if (!probe) die(probe.error().message());  // "--lock-probe: no symbol 'my_lock' in /srv/app"
 //   attach at probe->acquire_offset and probe->release_offset in probe->binary
 //
@@ -20,9 +20,6 @@
 #include "recorder/record_config.h"
 
 namespace incise::recorder {
-
-// Splits "BIN:ACQUIRE:RELEASE" on its last two ':' (a path may contain ':').
-Result<LockProbeSpec> parseLockProbe(std::string_view text);
 
 struct ResolvedLockProbe {
   LockProbeSpec spec;

@@ -1,4 +1,4 @@
-// Parsing and resolving --lock-probe, finding libc in /proc/PID/maps, and
+// Resolving --lock-probe symbols, finding libc in /proc/PID/maps, and
 // the cpu lists the per-CPU sources open events on.
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -22,25 +22,6 @@ std::string selfPath() {
   char buffer[4096];
   ssize_t n = readlink("/proc/self/exe", buffer, sizeof(buffer) - 1);
   return n > 0 ? std::string(buffer, static_cast<size_t>(n)) : std::string();
-}
-
-TEST(LockProbeSpec, SplitsOnTheLastTwoColons) {
-  Result<LockProbeSpec> spec = parseLockProbe("/opt/a:b/app:acquire:release");
-  ASSERT_TRUE(spec) << spec.error().message();
-  EXPECT_EQ(spec->binary, "/opt/a:b/app");
-  EXPECT_EQ(spec->acquire_symbol, "acquire");
-  EXPECT_EQ(spec->release_symbol, "release");
-}
-
-TEST(LockProbeSpec, RejectsMissingFields) {
-  for (const char* bad :
-       {"", "app", "app:acquire", ":a:b", "app::release", "app:acquire:", "app:same:same"}) {
-    Result<LockProbeSpec> spec = parseLockProbe(bad);
-    EXPECT_FALSE(spec) << bad;
-    if (!spec) {
-      EXPECT_NE(spec.error().message().find("--lock-probe"), std::string::npos);
-    }
-  }
 }
 
 TEST(LockProbeSpec, ResolvesFunctionsOfARealBinary) {
