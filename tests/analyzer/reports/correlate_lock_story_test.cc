@@ -1,0 +1,81 @@
+// End to end: record the bundled lock_story workload with real BPF, then
+// check that `incise correlate` finds what the workload knows it did: a
+// holder preempted inside the critical section (CPU hogs compete with
+// burn_cpu_in_lock) and page faults under the lock (touch_fresh_pages).
+// Label "integration": skips without root/BPF, fails instead when CI=true.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/analyzer/reports/report_json_runner.h"
+#include "tests/recorder/locks_recording.h"
+
+namespace incise::analyzer {
+int runCorrelate(const std::vector<std::string>& args);
+
+namespace {
+
+using incise::testing::record;
+using incise::testing::Recording;
+using incise::testing::RemoveOnExit;
+
+const std::string kLockStory = INCISE_WORKLOADS_DIR "/lock_story";
+
+std::string hex(uint64_t value) {
+  char buffer[24];
+  std::snprintf(buffer, sizeof buffer, "0x%llx", static_cast<unsigned long long>(value));
+  return buffer;
+}
+
+void expectTheStory(const std::string& lock_mode) {
+  Recording run = record({"--locks", lock_mode, "--page-faults", "-F", "499"},
+                         {kLockStory, "--threads", "4", "--iterations", "1500", "--hogs", "2",
+                          "--burn-every", "100", "--fault-every", "25"});
+  RemoveOnExit cleanup{run.trace_path};
+  ASSERT_EQ(run.exit_code, 0) << run.recorder_stderr;
+  ASSERT_TRUE(run.has("mutex_address")) << run.workload_stdout;
+  ASSERT_GT(run.value("minor_faults_in_lock"), 0u) << run.workload_stdout;
+  ASSERT_GT(run.value("involuntary_switches_in_lock"), 0u)
+      << "the workload itself saw no preemption inside the lock: " << run.workload_stdout;
+  const std::string mutex = hex(run.value("mutex_address"));
+
+  nlohmann::json doc;
+  ASSERT_EQ(incise::analyzer::testing::runReportJson(
+                runCorrelate, {run.trace_path, "--pid", std::to_string(run.value("pid"))}, doc),
+            0);
+  ASSERT_FALSE(doc.is_discarded());
+  EXPECT_EQ(doc["lock_mode"], lock_mode);
+
+  uint64_t preempted = 0;
+  for (const auto& p : doc["preemption"]) {
+    if (p["lock"]["address"] == mutex) preempted += p["preempted_switches"].get<uint64_t>();
+  }
+  EXPECT_GT(preempted, 0u) << "no preempted holder of " << mutex << " found:\n"
+                           << doc["summary"].dump(2);
+
+  uint64_t faults = 0;
+  bool fault_stack_named = false;
+  for (const auto& in : doc["inside_sections"]) {
+    if (in["lock"]["address"] != mutex) continue;
+    faults += in["faults"].get<uint64_t>();
+    for (const auto& stack : in["fault_stacks"]) {
+      fault_stack_named |=
+          stack["stack"].get<std::string>().find("touch_fresh_pages") != std::string::npos;
+    }
+  }
+  EXPECT_GT(faults, 0u) << "no page faults under " << mutex << ":\n" << doc["summary"].dump(2);
+  EXPECT_TRUE(fault_stack_named) << doc["inside_sections"].dump(2);
+}
+
+TEST(CorrelateLockStory, ModeAllFindsThePreemptedHolderAndTheFaultsUnderTheLock) {
+  INCISE_REQUIRE_RECORDING();
+  expectTheStory("all");
+}
+
+TEST(CorrelateLockStory, ContendedModeFindsThemFromInferredSections) {
+  INCISE_REQUIRE_RECORDING();
+  expectTheStory("contended");
+}
+
+}  // namespace
+}  // namespace incise::analyzer
