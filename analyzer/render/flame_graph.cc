@@ -18,6 +18,7 @@ struct Node {
   uint64_t value = 0;
   uint64_t offset = 0;  // weight units from the left edge
   int depth = 0;
+  size_t parent = 0;
   std::map<std::string, size_t> children;
 };
 
@@ -36,6 +37,7 @@ std::vector<Node> buildTree(const FoldedStacks& folded) {
         Node node;
         node.name = frame;
         node.depth = nodes[current].depth + 1;
+        node.parent = current;
         nodes.push_back(std::move(node));
       } else {
         child = found->second;
@@ -78,6 +80,18 @@ std::string fitText(const std::string& name, double width_px) {
   return name.substr(0, fits - 2) + "..";
 }
 
+// The root-first path of a node, joined by ';' (the FoldedStacks key).
+std::string pathOf(const std::vector<Node>& nodes, size_t index) {
+  std::vector<const std::string*> frames;
+  for (; index != 0; index = nodes[index].parent) frames.push_back(&nodes[index].name);
+  std::string path;
+  for (auto it = frames.rbegin(); it != frames.rend(); ++it) {
+    if (!path.empty()) path += ';';
+    path += **it;
+  }
+  return path;
+}
+
 std::string number(double value) {
   char buffer[32];
   std::snprintf(buffer, sizeof buffer, "%.2f", value);
@@ -106,7 +120,8 @@ void writeSvg(const FoldedStacks& folded, const FlameGraphOptions& options, std:
       << escapeXml(options.title) << "</text>\n"
       << "<text id=\"status\" x=\"" << kSidePad << "\" y=\"40\"></text>\n";
 
-  for (const auto& node : nodes) {
+  for (size_t index = 0; index < nodes.size(); ++index) {
+    const Node& node = nodes[index];
     double w = plot_width * static_cast<double>(node.value) / static_cast<double>(total);
     if (w < options.min_width_px && node.depth != 0) continue;
     double x =
@@ -115,11 +130,19 @@ void writeSvg(const FoldedStacks& folded, const FlameGraphOptions& options, std:
     std::string name = escapeXml(node.name);
     std::string tip = name + " (" + std::to_string(node.value) + ' ' + escapeXml(options.unit) +
                       ", " + number(100.0 * static_cast<double>(node.value) / total) + "%)";
+    FrameStyle style;
+    if (options.style && node.depth != 0) style = options.style(pathOf(nodes, index));
+    if (style.fill.empty()) {
+      style.fill = node.depth == 0 ? std::string("rgb(230,230,230)") : colourOf(node.name);
+    }
+    if (!style.note.empty()) tip += "; " + escapeXml(style.note);
     out << "<g class=\"f\" data-n=\"" << name << "\" data-o=\"" << node.offset << "\" data-v=\""
-        << node.value << "\" data-d=\"" << node.depth << "\"><title>" << tip << "</title>"
+        << node.value << "\" data-d=\"" << node.depth << "\"";
+    if (!style.note.empty()) out << " data-note=\"" << escapeXml(style.note) << "\"";
+    out << "><title>" << tip << "</title>"
         << "<rect x=\"" << number(x) << "\" y=\"" << y << "\" width=\"" << number(w)
-        << "\" height=\"" << options.frame_height - 1 << "\" fill=\""
-        << (node.depth == 0 ? std::string("rgb(230,230,230)") : colourOf(node.name)) << "\"/>"
+        << "\" height=\"" << options.frame_height - 1 << "\" fill=\"" << escapeXml(style.fill)
+        << "\"/>"
         << "<text x=\"" << number(x + 3) << "\" y=\"" << y + options.frame_height - 4 << "\">"
         << escapeXml(fitText(node.name, w)) << "</text></g>\n";
   }
@@ -166,7 +189,8 @@ constexpr const char* kScript = R"JS(
       tip.style.left = (e.pageX + 12) + 'px'; tip.style.top = (e.pageY + 12) + 'px';
       tip.textContent = g.dataset.n + ' \u2014 ' + g.dataset.v + ' ' + unit + ', ' +
           pct(+g.dataset.v, total) + ' of all' +
-          (zoomed ? ', ' + pct(+g.dataset.v, +zoomed.dataset.v) + ' of zoomed' : '');
+          (zoomed ? ', ' + pct(+g.dataset.v, +zoomed.dataset.v) + ' of zoomed' : '') +
+          (g.dataset.note ? '; ' + g.dataset.note : '');
     });
     g.addEventListener('mouseleave', function () { tip.style.display = 'none'; });
   });

@@ -1,0 +1,57 @@
+// `incise diff` as a function of two trace paths, so `incise diff` and
+// `incise archive diff` share it: opens both traces with the same filters,
+// collects their profiles, and prints the comparability section, the
+// function, lock-site and off-CPU deltas (a table, or JSON with --json), and
+// writes the differential flame graph when asked (-o x.html / x.svg).
+//
+//   boost::program_options::options_description desc;
+//   addDiffOptions(desc);
+//   ... po::store(...);
+//   Result<DiffOptions> options = diffOptionsFrom(values);
+//   options->base_path = "old.trace"; options->new_path = "new.trace";
+//   return runDiffReport(*options, std::cout);
+#pragma once
+
+#include <boost/program_options.hpp>
+#include <nlohmann/json.hpp>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "analyzer/diff/comparability.h"
+#include "analyzer/diff/profile_diff.h"
+#include "analyzer/model/trace_options.h"
+
+namespace incise::analyzer {
+
+struct DiffOptions {
+  std::string base_path;
+  std::string new_path;
+  TraceOptions trace;  // filters, symbol paths: the same for both traces
+  bool json = false;
+  std::string flame_output;        // -o: the differential flame graph (.svg, else HTML)
+  size_t limit = 20;               // rows per section; 0 = all
+  std::vector<std::string> notes;  // extra lines for the header (e.g. how a selector resolved)
+};
+
+// --json, -o, --limit, --comm, --time, --symfs, --debug-dir, --threads.
+void addDiffOptions(boost::program_options::options_description& options);
+Result<DiffOptions> diffOptionsFrom(const boost::program_options::variables_map& values);
+
+// Everything the report shows, as data (the JSON document is this).
+struct DiffResult {
+  TraceProfile base, next;
+  std::vector<ComparabilityNote> comparability;
+  std::vector<FunctionDelta> functions;
+  std::vector<LockSiteDelta> lock_sites;
+  std::vector<OffCpuDelta> off_cpu;
+};
+
+Result<DiffResult> computeDiff(const DiffOptions& options);
+nlohmann::json diffJson(const DiffResult& result, const DiffOptions& options);
+void printDiff(const DiffResult& result, const DiffOptions& options, std::ostream& out);
+
+// Exit code: 0, 1 when a trace cannot be read or the flame graph not written.
+int runDiffReport(const DiffOptions& options, std::ostream& out);
+
+}  // namespace incise::analyzer

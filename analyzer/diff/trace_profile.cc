@@ -1,0 +1,51 @@
+#include "analyzer/diff/trace_profile.h"
+
+#include "analyzer/model/stack_namer.h"
+#include "analyzer/reports/critical_sections.h"
+#include "analyzer/reports/flame_weights.h"
+#include "analyzer/reports/lock_sites.h"
+
+namespace incise::analyzer {
+namespace {
+
+std::vector<LockSiteSummary> collectLockSites(Trace& trace) {
+  std::vector<format::LockInterval> rows = trace.rows<format::LockInterval>();
+  if (rows.empty()) return {};
+  LockTimeline timeline = buildLockTimeline(rows);
+  rows = {};
+  LockSites sites(trace.symbolizer(), trace.stacks());
+  sites.addStacksOf(timeline);
+  std::vector<LockGroupStats> groups = computeLockStats(
+      timeline, LockGrouping::kBySite, [&](uint64_t stack) { return sites.siteOf(stack); },
+      /*top_threads=*/0);
+  std::vector<LockSiteSummary> summaries;
+  for (const LockGroupStats& group : groups) {
+    summaries.push_back({sites.name(group.site), sites.context(group.site), group.acquisitions,
+                         group.wait, group.hold, group.hold_inferred});
+  }
+  return summaries;
+}
+
+}  // namespace
+
+TraceProfile collectTraceProfile(Trace& trace) {
+  TraceProfile profile;
+  profile.path = trace.path();
+  profile.facts = traceFactsOf(trace.reader());
+  profile.window_ns = trace.durationNs();
+  StackNamer namer(trace, FrameGrouping::kFunction);
+
+  std::vector<WeightedStack> on_cpu =
+      collectFlameWeights(trace, FlameWeighting::kOnCpu).named(namer);
+  for (const WeightedStack& stack : on_cpu) profile.on_cpu.add(stack.root_first, stack.weight);
+  profile.functions = computeFlatProfile(on_cpu);
+
+  for (const WeightedStack& stack :
+       collectFlameWeights(trace, FlameWeighting::kOffCpu).named(namer)) {
+    profile.off_cpu.add(stack.root_first, stack.weight);
+  }
+  profile.lock_sites = collectLockSites(trace);
+  return profile;
+}
+
+}  // namespace incise::analyzer

@@ -1,0 +1,48 @@
+// TraceProfile: the aggregates `incise diff` compares, gathered from one
+// trace through the same analyses the single-trace reports use — the flat
+// profile of CPU samples (top), on-CPU and blocked off-CPU folded stacks
+// (flame, flame --off-cpu), and per acquire site lock wait and hold
+// distributions (locks --by site).
+//
+// Memory is bounded by distinct stacks and lock sites, except for the lock
+// and switch rows, which are materialised as `incise locks`/`offcpu` do.
+//
+//   auto trace = Trace::open("base.trace", options);
+//   TraceProfile base = collectTraceProfile(**trace);
+//   base.functions.rows[0].self_percent;
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "analyzer/diff/trace_facts.h"
+#include "analyzer/model/trace.h"
+#include "analyzer/render/folded_stacks.h"
+#include "analyzer/reports/flat_profile.h"
+#include "analyzer/reports/lock_stats.h"
+
+namespace incise::analyzer {
+
+struct LockSiteSummary {
+  std::string site;     // the acquiring function (LockSites::name)
+  std::string context;  // "site <- caller"
+  uint64_t acquisitions = 0;
+  Distribution wait;
+  Distribution hold;
+  bool hold_inferred = false;
+};
+
+struct TraceProfile {
+  std::string path;
+  TraceFacts facts;
+  uint64_t window_ns = 0;  // duration of the part analysed (the --time window, else all)
+  FlatProfile functions;   // CPU samples, 1 per sample
+  FoldedStacks on_cpu;     // samples per call path
+  FoldedStacks off_cpu;    // blocked ns per off-CPU call path
+  std::vector<LockSiteSummary> lock_sites;
+};
+
+TraceProfile collectTraceProfile(Trace& trace);
+
+}  // namespace incise::analyzer

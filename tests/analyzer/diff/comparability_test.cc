@@ -1,0 +1,63 @@
+// When two traces are hard to compare, the diff says why and what it did.
+#include "analyzer/diff/comparability.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+namespace incise::analyzer {
+namespace {
+
+TraceFacts facts() {
+  TraceFacts f;
+  f.host = "db1";
+  f.kernel = "6.1.0";
+  f.duration_ns = 10'000'000'000;
+  f.sample_hz = 999;
+  f.samples = 9990;
+  f.build_ids = {{"/usr/bin/app", "aaaa1111"}, {"/usr/lib/libc.so.6", "cccc"}};
+  return f;
+}
+
+std::set<std::string> kinds(const std::vector<ComparabilityNote>& notes) {
+  std::set<std::string> k;
+  for (const auto& n : notes) k.insert(n.kind);
+  return k;
+}
+
+TEST(Comparability, SameSetupHasNothingToSay) {
+  EXPECT_TRUE(assessComparability(facts(), facts()).empty());
+}
+
+TEST(Comparability, DifferentBinaryDurationAndRate) {
+  TraceFacts next = facts();
+  next.build_ids["/usr/bin/app"] = "bbbb2222";
+  next.build_ids["/usr/lib/libnew.so"] = "dddd";
+  next.duration_ns = 30'000'000'000;  // 3x
+  next.sample_hz = 99;
+  next.samples = 2970;
+  auto notes = assessComparability(facts(), next);
+  EXPECT_EQ(kinds(notes),
+            (std::set<std::string>{"build-id", "objects", "duration", "sample-rate"}));
+  for (const auto& n : notes) {
+    EXPECT_FALSE(n.action.empty()) << n.kind;
+    if (n.kind == "build-id") {
+      EXPECT_NE(n.message.find("/usr/bin/app"), std::string::npos);
+      EXPECT_NE(n.message.find("aaaa1111"), std::string::npos);
+      EXPECT_NE(n.message.find("bbbb2222"), std::string::npos);
+    }
+    if (n.kind == "duration") EXPECT_NE(n.message.find("3.0x"), std::string::npos) << n.message;
+    if (n.kind == "sample-rate") EXPECT_NE(n.action.find("shares"), std::string::npos);
+  }
+}
+
+TEST(Comparability, AchievedRateAndFewSamplesAndHost) {
+  TraceFacts next = facts();
+  next.samples = 50;  // same requested rate, almost no samples: an idle run
+  next.host = "db2";
+  auto notes = assessComparability(facts(), next);
+  EXPECT_EQ(kinds(notes), (std::set<std::string>{"sample-rate", "samples", "host"}));
+}
+
+}  // namespace
+}  // namespace incise::analyzer

@@ -1,0 +1,161 @@
+// incise diff on two traces built with known answers: exact share, lock
+// percentile and off-CPU deltas, through the JSON document the command prints.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "analyzer/diff/diff_report.h"
+#include "tests/analyzer/reports/trace_builder.h"
+
+namespace incise::analyzer {
+namespace {
+
+using testing::TraceBuilder;
+
+constexpr uint64_t kEnd = 10'000'000;  // 10 ms
+constexpr uint64_t kLock = 0x7000;
+
+// Samples: `a` on leaf_a<-main, `b` on leaf_b<-main, `c` on leaf_c<-mid<-main.
+// Locks at site "update": waits and holds as given. One blocked off-CPU span.
+void build(TraceBuilder& t, int a, int b, int c, const std::vector<uint64_t>& waits,
+           const std::vector<uint64_t>& holds, uint64_t blocked_ns) {
+  t.thread(101, "worker");
+  uint64_t sa = t.stack({"leaf_a", "main"}), sb = t.stack({"leaf_b", "main"});
+  uint64_t sc = t.stack({"leaf_c", "mid", "main"});
+  uint64_t time = 1000;
+  for (int i = 0; i < a; ++i) t.sample(time += 1000, 101, sa);
+  for (int i = 0; i < b; ++i) t.sample(time += 1000, 101, sb);
+  for (int i = 0; i < c; ++i) t.sample(time += 1000, 101, sc);
+  uint64_t site = t.stack({"update", "main"});
+  uint64_t at = 100'000;
+  for (size_t i = 0; i < waits.size(); ++i) {
+    t.lock(101, kLock, at, at + waits[i], at + waits[i] + holds[i], site);
+    at += 100'000;
+  }
+  uint64_t off = t.stack({"read_wait", "main"});
+  t.sched(1'000'000, 0, 101, /*state=*/1, 0, off);
+  t.sched(1'000'000 + blocked_ns, 0, 0, 0, 101);
+  t.setEnd(kEnd);
+}
+
+nlohmann::json diffDocument(const std::string& base, const std::string& next) {
+  DiffOptions options;
+  options.base_path = base;
+  options.new_path = next;
+  options.json = true;
+  options.limit = 0;
+  options.trace.progress = false;
+  std::ostringstream out;
+  EXPECT_EQ(runDiffReport(options, out), 0);
+  return nlohmann::json::parse(out.str());
+}
+
+const nlohmann::json& row(const nlohmann::json& rows, const std::string& key,
+                          const nlohmann::json& value) {
+  for (const auto& r : rows) {
+    if (r[key] == value) return r;
+  }
+  static const nlohmann::json missing;
+  ADD_FAILURE() << "no row with " << key << " = " << value.dump();
+  return missing;
+}
+
+TEST(DiffReport, ExactDeltas) {
+  TraceBuilder base, next;
+  build(base, 6, 4, 0, {100, 200, 300}, {1000, 2000, 3000}, 1'000'000);
+  build(next, 2, 4, 2, {400, 500, 600}, {1000, 1000, 1000}, 3'000'000);
+  auto base_path = base.write(), new_path = next.write();
+  ASSERT_TRUE(base_path) << base_path.error().message();
+  ASSERT_TRUE(new_path) << new_path.error().message();
+  nlohmann::json doc = diffDocument(*base_path, *new_path);
+  ASSERT_TRUE(doc.is_object());
+
+  EXPECT_EQ(doc["base"]["samples"], 10);
+  EXPECT_EQ(doc["new"]["samples"], 8);
+  const auto& functions = doc["functions"];
+  // Sorted by the size of the self change: leaf_a -35, leaf_c +25, leaf_b +10.
+  EXPECT_EQ(functions[0]["name"], "leaf_a");
+  EXPECT_EQ(functions[1]["name"], "leaf_c");
+  EXPECT_EQ(functions[2]["name"], "leaf_b");
+  const auto& a = row(functions, "name", "leaf_a");
+  EXPECT_DOUBLE_EQ(a["base_self_percent"].get<double>(), 60.0);
+  EXPECT_DOUBLE_EQ(a["new_self_percent"].get<double>(), 25.0);
+  EXPECT_DOUBLE_EQ(a["self_delta_points"].get<double>(), -35.0);
+  EXPECT_EQ(a["base_self_samples"], 6);
+  EXPECT_EQ(a["new_self_samples"], 2);
+  EXPECT_DOUBLE_EQ(row(functions, "name", "leaf_b")["self_delta_points"].get<double>(), 10.0);
+  const auto& c = row(functions, "name", "leaf_c");
+  EXPECT_DOUBLE_EQ(c["base_self_percent"].get<double>(), 0.0);
+  EXPECT_DOUBLE_EQ(c["self_delta_points"].get<double>(), 25.0);
+  const auto& mid = row(functions, "name", "mid");
+  EXPECT_DOUBLE_EQ(mid["self_delta_points"].get<double>(), 0.0);
+  EXPECT_DOUBLE_EQ(mid["total_delta_points"].get<double>(), 25.0);
+  const auto& main_row = row(functions, "name", "main");
+  EXPECT_DOUBLE_EQ(main_row["base_total_percent"].get<double>(), 100.0);
+  EXPECT_DOUBLE_EQ(main_row["total_delta_points"].get<double>(), 0.0);
+
+  ASSERT_EQ(doc["lock_sites"].size(), 1u);
+  const auto& site = doc["lock_sites"][0];
+  EXPECT_EQ(site["site"], "update");
+  EXPECT_EQ(site["base"]["acquisitions"], 3);
+  EXPECT_EQ(site["base"]["wait_p50_ns"], 200);
+  EXPECT_EQ(site["base"]["wait_p99_ns"], 300);
+  EXPECT_EQ(site["new"]["wait_p50_ns"], 500);
+  EXPECT_EQ(site["new"]["hold_p99_ns"], 1000);
+  EXPECT_EQ(site["wait_p50_delta_ns"], 300);
+  EXPECT_EQ(site["wait_p99_delta_ns"], 300);
+  EXPECT_EQ(site["hold_p50_delta_ns"], -1000);
+  EXPECT_EQ(site["hold_p99_delta_ns"], -2000);
+
+  EXPECT_EQ(doc["base"]["window_ns"], kEnd);
+  ASSERT_EQ(doc["off_cpu_stacks"].size(), 1u);
+  const auto& off = doc["off_cpu_stacks"][0];
+  EXPECT_EQ(off["frames"], nlohmann::json({"main", "read_wait"}));
+  EXPECT_EQ(off["base_ns"], 1'000'000);
+  EXPECT_EQ(off["new_ns"], 3'000'000);
+  EXPECT_EQ(off["delta_ns"], 2'000'000);
+  // 1 ms blocked in 10 ms = 100 ms per second; 3 ms -> 300 ms/s.
+  EXPECT_EQ(off["base_ns_per_s"], 100'000'000);
+  EXPECT_EQ(off["delta_ns_per_s"], 200'000'000);
+
+  // Same builder: same binaries, host, kernel, duration; only the sample count is low.
+  ASSERT_EQ(doc["comparability"].size(), 1u);
+  EXPECT_EQ(doc["comparability"][0]["kind"], "samples");
+}
+
+TEST(DiffReport, TextAndFlameGraph) {
+  TraceBuilder base, next;
+  build(base, 6, 4, 0, {100}, {1000}, 1'000'000);
+  build(next, 2, 4, 2, {400}, {1000}, 3'000'000);
+  auto base_path = base.write(), new_path = next.write();
+  ASSERT_TRUE(base_path && new_path);
+  DiffOptions options;
+  options.base_path = *base_path;
+  options.new_path = *new_path;
+  options.trace.progress = false;
+  options.flame_output = *base_path + ".diff.html";
+  std::ostringstream out;
+  ASSERT_EQ(runDiffReport(options, out), 0);
+  std::string text = out.str();
+  EXPECT_NE(text.find("comparability:"), std::string::npos);
+  EXPECT_NE(text.find("-35.00"), std::string::npos) << text;
+  EXPECT_NE(text.find("leaf_c"), std::string::npos);
+  EXPECT_NE(text.find("update"), std::string::npos);
+  std::ifstream html(options.flame_output);
+  std::string page((std::istreambuf_iterator<char>(html)), std::istreambuf_iterator<char>());
+  EXPECT_NE(page.find("data-note=\"base 60.00% -&gt; new 25.00% (-35.00 pp)\""), std::string::npos);
+  std::remove(options.flame_output.c_str());
+}
+
+TEST(DiffReport, MissingTraceIsAnError) {
+  DiffOptions options;
+  options.base_path = "/nonexistent/base.trace";
+  options.new_path = "/nonexistent/new.trace";
+  std::ostringstream out;
+  EXPECT_EQ(runDiffReport(options, out), 1);
+}
+
+}  // namespace
+}  // namespace incise::analyzer
