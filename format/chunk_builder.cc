@@ -12,8 +12,31 @@ ChunkBuilder::ChunkBuilder(EventKind kind, uint32_t capacity)
     std::string_view name = spec->columns[i].name;
     encodings_.push_back(spec->columns[i].encoding);
     is_time_.push_back(name == "time" || name.ends_with("_time"));
+    if (spec->columns[i].encoding == Encoding::kBytes) blob_columns_.push_back(i);
   }
   columns_.resize(encodings_.size());
+  blobs_.resize(encodings_.size());
+  attached_.resize(encodings_.size());
+}
+
+void ChunkBuilder::attachBytes(size_t column, std::span<const uint8_t> bytes) {
+  if (column >= columns_.size() || encodings_[column] != Encoding::kBytes ||
+      columns_[column].empty() || attached_[column]) {
+    return;
+  }
+  columns_[column].back() = bytes.size();
+  blobs_[column].append(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+  blob_bytes_ += bytes.size();
+  attached_[column] = true;
+}
+
+void ChunkBuilder::rowAdded() {
+  for (size_t c : blob_columns_) {
+    // A row appended without bytes has an empty blob, whatever its field said.
+    if (!attached_[c] && !columns_[c].empty()) columns_[c].back() = 0;
+    attached_[c] = false;
+  }
+  if (rows_++ == 0) reserve();
 }
 
 ChunkBuilder ChunkBuilder::stackTable(uint32_t capacity) {
@@ -55,6 +78,11 @@ SealedChunk ChunkBuilder::seal(uint64_t first_stack_id) {
   }
   s.columns = std::move(columns_);
   columns_.assign(encodings_.size(), {});
+  if (!blob_columns_.empty()) {
+    s.blobs = std::move(blobs_);
+    blobs_.assign(encodings_.size(), {});
+  }
+  blob_bytes_ = 0;
   rows_ = 0;
   return s;
 }

@@ -4,6 +4,7 @@
 
 #include "format/block_io.h"
 #include "format/capnp_message.h"
+#include "format/codecs/byte_blob_codec.h"
 #include "schemas/trace.capnp.h"
 
 namespace incise::format {
@@ -28,10 +29,16 @@ Status encodeChunk(const SealedChunk& chunk, int zstd_level, EncodedChunk& out) 
   out.raw_bytes = 0;
   out.stored_bytes = 0;
   for (size_t i = 0; i < chunk.columns.size(); ++i) {
-    const codecs::ValueCodec* codec = registry.encoding(chunk.encodings[i]);
-    if (codec == nullptr) return Error("column " + std::to_string(i) + ": unknown encoding");
     encoded.clear();
-    codec->encode(chunk.columns[i], encoded);
+    if (chunk.encodings[i] == Encoding::kBytes) {
+      std::string_view bytes = i < chunk.blobs.size() ? chunk.blobs[i] : std::string_view();
+      Status s = codecs::encodeBlobs(chunk.columns[i], bytes, encoded);
+      if (!s) return s.error().context("column " + std::to_string(i));
+    } else {
+      const codecs::ValueCodec* codec = registry.encoding(chunk.encodings[i]);
+      if (codec == nullptr) return Error("column " + std::to_string(i) + ": unknown encoding");
+      codec->encode(chunk.columns[i], encoded);
+    }
     INCISE_RETURN_IF_ERROR(zstd->compress(codecs::asBytes(encoded), zstd_level, compressed));
     bool use_zstd = compressed.size() < encoded.size();
     const std::string& stored = use_zstd ? compressed : encoded;
@@ -102,29 +109,52 @@ Result<ChunkLayout> parseChunk(ByteSpan payload, const ReaderOptions& options) {
   return layout;
 }
 
-Status decodeColumn(const ChunkLayout& layout, const ColumnInfo& column, size_t values,
-                    std::vector<uint64_t>& out, std::string& scratch) {
-  const Registry& registry = Registry::instance();
+namespace {
+
+// The column's bytes after decompression (in `scratch`, or in the payload).
+Result<ByteSpan> uncompressedColumn(const ChunkLayout& layout, const ColumnInfo& column,
+                                    std::string& scratch) {
   std::string where = "column " + std::to_string(column.id);
-  const codecs::ValueCodec* codec = registry.encoding(column.encoding);
-  if (codec == nullptr) {
-    return Error(where + ": unknown encoding " + std::to_string(static_cast<int>(column.encoding)));
-  }
-  const codecs::Compressor* compressor = registry.compression(column.compression);
+  const codecs::Compressor* compressor = Registry::instance().compression(column.compression);
   if (compressor == nullptr) {
     return Error(where + ": unknown compression " +
                  std::to_string(static_cast<int>(column.compression)));
   }
   ByteSpan stored = layout.column_area.subspan(column.offset, column.stored_bytes);
-  ByteSpan encoded = stored;
   if (column.compression != Compression::kNone) {
     Status s = compressor->decompress(stored, column.raw_bytes, scratch);
     if (!s) return s.error().context(where);
-    encoded = codecs::asBytes(scratch);
-  } else if (column.raw_bytes != column.stored_bytes) {
+    return codecs::asBytes(scratch);
+  }
+  if (column.raw_bytes != column.stored_bytes) {
     return Error(where + ": uncompressed but raw and stored sizes differ");
   }
-  Status s = codec->decode(encoded, values, out);
+  return stored;
+}
+
+}  // namespace
+
+Status decodeBytesColumn(const ChunkLayout& layout, const ColumnInfo& column, size_t rows,
+                         std::vector<uint64_t>& lengths, std::string& bytes, std::string& scratch) {
+  std::string where = "column " + std::to_string(column.id);
+  if (column.encoding != Encoding::kBytes) return Error(where + ": not a byte-blob column");
+  Result<ByteSpan> encoded = uncompressedColumn(layout, column, scratch);
+  if (!encoded) return encoded.error();
+  Status s = codecs::decodeBlobs(*encoded, rows, lengths, bytes);
+  if (!s) return s.error().context(where);
+  return Status::ok();
+}
+
+Status decodeColumn(const ChunkLayout& layout, const ColumnInfo& column, size_t values,
+                    std::vector<uint64_t>& out, std::string& scratch) {
+  std::string where = "column " + std::to_string(column.id);
+  const codecs::ValueCodec* codec = Registry::instance().encoding(column.encoding);
+  if (codec == nullptr) {
+    return Error(where + ": unknown encoding " + std::to_string(static_cast<int>(column.encoding)));
+  }
+  Result<ByteSpan> encoded = uncompressedColumn(layout, column, scratch);
+  if (!encoded) return encoded.error();
+  Status s = codec->decode(*encoded, values, out);
   if (!s) return s.error().context(where);
   return Status::ok();
 }

@@ -30,6 +30,7 @@ struct SealedChunk {
   uint64_t first_stack_id = 0;
   std::vector<std::vector<uint64_t>> columns;  // column i has id i
   std::vector<Encoding> encodings;
+  std::vector<std::string> blobs;  // kBytes column i's bytes in blobs[i] (may be empty)
 };
 
 struct EncodedChunk {
@@ -67,5 +68,9 @@ Result<ChunkLayout> parseChunk(codecs::ByteSpan payload, const ReaderOptions& op
 // Decompresses and decodes one column, which must hold exactly `values`.
 Status decodeColumn(const ChunkLayout& layout, const ColumnInfo& column, size_t values,
                     std::vector<uint64_t>& out, std::string& scratch);
+
+// A kBytes column: exactly `rows` lengths into `lengths`, their bytes into `bytes`.
+Status decodeBytesColumn(const ChunkLayout& layout, const ColumnInfo& column, size_t rows,
+                         std::vector<uint64_t>& lengths, std::string& bytes, std::string& scratch);
 
 }  // namespace incise::format

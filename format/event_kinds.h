@@ -24,6 +24,11 @@ enum class Encoding : uint8_t {
   kVarint = 1,       // unsigned LEB128: small ids, counts, enums
   kDeltaVarint = 2,  // zigzag(v[i] - v[i-1]) as LEB128: timestamps, addresses that repeat
   kFixed64 = 3,      // little-endian 8 bytes: values with no structure (hashes)
+  // A byte blob per row (format 1.1). The row struct's field holds the blob's
+  // length; the bytes come from Writer::append(row, bytes) and are read back
+  // with Chunk::bytes(column, row). Stored as every row's length (LEB128),
+  // then all blobs concatenated: see format/codecs/byte_blob_codec.h.
+  kBytes = 4,
 };
 
 // Frozen on disk.
@@ -35,25 +40,29 @@ enum class Compression : uint8_t {
 // X(kind enumerator, id, row struct, columns macro, doc)
 // column macro entries: C(field, encoding, doc)
 
-#define INCISE_CPU_SAMPLE_COLUMNS(C)                                                   \
-  C(time, kDeltaVarint, "sample time, ns in the header's clock")                     \
-  C(cpu, kVarint, "cpu the sample was taken on")                                     \
-  C(pid, kVarint, "process id (tgid)")                                                \
-  C(tid, kVarint, "thread id")                                                        \
-  C(stack_id, kVarint, "interned kernel+user stack, leaf first; 0 = none")           \
-  C(weight, kVarint, "period: ns of cpu-clock (or events) this sample stands for")
+#define INCISE_CPU_SAMPLE_COLUMNS(C)                                                        \
+  C(time, kDeltaVarint, "sample time, ns in the header's clock")                            \
+  C(cpu, kVarint, "cpu the sample was taken on")                                            \
+  C(pid, kVarint, "process id (tgid)")                                                      \
+  C(tid, kVarint, "thread id")                                                              \
+  C(stack_id, kVarint, "interned kernel+user stack, leaf first; 0 = none")                  \
+  C(weight, kVarint, "period: ns of cpu-clock (or events) this sample stands for")          \
+  C(user_ip, kDeltaVarint, "-g dwarf/hybrid: user ip at the sample; 0 = none (format 1.1)") \
+  C(user_sp, kDeltaVarint, "-g dwarf/hybrid: user stack pointer")                           \
+  C(user_bp, kDeltaVarint, "-g dwarf/hybrid: user frame pointer (rbp)")                     \
+  C(user_stack, kBytes, "-g dwarf/hybrid: bytes copied from user_sp up; field = length")
 
 #define INCISE_SCHED_SWITCH_COLUMNS(C)                                                 \
-  C(time, kDeltaVarint, "switch time, ns")                                           \
-  C(cpu, kVarint, "cpu")                                                             \
-  C(prev_pid, kVarint, "process of the thread leaving the cpu")                      \
-  C(prev_tid, kVarint, "thread leaving the cpu")                                     \
+  C(time, kDeltaVarint, "switch time, ns")                                             \
+  C(cpu, kVarint, "cpu")                                                               \
+  C(prev_pid, kVarint, "process of the thread leaving the cpu")                        \
+  C(prev_tid, kVarint, "thread leaving the cpu")                                       \
   C(prev_state, kVarint, "0 = preempted (still runnable), else the kernel task state") \
-  C(next_pid, kVarint, "process of the thread taking the cpu")                       \
-  C(next_tid, kVarint, "thread taking the cpu")                                      \
+  C(next_pid, kVarint, "process of the thread taking the cpu")                         \
+  C(next_tid, kVarint, "thread taking the cpu")                                        \
   C(stack_id, kVarint, "off-CPU stack of prev at the switch; 0 = none")
 
-#define INCISE_WAKEUP_COLUMNS(C)                                  \
+#define INCISE_WAKEUP_COLUMNS(C)                                \
   C(time, kDeltaVarint, "wake-up time, ns")                     \
   C(cpu, kVarint, "cpu the waker ran on")                       \
   C(target_cpu, kVarint, "cpu the wakee is queued on")          \
@@ -63,46 +72,46 @@ enum class Compression : uint8_t {
   C(wakee_tid, kVarint, "woken thread")                         \
   C(stack_id, kVarint, "waker's stack; 0 = none")
 
-#define INCISE_LOCK_COLUMNS(C)                                                           \
-  C(time, kDeltaVarint, "request time (call or wait start), ns")                       \
-  C(acquired_time, kDeltaVarint, "lock acquired (or wait ended), ns")                  \
-  C(release_time, kDeltaVarint, "lock released, ns; 0 = not seen (contended mode)")    \
-  C(pid, kVarint, "process")                                                           \
-  C(tid, kVarint, "acquiring thread")                                                  \
-  C(address, kDeltaVarint, "lock address (futex word) in the process")                 \
-  C(lock_kind, kVarint, "format::LockKind")                                            \
-  C(flags, kVarint, "format::LockFlags bits")                                          \
-  C(stack_id, kVarint, "stack at acquire (or at the wait); 0 = none")                  \
+#define INCISE_LOCK_COLUMNS(C)                                                      \
+  C(time, kDeltaVarint, "request time (call or wait start), ns")                    \
+  C(acquired_time, kDeltaVarint, "lock acquired (or wait ended), ns")               \
+  C(release_time, kDeltaVarint, "lock released, ns; 0 = not seen (contended mode)") \
+  C(pid, kVarint, "process")                                                        \
+  C(tid, kVarint, "acquiring thread")                                               \
+  C(address, kDeltaVarint, "lock address (futex word) in the process")              \
+  C(lock_kind, kVarint, "format::LockKind")                                         \
+  C(flags, kVarint, "format::LockFlags bits")                                       \
+  C(stack_id, kVarint, "stack at acquire (or at the wait); 0 = none")               \
   C(releaser_tid, kVarint, "thread that released the lock to this waiter; 0 = unknown")
 
-#define INCISE_PAGE_FAULT_COLUMNS(C)                      \
-  C(time, kDeltaVarint, "fault time, ns")               \
-  C(cpu, kVarint, "cpu")                                \
-  C(pid, kVarint, "process")                            \
-  C(tid, kVarint, "thread")                             \
-  C(address, kDeltaVarint, "faulting data address")     \
+#define INCISE_PAGE_FAULT_COLUMNS(C)                \
+  C(time, kDeltaVarint, "fault time, ns")           \
+  C(cpu, kVarint, "cpu")                            \
+  C(pid, kVarint, "process")                        \
+  C(tid, kVarint, "thread")                         \
+  C(address, kDeltaVarint, "faulting data address") \
   C(stack_id, kVarint, "stack at the fault; 0 = none")
 
-#define INCISE_PROCESS_EVENT_COLUMNS(C)                                     \
-  C(time, kDeltaVarint, "ns")                                             \
-  C(event, kVarint, "format::ProcessEventType")                           \
-  C(pid, kVarint, "process the event happened to")                        \
-  C(tid, kVarint, "thread the event happened to")                         \
-  C(peer_pid, kVarint, "fork: child pid; exit: exit code; otherwise 0")   \
+#define INCISE_PROCESS_EVENT_COLUMNS(C)                                 \
+  C(time, kDeltaVarint, "ns")                                           \
+  C(event, kVarint, "format::ProcessEventType")                         \
+  C(pid, kVarint, "process the event happened to")                      \
+  C(tid, kVarint, "thread the event happened to")                       \
+  C(peer_pid, kVarint, "fork: child pid; exit: exit code; otherwise 0") \
   C(peer_tid, kVarint, "fork: child tid; otherwise 0")
 
-#define INCISE_LOST_COLUMNS(C)                                      \
-  C(time, kDeltaVarint, "when the loss was noticed, ns")          \
-  C(source, kVarint, "format::LostSource")                        \
+#define INCISE_LOST_COLUMNS(C)                           \
+  C(time, kDeltaVarint, "when the loss was noticed, ns") \
+  C(source, kVarint, "format::LostSource")               \
   C(count, kVarint, "events the kernel dropped")
 
-#define INCISE_EVENT_KINDS(X)                                                         \
-  X(kCpuSample, 1, CpuSample, INCISE_CPU_SAMPLE_COLUMNS, "cpu samples with stacks")   \
-  X(kSchedSwitch, 2, SchedSwitch, INCISE_SCHED_SWITCH_COLUMNS, "scheduler switches")  \
-  X(kWakeup, 3, Wakeup, INCISE_WAKEUP_COLUMNS, "wake-ups")                            \
-  X(kLock, 4, LockInterval, INCISE_LOCK_COLUMNS, "lock intervals")                    \
-  X(kPageFault, 5, PageFault, INCISE_PAGE_FAULT_COLUMNS, "page faults")               \
-  X(kProcessEvent, 6, ProcessEvent, INCISE_PROCESS_EVENT_COLUMNS, "fork/exec/exit")   \
+#define INCISE_EVENT_KINDS(X)                                                        \
+  X(kCpuSample, 1, CpuSample, INCISE_CPU_SAMPLE_COLUMNS, "cpu samples with stacks")  \
+  X(kSchedSwitch, 2, SchedSwitch, INCISE_SCHED_SWITCH_COLUMNS, "scheduler switches") \
+  X(kWakeup, 3, Wakeup, INCISE_WAKEUP_COLUMNS, "wake-ups")                           \
+  X(kLock, 4, LockInterval, INCISE_LOCK_COLUMNS, "lock intervals")                   \
+  X(kPageFault, 5, PageFault, INCISE_PAGE_FAULT_COLUMNS, "page faults")              \
+  X(kProcessEvent, 6, ProcessEvent, INCISE_PROCESS_EVENT_COLUMNS, "fork/exec/exit")  \
   X(kLost, 7, Lost, INCISE_LOST_COLUMNS, "lost-event records")
 
 enum class EventKind : uint8_t {
@@ -119,10 +128,10 @@ inline constexpr std::array<EventKind, 7> kAllEventKinds = {
 
 // Row structs: every column is a uint64 on the API, narrowed only by the codec.
 #define INCISE_FIELD(field, encoding, doc) uint64_t field = 0;
-#define INCISE_X(enumerator, id, Struct, COLUMNS, doc)                 \
-  struct Struct {                                                     \
-    COLUMNS(INCISE_FIELD)                                             \
-    static constexpr EventKind kKind = EventKind::enumerator;         \
+#define INCISE_X(enumerator, id, Struct, COLUMNS, doc)        \
+  struct Struct {                                             \
+    COLUMNS(INCISE_FIELD)                                     \
+    static constexpr EventKind kKind = EventKind::enumerator; \
   };
 INCISE_EVENT_KINDS(INCISE_X)
 #undef INCISE_X
@@ -131,7 +140,7 @@ INCISE_EVENT_KINDS(INCISE_X)
 // Column numbers per kind: CpuSampleColumn::time == 0, ... in declaration order.
 #define INCISE_ENUMERATOR(field, encoding, doc) field,
 #define INCISE_X(enumerator, id, Struct, COLUMNS, doc) \
-  enum class Struct##Column : uint16_t { COLUMNS(INCISE_ENUMERATOR) kCount };
+  enum class Struct##Column : uint16_t{COLUMNS(INCISE_ENUMERATOR) kCount};
 INCISE_EVENT_KINDS(INCISE_X)
 #undef INCISE_X
 #undef INCISE_ENUMERATOR
@@ -167,10 +176,10 @@ enum class LockKind : uint8_t {
 std::string_view lockKindName(uint64_t kind);
 
 enum LockFlags : uint64_t {
-  kLockContended = 1u << 0,     // the acquire had to wait
-  kLockTryFailed = 1u << 1,     // trylock that did not get the lock
-  kLockContendedOnly = 1u << 2, // recorded in contended mode: no hold time
-  kLockRecursive = 1u << 3,     // a re-acquire by the holder (recursive mutex)
+  kLockContended = 1u << 0,      // the acquire had to wait
+  kLockTryFailed = 1u << 1,      // trylock that did not get the lock
+  kLockContendedOnly = 1u << 2,  // recorded in contended mode: no hold time
+  kLockRecursive = 1u << 3,      // a re-acquire by the holder (recursive mutex)
 };
 
 enum class ProcessEventType : uint8_t {
@@ -191,6 +200,8 @@ enum class LostSource : uint8_t {
 std::string_view lostSourceName(uint64_t source);
 
 // A stack frame address is kernel when its top bit is set (x86-64, arm64).
-inline bool isKernelAddress(uint64_t address) { return (address >> 63) != 0; }
+inline bool isKernelAddress(uint64_t address) {
+  return (address >> 63) != 0;
+}
 
 }  // namespace incise::format

@@ -15,7 +15,8 @@
 namespace incise::format {
 
 inline constexpr uint16_t kFormatMajor = 1;
-inline constexpr uint16_t kFormatMinor = 0;
+// 1.1: cpu samples may carry user registers and a user stack copy (kBytes).
+inline constexpr uint16_t kFormatMinor = 1;
 
 struct RecordOptions {
   uint32_t sample_frequency_hz = 0;

@@ -188,7 +188,14 @@ class ReaderImpl final : public Reader {
         values = *total;
         if (!wanted.has(id)) continue;
       }
-      INCISE_RETURN_IF_ERROR(decodeColumn(layout, *info, values, columns[id], scratch));
+      if (info->encoding == Encoding::kBytes && !stack_table) {
+        std::string bytes;
+        INCISE_RETURN_IF_ERROR(
+            decodeBytesColumn(layout, *info, values, columns[id], bytes, scratch));
+        chunk.setBlobs(id, std::move(bytes));
+      } else {
+        INCISE_RETURN_IF_ERROR(decodeColumn(layout, *info, values, columns[id], scratch));
+      }
       stats_.columns_decompressed.fetch_add(1, std::memory_order_relaxed);
     }
     return chunk;

@@ -88,12 +88,28 @@ class Chunk {
   template <typename Row>
   Row row(size_t i) const;
 
+  // The blob of a kBytes column at `row`; empty when the column was not
+  // decoded, is absent (an older file) or `row` is out of range.
+  template <typename ColumnEnum>
+  std::span<const uint8_t> bytes(ColumnEnum c, size_t row) const {
+    return bytes(static_cast<unsigned>(c), row);
+  }
+  std::span<const uint8_t> bytes(unsigned column, size_t row) const;
+
   std::vector<std::vector<uint64_t>>& mutableColumns() { return columns_; }
+  // Used by the reader: a kBytes column's concatenated blobs; its values
+  // (already in mutableColumns()) are the lengths.
+  void setBlobs(unsigned column, std::string bytes);
 
  private:
   EventKind kind_;
   size_t rows_;
   std::vector<std::vector<uint64_t>> columns_;
+  struct Blobs {
+    std::string bytes;
+    std::vector<uint64_t> offsets;  // rows + 1 prefix sums of the lengths
+  };
+  std::vector<Blobs> blobs_;  // indexed by column
 };
 
 // Per-column sizes, for `incise info`.
@@ -182,21 +198,21 @@ class Reader {
 namespace detail {
 template <typename Row>
 struct RowFiller;
-#define INCISE_FILL(field, encoding, doc)                                 \
-  {                                                                       \
-    auto col = chunk.column(static_cast<unsigned>(index));                \
-    if (i < col.size()) row.field = col[i];                               \
-    ++index;                                                              \
+#define INCISE_FILL(field, encoding, doc)                  \
+  {                                                        \
+    auto col = chunk.column(static_cast<unsigned>(index)); \
+    if (i < col.size()) row.field = col[i];                \
+    ++index;                                               \
   }
-#define INCISE_X(enumerator, id, Struct, COLUMNS, doc)                    \
-  template <>                                                             \
-  struct RowFiller<Struct> {                                              \
-    static Struct fill(const Chunk& chunk, size_t i) {                    \
-      Struct row;                                                         \
-      unsigned index = 0;                                                 \
-      COLUMNS(INCISE_FILL)                                                \
-      return row;                                                         \
-    }                                                                     \
+#define INCISE_X(enumerator, id, Struct, COLUMNS, doc) \
+  template <>                                          \
+  struct RowFiller<Struct> {                           \
+    static Struct fill(const Chunk& chunk, size_t i) { \
+      Struct row;                                      \
+      unsigned index = 0;                              \
+      COLUMNS(INCISE_FILL)                             \
+      return row;                                      \
+    }                                                  \
   };
 INCISE_EVENT_KINDS(INCISE_X)
 #undef INCISE_X

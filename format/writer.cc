@@ -65,18 +65,34 @@ class WriterImpl final : public Writer {
   }
 
 #define INCISE_PUSH(field, encoding, doc) b.column(column++).push_back(row.field);
-#define INCISE_X(enumerator, id, Struct, COLUMNS, doc)     \
-  void append(const Struct& row) override {                \
-    ChunkBuilder& b = builders_[id];                       \
-    size_t column = 0;                                     \
-    COLUMNS(INCISE_PUSH)                                   \
-    b.rowAdded();                                          \
-    ++rows_[id];                                           \
-    if (b.rows() >= options_.rows_per_chunk) sealKind(id); \
+#define INCISE_X(enumerator, id, Struct, COLUMNS, doc)  \
+  void pushValues(ChunkBuilder& b, const Struct& row) { \
+    size_t column = 0;                                  \
+    COLUMNS(INCISE_PUSH)                                \
+  }                                                     \
+  void append(const Struct& row) override {             \
+    pushValues(builders_[id], row);                     \
+    rowDone(id);                                        \
   }
   INCISE_EVENT_KINDS(INCISE_X)
 #undef INCISE_X
 #undef INCISE_PUSH
+
+  void append(const CpuSample& row, std::span<const uint8_t> user_stack) override {
+    constexpr size_t id = static_cast<size_t>(EventKind::kCpuSample);
+    ChunkBuilder& b = builders_[id];
+    pushValues(b, row);
+    b.attachBytes(static_cast<size_t>(CpuSampleColumn::user_stack), user_stack);
+    rowDone(id);
+  }
+
+  void rowDone(size_t id) {
+    ChunkBuilder& b = builders_[id];
+    b.rowAdded();
+    ++rows_[id];
+    if (b.rows() >= options_.rows_per_chunk || b.blobBytes() >= options_.max_chunk_blob_bytes)
+      sealKind(id);
+  }
 
   uint64_t internStack(std::span<const uint64_t> frames) override {
     if (frames.empty()) return 0;

@@ -35,16 +35,19 @@ struct WriterOptions {
   uint32_t rows_per_chunk = 65536;
   int zstd_level = 3;
   uint32_t max_interned_stacks = 1u << 20;
-  uint32_t queue_depth = 4;   // sealed chunks waiting for the background thread
-  bool background = true;     // false: encode and write on the caller's thread
+  uint32_t queue_depth = 4;  // sealed chunks waiting for the background thread
+  // A chunk with byte-blob columns (stack copies) is sealed once its blobs
+  // reach this size, whatever its row count: bounds memory and column size.
+  uint32_t max_chunk_blob_bytes = 8u << 20;
+  bool background = true;  // false: encode and write on the caller's thread
 };
 
 struct WriterStats {
-  uint64_t rows[8] = {};        // indexed by EventKind id
-  uint64_t stacks = 0;          // distinct stacks written
-  uint64_t frames = 0;          // frames in those stacks
+  uint64_t rows[8] = {};  // indexed by EventKind id
+  uint64_t stacks = 0;    // distinct stacks written
+  uint64_t frames = 0;    // frames in those stacks
   uint64_t blocks = 0;
-  uint64_t bytes_written = 0;   // file size so far
+  uint64_t bytes_written = 0;        // file size so far
   uint64_t raw_column_bytes = 0;     // encoded, before compression
   uint64_t stored_column_bytes = 0;  // after compression
 };
@@ -59,6 +62,9 @@ class Writer {
 #define INCISE_X(enumerator, id, Struct, COLUMNS, doc) virtual void append(const Struct& row) = 0;
   INCISE_EVENT_KINDS(INCISE_X)
 #undef INCISE_X
+  // A cpu sample with its user stack copy (-g dwarf/hybrid): `row.user_stack`
+  // is set to user_stack.size(). The plain append stores an empty copy.
+  virtual void append(const CpuSample& row, std::span<const uint8_t> user_stack) = 0;
 
   // Returns the id of `frames` (leaf first; kernel frames before user frames),
   // assigning a new one the first time. An empty stack is id 0.

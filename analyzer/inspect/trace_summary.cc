@@ -16,6 +16,8 @@ std::string encodingName(format::Encoding encoding) {
       return "delta-varint";
     case format::Encoding::kFixed64:
       return "fixed64";
+    case format::Encoding::kBytes:
+      return "bytes";
   }
   return "unknown";
 }

@@ -104,6 +104,7 @@ class Registry {
 void registerVarintCodec(Registry& registry);
 void registerDeltaVarintCodec(Registry& registry);
 void registerFixed64Codec(Registry& registry);
+void registerByteBlobCodec(Registry& registry);  // byte_blob_codec.cc
 void registerNoCompression(Registry& registry);
 void registerZstdCompression(Registry& registry);
 

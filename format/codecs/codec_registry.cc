@@ -12,6 +12,7 @@ const Registry& Registry::instance() {
     registerVarintCodec(r);
     registerDeltaVarintCodec(r);
     registerFixed64Codec(r);
+    registerByteBlobCodec(r);
     registerNoCompression(r);
     registerZstdCompression(r);
     return r;

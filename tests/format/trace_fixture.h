@@ -123,8 +123,11 @@ inline ExpectedTrace writeRandomTrace(const std::string& path, uint64_t seed, Wr
       f = (rng() % 2 ? 0xffffffff81000000ull : 0x555500000000ull) + rng() % 4096;
     uint64_t stack = (*writer)->internStack(frames);
     expected.stacks[stack] = frames;
-#define INCISE_RANDOM_FIELD(field, encoding, doc) \
-  row.field = std::string_view(#field) == "time" ? time : rng() >> (rng() % 64);
+// A kBytes field is its blob's length: 0 through the plain append.
+#define INCISE_RANDOM_FIELD(field, encoding, doc)           \
+  row.field = Encoding::encoding == Encoding::kBytes ? 0    \
+              : std::string_view(#field) == "time"   ? time \
+                                                     : rng() >> (rng() % 64);
 #define INCISE_X(enumerator, id, Struct, COLUMNS, doc)             \
   {                                                                \
     Struct row;                                                    \
