@@ -1,0 +1,166 @@
+#include "analyzer/export/chrome_trace_export.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "analyzer/export/thread_state_spans.h"
+#include "analyzer/model/stack_namer.h"
+#include "analyzer/reports/critical_sections.h"
+#include "analyzer/reports/lock_report_text.h"
+#include "analyzer/reports/stack_text.h"
+
+namespace incise::analyzer {
+namespace {
+
+std::string quoted(const std::string& text) {
+  return nlohmann::json(text).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+class EventWriter {
+ public:
+  EventWriter(Trace& trace, std::ostream& out) : trace_(trace), out_(out) {}
+
+  void begin() {
+    out_ << "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"source\":" << quoted(trace_.path())
+         << ",\"host\":" << quoted(trace_.header().host) << ",\"exporter\":\"incise\"},"
+         << "\"traceEvents\":[\n";
+  }
+  void end() { out_ << "\n]}\n"; }
+
+  // A complete slice or an instant; `extra` is more JSON members, starting with a comma.
+  void event(const char* phase, const std::string& category, const std::string& name, uint64_t pid,
+             uint64_t tid, uint64_t time, const std::string& extra) {
+    separate();
+    out_ << "{\"ph\":\"" << phase << "\",\"cat\":" << quoted(category)
+         << ",\"name\":" << quoted(name) << ",\"pid\":" << pid << ",\"tid\":" << tid
+         << ",\"ts\":" << microsText(relative(time)) << extra << "}";
+    seen(pid, tid, time);
+  }
+  void slice(const std::string& category, const std::string& name, uint64_t pid, uint64_t tid,
+             uint64_t start, uint64_t end, const std::string& args = "") {
+    event("X", category, name, pid, tid, start,
+          ",\"dur\":" + microsText(end - start) + (args.empty() ? "" : ",\"args\":" + args));
+  }
+  void asyncSlice(const std::string& name, uint64_t pid, uint64_t tid, uint64_t start, uint64_t end,
+                  const std::string& args) {
+    std::string id = ",\"id\":" + std::to_string(++async_id_);
+    event("b", "lock", name, pid, tid, start, id + ",\"args\":" + args);
+    event("e", "lock", name, pid, tid, end, id);
+  }
+
+  // process_name and thread_name for everything that had an event.
+  void names() {
+    std::set<uint64_t> pids;
+    for (const auto& [key, time] : threads_) {
+      auto [pid, tid] = key;
+      if (pids.insert(pid).second) {
+        separate();
+        out_ << "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":" << pid << ",\"tid\":" << pid
+             << ",\"args\":{\"name\":"
+             << quoted(trace_.processName(static_cast<uint32_t>(pid), time)) << "}}";
+      }
+      separate();
+      out_ << "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":" << pid << ",\"tid\":" << tid
+           << ",\"args\":{\"name\":" << quoted(trace_.threadName(static_cast<uint32_t>(tid), time))
+           << "}}";
+    }
+  }
+  uint64_t threads() const { return threads_.size(); }
+
+ private:
+  void separate() {
+    if (!first_) out_ << ",\n";
+    first_ = false;
+  }
+  uint64_t relative(uint64_t time) const {
+    return time > trace_.startTime() ? time - trace_.startTime() : 0;
+  }
+  void seen(uint64_t pid, uint64_t tid, uint64_t time) { threads_.try_emplace({pid, tid}, time); }
+
+  Trace& trace_;
+  std::ostream& out_;
+  bool first_ = true;
+  uint64_t async_id_ = 0;
+  std::map<std::pair<uint64_t, uint64_t>, uint64_t> threads_;  // (pid, tid) -> first time
+};
+
+void writeStates(Trace& trace, EventWriter& writer, ChromeTraceStats& stats) {
+  ThreadStateMachine machine;
+  std::vector<StateSpan> spans;
+  replayStateSpans(
+      trace.rows<format::SchedSwitch>(), trace.rows<format::Wakeup>(),
+      std::min(trace.window().end, trace.endTime()),
+      [&](const StateSpan& span) { spans.push_back(span); }, machine);
+  for (const StateSpan& span : spans) {
+    // The thread filter as `incise sched` applies it: by the thread's first event.
+    const ThreadSchedStats& thread = machine.threads().at(span.tid);
+    if (!trace.passesThread(thread.pid, span.tid, thread.first_time)) continue;
+    writer.slice("sched", std::string(threadStateName(span.state)), thread.pid, span.tid,
+                 span.start, span.end);
+    ++stats.state_slices;
+  }
+}
+
+void writeLocks(Trace& trace, EventWriter& writer, ChromeTraceStats& stats) {
+  std::vector<format::LockInterval> rows = trace.rows<format::LockInterval>();
+  if (rows.empty()) return;
+  LockTimeline timeline = buildLockTimeline(rows);
+  rows = {};
+  for (const LockWait& w : timeline.waits) {
+    std::string args = "{\"lock\":" + quoted(hexAddress(w.lock.address)) +
+                       ",\"releaser_tid\":" + std::to_string(w.releaser_tid) + "}";
+    writer.asyncSlice("wait " + hexAddress(w.lock.address), w.lock.pid, w.tid, w.start, w.end,
+                      args);
+    ++stats.lock_slices;
+  }
+  for (const CriticalSection& s : timeline.sections) {
+    std::string args = "{\"lock\":" + quoted(hexAddress(s.lock.address)) +
+                       ",\"contended\":" + (s.contended ? "true" : "false") +
+                       ",\"inferred\":" + (s.inferred ? "true" : "false") + "}";
+    writer.asyncSlice("hold " + hexAddress(s.lock.address), s.lock.pid, s.tid, s.start, s.end,
+                      args);
+    ++stats.lock_slices;
+  }
+}
+
+void writeSamples(Trace& trace, EventWriter& writer, ChromeTraceStats& stats) {
+  StackNamer namer(trace, FrameGrouping::kFunction);
+  std::map<std::pair<uint64_t, uint64_t>, std::pair<std::string, std::string>> named;
+  trace.forEachRow<format::CpuSample>([&](const format::CpuSample& s) {
+    auto [it, inserted] = named.try_emplace({s.pid, s.stack_id});
+    if (inserted) {
+      const auto& frames = namer.rootFirst(static_cast<uint32_t>(s.pid), s.stack_id, s.time);
+      it->second.first = frames.empty() ? "[no stack]" : frames.back();
+      it->second.second = ",\"s\":\"t\",\"args\":{\"stack\":" + quoted(stackLine(frames)) + "}";
+    }
+    writer.event("i", "cpu", it->second.first, s.pid, s.tid, s.time, it->second.second);
+    ++stats.samples;
+  });
+}
+
+}  // namespace
+
+std::string microsText(uint64_t ns) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%llu.%03llu", static_cast<unsigned long long>(ns / 1000),
+                static_cast<unsigned long long>(ns % 1000));
+  return buffer;
+}
+
+ChromeTraceStats writeChromeTrace(Trace& trace, std::ostream& out) {
+  ChromeTraceStats stats;
+  EventWriter writer(trace, out);
+  writer.begin();
+  writeStates(trace, writer, stats);
+  writeLocks(trace, writer, stats);
+  writeSamples(trace, writer, stats);
+  writer.names();
+  writer.end();
+  stats.threads = writer.threads();
+  return stats;
+}
+
+}  // namespace incise::analyzer

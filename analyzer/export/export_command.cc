@@ -1,0 +1,80 @@
+// incise export FILE --format pprof|chrome|speedscope|folded [-o OUT]:
+// a trace in another tool's format.
+#include <fstream>
+#include <iostream>
+
+#include "analyzer/export/chrome_trace_export.h"
+#include "analyzer/export/pprof_export.h"
+#include "analyzer/export/speedscope_export.h"
+#include "analyzer/model/stack_namer.h"
+#include "analyzer/render/folded_stacks.h"
+#include "analyzer/reports/flame_weights.h"
+#include "analyzer/reports/report_options.h"
+#include "analyzer/reports/report_output.h"
+
+namespace incise::analyzer {
+namespace po = boost::program_options;
+
+namespace {
+
+void writeFolded(Trace& trace, std::ostream& out) {
+  StackNamer namer(trace, FrameGrouping::kFunction);
+  FoldedStacks folded;
+  for (const auto& stack : collectFlameWeights(trace, FlameWeighting::kOnCpu).named(namer)) {
+    folded.add(stack.root_first, stack.weight);
+  }
+  folded.write(out);
+}
+
+}  // namespace
+
+int runExport(const std::vector<std::string>& args) {
+  ReportCommandLine cli(
+      "export",
+      "Writes a trace in another tool's format (--format):\n"
+      "  pprof       gzipped profile.proto of the CPU samples: go tool pprof, Pyroscope, Parca\n"
+      "  chrome      Chrome Trace Event JSON for ui.perfetto.dev / chrome://tracing: per thread\n"
+      "              running/runnable/blocked slices, lock waits and holds, samples as instants\n"
+      "  speedscope  speedscope.app JSON: a sampled profile per thread, in time order\n"
+      "  folded      Brendan Gregg's folded stacks (as incise flame writes them)\n"
+      "pprof is binary: it needs -o unless stdout is redirected.",
+      "  incise export app.trace --format pprof -o app.pb.gz && go tool pprof -top app.pb.gz\n"
+      "  incise export app.trace --format chrome -o app.json     # open in ui.perfetto.dev\n"
+      "  incise export app.trace --format speedscope -o app.speedscope.json\n"
+      "  incise export app.trace --format folded --comm worker > worker.folded\n");
+  cli.extra().add_options()("format", po::value<std::string>(),
+                            "pprof, chrome, speedscope or folded");
+  if (std::optional<int> exit = cli.parse(args)) return *exit;
+  if (!cli.values().count("format")) return cli.usageError("missing --format");
+  std::string format = cli.values()["format"].as<std::string>();
+  if (format != "pprof" && format != "chrome" && format != "speedscope" && format != "folded") {
+    return cli.usageError("--format '" + format +
+                          "': expected pprof, chrome, speedscope or folded");
+  }
+  if (cli.options().json) return cli.usageError("--json does not apply to export; use --format");
+
+  std::unique_ptr<Trace> trace = cli.openTrace();
+  if (!trace) return 1;
+  Status status = Status::ok();
+  int exit = writeReport(cli, [&](std::ostream& out) {
+    if (format == "pprof") {
+      status = writePprof(*trace, out);
+    } else if (format == "chrome") {
+      writeChromeTrace(*trace, out);
+    } else if (format == "speedscope") {
+      writeSpeedscope(*trace, out);
+    } else {
+      writeFolded(*trace, out);
+    }
+  });
+  if (!status) {
+    std::cerr << "incise export: " << status.message() << "\n";
+    return 1;
+  }
+  if (exit == 0 && !cli.options().output.empty()) {
+    std::cerr << "incise export: wrote " << format << " to " << cli.options().output << "\n";
+  }
+  return exit;
+}
+
+}  // namespace incise::analyzer

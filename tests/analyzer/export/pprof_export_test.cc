@@ -1,0 +1,146 @@
+// The pprof export parsed back with libprotobuf: sample counts, periods,
+// functions, labels and mappings match the trace it came from; `go tool
+// pprof` reads it when Go is installed.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <map>
+
+#include "analyzer/diff/trace_facts.h"
+#include "analyzer/export/gzip.h"
+#include "analyzer/export/profile.pb.h"
+#include "tests/analyzer/export/export_test_files.h"
+#include "tests/analyzer/reports/trace_builder.h"
+
+namespace incise::analyzer {
+namespace {
+
+namespace pb = perftools::profiles;
+using testing::ExportedFile;
+using testing::TraceBuilder;
+
+class PprofExport : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    trace_.thread(101, "worker");
+    trace_.thread(102, "helper");
+    uint64_t a = trace_.stack({"leaf_a", "main"});
+    uint64_t b = trace_.stack({"leaf_b", "mid", "main"});
+    uint64_t time = 0;
+    for (int i = 0; i < 5; ++i) trace_.sample(time += 1000, 101, a, 0, 1000);
+    for (int i = 0; i < 3; ++i) trace_.sample(time += 1000, 102, b, 1, 2000);
+    for (int i = 0; i < 2; ++i) trace_.sample(time += 1000, 101, b, 0, 1000);
+    auto path = trace_.write();
+    ASSERT_TRUE(path) << path.error().message();
+    path_ = *path;
+    ASSERT_EQ(file_.run(path_), 0);
+    auto unpacked = gzipDecompress(file_.contents());
+    ASSERT_TRUE(unpacked) << unpacked.error().message();
+    ASSERT_TRUE(profile_.ParseFromString(*unpacked));
+  }
+
+  const std::string& str(int64_t index) const {
+    return profile_.string_table(static_cast<int>(index));
+  }
+  const pb::Location& location(uint64_t id) const {
+    return profile_.location(static_cast<int>(id - 1));
+  }
+  std::string functionAt(uint64_t location_id) const {
+    const pb::Location& loc = location(location_id);
+    EXPECT_EQ(loc.id(), location_id);
+    const pb::Function& fn = profile_.function(static_cast<int>(loc.line(0).function_id() - 1));
+    return str(fn.name());
+  }
+  int64_t label(const pb::Sample& sample, const std::string& key) const {
+    for (const auto& l : sample.label()) {
+      if (str(l.key()) == key) return l.num();
+    }
+    return -1;
+  }
+
+  TraceBuilder trace_;
+  std::string path_;
+  ExportedFile file_{"pprof"};
+  pb::Profile profile_;
+};
+
+TEST_F(PprofExport, SampleTypesAndTotalsMatchTheTrace) {
+  ASSERT_GT(profile_.string_table_size(), 0);
+  EXPECT_EQ(profile_.string_table(0), "");
+  ASSERT_EQ(profile_.sample_type_size(), 2);
+  EXPECT_EQ(str(profile_.sample_type(0).type()), "samples");
+  EXPECT_EQ(str(profile_.sample_type(0).unit()), "count");
+  EXPECT_EQ(str(profile_.sample_type(1).type()), "cpu");
+  EXPECT_EQ(str(profile_.sample_type(1).unit()), "nanoseconds");
+  EXPECT_EQ(profile_.period(), 1'000'000'000 / 999);  // TraceBuilder records at 999 Hz
+  int64_t samples = 0, weight = 0;
+  for (const auto& s : profile_.sample()) {
+    ASSERT_EQ(s.value_size(), 2);
+    samples += s.value(0);
+    weight += s.value(1);
+  }
+  EXPECT_EQ(samples, 10);
+  EXPECT_EQ(weight, 5 * 1000 + 3 * 2000 + 2 * 1000);
+}
+
+TEST_F(PprofExport, StacksFunctionsAndLabels) {
+  std::map<std::string, int64_t> by_leaf;
+  std::map<int64_t, int64_t> by_tid;
+  for (const auto& s : profile_.sample()) {
+    ASSERT_GE(s.location_id_size(), 2);
+    by_leaf[functionAt(s.location_id(0))] += s.value(0);
+    EXPECT_EQ(functionAt(s.location_id(s.location_id_size() - 1)), "main");
+    by_tid[label(s, "tid")] += s.value(0);
+    EXPECT_EQ(label(s, "pid"), TraceBuilder::kPid);
+  }
+  EXPECT_EQ(by_leaf, (std::map<std::string, int64_t>{{"leaf_a", 5}, {"leaf_b", 5}}));
+  EXPECT_EQ(by_tid, (std::map<int64_t, int64_t>{{101, 7}, {102, 3}}));
+  // Leaf addresses are the frames as recorded.
+  EXPECT_EQ(location(profile_.sample(0).location_id(0)).address() % TraceBuilder::kFunctionSize,
+            TraceBuilder::kFrameOffset);
+}
+
+TEST_F(PprofExport, MappingsCarryBuildIds) {
+  ASSERT_EQ(profile_.mapping_size(), 1);
+  const pb::Mapping& m = profile_.mapping(0);
+  EXPECT_EQ(str(m.filename()), "/fake/app");
+  EXPECT_EQ(str(m.build_id()), hexBytes("build-id-app"));
+  EXPECT_TRUE(m.has_functions());
+  for (const auto& loc : profile_.location()) {
+    EXPECT_EQ(loc.mapping_id(), m.id());
+    EXPECT_GE(loc.address(), m.memory_start());
+    EXPECT_LT(loc.address(), m.memory_limit());
+  }
+}
+
+TEST_F(PprofExport, GoToolPprofReadsIt) {
+  if (std::system("command -v go >/dev/null 2>&1") != 0) {
+    GTEST_SKIP() << "go is not installed: `go tool pprof` check skipped";
+  }
+  std::string command = "go tool pprof -top " + file_.path() + " 2>&1";
+  FILE* pipe = popen(command.c_str(), "r");
+  ASSERT_NE(pipe, nullptr);
+  std::string output;
+  char buffer[512];
+  while (fgets(buffer, sizeof buffer, pipe)) output += buffer;
+  EXPECT_EQ(pclose(pipe), 0) << output;
+  EXPECT_NE(output.find("leaf_a"), std::string::npos) << output;
+  EXPECT_NE(output.find("leaf_b"), std::string::npos) << output;
+}
+
+TEST(Gzip, RoundTripAndDamage) {
+  std::string text(100000, 'x');
+  for (size_t i = 0; i < text.size(); i += 7) text[i] = static_cast<char>('a' + i % 26);
+  auto packed = gzipCompress(text);
+  ASSERT_TRUE(packed);
+  EXPECT_LT(packed->size(), text.size());
+  auto back = gzipDecompress(*packed);
+  ASSERT_TRUE(back) << back.error().message();
+  EXPECT_EQ(*back, text);
+  EXPECT_FALSE(gzipDecompress(packed->substr(0, packed->size() / 2)));
+  EXPECT_FALSE(gzipDecompress("not gzip at all"));
+  EXPECT_FALSE(gzipDecompress(*packed, 1000));  // bounded
+}
+
+}  // namespace
+}  // namespace incise::analyzer

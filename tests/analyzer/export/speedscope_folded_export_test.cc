@@ -1,0 +1,77 @@
+// speedscope and folded exports against the samples they came from.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/analyzer/export/export_test_files.h"
+#include "tests/analyzer/reports/trace_builder.h"
+
+namespace incise::analyzer {
+namespace {
+
+using testing::ExportedFile;
+using testing::TraceBuilder;
+
+class SampleExports : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    t_.thread(101, "worker");
+    t_.thread(102, "helper");
+    uint64_t a = t_.stack({"leaf_a", "main"});
+    uint64_t b = t_.stack({"leaf_b", "mid", "main"});
+    // Written out of time order within a thread: speedscope's must be in order.
+    t_.sample(5000, 101, b, 0, 1000);
+    t_.sample(1000, 101, a, 0, 1000);
+    t_.sample(3000, 101, a, 0, 1000);
+    t_.sample(2000, 102, b, 1, 3000);
+    auto path = t_.write();
+    ASSERT_TRUE(path) << path.error().message();
+    path_ = *path;
+  }
+  TraceBuilder t_;
+  std::string path_;
+};
+
+TEST_F(SampleExports, SpeedscopeHasAProfilePerThreadInTimeOrder) {
+  ExportedFile file("speedscope");
+  ASSERT_EQ(file.run(path_), 0);
+  auto doc = nlohmann::json::parse(file.contents(), nullptr, false);
+  ASSERT_FALSE(doc.is_discarded());
+  EXPECT_EQ(doc["$schema"], "https://www.speedscope.app/file-format-schema.json");
+  const auto& frames = doc["shared"]["frames"];
+  auto names = [&](const nlohmann::json& stack) {
+    std::vector<std::string> out;
+    for (const auto& index : stack) out.push_back(frames[index.get<size_t>()]["name"]);
+    return out;
+  };
+  ASSERT_EQ(doc["profiles"].size(), 2u);
+  const auto& worker = doc["profiles"][0];
+  EXPECT_EQ(worker["type"], "sampled");
+  EXPECT_EQ(worker["name"], "worker (pid 100, tid 101)");
+  EXPECT_EQ(worker["unit"], "nanoseconds");
+  ASSERT_EQ(worker["samples"].size(), 3u);
+  using Names = std::vector<std::string>;
+  EXPECT_EQ(names(worker["samples"][0]), (Names{"main", "leaf_a"}));         // t=1000
+  EXPECT_EQ(names(worker["samples"][1]), (Names{"main", "leaf_a"}));         // t=3000
+  EXPECT_EQ(names(worker["samples"][2]), (Names{"main", "mid", "leaf_b"}));  // t=5000
+  EXPECT_EQ(worker["weights"], nlohmann::json({1000, 1000, 1000}));
+  EXPECT_EQ(worker["endValue"], 3000);
+  const auto& helper = doc["profiles"][1];
+  EXPECT_EQ(helper["weights"], nlohmann::json({3000}));
+  EXPECT_EQ(frames.size(), 4u);  // main, leaf_a, mid, leaf_b: shared, not repeated
+}
+
+TEST_F(SampleExports, FoldedCountsSamplesPerPath) {
+  ExportedFile file("folded");
+  ASSERT_EQ(file.run(path_), 0);
+  EXPECT_EQ(file.contents(), "main;leaf_a 2\nmain;mid;leaf_b 2\n");
+}
+
+TEST_F(SampleExports, BadFormatIsAUsageError) {
+  ExportedFile file("svg");
+  EXPECT_EQ(file.run(path_), 2);
+  EXPECT_EQ(ExportedFile("pprof").run("/nonexistent.trace"), 1);
+}
+
+}  // namespace
+}  // namespace incise::analyzer
