@@ -108,11 +108,18 @@ int main(int argc, char** argv) {
       uint64_t stack = w.internStack(stacks[pick]);
       uint64_t cpu = rng() % 2;
       time += 1 + rng() % 1000000;
-      w.append(format::CpuSample{time, cpu, pid, tid, stack, 1001001});
+      w.append(format::CpuSample{
+          .time = time, .cpu = cpu, .pid = pid, .tid = tid, .stack_id = stack, .weight = 1001001});
       if (i % 4 == 0) {
         uint32_t next = 1000 + static_cast<uint32_t>(rng() % kProcesses) * 100;
-        w.append(format::SchedSwitch{time + 1, cpu, pid, tid, rng() % 3, next,
-                                     next + rng() % kThreadsPerProcess, stack});
+        w.append(format::SchedSwitch{.time = time + 1,
+                                     .cpu = cpu,
+                                     .prev_pid = pid,
+                                     .prev_tid = tid,
+                                     .prev_state = rng() % 3,
+                                     .next_pid = next,
+                                     .next_tid = next + rng() % kThreadsPerProcess,
+                                     .stack_id = stack});
         ++rows;
       }
       ++rows;

@@ -61,14 +61,31 @@ Status writeSeed(const std::string& path, int rows, bool close) {
     uint64_t frames[] = {0xffffffff81000010, 0x400110 + uint64_t(i % 3), 0x400210};
     uint64_t stack = w.internStack(std::span<const uint64_t>(frames, 1 + i % 3));
     auto pid = uint64_t{42};
-    w.append(format::CpuSample{time, uint64_t(i % 2), pid, 43, stack, 10101010});
-    w.append(format::SchedSwitch{time + 1, 0, pid, 43, uint64_t(i % 2), 0, 0, stack});
-    w.append(format::Wakeup{time + 2, 1, 0, 0, 0, pid, 43, stack});
-    w.append(
-        format::LockInterval{time + 3, time + 5, time + 9, pid, 43, 0x7ffd0000, 1, 0, stack, 0});
-    w.append(format::PageFault{time + 4, 0, pid, 43, 0x601000, stack});
-    w.append(format::ProcessEvent{time + 5, 3, pid, 43, 0, 0, 0});
-    w.append(format::Lost{time + 6, 1, uint64_t(i)});
+    w.append(format::CpuSample{.time = time,
+                               .cpu = uint64_t(i % 2),
+                               .pid = pid,
+                               .tid = 43,
+                               .stack_id = stack,
+                               .weight = 10101010});
+    w.append(format::SchedSwitch{.time = time + 1,
+                                 .prev_pid = pid,
+                                 .prev_tid = 43,
+                                 .prev_state = uint64_t(i % 2),
+                                 .stack_id = stack});
+    w.append(format::Wakeup{
+        .time = time + 2, .cpu = 1, .wakee_pid = pid, .wakee_tid = 43, .stack_id = stack});
+    w.append(format::LockInterval{.time = time + 3,
+                                  .acquired_time = time + 5,
+                                  .release_time = time + 9,
+                                  .pid = pid,
+                                  .tid = 43,
+                                  .address = 0x7ffd0000,
+                                  .lock_kind = 1,
+                                  .stack_id = stack});
+    w.append(format::PageFault{
+        .time = time + 4, .pid = pid, .tid = 43, .address = 0x601000, .stack_id = stack});
+    w.append(format::ProcessEvent{.time = time + 5, .event = 3, .pid = pid, .tid = 43});
+    w.append(format::Lost{.time = time + 6, .source = 1, .count = uint64_t(i)});
     time += 997;
     if (i % 10 == 9) {
       w.addMetadata(seedMetadata(time));
