@@ -35,15 +35,16 @@ class SmallTmpfs {
 
 TEST(FullDisk, RecorderStopsWithTheReasonAndAReadableFile) {
   INCISE_REQUIRE_RECORDING();
-  SmallTmpfs tmpfs("256k");
+  SmallTmpfs tmpfs("1m");
   ASSERT_TRUE(tmpfs.mounted()) << "mount -t tmpfs failed: " << std::strerror(errno);
   std::string path = tmpfs.path("full.trace");
   ChildProcess workload = ChildProcess::start(
-      {INCISE_WORKLOADS_DIR "/cpu_shares", "--seconds", "30", "--threads", "2"});
-  // Every CPU at 999 Hz with stacks and switches fills 256 KiB in a few seconds.
+      {INCISE_WORKLOADS_DIR "/cpu_shares", "--seconds", "60", "--threads", "2"});
+  // Every CPU at 999 Hz with stacks and switches fills 1 MiB in some seconds (the first blocks must
+  // fit: metadata of every process comes first).
   ChildProcess recorder =
-      ChildProcess::start({INCISE_RECORD_BIN, "-F", "999", "-a", "-d", "25", "-o", path});
-  std::optional<int> status = recorder.waitFor(std::chrono::seconds(40));
+      ChildProcess::start({INCISE_RECORD_BIN, "-F", "999", "-a", "-d", "40", "-o", path});
+  std::optional<int> status = recorder.waitFor(std::chrono::seconds(60));
   ASSERT_TRUE(status.has_value()) << "the recorder hung on a full disk";
   EXPECT_NE(*status, 0) << recorder.errors();
   EXPECT_NE(recorder.errors().find("No space left on device"), std::string::npos)

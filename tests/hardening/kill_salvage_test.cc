@@ -16,14 +16,26 @@ namespace {
 
 constexpr int kRuns = 20;
 constexpr uint64_t kSecondNs = 1'000'000'000;
-// Loading and attaching the programs plus one flush interval: a kill later
-// than this after the header must find the last second's samples on disk.
-constexpr uint64_t kWarmupNs = 2 * kSecondNs;
 
+// Waits until the file holds more than the header (the first flush of
+// events is on disk), or `deadline` passes.
+bool waitForData(const std::string& path, std::chrono::seconds deadline) {
+  auto until = std::chrono::steady_clock::now() + deadline;
+  while (std::chrono::steady_clock::now() < until) {
+    std::error_code ec;
+    if (std::filesystem::file_size(path, ec) > 16 * 1024 && !ec) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return false;
+}
+
+// Even runs die at a random moment after start (loading, attaching or
+// recording: the file must open and decode); odd runs at a random moment
+// after events reach the file (also: at most the last second is missing).
 TEST(KillSalvage, TwentyRandomKillsLeaveReadableFilesMissingAtMostOneSecond) {
   INCISE_REQUIRE_RECORDING();
   std::mt19937 rng(20240607);  // fixed: a failure replays with the same kill moments
-  std::uniform_int_distribution<int> delay_ms(300, 4000);
+  std::uniform_int_distribution<int> delay_ms(50, 2500);
   ChildProcess workload = ChildProcess::start(
       {INCISE_WORKLOADS_DIR "/cpu_shares", "--seconds", "300", "--threads", "1"});
   ASSERT_GT(workload.pid(), 0);
@@ -32,15 +44,20 @@ TEST(KillSalvage, TwentyRandomKillsLeaveReadableFilesMissingAtMostOneSecond) {
   for (int run = 0; run < kRuns; ++run) {
     std::string path = tempTracePath("kill-" + std::to_string(run) + ".trace");
     int delay = delay_ms(rng);
+    bool after_data = run % 2 == 1;
     ChildProcess recorder = ChildProcess::start(
         {INCISE_RECORD_BIN, "-F", "999", "-o", path, "-p", std::to_string(workload.pid())});
     ASSERT_GT(recorder.pid(), 0);
+    if (after_data) {
+      ASSERT_TRUE(waitForData(path, std::chrono::seconds(30))) << recorder.errors();
+    }
     std::this_thread::sleep_for(std::chrono::milliseconds(delay));
     uint64_t killed_at = monotonicNowNs();
     recorder.signal(SIGKILL);
     ASSERT_EQ(recorder.waitFor(std::chrono::seconds(10)), 128 + SIGKILL);
 
-    SCOPED_TRACE("run " + std::to_string(run) + ", killed after " + std::to_string(delay) + " ms");
+    SCOPED_TRACE("run " + std::to_string(run) + ", killed " + std::to_string(delay) + " ms after " +
+                 (after_data ? "data" : "start"));
     if (!std::filesystem::exists(path) || std::filesystem::file_size(path) == 0) {
       ++before_file;  // killed before the header was written: nothing to salvage
       continue;
@@ -48,20 +65,21 @@ TEST(KillSalvage, TwentyRandomKillsLeaveReadableFilesMissingAtMostOneSecond) {
     TraceCheck check = checkTrace(path);
     ASSERT_TRUE(check.problem.empty()) << check.problem;
     ++survived;
-    if (killed_at - check.start_mono_ns < kWarmupNs) continue;
-    ++timed;
-    ASSERT_GT(check.last_sample_time, 0u) << "no samples salvaged";
-    uint64_t gap = killed_at > check.last_sample_time ? killed_at - check.last_sample_time : 0;
-    worst_gap_ns = std::max(worst_gap_ns, gap);
-    EXPECT_LE(gap, kSecondNs) << "the salvaged samples end " << gap / 1e6 << " ms before the kill";
+    if (after_data) {
+      ++timed;
+      ASSERT_GT(check.last_sample_time, 0u) << "no samples salvaged";
+      uint64_t gap = killed_at > check.last_sample_time ? killed_at - check.last_sample_time : 0;
+      worst_gap_ns = std::max(worst_gap_ns, gap);
+      EXPECT_LE(gap, kSecondNs) << "the salvaged samples end " << gap / 1e6
+                                << " ms before the kill";
+    }
     std::filesystem::remove(path);
   }
   std::printf(
       "kill runs: %d, files salvaged and decoded: %d, killed before the file existed: %d,"
       " runs with the <=1 s check: %d, largest gap: %.0f ms\n",
       kRuns, survived, before_file, timed, worst_gap_ns / 1e6);
-  EXPECT_GE(survived, kRuns - 2);
-  EXPECT_GE(timed, kRuns / 3);
+  EXPECT_GE(survived, kRuns / 2 + 5);
 }
 
 }  // namespace
