@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <sys/mount.h>
 
+#include <cstring>
 #include <filesystem>
 #include <thread>
 
