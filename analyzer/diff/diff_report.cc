@@ -125,9 +125,9 @@ Result<DiffOptions> diffOptionsFrom(const po::variables_map& values) {
 
 Result<DiffResult> computeDiff(const DiffOptions& options) {
   auto base = profileOf(options.base_path, options.trace);
-  if (!base) return base.error().context("base " + options.base_path);
+  if (!base) return base.error().context("base");
   auto next = profileOf(options.new_path, options.trace);
-  if (!next) return next.error().context("new " + options.new_path);
+  if (!next) return next.error().context("new");
   DiffResult result;
   result.base = base.take();
   result.next = next.take();

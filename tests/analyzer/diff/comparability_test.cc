@@ -46,8 +46,12 @@ TEST(Comparability, DifferentBinaryDurationAndRate) {
       EXPECT_NE(n.message.find("aaaa1111"), std::string::npos);
       EXPECT_NE(n.message.find("bbbb2222"), std::string::npos);
     }
-    if (n.kind == "duration") EXPECT_NE(n.message.find("3.0x"), std::string::npos) << n.message;
-    if (n.kind == "sample-rate") EXPECT_NE(n.action.find("shares"), std::string::npos);
+    if (n.kind == "duration") {
+      EXPECT_NE(n.message.find("3.0x"), std::string::npos) << n.message;
+    }
+    if (n.kind == "sample-rate") {
+      EXPECT_NE(n.action.find("shares"), std::string::npos);
+    }
   }
 }
 
