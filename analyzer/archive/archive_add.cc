@@ -1,0 +1,201 @@
+#include "analyzer/archive/archive_add.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include <chrono>
+#include <cstdio>
+#include <vector>
+
+#include "analyzer/diff/trace_facts.h"
+#include "format/block_io.h"
+#include "format/reader.h"
+
+namespace incise::analyzer {
+namespace {
+
+constexpr size_t kCopyBlock = 1 << 20;
+
+std::string errnoText(const std::string& what, const std::string& path) {
+  return what + " " + path + ": " + strerror(errno);
+}
+
+// Closes a descriptor when it goes out of scope.
+class FileDescriptor {
+ public:
+  explicit FileDescriptor(int fd) : fd_(fd) {}
+  ~FileDescriptor() {
+    if (fd_ >= 0) close(fd_);
+  }
+  FileDescriptor(const FileDescriptor&) = delete;
+  FileDescriptor& operator=(const FileDescriptor&) = delete;
+  int get() const { return fd_; }
+  int release() {
+    int fd = fd_;
+    fd_ = -1;
+    return fd;
+  }
+
+ private:
+  int fd_;
+};
+
+struct CopiedFile {
+  std::string temp_path;
+  std::string id;
+};
+
+// Copies `source` into a fresh temporary file in `dir`, fsynced, hashing the bytes.
+Result<CopiedFile> copyIntoDirectory(const std::string& source, const std::string& dir) {
+  FileDescriptor in(open(source.c_str(), O_RDONLY | O_CLOEXEC));
+  if (in.get() < 0) return Error(errnoText("cannot open", source));
+  std::string pattern = dir + "/.add-XXXXXX.tmp";
+  std::vector<char> temp(pattern.begin(), pattern.end());
+  temp.push_back('\0');
+  FileDescriptor out(mkstemps(temp.data(), 4));
+  if (out.get() < 0) return Error(errnoText("cannot create a temporary file in", dir));
+  CopiedFile copied{temp.data(), ""};
+  auto fail = [&](Error error) {
+    unlink(copied.temp_path.c_str());
+    return error;
+  };
+  XXH3_state_t* state = XXH3_createState();
+  XXH3_64bits_reset(state);
+  std::vector<uint8_t> buffer(kCopyBlock);
+  for (;;) {
+    ssize_t n = read(in.get(), buffer.data(), buffer.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      XXH3_freeState(state);
+      return fail(Error(errnoText("cannot read", source)));
+    }
+    if (n == 0) break;
+    XXH3_64bits_update(state, buffer.data(), static_cast<size_t>(n));
+    Status written = format::writeAll(
+        out.get(), format::ByteSpan(buffer.data(), static_cast<size_t>(n)), copied.temp_path);
+    if (!written) {
+      XXH3_freeState(state);
+      return fail(written.error());
+    }
+  }
+  char id[17];
+  std::snprintf(id, sizeof id, "%016llx",
+                static_cast<unsigned long long>(XXH3_64bits_digest(state)));
+  XXH3_freeState(state);
+  copied.id = id;
+  if (fchmod(out.get(), 0644) != 0 || fsync(out.get()) != 0) {
+    return fail(Error(errnoText("fsync", copied.temp_path)));
+  }
+  return copied;
+}
+
+// Holds an exclusive flock on DIR/.lock for its lifetime.
+class ArchiveLock {
+ public:
+  static Result<ArchiveLock> take(const std::string& dir) {
+    std::string path = dir + "/.lock";
+    int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) return Error(errnoText("cannot open", path));
+    while (flock(fd, LOCK_EX) != 0) {
+      if (errno != EINTR) {
+        Error error(errnoText("cannot lock", path));
+        close(fd);
+        return error;
+      }
+    }
+    return ArchiveLock(fd);
+  }
+  ArchiveLock(ArchiveLock&& other) noexcept : fd_(other.fd_) { other.fd_ = -1; }
+  ~ArchiveLock() {
+    if (fd_ >= 0) close(fd_);  // releases the flock
+  }
+
+ private:
+  explicit ArchiveLock(int fd) : fd_(fd) {}
+  int fd_;
+};
+
+uint64_t wallNowNs() {
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                   std::chrono::system_clock::now().time_since_epoch())
+                                   .count());
+}
+
+}  // namespace
+
+Result<std::pair<std::string, std::string>> parseTag(const std::string& text) {
+  size_t equals = text.find('=');
+  if (equals == std::string::npos || equals == 0) {
+    return Error("tag '" + text + "': expected KEY=VALUE");
+  }
+  return std::pair{text.substr(0, equals), text.substr(equals + 1)};
+}
+
+Result<AddResult> addToArchive(const std::string& dir, const std::string& trace_path,
+                               const std::map<std::string, std::string>& tags,
+                               const SaveHook& hook) {
+  auto reader = format::Reader::open(trace_path);
+  if (!reader) return reader.error().context(trace_path);
+  TraceFacts facts = traceFactsOf(**reader);
+  reader = Error("closed");  // the copy below reads the file again
+
+  if (mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
+    return Error(errnoText("cannot create archive directory", dir));
+  }
+  auto lock = ArchiveLock::take(dir);
+  if (!lock) return lock.error();
+  auto entries = loadArchiveIndex(dir);
+  if (!entries) return entries.error();
+
+  auto copied = copyIntoDirectory(trace_path, dir);
+  if (!copied) return copied.error();
+  if (hook) hook("copied");
+  for (ArchiveEntry& existing : *entries) {
+    if (existing.id != copied->id) continue;
+    unlink(copied->temp_path.c_str());
+    AddResult result{existing, true};
+    bool changed = false;
+    for (const auto& [key, value] : tags) {
+      changed |= existing.tags[key] != value;
+      existing.tags[key] = value;
+    }
+    result.entry = existing;
+    if (changed) {
+      if (Status saved = saveArchiveIndex(dir, *entries, hook); !saved) return saved.error();
+    }
+    return result;
+  }
+
+  ArchiveEntry entry;
+  entry.id = copied->id;
+  entry.file = copied->id + ".trace";
+  entry.host = facts.host;
+  entry.kernel = facts.kernel;
+  entry.command = facts.command;
+  entry.build_ids = facts.build_ids;
+  entry.start_wall_ns = facts.start_wall_ns;
+  entry.duration_ns = facts.duration_ns;
+  entry.samples = facts.samples;
+  entry.added_wall_ns = wallNowNs();
+  entry.tags = tags;
+  std::string final_path = dir + "/" + entry.file;
+  if (rename(copied->temp_path.c_str(), final_path.c_str()) != 0) {
+    Error error(errnoText("cannot rename " + copied->temp_path + " to", final_path));
+    unlink(copied->temp_path.c_str());
+    return error;
+  }
+  if (Status synced = syncDirectory(dir); !synced) return synced.error();
+  if (hook) hook("trace renamed");
+
+  entries->push_back(entry);
+  if (Status saved = saveArchiveIndex(dir, *entries, hook); !saved) return saved.error();
+  return AddResult{entry, false};
+}
+
+}  // namespace incise::analyzer
