@@ -13,6 +13,9 @@ int runOffcpu(const std::vector<std::string>& args);
 int runSched(const std::vector<std::string>& args);
 int runLocks(const std::vector<std::string>& args);
 int runCorrelate(const std::vector<std::string>& args);
+int runDiff(const std::vector<std::string>& args);
+int runExport(const std::vector<std::string>& args);
+int runArchive(const std::vector<std::string>& args);
 
 const std::vector<Command>& commands() {
   static const std::vector<Command> list = {
@@ -26,6 +29,9 @@ const std::vector<Command>& commands() {
       {"sched", "per thread: running, runnable, blocked; switches; migrations", runSched},
       {"locks", "per lock or acquire site: contention, wait and hold times, top threads", runLocks},
       {"correlate", "the story: lock holders preempted or faulting, and who waited", runCorrelate},
+      {"diff", "what changed between two traces; differential flame graph", runDiff},
+      {"export", "a trace as pprof, Chrome trace (Perfetto), speedscope, folded", runExport},
+      {"archive", "a directory of traces with an index: add, ls, diff", runArchive},
   };
   return list;
 }
