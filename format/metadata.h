@@ -16,7 +16,7 @@ namespace incise::format {
 
 inline constexpr uint16_t kFormatMajor = 1;
 // 1.1: cpu samples may carry user registers and a user stack copy (kBytes).
-inline constexpr uint16_t kFormatMinor = 1;
+inline constexpr uint16_t kFormatMinor = 2;  // 1.2: metadata payloads compressed
 
 struct RecordOptions {
   uint32_t sample_frequency_hz = 0;

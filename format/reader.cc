@@ -12,6 +12,7 @@
 #include "format/block_io.h"
 #include "format/capnp_message.h"
 #include "format/chunk_codec.h"
+#include "format/message_payload.h"
 #include "format/metadata_codec.h"
 #include "format/recovery.h"
 #include "schemas/trace.capnp.h"
@@ -311,6 +312,13 @@ class ReaderImpl final : public Reader {
       case BlockType::kFooter:
         return Status::ok();  // a scan rebuilds the index itself
       case BlockType::kMetadata: {
+        std::string unpacked;
+        if (header_.format_minor >= kFirstMinorWithPackedMetadata || header_.format_major > 1) {
+          Result<std::string> message = unpackMessage(payload);
+          if (!message) return message.error().context(blockAt(offset) + ": metadata");
+          unpacked = message.take();
+          payload = codecs::asBytes(unpacked);
+        }
         Result<MetadataDelta> delta = decodeMetadata(payload, options_);
         if (!delta) return delta.error().context(blockAt(offset) + ": metadata");
         mergeMetadata(metadata_, delta.take());

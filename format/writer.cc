@@ -17,6 +17,7 @@
 #include "format/block_io.h"
 #include "format/capnp_message.h"
 #include "format/chunk_builder.h"
+#include "format/message_payload.h"
 #include "format/metadata_codec.h"
 #include "format/stack_interner.h"
 #include "schemas/trace.capnp.h"
@@ -231,7 +232,8 @@ class WriterImpl final : public Writer {
         if (chunk->kind < kKindSlots) totals_[chunk->kind] += chunk->rows;
       }
     } else {
-      std::string payload = encodeMetadata(std::get<MetadataDelta>(job));
+      std::string payload =
+          packMessage(encodeMetadata(std::get<MetadataDelta>(job)), options_.zstd_level);
       s = writeBlock(BlockType::kMetadata, codecs::asBytes(payload), 0, 0, 0, 0);
     }
     if (!s) setError(s.error());
