@@ -21,7 +21,7 @@ class ArchiveSelectors : public ::testing::Test {
     add({"db1", {"/usr/bin/server", "--port", "80"}, 3000, "bid-v14", 4}, {{"release", "1.4"}});
     add({"db2", {"/usr/bin/server"}, 2000, "bid-v14", 5}, {{"release", "1.4"}, {"env", "staging"}});
     add({"db1", {"/opt/batch"}, 4000, "bid-batch", 6}, {});
-    auto loaded = loadArchiveIndex(dir_.path());
+    auto loaded = loadArchiveIndex(dir_.path() + "/archive");
     ASSERT_TRUE(loaded) << loaded.error().message();
     entries_ = *loaded;
     ASSERT_EQ(entries_.size(), 4u);
@@ -75,7 +75,8 @@ TEST_F(ArchiveSelectors, ByTagHostCommandAndBuildId) {
   EXPECT_EQ(pick("host=db2"), 2);
   EXPECT_EQ(pick("cmd=batch"), 3);
   EXPECT_EQ(pick("cmd=/usr/bin/server --port 80,release=1.4"), 1);
-  EXPECT_EQ(pick("build-id=" + hexBytes("bid-v13").substr(0, 8)), 0);
+  EXPECT_EQ(pick("build-id=" + hexBytes("bid-v13")), 0);
+  EXPECT_EQ(pick("build-id=" + hexBytes("bid-b")), 3);  // a prefix of bid-batch only
   EXPECT_EQ(pick("host=db3"), -1);
   EXPECT_EQ(pick("release=1.3,host=db2"), -1);
 }

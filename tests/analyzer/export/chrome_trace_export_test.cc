@@ -113,8 +113,8 @@ TEST_F(ChromeExport, LocksSamplesAndNames) {
     } else if (e["ph"] == "e") {
       ends[e["name"]] += 1;
       uint64_t start = begin_time.at(e["id"]);
-      if (e["name"] == "wait 0x7000") EXPECT_EQ(nanos(e["ts"]) - start, 500u);
-      if (e["name"] == "hold 0x7000") EXPECT_EQ(nanos(e["ts"]) - start, 1500u);
+      uint64_t length = nanos(e["ts"]) - start;
+      EXPECT_EQ(length, e["name"] == "wait 0x7000" ? 500u : 1500u) << e.dump();
     } else if (e["ph"] == "i") {
       ++instants;
       EXPECT_EQ(e["name"], "compute");
@@ -128,9 +128,10 @@ TEST_F(ChromeExport, LocksSamplesAndNames) {
   EXPECT_EQ(begins, (std::map<std::string, int>{{"hold 0x7000", 1}, {"wait 0x7000", 1}}));
   EXPECT_EQ(ends, begins);
   EXPECT_EQ(instants, 3);
-  EXPECT_EQ(thread_names[{TraceBuilder::kPid, 101}], "worker");
-  EXPECT_EQ(thread_names[{TraceBuilder::kPid, 102}], "helper");
-  EXPECT_EQ(thread_names[{200, 201}], "other");
+  using Thread = std::pair<uint64_t, uint64_t>;
+  EXPECT_EQ(thread_names[Thread(TraceBuilder::kPid, 101)], "worker");
+  EXPECT_EQ(thread_names[Thread(TraceBuilder::kPid, 102)], "helper");
+  EXPECT_EQ(thread_names[Thread(200, 201)], "other");
   EXPECT_EQ(process_names.count(TraceBuilder::kPid), 1u);
 }
 
