@@ -32,7 +32,8 @@ enum event_type {
   EVENT_CPU_SAMPLE = 1,
   EVENT_SCHED_SWITCH = 2,
   EVENT_WAKEUP = 3,
-  EVENT_PROCESS = 4, /* fork / exec / exit / comm */
+  EVENT_PROCESS = 4,               /* fork / exec / exit / comm */
+  EVENT_CPU_SAMPLE_USER_STACK = 5, /* -g dwarf/hybrid: bpf/stack_copy.bpf.h */
   /* Reserved for the lock and page-fault sources (bpf/locks.h, ...). */
   EVENT_LOCK = 16,
   EVENT_FUTEX = 17,
@@ -69,6 +70,24 @@ struct cpu_sample_event {
   struct event_header header;
   __u64 period; /* ns of cpu-clock (or events) this sample stands for */
   struct event_stack stack;
+};
+
+/* -g dwarf / hybrid: a cpu sample with the user registers and a copy of the
+ * top of the user stack. `data` holds kernel_count + user_count frames (as in
+ * struct event_stack), then stack_bytes bytes copied from user_sp upwards; only
+ * those are sent. */
+#define MAX_USER_STACK_COPY 65536
+#define USER_STACK_COPY_SLACK 4096 /* one page-sized read may start near the end */
+struct cpu_sample_user_stack_event {
+  struct event_header header;
+  __u64 period;
+  __u64 user_ip;
+  __u64 user_sp;
+  __u64 user_bp;
+  __u16 kernel_count;
+  __u16 user_count;
+  __u32 stack_bytes;
+  __u8 data[2 * MAX_STACK_DEPTH * 8 + MAX_USER_STACK_COPY + USER_STACK_COPY_SLACK];
 };
 
 /* header.pid/tid = prev (the thread leaving the cpu); stack = prev's off-CPU stack. */

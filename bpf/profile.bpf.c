@@ -8,6 +8,7 @@
 #include "bpf/event_output.bpf.h"
 #include "bpf/events.h"
 #include "bpf/stack.bpf.h"
+#include "bpf/stack_copy.bpf.h"
 #include "bpf/target_filter.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
@@ -19,6 +20,11 @@ SEC("perf_event")
 int on_cpu_sample(struct bpf_perf_event_data* ctx) {
   __u32 tgid = bpf_get_current_pid_tgid() >> 32;
   if (!is_target(tgid)) return 0;
+
+  if (user_stack_bytes != 0 && capture_stack) {
+    emit_user_stack_sample(ctx, ctx->sample_period);
+    return 0;
+  }
 
   struct cpu_sample_event* e = scratch_event(0);
   if (!e) return 0;

@@ -30,6 +30,11 @@ class EventSink {
     writer_.append(row);
     ++rows_;
   }
+  // A cpu sample with its user stack copy (-g dwarf / hybrid).
+  void append(const format::CpuSample& row, std::span<const uint8_t> user_stack) {
+    writer_.append(row, user_stack);
+    ++rows_;
+  }
 
   // Interns a BPF-captured stack (kernel frames, then user frames) of a
   // thread of `pid`; 0 for an empty stack. New stacks tell the process

@@ -24,7 +24,12 @@ po::options_description optionDescriptions() {
     ("freq,F", po::value<uint32_t>()->default_value(99),
      "CPU samples per second per CPU. Each sample costs ~25-50 us of CPU with its stack:\n"
      "99 Hz is ~0.5% overhead, 999 Hz a few %")
-    ("call-graph,g", "record kernel + user stacks (the default; frame-pointer walk)")
+    ("call-graph,g", po::value<std::string>()->implicit_value("fp"),
+     "user stacks: fp (the default: the kernel's frame-pointer walk),\n"
+     "dwarf[=BYTES] (also copy BYTES of user stack per sample, default 8192, at most\n"
+     "65536, unwound offline with the embedded .eh_frame: right in code without\n"
+     "frame pointers), hybrid[=BYTES] (frame-pointer stacks plus a small copy,\n"
+     "default 512, that repairs the leaf frames)")
     ("pid,p", po::value<std::string>(), "record these processes: PID[,PID...]")
     ("all-cpus,a", "record every process on the machine")
     ("cgroup", po::value<std::string>(),
@@ -74,6 +79,31 @@ Result<LockProbeSpec> parseLockProbe(const std::string& text) {
   return LockProbeSpec{.binary = text.substr(0, middle),
                        .acquire_symbol = text.substr(middle + 1, last - middle - 1),
                        .release_symbol = text.substr(last + 1)};
+}
+
+// -g fp | dwarf[=BYTES] | hybrid[=BYTES] into config.stack_mode/user_stack_bytes.
+Status parseCallGraph(const std::string& text, RecordConfig& config) {
+  constexpr uint32_t kDwarfDefault = 8192, kHybridDefault = 512, kMaxCopy = 65536;
+  std::string mode = text.substr(0, text.find('='));
+  bool has_size = text.find('=') != std::string::npos;
+  if (mode == "fp" && !has_size) {
+    config.stack_mode = "fp";
+    config.user_stack_bytes = 0;
+    return Status::ok();
+  }
+  if (mode != "dwarf" && mode != "hybrid")
+    return Error("-g " + text + ": expected fp, dwarf[=BYTES] or hybrid[=BYTES]");
+  uint32_t bytes = mode == "dwarf" ? kDwarfDefault : kHybridDefault;
+  if (has_size) {
+    std::string number = text.substr(text.find('=') + 1);
+    auto [end, ec] = std::from_chars(number.data(), number.data() + number.size(), bytes);
+    if (number.empty() || ec != std::errc() || end != number.data() + number.size() || bytes < 64 ||
+        bytes > kMaxCopy)
+      return Error("-g " + text + ": BYTES must be a number from 64 to 65536");
+  }
+  config.stack_mode = mode;
+  config.user_stack_bytes = (bytes + 7) & ~uint32_t{7};
+  return Status::ok();
 }
 
 uint32_t maxSampleRate() {
@@ -134,9 +164,27 @@ Result<ParsedCommandLine> parseCommandLine(int argc, const char* const* argv) {
     }
   }
 
+  // `-g dwarf` as perf spells it: the mode is the next word, which an
+  // implicit-value option would not take. Glue it on as `-gdwarf`.
+  std::vector<std::string> glued;
+  for (int i = 0; i < option_argc; ++i) {
+    std::string_view arg = argv[i];
+    if ((arg == "-g" || arg == "--call-graph") && i + 1 < option_argc && argv[i + 1][0] != '-') {
+      glued.push_back(std::string(arg) + (arg == "-g" ? "" : "=") + argv[i + 1]);
+      ++i;
+    } else {
+      glued.emplace_back(arg);
+    }
+  }
+  std::vector<const char*> glued_argv;
+  for (const auto& arg : glued) glued_argv.push_back(arg.c_str());
+
   po::variables_map vm;
   try {
-    po::store(po::command_line_parser(option_argc, argv).options(optionDescriptions()).run(), vm);
+    po::store(po::command_line_parser(static_cast<int>(glued_argv.size()), glued_argv.data())
+                  .options(optionDescriptions())
+                  .run(),
+              vm);
     po::notify(vm);
   } catch (const po::error& e) {
     return Error(e.what());
@@ -198,6 +246,9 @@ Result<ParsedCommandLine> parseCommandLine(int argc, const char* const* argv) {
       config.lock_probes.push_back(probe.take());
     }
   }
+  if (vm.count("call-graph")) {
+    if (Status s = parseCallGraph(vm["call-graph"].as<std::string>(), config); !s) return s.error();
+  }
   config.sched = vm.count("no-sched") == 0;
   config.page_faults = vm.count("page-faults") > 0;
   if (vm.count("max-size")) {
@@ -211,8 +262,9 @@ Result<ParsedCommandLine> parseCommandLine(int argc, const char* const* argv) {
 
 std::string helpText() {
   std::ostringstream out;
-  out << "Usage: incise-record [-o FILE] [-F HZ] [-g] [-p PID[,PID...] | -a | --cgroup PATH |\n"
-         "                     -- CMD ARGS...] [-d SECONDS] [--locks contended|all|off]\n"
+  out << "Usage: incise-record [-o FILE] [-F HZ] [-g fp|dwarf[=BYTES]|hybrid[=BYTES]]\n"
+         "                     [-p PID[,PID...] | -a | --cgroup PATH | -- CMD ARGS...]\n"
+         "                     [-d SECONDS] [--locks contended|all|off]\n"
          "                     [--lock-probe BIN:ACQUIRE:RELEASE]... [--no-sched]\n"
          "                     [--page-faults] [--max-size MB] [-v]\n"
          "\n"
@@ -234,6 +286,7 @@ std::string helpText() {
          "  incise-record -- ./server --port 8080          record a command and its children\n"
          "  incise-record -p 1234 -d 30 -o server.trace     30 s of a running process\n"
          "  incise-record -a -F 999 -d 10                   the whole machine, 999 Hz\n"
+         "  incise-record -g dwarf -- ./app                 stacks right without frame pointers\n"
          "  incise-record --cgroup /sys/fs/cgroup/system.slice/nginx.service -d 60\n"
          "  incise-record --locks all -- ./lock_workload    every lock call (slower)\n"
          "  incise-record --lock-probe ./app:my_lock:my_unlock -- ./app\n";

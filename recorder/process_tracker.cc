@@ -4,11 +4,13 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
 #include "objfile/elf_reader.h"
+#include "recorder/eh_frame_collector.h"
 
 namespace incise::recorder {
 
@@ -224,6 +226,12 @@ void ProcessTracker::noteUserFrames(uint32_t pid, std::span<const uint64_t> fram
     HitObject hit{.path = range->path, .open_path = range->open_path, .build_id = range->build_id};
     // Read now: the process (and its /proc/PID/root) may be gone by the end.
     Result<format::ObjectSymbols> object = readObjectSymbols(hit);
+    if (object && embed_unwind_tables_) {
+      Status tables = addUnwindTables(hit.open_path, *object);
+      if (!tables) tables = addUnwindTables(hit.path, *object);
+      if (!tables)
+        pending_.notes.push_back("unwind tables of " + hit.path + ": " + tables.message());
+    }
     if (object) {
       pending_.objects.push_back(object.take());
     } else {
@@ -231,6 +239,39 @@ void ProcessTracker::noteUserFrames(uint32_t pid, std::span<const uint64_t> fram
     }
     hit_objects_.emplace(key, std::move(hit));
   }
+}
+
+void ProcessTracker::noteStackWords(uint32_t pid, uint64_t sp, std::span<const uint8_t> stack,
+                                    uint64_t time) {
+  auto it = processes_.find(pid);
+  if (it == processes_.end()) return;
+  // Words inside a known executable mapping are return-address candidates.
+  // A word that looks like a library address (the mmap area, far from the
+  // stack itself) but hits no known mapping means the maps are stale (a
+  // library loaded after we read them): re-read, at most once per interval.
+  ProcessState& state = it->second;
+  // Pointers into the thread's own stack (8 MiB by default) are not code.
+  constexpr uint64_t kStackReach = 16u << 20;
+  std::vector<uint64_t> code;
+  for (int pass = 0; pass < 2; ++pass) {
+    bool stale = false;
+    code.clear();
+    for (size_t at = 0; at + sizeof(uint64_t) <= stack.size(); at += sizeof(uint64_t)) {
+      uint64_t word = 0;
+      std::memcpy(&word, stack.data() + at, sizeof(word));
+      const MappedRange* range = findRange(state, word);
+      if (range != nullptr) {
+        if (!range->open_path.empty()) code.push_back(word);
+      } else if (word >= 0x7f0000000000ull && word < 0x800000000000ull &&
+                 (word + kStackReach < sp || word > sp + kStackReach)) {
+        stale = true;
+      }
+    }
+    if (pass == 1 || !stale || !state.alive || time - state.maps_read_time <= kMapsRereadIntervalNs)
+      break;
+    readMaps(pid, state, time);
+  }
+  noteUserFrames(pid, code, time);
 }
 
 void ProcessTracker::noteKernelFrames(std::span<const uint64_t> frames) {

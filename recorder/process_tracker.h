@@ -60,6 +60,12 @@ class ProcessTracker {
   // once per frame-miss burst) when a frame is outside every known mapping.
   void noteUserFrames(uint32_t pid, std::span<const uint64_t> frames, uint64_t time);
   void noteKernelFrames(std::span<const uint64_t> frames);
+  // -g dwarf / hybrid: also embed each hit object's .eh_frame (for offline CFI).
+  void setEmbedUnwindTables(bool embed) { embed_unwind_tables_ = embed; }
+  // -g dwarf / hybrid: note the objects that words of a stack copy point into
+  // (return addresses): the frames the analyzer will unwind to.
+  // `stack` was copied from `sp` up.
+  void noteStackWords(uint32_t pid, uint64_t sp, std::span<const uint8_t> stack, uint64_t time);
 
   // Metadata learned since the last call (empty if nothing new).
   format::MetadataDelta takeDelta(uint64_t time);
@@ -98,6 +104,7 @@ class ProcessTracker {
   std::map<std::string, HitObject> hit_objects_;  // key: build id or path
   std::set<uint64_t> kernel_addresses_;
   format::MetadataDelta pending_;
+  bool embed_unwind_tables_ = false;
 };
 
 }  // namespace incise::recorder

@@ -5,8 +5,11 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstring>
 #include <fstream>
+#include <span>
 #include <sstream>
 
 #include "profile.skel.h"
@@ -18,6 +21,8 @@
 namespace incise::recorder {
 
 namespace {
+
+constexpr uint32_t kUserStackRingBytes = 16u << 20;
 
 int perfEventOpen(perf_event_attr* attr, int cpu) {
   return static_cast<int>(syscall(SYS_perf_event_open, attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC));
@@ -43,14 +48,27 @@ class ProfileSource final : public Source {
     skel_.reset(profile_bpf__open());
     if (!skel_) return libbpfError("cpu samples: open BPF object", errno);
     skel_->rodata->capture_stack = config.stacks;
+    skel_->rodata->user_stack_bytes = config.stacks ? config.user_stack_bytes : 0;
     if (Status s = prepareSkeleton(skel_.get(), config, filter); !s)
       return s.error().context("cpu samples");
+    if (config.user_stack_bytes > 0) {
+      // Records of up to 64 KiB: room for a burst across the flush interval.
+      uint32_t ring = std::max<uint32_t>(config.ring_buffer_bytes, kUserStackRingBytes);
+      if (int err = bpf_map__set_max_entries(skel_->maps.events, ring))
+        return libbpfError("cpu samples: size the ring buffer", err);
+      int cpus = libbpf_num_possible_cpus();
+      if (cpus <= 0) return libbpfError("cpu samples: count possible cpus", -cpus);
+      if (int err =
+              bpf_map__set_max_entries(skel_->maps.user_stack_scratch, static_cast<uint32_t>(cpus)))
+        return libbpfError("cpu samples: size the stack-copy buffers", err);
+    }
     if (int err = profile_bpf__load(skel_.get())) return libbpfError("cpu samples: load", err);
     return Status::ok();
   }
 
   Status attach(RingPoller& poller, EventSink& sink) override {
     sink_ = &sink;
+    sink.processes().setEmbedUnwindTables(config_->stacks && config_->user_stack_bytes > 0);
     if (!hardware_)
       sink.addNote("cpu samples: no hardware PMU, sampling the software cpu-clock event");
     Result<std::vector<int>> cpus = onlineCpus();
@@ -80,6 +98,11 @@ class ProfileSource final : public Source {
  private:
   static int onRecord(void* context, void* data, size_t size) {
     auto* self = static_cast<ProfileSource*>(context);
+    if (size >= sizeof(event_header) &&
+        static_cast<const event_header*>(data)->type == EVENT_CPU_SAMPLE_USER_STACK) {
+      self->onUserStackRecord(static_cast<const uint8_t*>(data), size);
+      return 0;
+    }
     constexpr size_t kFixed = offsetof(cpu_sample_event, stack.frames);
     if (size < kFixed) return 0;
     const auto* e = static_cast<const cpu_sample_event*>(data);
@@ -95,6 +118,40 @@ class ProfileSource final : public Source {
                                   .stack_id = stack,
                                   .weight = e->period});
     return 0;
+  }
+
+  // -g dwarf / hybrid: frames, registers and the stack copy, bounds-checked.
+  void onUserStackRecord(const uint8_t* data, size_t size) {
+    constexpr size_t kFixed = offsetof(cpu_sample_user_stack_event, data);
+    if (size < kFixed) return;
+    // Ring-buffer records are 8-byte aligned; only the fixed part is read through the struct.
+    const auto& e = *reinterpret_cast<const cpu_sample_user_stack_event*>(data);
+    size_t kernel = std::min<size_t>(e.kernel_count, MAX_STACK_DEPTH);
+    size_t user = std::min<size_t>(e.user_count, MAX_STACK_DEPTH);
+    size_t frames_bytes = (kernel + user) * sizeof(uint64_t);
+    if (kFixed + frames_bytes > size || e.stack_bytes > size - kFixed - frames_bytes) return;
+    std::vector<uint64_t> frames(kernel + user);
+    std::memcpy(frames.data(), data + kFixed, frames_bytes);
+    std::span<const uint8_t> copy(data + kFixed + frames_bytes, e.stack_bytes);
+    EventSink& sink = *sink_;
+    sink.processes().noteThread(e.header.pid, e.header.tid, e.header.time);
+    uint64_t stack = sink.internStack(e.header.pid, frames, kernel);
+    if (e.user_ip != 0) {
+      uint64_t ip = e.user_ip;
+      sink.processes().noteUserFrames(e.header.pid, std::span<const uint64_t>(&ip, 1),
+                                      e.header.time);
+    }
+    sink.processes().noteStackWords(e.header.pid, e.user_sp, copy, e.header.time);
+    format::CpuSample row{.time = e.header.time,
+                          .cpu = e.header.cpu,
+                          .pid = e.header.pid,
+                          .tid = e.header.tid,
+                          .stack_id = stack,
+                          .weight = e.period};
+    row.user_ip = e.user_ip;
+    row.user_sp = e.user_sp;
+    row.user_bp = e.user_bp;
+    sink.append(row, copy);
   }
 
   static Result<std::vector<int>> onlineCpus() {

@@ -31,6 +31,11 @@ struct RecordConfig {
   std::string output = "incise.trace";
   uint32_t frequency_hz = 99;
   bool stacks = true;
+  // -g fp | dwarf[=BYTES] | hybrid[=BYTES]: dwarf and hybrid also keep the
+  // user registers and `user_stack_bytes` of user stack per cpu sample and
+  // embed each hit object's .eh_frame (recorder/eh_frame_collector.h).
+  std::string stack_mode = "fp";
+  uint32_t user_stack_bytes = 0;
 
   TargetKind target_kind = TargetKind::kAll;
   std::vector<uint32_t> pids;        // kPids

@@ -84,7 +84,8 @@ format::Header makeHeader(const RecordConfig& config) {
   header.page_size = static_cast<uint32_t>(sysconf(_SC_PAGESIZE));
   format::RecordOptions& options = header.options;
   options.sample_frequency_hz = config.frequency_hz;
-  options.stack_mode = config.stacks ? "fp" : "none";
+  options.stack_mode = config.stacks ? config.stack_mode : "none";
+  options.dwarf_stack_bytes = config.user_stack_bytes;
   options.lock_mode = lockModeName(config.lock_mode);
   options.sched_enabled = config.sched;
   options.page_faults_enabled = config.page_faults;

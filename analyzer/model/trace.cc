@@ -2,6 +2,7 @@
 
 #include "analyzer/model/chunk_decoder.h"
 #include "analyzer/model/progress.h"
+#include "analyzer/model/unwound_stacks.h"
 #include "analyzer/symbolize/symbolizer.h"
 
 namespace incise::analyzer {
@@ -75,7 +76,16 @@ Result<std::unique_ptr<Trace>> Trace::open(const std::string& path, const TraceO
   symbolizer_options.symfs = options.symfs;
   symbolizer_options.debug_dirs = options.debug_dirs;
   trace->symbolizer_ = std::make_unique<Symbolizer>(r.metadata(), symbolizer_options);
+  if (UnwoundStacks::wanted(r.header())) trace->unwound_ = std::make_unique<UnwoundStacks>(r);
   return trace;
+}
+
+const format::StackTable& Trace::stacks() const {
+  return unwound_ ? unwound_->stacks() : reader_->stacks();
+}
+
+uint64_t Trace::unwoundStackId(const format::CpuSample& row, const format::Chunk& chunk, size_t i) {
+  return unwound_->stackFor(row, chunk.bytes(format::CpuSampleColumn::user_stack, i));
 }
 
 uint64_t Trace::durationNs() const {

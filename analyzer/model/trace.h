@@ -30,6 +30,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <unordered_set>
 #include <vector>
 
@@ -42,6 +43,7 @@
 namespace incise::analyzer {
 
 class Symbolizer;
+class UnwoundStacks;
 
 class Trace {
  public:
@@ -65,7 +67,8 @@ class Trace {
   uint32_t pidOf(uint32_t tid) const { return names_.pidOf(tid); }
   const ThreadNames& names() const { return names_; }
 
-  const format::StackTable& stacks() const { return reader_->stacks(); }
+  // With -g dwarf / hybrid, the file's stacks plus the unwound ones.
+  const format::StackTable& stacks() const;
   Symbolizer& symbolizer() { return *symbolizer_; }
   const format::Reader& reader() const { return *reader_; }
   const format::Header& header() const { return reader_->header(); }
@@ -108,6 +111,9 @@ class Trace {
   TraceOptions options_;
   std::unique_ptr<format::Reader> reader_;
   std::unique_ptr<Symbolizer> symbolizer_;
+  // -g dwarf / hybrid traces: samples with a stack copy are unwound as they stream.
+  std::unique_ptr<UnwoundStacks> unwound_;
+  uint64_t unwoundStackId(const format::CpuSample& row, const format::Chunk& chunk, size_t i);
   ThreadNames names_;
   uint64_t start_time_ = 0;
   uint64_t end_time_ = 0;
@@ -128,6 +134,9 @@ void Trace::forEachRow(const std::function<void(const Row&)>& visit) {
     for (size_t i = 0; i < chunk.rows(); ++i) {
       Row row = chunk.row<Row>(i);
       if (!passes(row)) continue;
+      if constexpr (std::is_same_v<Row, format::CpuSample>) {
+        if (unwound_) row.stack_id = unwoundStackId(row, chunk, i);
+      }
       ++used;
       visit(row);
     }

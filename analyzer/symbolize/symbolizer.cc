@@ -1,5 +1,7 @@
 #include "analyzer/symbolize/symbolizer.h"
 
+#include "analyzer/unwind/unwind_marker.h"
+
 #include <cstdio>
 #include <unordered_set>
 
@@ -181,6 +183,14 @@ const Frame& Symbolizer::resolve(uint32_t pid, uint64_t address, uint64_t time,
   if (isKernelAddress(address)) {
     answer.frame = &kernelFrame(address);
     return *answer.frame;
+  }
+  if (isUnwindStop(address)) {
+    // The offline unwinder's end-of-walk marker (analyzer/unwind/unwind_marker.h).
+    Frame& stop = frames_[Key{space(Space::kUnmapped), kUnwindStopAddress}];
+    stop.name = stop.function = std::string(kUnwindStopName);
+    stop.module = "[unwind]";
+    answer.frame = &stop;
+    return stop;
   }
 
   const MappingValue* mapping = nullptr;

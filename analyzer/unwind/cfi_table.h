@@ -1,0 +1,81 @@
+// CfiTable: the call-frame information of one object, from the .eh_frame
+// (and .eh_frame_hdr, for binary search) embedded in the trace, so nothing
+// is read from the object's file.
+//
+// libdw's CFI interpreter (dwarf_cfi_addrframe) wants an Elf: the two
+// sections are wrapped in a minimal in-memory ELF (header, the sections at
+// their original virtual addresses, a section-name table) opened with
+// elf_memory and handed to dwarf_getcfi_elf. Each pc's rules are turned into
+// a CfiRule once and cached per ELF virtual address, so a hot pc costs one
+// hash lookup. Not thread-safe (one per thread).
+//
+//   Result<std::unique_ptr<CfiTable>> table = CfiTable::create(object);  // ObjectSymbols
+//   if (const CfiRule* rule = (*table)->tryLookup(vaddr)) step(*rule);
+#pragma once
+
+#include <elfutils/libdw.h>
+#include <libelf.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "format/metadata.h"
+#include "format/status.h"
+
+namespace incise::analyzer {
+
+// How to find one register of the caller.
+struct RegisterRule {
+  enum Kind : uint8_t {
+    kUndefined,   // not recoverable (for the return address: the outermost frame)
+    kSameValue,   // unchanged by this frame
+    kExpression,  // `ops`: a location to read, or a value (DW_OP_stack_value / DW_OP_regN)
+  };
+  Kind kind = kUndefined;
+  std::vector<Dwarf_Op> ops;
+};
+
+// The unwind rules at one pc: how to compute the CFA, and how the caller's
+// return address and rbp are found from it.
+struct CfiRule {
+  std::vector<Dwarf_Op> cfa;  // a DWARF expression yielding the CFA
+  RegisterRule return_address;
+  RegisterRule rbp;
+  bool signal_frame = false;
+};
+
+class CfiTable {
+ public:
+  // An Error when the object carries no .eh_frame or libdw rejects it.
+  static Result<std::unique_ptr<CfiTable>> create(const format::ObjectSymbols& object);
+  ~CfiTable();
+  CfiTable(const CfiTable&) = delete;
+  CfiTable& operator=(const CfiTable&) = delete;
+
+  // Rules at ELF virtual address `vaddr`; null when no FDE covers it (code
+  // without CFI, or an address outside the object).
+  const CfiRule* tryLookup(uint64_t vaddr);
+
+  size_t cachedRules() const { return cache_.size(); }
+
+ private:
+  CfiTable() = default;
+
+  std::string image_;  // the synthetic ELF; libelf reads it in place
+  Elf* elf_ = nullptr;
+  Dwarf_CFI* cfi_ = nullptr;
+  // nullopt-like: a present key with no value (has_rule false) is a cached miss.
+  struct Entry {
+    bool has_rule = false;
+    CfiRule rule;
+  };
+  std::unordered_map<uint64_t, Entry> cache_;
+};
+
+// The synthetic ELF around .eh_frame_hdr + .eh_frame (exposed for tests).
+std::string buildEhFrameElf(const format::ObjectSymbols& object);
+
+}  // namespace incise::analyzer

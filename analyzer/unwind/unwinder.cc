@@ -1,0 +1,239 @@
+// Offline user-stack unwinding: see unwinder.h.
+#include "analyzer/unwind/unwinder.h"
+
+#include <algorithm>
+
+#include "analyzer/unwind/dwarf_expression.h"
+#include "analyzer/unwind/unwind_marker.h"
+
+namespace incise::analyzer {
+namespace {
+
+constexpr uint32_t kAnonymous = UINT32_MAX;
+
+std::string objectKey(const std::string& build_id, const std::string& path) {
+  return build_id.empty() ? "path:" + path : "id:" + build_id;
+}
+
+bool fileBacked(const std::string& path) {
+  return !path.empty() && path[0] == '/';
+}
+
+}  // namespace
+
+std::string_view unwindEndName(UnwindEnd end) {
+  switch (end) {
+    case UnwindEnd::kOutermost:
+      return "outermost frame";
+    case UnwindEnd::kStackExhausted:
+      return "stack copy exhausted";
+    case UnwindEnd::kNoRule:
+      return "no CFI or frame pointer";
+    case UnwindEnd::kBadFrame:
+      return "bad frame";
+    case UnwindEnd::kDepthLimit:
+      return "depth limit";
+    case UnwindEnd::kSpliced:
+      return "joined the frame-pointer stack";
+  }
+  return "unknown";
+}
+
+Unwinder::Unwinder(const format::Metadata& metadata) : metadata_(metadata) {
+  for (const auto& object : metadata.objects) {
+    std::string key = objectKey(object.build_id, object.path);
+    auto [it, inserted] = object_by_key_.try_emplace(key, static_cast<uint32_t>(objects_.size()));
+    if (inserted) {
+      objects_.push_back(Object{.symbols = &object});
+    } else if (objects_[it->second].symbols->eh_frame.empty() && !object.eh_frame.empty()) {
+      objects_[it->second].symbols = &object;  // a later copy with CFI wins
+    }
+    if (!object.build_id.empty())
+      object_by_key_.try_emplace(objectKey("", object.path), it->second);
+  }
+  for (const auto& mapping : metadata.mappings) {
+    MappingRef ref{.start = mapping.start, .file_offset = mapping.file_offset};
+    if (fileBacked(mapping.path)) {
+      auto it = object_by_key_.find(objectKey(mapping.build_id, mapping.path));
+      if (it == object_by_key_.end()) it = object_by_key_.find(objectKey("", mapping.path));
+      if (it != object_by_key_.end()) ref.object = it->second;
+    }
+    mappings_[mapping.pid].add(mapping.start, mapping.end, mapping.time, ref);
+  }
+  for (auto& [pid, intervals] : mappings_) intervals.finish();
+  for (const auto& snapshot : metadata.perf_maps) {
+    auto& intervals = jit_[snapshot.pid];
+    for (const auto& entry : snapshot.entries)
+      intervals.add(entry.start, entry.start + entry.size, snapshot.time, true);
+  }
+  for (auto& [pid, intervals] : jit_) intervals.finish();
+}
+
+Unwinder::~Unwinder() = default;
+
+const Unwinder::MappingRef* Unwinder::mappingAt(uint32_t pid, uint64_t pc, uint64_t time) const {
+  auto it = mappings_.find(pid);
+  if (it == mappings_.end()) return nullptr;
+  return it->second.find(pc, time, /*or_earliest_later=*/true).value;
+}
+
+bool Unwinder::isJit(uint32_t pid, uint64_t pc, uint64_t time) const {
+  auto it = jit_.find(pid);
+  return it != jit_.end() && it->second.find(pc, time, /*or_earliest_later=*/true).value;
+}
+
+const CfiRule* Unwinder::ruleFor(const MappingRef& mapping, uint64_t pc) {
+  if (mapping.object == kAnonymous) return nullptr;
+  Object& object = objects_[mapping.object];
+  if (!object.tried) {
+    object.tried = true;
+    Result<std::unique_ptr<CfiTable>> table = CfiTable::create(*object.symbols);
+    if (table) {
+      object.cfi = table.take();
+    } else {
+      ++counters_.objects_without_cfi;
+    }
+  }
+  if (!object.cfi) return nullptr;
+  // Runtime pc -> file offset -> ELF virtual address through the PT_LOAD segments.
+  uint64_t offset = pc - mapping.start + mapping.file_offset;
+  uint64_t vaddr = offset;
+  for (const auto& segment : object.symbols->segments) {
+    if (offset >= segment.file_offset && offset - segment.file_offset < segment.file_size) {
+      vaddr = segment.vaddr + (offset - segment.file_offset);
+      break;
+    }
+  }
+  ++counters_.rule_lookups;
+  return object.cfi->tryLookup(vaddr);
+}
+
+Unwinder::StepResult Unwinder::frameStep(UnwindRegisters& regs, const StackMemory& memory) const {
+  if (!regs.bp_known || regs.bp < regs.sp) return StepResult::kNoRule;
+  uint64_t caller_bp = 0, return_address = 0;
+  if (!memory.read(regs.bp, caller_bp) || !memory.read(regs.bp + 8, return_address))
+    return StepResult::kExhausted;
+  if (return_address == 0) return StepResult::kOutermost;
+  regs.sp = regs.bp + 16;
+  regs.bp = caller_bp;
+  regs.ip = return_address;
+  return StepResult::kOk;
+}
+
+Unwinder::StepResult Unwinder::step(uint32_t pid, uint64_t time, UnwindRegisters& regs,
+                                    const StackMemory& memory, bool is_leaf,
+                                    bool allow_frame_pointer, bool& used_cfi) {
+  used_cfi = false;
+  // A return address points after its call: look the caller up inside the call.
+  uint64_t pc = is_leaf ? regs.ip : regs.ip - 1;
+  const MappingRef* mapping = mappingAt(pid, pc, time);
+  if (mapping != nullptr && mapping->object != kAnonymous) {
+    if (const CfiRule* rule = ruleFor(*mapping, pc)) {
+      ExpressionContext context{.regs = regs, .memory = memory};
+      Result<ExpressionValue> cfa = evaluateExpression(rule->cfa, context);
+      if (!cfa) return StepResult::kBad;
+      context.cfa = cfa->value;
+      context.cfa_known = true;
+      if (rule->return_address.kind == RegisterRule::kUndefined) return StepResult::kOutermost;
+      if (rule->return_address.kind != RegisterRule::kExpression) return StepResult::kBad;
+      Result<ExpressionValue> ra = evaluateExpression(rule->return_address.ops, context);
+      if (!ra) return StepResult::kBad;
+      uint64_t return_address = ra->value;
+      if (ra->is_address && !memory.read(ra->value, return_address)) return StepResult::kExhausted;
+      UnwindRegisters caller = regs;
+      if (rule->rbp.kind == RegisterRule::kUndefined) {
+        caller.bp_known = false;
+      } else if (rule->rbp.kind == RegisterRule::kExpression) {
+        Result<ExpressionValue> bp = evaluateExpression(rule->rbp.ops, context);
+        uint64_t value = bp ? bp->value : 0;
+        caller.bp_known = bp && (!bp->is_address || memory.read(bp->value, value));
+        caller.bp = value;
+      }
+      if (return_address == 0) return StepResult::kOutermost;
+      if (context.cfa <= regs.sp) return StepResult::kBad;
+      caller.sp = context.cfa;
+      caller.ip = return_address;
+      regs = caller;
+      used_cfi = true;
+      return StepResult::kOk;
+    }
+  }
+  // No CFI here: JIT code (named by a perf map) and code an FDE does not
+  // cover (V8's embedded builtins) keep frame pointers.
+  bool jit = (mapping == nullptr || mapping->object == kAnonymous) && isJit(pid, pc, time);
+  bool uncovered_object = mapping != nullptr && mapping->object != kAnonymous;
+  if (allow_frame_pointer && (jit || uncovered_object)) return frameStep(regs, memory);
+  return mapping == nullptr && !jit ? StepResult::kBad : StepResult::kNoRule;
+}
+
+UnwindResult Unwinder::finish(UnwindResult result) {
+  ++counters_.samples;
+  bool complete = result.end == UnwindEnd::kOutermost || result.end == UnwindEnd::kSpliced;
+  if (complete) {
+    ++counters_.complete;
+  } else {
+    ++counters_.stopped;
+    result.frames.push_back(kUnwindStopAddress);
+  }
+  counters_.frames += result.frames.size();
+  return result;
+}
+
+UnwindResult Unwinder::unwind(uint32_t pid, uint64_t time, const UnwindRegisters& start,
+                              const StackMemory& memory) {
+  return repair(pid, time, start, memory, {});
+}
+
+UnwindResult Unwinder::repair(uint32_t pid, uint64_t time, const UnwindRegisters& start,
+                              const StackMemory& memory, std::span<const uint64_t> fp_frames) {
+  UnwindResult result;
+  if (start.ip == 0) {
+    result.end = UnwindEnd::kBadFrame;
+    return finish(std::move(result));
+  }
+  bool hybrid = !fp_frames.empty();
+  UnwindRegisters regs = start;
+  result.frames.push_back(regs.ip);
+  while (true) {
+    if (result.frames.size() >= kMaxFrames) {
+      result.end = UnwindEnd::kDepthLimit;
+      break;
+    }
+    bool used_cfi = false;
+    StepResult step_result = step(pid, time, regs, memory, result.frames.size() == 1,
+                                  /*allow_frame_pointer=*/true, used_cfi);
+    if (step_result == StepResult::kOk) {
+      (used_cfi ? result.cfi_steps : result.frame_pointer_steps) += 1;
+      uint64_t pc = regs.ip - 1;
+      if (mappingAt(pid, pc, time) == nullptr && !isJit(pid, pc, time)) {
+        result.end = UnwindEnd::kBadFrame;
+        break;
+      }
+      if (hybrid) {
+        auto match = std::find(fp_frames.begin() + 1, fp_frames.end(), regs.ip);
+        if (match != fp_frames.end()) {
+          result.frames.insert(result.frames.end(), match, fp_frames.end());
+          if (result.frames.size() > kMaxFrames) result.frames.resize(kMaxFrames);
+          result.end = UnwindEnd::kSpliced;
+          break;
+        }
+      }
+      result.frames.push_back(regs.ip);
+      continue;
+    }
+    result.end = step_result == StepResult::kOutermost   ? UnwindEnd::kOutermost
+                 : step_result == StepResult::kExhausted ? UnwindEnd::kStackExhausted
+                 : step_result == StepResult::kNoRule    ? UnwindEnd::kNoRule
+                                                         : UnwindEnd::kBadFrame;
+    break;
+  }
+  // Hybrid: when the copy could not even step out of the leaf, the kernel's
+  // frame-pointer walk is the better answer.
+  if (hybrid && result.frames.size() == 1 && result.end != UnwindEnd::kOutermost) {
+    result.frames.assign(fp_frames.begin(), fp_frames.end());
+    result.end = UnwindEnd::kSpliced;
+  }
+  return finish(std::move(result));
+}
+
+}  // namespace incise::analyzer
