@@ -205,7 +205,10 @@ const Frame& Symbolizer::resolve(uint32_t pid, uint64_t address, uint64_t time,
     return *answer.frame;
   }
   if (auto jit = perf_maps_.find(pid); jit != perf_maps_.end()) {
-    const auto hit = jit->second.find(address, time);
+    // V8 writes a perf-map line when it creates the code, before the code
+    // runs; the recorder copies the map about once a second. A sample before
+    // the first copy that lists its address is in that code.
+    const auto hit = jit->second.find(address, time, /*or_earliest_later=*/true);
     narrow(hit.valid_from, hit.valid_until);
     if (hit.value) {
       answer.frame = &perfMapFrame(pid, *hit.value, address);
