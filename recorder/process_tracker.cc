@@ -252,10 +252,14 @@ void ProcessTracker::noteStackWords(uint32_t pid, uint64_t sp, std::span<const u
   ProcessState& state = it->second;
   // Pointers into the thread's own stack (8 MiB by default) are not code.
   constexpr uint64_t kStackReach = 16u << 20;
+  // A library loaded right after exec must be known before a short program ends.
+  constexpr uint64_t kStaleRereadIntervalNs = 50'000'000;
+  constexpr size_t kMaxNonCodePages = 1u << 16;
   std::vector<uint64_t> code;
+  std::vector<uint64_t> unknown;
   for (int pass = 0; pass < 2; ++pass) {
-    bool stale = false;
     code.clear();
+    unknown.clear();
     for (size_t at = 0; at + sizeof(uint64_t) <= stack.size(); at += sizeof(uint64_t)) {
       uint64_t word = 0;
       std::memcpy(&word, stack.data() + at, sizeof(word));
@@ -263,13 +267,21 @@ void ProcessTracker::noteStackWords(uint32_t pid, uint64_t sp, std::span<const u
       if (range != nullptr) {
         if (!range->open_path.empty()) code.push_back(word);
       } else if (word >= 0x7f0000000000ull && word < 0x800000000000ull &&
-                 (word + kStackReach < sp || word > sp + kStackReach)) {
-        stale = true;
+                 (word + kStackReach < sp || word > sp + kStackReach) &&
+                 !state.non_code_pages.count(word >> 12)) {
+        unknown.push_back(word);
       }
     }
-    if (pass == 1 || !stale || !state.alive || time - state.maps_read_time <= kMapsRereadIntervalNs)
+    if (pass == 1 || unknown.empty() || !state.alive ||
+        time - state.maps_read_time <= kStaleRereadIntervalNs)
       break;
     readMaps(pid, state, time);
+  }
+  // Still unknown after a fresh read: data, not code; do not re-read for them again.
+  if (time == state.maps_read_time && state.non_code_pages.size() < kMaxNonCodePages) {
+    for (uint64_t word : unknown) {
+      if (findRange(state, word) == nullptr) state.non_code_pages.insert(word >> 12);
+    }
   }
   noteUserFrames(pid, code, time);
 }

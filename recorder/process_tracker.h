@@ -89,6 +89,9 @@ class ProcessTracker {
     std::vector<MappedRange> ranges;  // sorted by start
     uint64_t maps_read_time = 0;
     bool alive = true;
+    // noteStackWords: pages of words that looked like code but were in no
+    // executable mapping even after a re-read (heap, thread stacks).
+    std::unordered_set<uint64_t> non_code_pages;
   };
 
   void readProcess(uint32_t pid, uint64_t time);
