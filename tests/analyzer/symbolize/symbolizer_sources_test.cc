@@ -49,9 +49,10 @@ TEST(SymbolizerPerfMap, AddressReusedByTwoSnapshots) {
   Symbolizer symbolizer(metadata, isolated());
   const uint64_t reused = 0x3ef0a9c8;
 
+  // The recorder polls perf maps about once a second, so code the JIT wrote
+  // (and ran) before the first snapshot is named by that snapshot's entry.
   const Frame& early = symbolizer.lookup(kPid, reused, 500);
-  EXPECT_FALSE(early.known()) << "no entry was written before t=1000";
-  EXPECT_EQ(early.name, "[unknown] 0x3ef0a9c8");
+  EXPECT_EQ(early.function, "LazyCompile:~first app.js:10");
 
   EXPECT_EQ(symbolizer.lookup(kPid, reused, 1500).function, "LazyCompile:~first app.js:10");
   const Frame& late = symbolizer.lookup(kPid, reused, 2500);
