@@ -21,20 +21,10 @@ class BlobLengthsCodec final : public ValueCodec {
 
  private:
   size_t doEncode(std::span<const uint64_t> values, uint8_t* out) const override {
-    uint8_t* p = out;
-    for (uint64_t v : values) p = putVarint(p, v);
-    return static_cast<size_t>(p - out);
+    return putVarints(values, out);
   }
   Result<size_t> doDecode(ByteSpan bytes, size_t rows, uint64_t* out) const override {
-    const uint8_t* p = bytes.data();
-    const uint8_t* end = p + bytes.size();
-    for (size_t i = 0; i < rows; ++i) {
-      if (!getVarint(p, end, out[i])) {
-        return Error("blob length " + std::to_string(i) + " of " + std::to_string(rows) +
-                     " runs past the end or is malformed");
-      }
-    }
-    return static_cast<size_t>(p - bytes.data());
+    return getVarints(bytes, rows, out, "blob length");
   }
 };
 

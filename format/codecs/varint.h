@@ -9,6 +9,10 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
+#include <string>
+
+#include "format/status.h"
 
 namespace incise::format::codecs {
 
@@ -42,6 +46,27 @@ inline bool getVarint(const uint8_t*& p, const uint8_t* end, uint64_t& value) {
     }
   }
   return false;
+}
+
+// Whole-column kernels: every value as one varint, and back. `what` names a
+// value in the error ("value", "blob length").
+inline size_t putVarints(std::span<const uint64_t> values, uint8_t* out) {
+  uint8_t* p = out;
+  for (uint64_t v : values) p = putVarint(p, v);
+  return static_cast<size_t>(p - out);
+}
+
+inline Result<size_t> getVarints(std::span<const uint8_t> bytes, size_t rows, uint64_t* out,
+                                 const char* what) {
+  const uint8_t* p = bytes.data();
+  const uint8_t* end = p + bytes.size();
+  for (size_t i = 0; i < rows; ++i) {
+    if (!getVarint(p, end, out[i])) {
+      return Error(std::string(what) + " " + std::to_string(i) + " of " + std::to_string(rows) +
+                   " runs past the end or is malformed");
+    }
+  }
+  return static_cast<size_t>(p - bytes.data());
 }
 
 inline uint64_t zigzag(uint64_t delta) {
