@@ -359,6 +359,14 @@ class ReaderImpl final : public Reader {
     if (!chunk) return chunk.error().context(blockAt(offset) + ": stack table");
     auto counts = chunk->column(StackColumn::kFrameCount);
     auto frames = chunk->column(StackColumn::kFrames);
+    uint64_t counted = 0;
+    for (uint64_t count : counts) {
+      if (count > frames.size() - counted) {
+        return Error(blockAt(offset) + ": stack table frame counts exceed its " +
+                     std::to_string(frames.size()) + " frames");
+      }
+      counted += count;
+    }
     size_t at = 0;
     for (size_t i = 0; i < counts.size(); ++i) {
       stacks_.append(layout->first_stack_id + i, frames.subspan(at, counts[i]));
