@@ -1,8 +1,12 @@
 #include "analyzer/symbolize/debug_file_finder.h"
 
 #include <elfutils/debuginfod.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
 #include <vector>
 
@@ -22,6 +26,23 @@ bool isPlainFileName(std::string_view name) {
          name.find_first_of(std::string_view("/\0", 2)) == std::string_view::npos;
 }
 
+std::string withoutTrailingSlashes(std::string path) {
+  while (path.size() > 1 && path.back() == '/') path.pop_back();
+  return path;
+}
+
+// realpath() as a string; nullopt when the path does not resolve.
+std::optional<std::string> resolved(const std::string& path) {
+  std::unique_ptr<char, decltype(&std::free)> real(realpath(path.c_str(), nullptr), &std::free);
+  if (!real) return std::nullopt;
+  return std::string(real.get());
+}
+
+bool isBelow(std::string_view path, std::string_view root) {
+  if (root == "/") return true;
+  return path.starts_with(root) && (path.size() == root.size() || path[root.size()] == '/');
+}
+
 }  // namespace
 
 bool debuginfodConfigured() {
@@ -34,9 +55,17 @@ void DebugFileFinder::DebuginfodEnd::operator()(debuginfod_client* client) const
 }
 
 DebugFileFinder::DebugFileFinder(SymbolizerOptions options) : options_(std::move(options)) {
-  build_id_dirs_ = options_.debug_dirs;
-  if (!options_.system_debug_dir.empty()) build_id_dirs_.push_back(options_.system_debug_dir);
-  if (!options_.symfs.empty()) build_id_dirs_.push_back(options_.symfs + "/usr/lib/debug");
+  if (!options_.symfs.empty()) options_.symfs = withoutTrailingSlashes(options_.symfs);
+  for (const std::string& dir : options_.debug_dirs) {
+    if (!dir.empty()) build_id_dirs_.push_back({withoutTrailingSlashes(dir), ""});
+  }
+  // The system debug dir is the machine's own and the trace only names a
+  // build-id in it, so its files are opened as they are ("/" as the root):
+  // distributions link .build-id entries across /usr.
+  if (!options_.system_debug_dir.empty()) {
+    build_id_dirs_.push_back({"/", withoutTrailingSlashes(options_.system_debug_dir)});
+  }
+  if (!options_.symfs.empty()) build_id_dirs_.push_back({options_.symfs, "/usr/lib/debug"});
 }
 
 DebugFileFinder::~DebugFileFinder() = default;
@@ -65,12 +94,69 @@ std::optional<std::string> DebugFileFinder::pathUnderRoot(std::string_view root,
   return joined;
 }
 
-std::optional<format::ObjectSymbols> DebugFileFinder::readMatching(const std::string& file,
+DebugFileFinder::BeneathFile DebugFileFinder::openBeneath(const std::string& root,
+                                                          const std::string& relative,
+                                                          Beneath method) {
+  BeneathFile file;
+  if (root.empty() || relative.empty()) return file;
+  if (root == "/") {
+    file.fd = open(relative.c_str(), O_RDONLY | O_CLOEXEC);
+    return file;
+  }
+  if (method == Beneath::kOpenat2) {
+    const int root_fd = open(root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (root_fd < 0) return file;
+    const size_t first = relative.find_first_not_of('/');
+    const std::string inside = first == std::string::npos ? "." : relative.substr(first);
+    open_how how{};
+    how.flags = O_RDONLY | O_CLOEXEC;
+    how.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS;
+    const long fd = syscall(SYS_openat2, root_fd, inside.c_str(), &how, sizeof how);
+    const int error = errno;
+    close(root_fd);
+    if (fd >= 0) {
+      file.fd = static_cast<int>(fd);
+      return file;
+    }
+    // EXDEV: a symlink (absolute, or "..") leads out; ELOOP: a /proc magic link.
+    file.escaped = error == EXDEV || error == ELOOP;
+    // Kernels before 5.6 lack openat2; seccomp filters may refuse it.
+    if (error != ENOSYS && error != EPERM) return file;
+  }
+  // realpath resolves every symlink; the result must still be below the
+  // root's own real path. (A rename between the check and the open could
+  // slip by; openat2 has no such window.)
+  const std::optional<std::string> real_root = resolved(root);
+  const std::optional<std::string> real = resolved(root + relative);
+  if (!real_root || !real) return file;
+  if (!isBelow(*real, *real_root)) {
+    file.escaped = true;
+    return file;
+  }
+  file.fd = open(real->c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  return file;
+}
+
+std::optional<format::ObjectSymbols> DebugFileFinder::readMatching(const Candidate& candidate,
                                                                    const std::string& build_id,
                                                                    SymbolizeCounters& counters) {
-  if (access(file.c_str(), R_OK) != 0) return std::nullopt;
-  Result<format::ObjectSymbols> object = objfile::readElfObject(file);
+  const BeneathFile file = openBeneath(candidate.root, candidate.relative);
+  if (file.escaped) ++counters.refused_paths;
+  if (file.fd < 0) return std::nullopt;
+  return readMatchingFd(file.fd, candidate.path(), build_id, counters);
+}
+
+std::optional<format::ObjectSymbols> DebugFileFinder::readMatchingFd(int fd,
+                                                                     const std::string& path,
+                                                                     const std::string& build_id,
+                                                                     SymbolizeCounters& counters) {
+  // The descriptor, not the name, is read: the name could be swapped for a
+  // symlink after the check. /proc/self/fd/N reopens exactly that file.
+  Result<format::ObjectSymbols> object =
+      objfile::readElfObject("/proc/self/fd/" + std::to_string(fd));
+  close(fd);
   if (!object) return std::nullopt;
+  object->path = path;
   if (!build_id.empty() && !object->build_id.empty() && object->build_id != build_id) {
     ++counters.build_id_mismatches;
     return std::nullopt;
@@ -95,20 +181,24 @@ std::optional<FoundSymbols> DebugFileFinder::findLocal(const ObjectIdentity& ide
   if (identity.build_id.size() >= 2) {
     const std::string hex = objfile::buildIdHex(identity.build_id);
     const std::string relative = "/.build-id/" + hex.substr(0, 2) + "/" + hex.substr(2) + ".debug";
-    for (const std::string& dir : build_id_dirs_) {
-      auto object = readMatching(dir + relative, identity.build_id, counters);
+    for (const DebugDir& dir : build_id_dirs_) {
+      auto object =
+          readMatching({dir.root, dir.under_root + relative}, identity.build_id, counters);
       if (object && !object->symbols.empty()) return found(std::move(*object));
     }
   }
 
   const bool is_file_path = !identity.path.empty() && identity.path.front() == '/';
-  std::optional<std::string> binary_path;
+  std::optional<Candidate> binary_file;
   if (!options_.symfs.empty() && is_file_path) {
-    binary_path = pathUnderRoot(options_.symfs, identity.path);
-    if (!binary_path) ++counters.refused_paths;
+    if (std::optional<std::string> normalized = pathUnderRoot("/", identity.path)) {
+      binary_file = Candidate{options_.symfs, *normalized};
+    } else {
+      ++counters.refused_paths;
+    }
   }
   std::optional<format::ObjectSymbols> binary;
-  if (binary_path) binary = readMatching(*binary_path, identity.build_id, counters);
+  if (binary_file) binary = readMatching(*binary_file, identity.build_id, counters);
 
   std::string debug_link = identity.debug_link;
   if (debug_link.empty() && binary) debug_link = binary->debug_link;
@@ -117,18 +207,20 @@ std::optional<FoundSymbols> DebugFileFinder::findLocal(const ObjectIdentity& ide
     debug_link.clear();
   }
   if (!debug_link.empty() && is_file_path) {
-    std::vector<std::string> candidates;
-    if (binary_path) {
-      const std::string directory(dirname(*binary_path));
-      candidates.push_back(directory + "/" + debug_link);
-      candidates.push_back(directory + "/.debug/" + debug_link);
+    std::vector<Candidate> candidates;
+    if (binary_file) {
+      const std::string directory(dirname(binary_file->relative));
+      candidates.push_back({binary_file->root, directory + "/" + debug_link});
+      candidates.push_back({binary_file->root, directory + "/.debug/" + debug_link});
     }
     const std::string linked = std::string(dirname(identity.path)) + "/" + debug_link;
-    for (const std::string& dir : build_id_dirs_) {
-      if (auto candidate = pathUnderRoot(dir, linked)) candidates.push_back(*candidate);
+    if (std::optional<std::string> normalized = pathUnderRoot("/", linked)) {
+      for (const DebugDir& dir : build_id_dirs_) {
+        candidates.push_back({dir.root, dir.under_root + *normalized});
+      }
     }
-    for (const std::string& candidate : candidates) {
-      if (binary_path && candidate == *binary_path) continue;
+    for (const Candidate& candidate : candidates) {
+      if (binary_file && candidate.path() == binary_file->path()) continue;
       auto object = readMatching(candidate, identity.build_id, counters);
       if (object && !object->symbols.empty()) return found(std::move(*object));
     }
@@ -153,10 +245,12 @@ std::optional<FoundSymbols> DebugFileFinder::findDebuginfod(const std::string& b
                                            static_cast<int>(build_id.size()), &raw_path);
   std::unique_ptr<char, decltype(&std::free)> path(raw_path, &std::free);
   if (fd < 0) return std::nullopt;
-  close(fd);
-  if (!path) return std::nullopt;
-  // The cache path comes from libdebuginfod, not from the trace.
-  auto object = readMatching(path.get(), build_id, counters);
+  if (!path) {
+    close(fd);
+    return std::nullopt;
+  }
+  // The file comes from libdebuginfod's cache, not from a trace path.
+  auto object = readMatchingFd(fd, path.get(), build_id, counters);
   if (!object || object->symbols.empty()) return std::nullopt;
   ++counters.debuginfod_fetches;
   return FoundSymbols{std::move(*object), SymbolSource::kDebuginfod};

@@ -10,6 +10,11 @@
 // debuginfod by build-id. A local file whose build-id differs from the
 // trace's is skipped.
 //
+// Every local file is opened beneath its root (--symfs, or the debug dir it
+// came from; "/" for the system debug dir, which the trace cannot name into):
+// a symlink planted in a sysroot that points out of it is not followed, it
+// is refused and counted (openBeneath).
+//
 //   DebugFileFinder finder(options);
 //   std::optional<FoundSymbols> found = finder.find({path, build_id, debug_link}, counters);
 #pragma once
@@ -18,6 +23,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "analyzer/symbolize/frame.h"
 #include "analyzer/symbolize/symbolize_counters.h"
@@ -53,22 +59,52 @@ class DebugFileFinder {
   static std::optional<std::string> pathUnderRoot(std::string_view root,
                                                   std::string_view trace_path);
 
+  // How openBeneath keeps to its root: openat2(RESOLVE_BENEATH |
+  // RESOLVE_NO_MAGICLINKS) (Linux 5.6+), falling back to realpath and a
+  // prefix check when the kernel lacks it; kRealpath forces the fallback.
+  enum class Beneath { kOpenat2, kRealpath };
+  struct BeneathFile {
+    int fd = -1;           // read-only, close-on-exec; the caller closes it
+    bool escaped = false;  // ROOT/RELATIVE resolves outside ROOT (a symlink out, a magic link)
+  };
+  // Opens ROOT/RELATIVE (RELATIVE as pathUnderRoot normalizes it, "/a/b")
+  // without resolving outside ROOT. fd -1 when absent, unreadable or escaping.
+  static BeneathFile openBeneath(const std::string& root, const std::string& relative,
+                                 Beneath method = Beneath::kOpenat2);
+
  private:
   struct DebuginfodEnd {
     void operator()(debuginfod_client* client) const;
+  };
+
+  // A file to try: `root` + `relative`, opened beneath `root`.
+  struct Candidate {
+    std::string root;
+    std::string relative;  // "/a/b", normalized
+    std::string path() const { return root == "/" ? relative : root + relative; }
+  };
+  // A debug directory: `root` + `under_root` (under_root "" or "/a/b").
+  struct DebugDir {
+    std::string root;
+    std::string under_root;
   };
 
   std::optional<FoundSymbols> findLocal(const ObjectIdentity& identity,
                                         SymbolizeCounters& counters);
   std::optional<FoundSymbols> findDebuginfod(const std::string& build_id,
                                              SymbolizeCounters& counters);
-  // Reads `file`; nullopt when unreadable or when its build-id contradicts `build_id`.
-  std::optional<format::ObjectSymbols> readMatching(const std::string& file,
+  // Reads the candidate; nullopt when absent, unreadable, escaping its root
+  // (counted as refused) or when its build-id contradicts `build_id`.
+  std::optional<format::ObjectSymbols> readMatching(const Candidate& candidate,
                                                     const std::string& build_id,
                                                     SymbolizeCounters& counters);
+  // Reads `fd` (taking it), naming the result `path`.
+  std::optional<format::ObjectSymbols> readMatchingFd(int fd, const std::string& path,
+                                                      const std::string& build_id,
+                                                      SymbolizeCounters& counters);
 
   SymbolizerOptions options_;
-  std::vector<std::string> build_id_dirs_;
+  std::vector<DebugDir> build_id_dirs_;
   std::unique_ptr<debuginfod_client, DebuginfodEnd> debuginfod_;
   bool debuginfod_failed_ = false;
 };
