@@ -23,6 +23,13 @@ namespace {
 constexpr size_t kKindSlots = 8;
 // A salvaged stack chunk may leave a gap in ids; a gap this large is a lie.
 constexpr uint64_t kMaxStackIdGap = uint64_t{1} << 26;
+// Every id below the largest costs the stack table 8 bytes, lost or not, so
+// ids are bounded by the file: lost stacks took file bytes too, and recorded
+// stacks take far more than 1/16 byte each (slack: one full stack chunk).
+// Without this bound a few crafted KB whose ids jump 2^26 per stack chunk
+// cost 512 MB each (a fuzz timeout).
+constexpr uint64_t kStackIdsPerFileByte = 16;
+constexpr uint64_t kStackIdSlack = uint64_t{1} << 16;
 
 std::string blockAt(uint64_t offset) {
   return "block at offset " + std::to_string(offset);
@@ -351,6 +358,7 @@ class ReaderImpl final : public Reader {
     if (layout->kind != kStackTableKind) return Error(blockAt(offset) + ": not a stack table");
     if (layout->first_stack_id == 0 || layout->first_stack_id <= stacks_.maxId() ||
         layout->first_stack_id - stacks_.maxId() > kMaxStackIdGap ||
+        layout->first_stack_id > kStackIdSlack + kStackIdsPerFileByte * file_.size ||
         layout->first_stack_id > UINT64_MAX - layout->rows) {
       return Error(blockAt(offset) + ": stack ids from " + std::to_string(layout->first_stack_id) +
                    " do not follow the " + std::to_string(stacks_.maxId()) + " already read");

@@ -12,7 +12,7 @@ std::span<const uint64_t> StackTable::frames(uint64_t id) const {
 void StackTable::append(uint64_t id, std::span<const uint64_t> frames) {
   if (offsets_.empty()) offsets_.push_back(0);
   if (id <= size()) return;  // already known: the first definition wins
-  while (size() + 1 < id) offsets_.push_back(offsets_.back());  // ids lost to damage
+  if (size() + 1 < id) offsets_.resize(id, offsets_.back());  // ids lost to damage: empty
   frames_.insert(frames_.end(), frames.begin(), frames.end());
   offsets_.push_back(frames_.size());
 }
