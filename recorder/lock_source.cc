@@ -113,7 +113,9 @@ class LockSource final : public Source {
     mode_ = config.lock_mode;
     skel_.reset(locks_bpf__open());
     if (!skel_) return libbpfError("locks: open", errno);
-    if (Status s = prepareSkeleton(skel_.get(), config, filter); !s)
+    if (Status s = prepareSkeleton(skel_.get(), filter,
+                                   ringBytesFor(config, mode_ == LockMode::kAll ? 4 : 1));
+        !s)
       return s.error().context("locks");
 
     // Futex waits: tracepoints by name when tracefs is there, else the raw

@@ -33,7 +33,7 @@ class PageFaultSource final : public Source {
     period_ = config.page_fault_period == 0 ? 1 : config.page_fault_period;
     skel_.reset(page_faults_bpf__open());
     if (!skel_) return libbpfError("page faults: open", errno);
-    if (Status s = prepareSkeleton(skel_.get(), config, filter); !s)
+    if (Status s = prepareSkeleton(skel_.get(), filter, ringBytesFor(config, 1)); !s)
       return s.error().context("page faults");
     if (int err = page_faults_bpf__load(skel_.get())) return libbpfError("page faults: load", err);
     return Status::ok();

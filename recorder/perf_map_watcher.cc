@@ -1,5 +1,6 @@
 #include "recorder/perf_map_watcher.h"
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -25,6 +26,10 @@ std::string PerfMapWatcher::mapPathOf(uint32_t pid) const {
 
 void PerfMapWatcher::poll(const std::vector<uint32_t>& pids, uint64_t time,
                           std::vector<format::PerfMapSnapshot>& out) {
+  // Positions of processes no longer listed (they exited) are dropped.
+  std::erase_if(consumed_bytes_, [&](const auto& entry) {
+    return !std::binary_search(pids.begin(), pids.end(), entry.first);
+  });
   for (uint32_t pid : pids) {
     std::ifstream in(mapPathOf(pid), std::ios::binary);
     if (!in) continue;

@@ -21,9 +21,12 @@ namespace incise::recorder {
 class PerfMapWatcher {
  public:
   explicit PerfMapWatcher(std::string proc_root = "/proc") : proc_root_(std::move(proc_root)) {}
+  // `pids` sorted (ProcessTracker::knownPids); the read position of a pid no
+  // longer listed is forgotten, so exited processes leave no state behind.
   void poll(const std::vector<uint32_t>& pids, uint64_t time,
             std::vector<format::PerfMapSnapshot>& out);
   uint64_t entriesSeen() const { return entries_seen_; }
+  size_t watchedPids() const { return consumed_bytes_.size(); }
 
  private:
   std::string mapPathOf(uint32_t pid) const;

@@ -1,6 +1,7 @@
 #include "recorder/process_tracker.h"
 
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <charconv>
@@ -75,13 +76,22 @@ std::string ProcessTracker::readSmallFile(const std::string& path) const {
 }
 
 void ProcessTracker::notePid(uint32_t pid, uint64_t time) {
-  if (pid == 0 || processes_.count(pid)) return;
+  if (pid == 0) return;
+  auto it = processes_.find(pid);
+  if (it != processes_.end()) {
+    // A sample of the exited process may still arrive (it is older than the
+    // exit); a later event under that pid is a new process reusing it.
+    if (it->second.alive || time <= it->second.exit_time) return;
+    processes_.erase(it);
+  }
   readProcess(pid, time);
 }
 
 void ProcessTracker::noteThread(uint32_t pid, uint32_t tid, uint64_t time) {
   notePid(pid, time);
-  if (tid == 0 || !threads_.insert(tid).second) return;
+  auto it = processes_.find(pid);
+  if (tid == 0 || it == processes_.end() || !it->second.alive) return;
+  if (!it->second.threads.insert(tid).second) return;
   std::string comm = trimNewline(readSmallFile(proc_root_ + "/" + std::to_string(pid) + "/task/" +
                                                std::to_string(tid) + "/comm"));
   pending_.threads.push_back(format::Thread{.tid = tid, .pid = pid, .comm = comm, .time = time});
@@ -89,8 +99,16 @@ void ProcessTracker::noteThread(uint32_t pid, uint32_t tid, uint64_t time) {
 
 void ProcessTracker::readProcess(uint32_t pid, uint64_t time) {
   std::string dir = proc_root_ + "/" + std::to_string(pid);
+  ProcessState& state = processes_[pid];
+  std::string comm = readSmallFile(dir + "/comm");
+  if (comm.empty()) {
+    // Gone before we looked (a late sample): hold an empty state, which
+    // forgetExited drops, rather than write a nameless process.
+    markExited(state, time);
+    return;
+  }
   format::Process process{.pid = pid, .time = time};
-  process.comm = trimNewline(readSmallFile(dir + "/comm"));
+  process.comm = trimNewline(std::move(comm));
   std::string cmdline = readSmallFile(dir + "/cmdline");
   for (size_t start = 0; start < cmdline.size();) {
     size_t end = cmdline.find('\0', start);
@@ -103,12 +121,11 @@ void ProcessTracker::readProcess(uint32_t pid, uint64_t time) {
   size_t paren = stat.rfind(')');
   if (paren != std::string::npos) {
     std::istringstream rest(stat.substr(paren + 1));
-    std::string state;
-    rest >> state >> process.ppid;
+    std::string state_letter;
+    rest >> state_letter >> process.ppid;
   }
   pending_.processes.push_back(process);
 
-  ProcessState& state = processes_[pid];
   readMaps(pid, state, time);
 
   std::error_code ec;
@@ -116,10 +133,16 @@ void ProcessTracker::readProcess(uint32_t pid, uint64_t time) {
     uint32_t tid = 0;
     std::string name = entry.path().filename().string();
     if (std::from_chars(name.data(), name.data() + name.size(), tid).ec != std::errc()) continue;
-    if (!threads_.insert(tid).second) continue;
-    std::string comm = trimNewline(readSmallFile(entry.path().string() + "/comm"));
-    pending_.threads.push_back(format::Thread{.tid = tid, .pid = pid, .comm = comm, .time = time});
+    if (!state.threads.insert(tid).second) continue;
+    std::string thread_comm = trimNewline(readSmallFile(entry.path().string() + "/comm"));
+    pending_.threads.push_back(
+        format::Thread{.tid = tid, .pid = pid, .comm = thread_comm, .time = time});
   }
+}
+
+void ProcessTracker::markExited(ProcessState& state, uint64_t time) {
+  state.alive = false;
+  state.exit_time = time;
 }
 
 std::string ProcessTracker::buildIdOf(const std::string& open_path, const std::string& key) {
@@ -196,16 +219,61 @@ void ProcessTracker::onExec(uint32_t pid, uint64_t time) {
 }
 
 void ProcessTracker::onComm(uint32_t pid, uint32_t tid, const std::string& comm, uint64_t time) {
-  threads_.insert(tid);
+  auto it = processes_.find(pid);
+  if (it != processes_.end()) it->second.threads.insert(tid);
   pending_.threads.push_back(format::Thread{.tid = tid, .pid = pid, .comm = comm, .time = time});
 }
 
-void ProcessTracker::onExit(uint32_t pid, uint32_t tid, bool whole_process) {
+void ProcessTracker::onExit(uint32_t pid, uint32_t tid, bool whole_process, uint64_t time) {
+  auto it = processes_.find(pid);
+  if (it == processes_.end()) return;
   if (whole_process) {
-    auto it = processes_.find(pid);
-    if (it != processes_.end()) it->second.alive = false;
+    markExited(it->second, time);
+  } else {
+    exited_threads_.push_back(ExitedThread{.pid = pid, .tid = tid, .time = time});
   }
-  (void)tid;
+}
+
+void ProcessTracker::forgetExited(uint64_t time) {
+  if (time - last_liveness_sweep_ >= kLivenessSweepNs) {
+    last_liveness_sweep_ = time;
+    for (auto& [pid, state] : processes_) {
+      if (state.alive && access((proc_root_ + "/" + std::to_string(pid)).c_str(), F_OK) != 0)
+        markExited(state, time);
+    }
+  }
+  std::erase_if(processes_, [&](const auto& entry) {
+    const ProcessState& state = entry.second;
+    return !state.alive && time > state.exit_time + kExitedRetentionNs;
+  });
+  std::erase_if(exited_threads_, [&](const ExitedThread& thread) {
+    if (time <= thread.time + kExitedRetentionNs) return false;
+    auto it = processes_.find(thread.pid);
+    if (it != processes_.end()) it->second.threads.erase(thread.tid);
+    return true;
+  });
+}
+
+size_t ProcessTracker::threadCount() const {
+  size_t count = 0;
+  for (const auto& [pid, state] : processes_) count += state.threads.size();
+  return count;
+}
+
+void ProcessTracker::setMetadataPressure(size_t bytes, std::function<void()> handler) {
+  pressure_bytes_ = bytes;
+  pressure_handler_ = std::move(handler);
+}
+
+void ProcessTracker::queueObject(format::ObjectSymbols object) {
+  // Heap estimate: each symbol is a struct plus its name (often longer than
+  // the small-string buffer), then the unwind tables.
+  size_t bytes = object.eh_frame.size() + object.eh_frame_hdr.size() +
+                 object.segments.size() * sizeof(format::Segment);
+  for (const format::Symbol& symbol : object.symbols) bytes += sizeof(symbol) + symbol.name.size();
+  pending_object_bytes_ += bytes;
+  pending_.objects.push_back(std::move(object));
+  if (pressure_handler_ && pending_object_bytes_ >= pressure_bytes_) pressure_handler_();
 }
 
 void ProcessTracker::noteUserFrames(uint32_t pid, std::span<const uint64_t> frames, uint64_t time) {
@@ -232,12 +300,12 @@ void ProcessTracker::noteUserFrames(uint32_t pid, std::span<const uint64_t> fram
       if (!tables)
         pending_.notes.push_back("unwind tables of " + hit.path + ": " + tables.message());
     }
+    hit_objects_.emplace(key, std::move(hit));
     if (object) {
-      pending_.objects.push_back(object.take());
+      queueObject(object.take());  // may write the queued metadata out
     } else {
       pending_.notes.push_back(object.error().message());
     }
-    hit_objects_.emplace(key, std::move(hit));
   }
 }
 
@@ -293,6 +361,7 @@ void ProcessTracker::noteKernelFrames(std::span<const uint64_t> frames) {
 format::MetadataDelta ProcessTracker::takeDelta(uint64_t time) {
   format::MetadataDelta delta = std::move(pending_);
   pending_ = format::MetadataDelta();
+  pending_object_bytes_ = 0;
   delta.time = time;
   return delta;
 }

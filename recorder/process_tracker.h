@@ -14,9 +14,17 @@
 //
 // The symbol table of an object is read (and queued in the next delta) the
 // first time a frame hits it, while the process and its root still exist.
+// Symbol tables are the biggest thing the tracker holds: once the queued
+// ones exceed setMetadataPressure's byte threshold it calls the handler,
+// which writes them out (the recorder flushes the writer there).
+//
+// Memory stays bounded on hosts where processes come and go: a process's
+// maps, threads and perf-map position are dropped kExitedRetentionNs after
+// its exit (late samples still drained from the rings find them until then).
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <set>
 #include <span>
@@ -54,7 +62,7 @@ class ProcessTracker {
   void onFork(uint32_t parent_pid, uint32_t child_pid, uint32_t child_tid, uint64_t time);
   void onExec(uint32_t pid, uint64_t time);
   void onComm(uint32_t pid, uint32_t tid, const std::string& comm, uint64_t time);
-  void onExit(uint32_t pid, uint32_t tid, bool whole_process);
+  void onExit(uint32_t pid, uint32_t tid, bool whole_process, uint64_t time);
 
   // Records which mapped object each frame hit; re-reads the maps (at most
   // once per frame-miss burst) when a frame is outside every known mapping.
@@ -69,12 +77,30 @@ class ProcessTracker {
 
   // Metadata learned since the last call (empty if nothing new).
   format::MetadataDelta takeDelta(uint64_t time);
+  // Drops the state of processes and threads that exited more than
+  // kExitedRetentionNs before `time` (their facts are already in a delta).
+  // Every kLivenessSweepNs it also checks that held processes still exist:
+  // wakers outside the targets get no exit event.
+  void forgetExited(uint64_t time);
+
+  // `handler` runs (and should call takeDelta) whenever the symbol tables
+  // queued for the next delta reach `bytes` (an estimate of their heap size).
+  void setMetadataPressure(size_t bytes, std::function<void()> handler);
+  size_t pendingObjectBytes() const { return pending_object_bytes_; }
+
+  // How long an exited process's state is kept for samples still in flight.
+  static constexpr uint64_t kExitedRetentionNs = 2'000'000'000;
+  static constexpr uint64_t kLivenessSweepNs = 10'000'000'000;
 
   std::vector<HitObject> hitObjects() const;
   const std::set<uint64_t>& hitKernelAddresses() const { return kernel_addresses_; }
-  // Pids seen so far (for perf maps).
+  // Pids whose state is held (for perf maps): live ones and those that
+  // exited less than kExitedRetentionNs ago.
   std::vector<uint32_t> knownPids() const;
   size_t mappingCount(uint32_t pid) const;
+  // Processes and threads held right now (bounded by the live ones).
+  size_t processCount() const { return processes_.size(); }
+  size_t threadCount() const;
 
  private:
   struct MappedRange {
@@ -89,6 +115,9 @@ class ProcessTracker {
     std::vector<MappedRange> ranges;  // sorted by start
     uint64_t maps_read_time = 0;
     bool alive = true;
+    uint64_t exit_time = 0;  // when alive turned false
+    // Tids seen (their comm was read); exited ones wait in exited_threads_.
+    std::unordered_set<uint32_t> threads;
     // noteStackWords: pages of words that looked like code but were in no
     // executable mapping even after a re-read (heap, thread stacks).
     std::unordered_set<uint64_t> non_code_pages;
@@ -99,14 +128,25 @@ class ProcessTracker {
   const MappedRange* findRange(const ProcessState& state, uint64_t address) const;
   std::string buildIdOf(const std::string& open_path, const std::string& path);
   std::string readSmallFile(const std::string& path) const;
+  void queueObject(format::ObjectSymbols object);
+  void markExited(ProcessState& state, uint64_t time);
 
   std::string proc_root_;
   std::unordered_map<uint32_t, ProcessState> processes_;
-  std::unordered_set<uint32_t> threads_;
+  // Threads that exited while their process lives on: {pid, tid, exit time}.
+  struct ExitedThread {
+    uint32_t pid, tid;
+    uint64_t time;
+  };
+  std::vector<ExitedThread> exited_threads_;
+  uint64_t last_liveness_sweep_ = 0;
   std::map<std::string, std::string> build_ids_;  // path -> build id (cache)
   std::map<std::string, HitObject> hit_objects_;  // key: build id or path
   std::set<uint64_t> kernel_addresses_;
   format::MetadataDelta pending_;
+  size_t pending_object_bytes_ = 0;
+  size_t pressure_bytes_ = 0;
+  std::function<void()> pressure_handler_;
   bool embed_unwind_tables_ = false;
 };
 

@@ -8,13 +8,12 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <span>
-#include <sstream>
 
 #include "profile.skel.h"
 #include "recorder/drop_counter.h"
 #include "recorder/event_sink.h"
+#include "recorder/online_cpus.h"
 #include "recorder/ring_poller.h"
 #include "recorder/skeleton_setup.h"
 
@@ -49,7 +48,7 @@ class ProfileSource final : public Source {
     if (!skel_) return libbpfError("cpu samples: open BPF object", errno);
     skel_->rodata->capture_stack = config.stacks;
     skel_->rodata->user_stack_bytes = config.stacks ? config.user_stack_bytes : 0;
-    if (Status s = prepareSkeleton(skel_.get(), config, filter); !s)
+    if (Status s = prepareSkeleton(skel_.get(), filter, ringBytesFor(config, 1)); !s)
       return s.error().context("cpu samples");
     if (config.user_stack_bytes > 0) {
       // Records of up to 64 KiB: room for a burst across the flush interval.
@@ -152,25 +151,6 @@ class ProfileSource final : public Source {
     row.user_sp = e.user_sp;
     row.user_bp = e.user_bp;
     sink.append(row, copy);
-  }
-
-  static Result<std::vector<int>> onlineCpus() {
-    std::ifstream in("/sys/devices/system/cpu/online");
-    std::string list;
-    if (!std::getline(in, list)) return Error("cannot read /sys/devices/system/cpu/online");
-    std::vector<int> cpus;
-    std::istringstream ranges(list);
-    std::string range;
-    while (std::getline(ranges, range, ',')) {
-      int first = 0, last = 0;
-      if (sscanf(range.c_str(), "%d-%d", &first, &last) == 2) {
-        for (int c = first; c <= last; ++c) cpus.push_back(c);
-      } else if (sscanf(range.c_str(), "%d", &first) == 1) {
-        cpus.push_back(first);
-      }
-    }
-    if (cpus.empty()) return Error("no online cpus in /sys/devices/system/cpu/online");
-    return cpus;
   }
 
   const RecordConfig* config_ = nullptr;

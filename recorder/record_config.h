@@ -51,12 +51,21 @@ struct RecordConfig {
   bool verbose = false;
 
   // Not on the command line: sizes a test or a benchmark may tune.
-  uint32_t ring_buffer_bytes = 4u << 20;  // per source, a power of two
-  uint32_t page_fault_period = 1;         // --page-faults: record every Nth fault
-  std::vector<std::string> argv;          // the recorder's own command line, for the header
+  // Ring buffer of each source, a power of two; the scheduler source (the
+  // busiest) and locks in mode `all` take 2x and 4x (ringBytesFor). The kernel
+  // maps a ring's data pages twice (for wrap-around), so a ring counts twice
+  // in the recorder's RSS once it has wrapped: by default 2 + 4 + 2 MiB.
+  uint32_t ring_buffer_bytes = 1u << 20;
+  uint32_t page_fault_period = 1;  // --page-faults: record every Nth fault
+  std::vector<std::string> argv;   // the recorder's own command line, for the header
 };
 
 std::string lockModeName(LockMode mode);
+
+// The ring size of a source: config.ring_buffer_bytes times `scale`.
+inline uint32_t ringBytesFor(const RecordConfig& config, uint32_t scale) {
+  return config.ring_buffer_bytes * scale;
+}
 std::string targetDescription(const RecordConfig& config);
 
 }  // namespace incise::recorder

@@ -1,6 +1,7 @@
 #include "recorder/record_session.h"
 
 #include <fcntl.h>
+#include <malloc.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/syscall.h>
@@ -37,8 +38,13 @@ constexpr uint64_t kSecondNs = 1'000'000'000;
 constexpr uint64_t kFlushIntervalNs = kSecondNs;
 constexpr uint64_t kStatusIntervalNs = 2 * kSecondNs;
 // Interned stacks kept for deduplication; past this the table restarts, which
-// keeps the recorder's memory bounded however long it runs.
-constexpr uint32_t kMaxInternedStacks = 1u << 16;
+// keeps the recorder's memory bounded however long it runs (~200 bytes a
+// stack of 20 frames: 16 Ki stacks hold ~3.5 MB, double while a vector grows).
+constexpr uint32_t kMaxInternedStacks = 1u << 14;
+// Symbol tables read for newly hit objects are written out once they reach
+// this much heap, instead of waiting for the next once-a-second flush: the
+// first second of `-a` on a busy box hits dozens of objects.
+constexpr size_t kMetadataPressureBytes = 4u << 20;
 
 // 1 after the first SIGINT/SIGTERM, 2 after the second (skip symbol collection).
 std::atomic<int> g_stop_requests{0};
@@ -142,6 +148,10 @@ class Session {
     if (!writer) return fail("cannot write " + config_.output + ": " + writer.error().message());
     writer_ = writer.take();
     sink_.emplace(*writer_, tracker_);
+    tracker_.setMetadataPressure(kMetadataPressureBytes, [this] {
+      writer_->addMetadata(tracker_.takeDelta(monotonicNowNs()));
+      if (Status flushed = writer_->flush(); flushed) releaseFreedMemory();
+    });
 
     if (int code = startSources(); code != 0) return code;
     for (uint32_t pid : config_.pids) tracker_.notePid(pid, monotonicNowNs());
@@ -188,8 +198,17 @@ class Session {
 
   void flushMetadata(uint64_t now) {
     format::MetadataDelta delta = tracker_.takeDelta(now);
+    tracker_.forgetExited(now);
     perf_maps_.poll(tracker_.knownPids(), now, delta.perf_maps);
+    if (!delta.objects.empty()) release_pending_ = true;
     if (!delta.empty()) writer_->addMetadata(std::move(delta));
+  }
+
+  // Symbol tables and their encodings are many small strings: once written,
+  // their pages go back to the system instead of staying in the heap.
+  void releaseFreedMemory() {
+    malloc_trim(0);
+    release_pending_ = false;
   }
 
   // Why the loop stops; empty while it runs.
@@ -239,6 +258,7 @@ class Session {
         for (auto& source : sources_) source->pollLost(*sink_);
         flushMetadata(now);
         Status flushed = writer_->flush();
+        if (release_pending_) releaseFreedMemory();
         last_flush = now;
         if (!flushed) {
           std::cerr << "incise-record: stopping: " << flushed.message() << "\n";
@@ -317,11 +337,18 @@ class Session {
   RingPoller poller_;
   std::vector<std::unique_ptr<Source>> sources_;
   std::vector<int> target_pidfds_;
+  bool release_pending_ = false;
 };
 
 }  // namespace
 
 int runRecording(const RecordConfig& config) {
+  // A fixed threshold keeps buffers of 256 KiB and more (chunk columns,
+  // encoded blocks, symbol vectors) in their own mappings, returned to the
+  // system when freed; glibc's default raises it after the first big free,
+  // after which such buffers stay in the heap and RSS ratchets up.
+  mallopt(M_MMAP_THRESHOLD, 256 << 10);
+  mallopt(M_TRIM_THRESHOLD, 1 << 20);
   return Session(config).run();
 }
 

@@ -34,7 +34,8 @@ class SchedSource final : public Source {
     skel_.reset(sched_bpf__open());
     if (!skel_) return libbpfError("scheduler: open BPF object", errno);
     skel_->rodata->capture_stack = config.stacks;
-    if (Status s = prepareSkeleton(skel_.get(), config, filter); !s)
+    if (Status s = prepareSkeleton(skel_.get(), filter, ringBytesFor(config, emit_sched_ ? 2 : 1));
+        !s)
       return s.error().context("scheduler");
     chooseVariants();
     if (int err = sched_bpf__load(skel_.get())) return libbpfError("scheduler: load", err);
@@ -158,7 +159,7 @@ class SchedSource final : public Source {
       case PROCESS_EXIT:
         row.event = static_cast<uint64_t>(format::ProcessEventType::kExit);
         row.peer_pid = e.is_process_exit ? e.peer_pid : 0;
-        processes.onExit(h.pid, h.tid, e.is_process_exit != 0);
+        processes.onExit(h.pid, h.tid, e.is_process_exit != 0, h.time);
         break;
       case PROCESS_COMM:
         row.event = static_cast<uint64_t>(format::ProcessEventType::kComm);

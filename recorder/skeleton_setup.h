@@ -4,7 +4,7 @@
 //
 //   SkeletonPtr<profile_bpf> skel(profile_bpf__open(), &profile_bpf__destroy);
 //   if (!skel) return libbpfError("cpu samples: open", errno);
-//   INCISE_RETURN_IF_ERROR(prepareSkeleton(skel.get(), config, filter));
+//   INCISE_RETURN_IF_ERROR(prepareSkeleton(skel.get(), filter, ringBytesFor(config, 1)));
 //   if (int err = profile_bpf__load(skel.get())) return libbpfError("cpu samples: load", err);
 #pragma once
 
@@ -22,12 +22,13 @@ namespace incise::recorder {
 template <typename Skeleton>
 using SkeletonPtr = std::unique_ptr<Skeleton, void (*)(Skeleton*)>;
 
-// Filter options into .rodata, the shared targets map, the ring size.
+// Filter options into .rodata, the shared targets map, the ring size
+// (`ring_bytes`, usually ringBytesFor(config, 1)).
 template <typename Skeleton>
-Status prepareSkeleton(Skeleton* skel, const RecordConfig& config, const TargetFilter& filter) {
+Status prepareSkeleton(Skeleton* skel, const TargetFilter& filter, uint32_t ring_bytes) {
   filter.setRodata(skel->rodata);
   INCISE_RETURN_IF_ERROR(filter.shareMap(skel->maps.targets));
-  if (int err = bpf_map__set_max_entries(skel->maps.events, config.ring_buffer_bytes))
+  if (int err = bpf_map__set_max_entries(skel->maps.events, ring_bytes))
     return libbpfError("size the ring buffer", err);
   return Status::ok();
 }

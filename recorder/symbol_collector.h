@@ -2,6 +2,10 @@
 // covers the kernel addresses hit, so the trace symbolizes on another machine.
 // (User objects' symbol tables are read when first hit: ProcessTracker.)
 //
+// /proc/kallsyms holds ~150k text symbols (15-20 MB as parsed strings); it is
+// read in two passes over 1 MiB slices, the first keeping only addresses, so
+// the recorder's peak memory does not jump at the end of a recording.
+//
 //   std::vector<std::string> problems;
 //   format::MetadataDelta symbols = collectSymbols(tracker, now, "/proc/kallsyms", &problems);
 //   writer.addMetadata(std::move(symbols));
@@ -20,9 +24,14 @@ format::MetadataDelta collectSymbols(const ProcessTracker& tracker, uint64_t tim
                                      const std::string& kallsyms_path,
                                      std::vector<std::string>* problems);
 
-// The symbols that contain `addresses`, each followed by the next symbol so
-// the analyzer can bound its size. `sorted` is parseKallsyms output.
+// The symbols of `sorted` (by address) that contain an address of `addresses`,
+// each with its successor (which bounds its size); one symbol per address.
 std::vector<format::KernelSymbol> kernelSymbolsCovering(
     const std::vector<format::KernelSymbol>& sorted, const std::set<uint64_t>& addresses);
+
+// The same subset read from a kallsyms file without holding all of it;
+// empty when the file has no text symbols (kptr_restrict, unreadable).
+std::vector<format::KernelSymbol> kernelSymbolsCoveringFile(const std::string& kallsyms_path,
+                                                            const std::set<uint64_t>& addresses);
 
 }  // namespace incise::recorder

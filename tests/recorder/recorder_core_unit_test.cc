@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "objfile/kallsyms.h"
 #include "recorder/options.h"
 #include "recorder/perf_map_watcher.h"
 #include "recorder/process_tracker.h"
@@ -69,6 +70,104 @@ TEST(ProcessTracker, ReadsCommCmdlineParentAndExecutableMaps) {
   fs::remove_all(root);
 }
 
+TEST(ProcessTracker, ForgetsExitedProcessesAfterTheRetentionAndSeesPidReuse) {
+  fs::path root = makeFakeProc();
+  ProcessTracker tracker(root.string());
+  const uint64_t exit_time = 10'000'000'000;
+  tracker.noteThread(42, 43, exit_time - 5);
+  (void)tracker.takeDelta(exit_time - 4);
+  tracker.onExit(42, 43, /*whole_process=*/true, exit_time);
+  // A sample older than the exit, drained late, finds the state still there.
+  uint64_t frames[] = {0x401234};
+  tracker.noteUserFrames(42, frames, exit_time - 1);
+  tracker.forgetExited(exit_time + ProcessTracker::kExitedRetentionNs / 2);
+  EXPECT_EQ(tracker.processCount(), 1u);
+  EXPECT_TRUE(tracker.takeDelta(exit_time).processes.empty());  // not read again
+  tracker.forgetExited(exit_time + ProcessTracker::kExitedRetentionNs + 1);
+  EXPECT_EQ(tracker.processCount(), 0u);
+  EXPECT_EQ(tracker.threadCount(), 0u);
+  EXPECT_TRUE(tracker.knownPids().empty());
+  // The pid comes back as a new process: read again.
+  tracker.notePid(42, exit_time + 3 * ProcessTracker::kExitedRetentionNs);
+  EXPECT_EQ(tracker.takeDelta(0).processes.size(), 1u);
+  fs::remove_all(root);
+}
+
+TEST(ProcessTracker, DropsExitedThreadsAndProcessesThatVanishedWithoutAnExit) {
+  fs::path root = makeFakeProc();
+  ProcessTracker tracker(root.string());
+  tracker.noteThread(42, 43, 1);
+  EXPECT_EQ(tracker.takeDelta(2).processes.size(), 1u);
+  EXPECT_EQ(tracker.threadCount(), 1u);
+  tracker.onExit(42, 43, /*whole_process=*/false, 100);
+  tracker.forgetExited(100 + ProcessTracker::kExitedRetentionNs + 1);
+  EXPECT_EQ(tracker.threadCount(), 0u);
+  EXPECT_EQ(tracker.processCount(), 1u);
+  // No exit event (a waker outside the targets): the liveness sweep notices.
+  fs::remove_all(root / "42");
+  uint64_t later = ProcessTracker::kLivenessSweepNs * 2;
+  tracker.forgetExited(later);
+  tracker.forgetExited(later + ProcessTracker::kExitedRetentionNs + 1);
+  EXPECT_EQ(tracker.processCount(), 0u);
+  // A pid that is already gone when first seen writes no nameless process.
+  tracker.notePid(77, later);
+  EXPECT_TRUE(tracker.takeDelta(later).processes.empty());
+  fs::remove_all(root);
+}
+
+TEST(ProcessTracker, WritesQueuedSymbolTablesOutUnderPressure) {
+  fs::path root = makeFakeProc();
+  // The test binary itself stands in for the process's executable.
+  fs::create_directories(root / "42" / "root" / "usr" / "bin");
+  fs::copy_file(fs::read_symlink("/proc/self/exe"),
+                root / "42" / "root" / "usr" / "bin" / "server");
+  ProcessTracker tracker(root.string());
+  int calls = 0;
+  size_t bytes_seen = 0;
+  tracker.setMetadataPressure(1, [&] {
+    ++calls;
+    bytes_seen = tracker.pendingObjectBytes();
+    format::MetadataDelta delta = tracker.takeDelta(7);
+    ASSERT_EQ(delta.objects.size(), 1u);
+    EXPECT_FALSE(delta.objects[0].symbols.empty());
+  });
+  uint64_t frames[] = {0x401234};
+  tracker.noteUserFrames(42, frames, 3000);
+  EXPECT_EQ(calls, 1);
+  EXPECT_GT(bytes_seen, 1000u);
+  EXPECT_EQ(tracker.pendingObjectBytes(), 0u);
+  fs::remove_all(root);
+}
+
+TEST(SymbolCollector, KernelSubsetFromAFileEqualsTheSubsetOfTheWholeTable) {
+  // Over 1 MiB of text, so the file is read in more than one slice.
+  std::string text;
+  for (uint64_t i = 0; i < 40000; ++i) {
+    char line[96];
+    snprintf(line, sizeof(line), "%016llx %c function_number_%llu\n",
+             static_cast<unsigned long long>(0xffffffff81000000ull + i * 0x40), i % 7 ? 'T' : 't',
+             static_cast<unsigned long long>(i));
+    text += line;
+  }
+  ASSERT_GT(text.size(), 1u << 20);
+  fs::path path = fs::temp_directory_path() / ("incise-kallsyms-" + std::to_string(getpid()));
+  { std::ofstream(path) << text; }
+  std::set<uint64_t> hits = {0xffffffff81000010ull, 0xffffffff81000000ull + 33333 * 0x40 + 3,
+                             0xffffffff81000000ull + 39999 * 0x40 + 8, 0x10};
+  std::vector<format::KernelSymbol> expected =
+      kernelSymbolsCovering(objfile::parseKallsyms(text), hits);
+  std::vector<format::KernelSymbol> got = kernelSymbolsCoveringFile(path.string(), hits);
+  ASSERT_EQ(got.size(), 5u);  // three hits, two of them with a successor
+  ASSERT_EQ(got.size(), expected.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    EXPECT_EQ(got[i].address, expected[i].address);
+    EXPECT_EQ(got[i].name, expected[i].name);
+  }
+  EXPECT_EQ(got[2].name, "function_number_33333");
+  EXPECT_TRUE(kernelSymbolsCoveringFile((path.string() + ".missing"), hits).empty());
+  fs::remove(path);
+}
+
 TEST(SymbolCollector, KernelSubsetHoldsHitSymbolsAndTheirSuccessors) {
   std::vector<format::KernelSymbol> all = {
       {0x1000, "a", ""}, {0x2000, "b", ""}, {0x3000, "c", ""}, {0x4000, "d", ""}};
@@ -98,6 +197,9 @@ TEST(PerfMapWatcher, SnapshotsOnlyNewCompleteLines) {
   EXPECT_EQ(out[1].entries[0].start, 0x2000u);
   watcher.poll({42}, 12, out);
   EXPECT_EQ(out.size(), 2u);
+  EXPECT_EQ(watcher.watchedPids(), 1u);
+  watcher.poll({}, 13, out);  // the process exited: its position is dropped
+  EXPECT_EQ(watcher.watchedPids(), 0u);
   fs::remove_all(root);
 }
 
