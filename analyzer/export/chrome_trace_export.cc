@@ -5,12 +5,12 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <unordered_map>
 
 #include "analyzer/export/thread_state_spans.h"
 #include "analyzer/model/stack_namer.h"
 #include "analyzer/reports/critical_sections.h"
 #include "analyzer/reports/lock_report_text.h"
-#include "analyzer/reports/stack_text.h"
 
 namespace incise::analyzer {
 namespace {
@@ -19,16 +19,57 @@ std::string quoted(const std::string& text) {
   return nlohmann::json(text).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
+// The trace's "stackFrames" dictionary: a tree of call paths, each node a
+// frame (name, module as category) with a link to its caller. A stack is the
+// id of its leaf node, so every distinct call path prefix is written once.
+class StackFrameTable {
+ public:
+  // The node for `name` called from `parent` (0: a root frame).
+  uint64_t node(uint64_t parent, const std::string& name, const std::string& module) {
+    auto [it, inserted] = ids_.try_emplace({parent, name}, nodes_.size() + 1);
+    if (inserted) nodes_.push_back({parent, name, module});
+    return it->second;
+  }
+
+  void write(std::ostream& out) const {
+    out << "\"stackFrames\":{";
+    for (size_t i = 0; i < nodes_.size(); ++i) {
+      const Node& n = nodes_[i];
+      out << (i ? ",\n" : "\n") << '"' << i + 1 << "\":{\"name\":" << quoted(n.name)
+          << ",\"category\":" << quoted(n.module.empty() ? "?" : n.module);
+      if (n.parent != 0) out << ",\"parent\":\"" << n.parent << '"';
+      out << '}';
+    }
+    out << "}";
+  }
+  size_t size() const { return nodes_.size(); }
+
+ private:
+  struct Node {
+    uint64_t parent;
+    std::string name;
+    std::string module;
+  };
+  std::map<std::pair<uint64_t, std::string>, uint64_t> ids_;
+  std::vector<Node> nodes_;  // id - 1 -> node
+};
+
 class EventWriter {
  public:
   EventWriter(Trace& trace, std::ostream& out) : trace_(trace), out_(out) {}
 
+  // No displayTimeUnit: older Perfetto importers take it as the unit of
+  // "ts", which the format defines as µs.
   void begin() {
-    out_ << "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"source\":" << quoted(trace_.path())
+    out_ << "{\"otherData\":{\"source\":" << quoted(trace_.path())
          << ",\"host\":" << quoted(trace_.header().host) << ",\"exporter\":\"incise\"},"
          << "\"traceEvents\":[\n";
   }
-  void end() { out_ << "\n]}\n"; }
+  void end(const StackFrameTable& frames) {
+    out_ << "\n],\n";
+    frames.write(out_);
+    out_ << "}\n";
+  }
 
   // A complete slice or an instant; `extra` is more JSON members, starting with a comma.
   void event(const char* phase, const std::string& category, const std::string& name, uint64_t pid,
@@ -49,6 +90,16 @@ class EventWriter {
     std::string id = ",\"id\":" + std::to_string(++async_id_);
     event("b", "lock", name, pid, tid, start, id + ",\"args\":" + args);
     event("e", "lock", name, pid, tid, end, id);
+  }
+  // A CPU sample: a thread-scoped instant named by its leaf (`quoted_name`,
+  // already JSON), its stack by reference. The hot path, so no temporaries.
+  void sample(const std::string& quoted_name, uint64_t pid, uint64_t tid, uint64_t time,
+              uint64_t stack_node) {
+    separate();
+    out_ << "{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"cpu\",\"name\":" << quoted_name
+         << ",\"pid\":" << pid << ",\"tid\":" << tid << ",\"ts\":" << microsText(relative(time))
+         << ",\"sf\":" << stack_node << "}";
+    seen(pid, tid, time);
   }
 
   // process_name and thread_name for everything that had an event.
@@ -126,17 +177,29 @@ void writeLocks(Trace& trace, EventWriter& writer, ChromeTraceStats& stats) {
   }
 }
 
-void writeSamples(Trace& trace, EventWriter& writer, ChromeTraceStats& stats) {
-  StackNamer namer(trace, FrameGrouping::kFunction);
-  std::map<std::pair<uint64_t, uint64_t>, std::pair<std::string, std::string>> named;
+void writeSamples(Trace& trace, EventWriter& writer, StackFrameTable& frames,
+                  ChromeTraceStats& stats) {
+  StackNamer functions(trace, FrameGrouping::kFunction);
+  StackNamer modules(trace, FrameGrouping::kModule);
+  struct NamedStack {
+    std::string quoted_leaf;
+    uint64_t node = 0;
+  };
+  std::map<std::pair<uint64_t, uint64_t>, NamedStack> named;  // (pid, stack id)
   trace.forEachRow<format::CpuSample>([&](const format::CpuSample& s) {
     auto [it, inserted] = named.try_emplace({s.pid, s.stack_id});
     if (inserted) {
-      const auto& frames = namer.rootFirst(static_cast<uint32_t>(s.pid), s.stack_id, s.time);
-      it->second.first = frames.empty() ? "[no stack]" : frames.back();
-      it->second.second = ",\"s\":\"t\",\"args\":{\"stack\":" + quoted(stackLine(frames)) + "}";
+      uint32_t pid = static_cast<uint32_t>(s.pid);
+      const auto& names = functions.rootFirst(pid, s.stack_id, s.time);
+      const auto& objects = modules.rootFirst(pid, s.stack_id, s.time);
+      uint64_t node = 0;
+      for (size_t i = 0; i < names.size(); ++i) {
+        node = frames.node(node, names[i], objects.size() == names.size() ? objects[i] : "");
+      }
+      if (names.empty()) node = frames.node(0, "[no stack]", "");
+      it->second = {quoted(names.empty() ? "[no stack]" : names.back()), node};
     }
-    writer.event("i", "cpu", it->second.first, s.pid, s.tid, s.time, it->second.second);
+    writer.sample(it->second.quoted_leaf, s.pid, s.tid, s.time, it->second.node);
     ++stats.samples;
   });
 }
@@ -153,13 +216,15 @@ std::string microsText(uint64_t ns) {
 ChromeTraceStats writeChromeTrace(Trace& trace, std::ostream& out) {
   ChromeTraceStats stats;
   EventWriter writer(trace, out);
+  StackFrameTable frames;
   writer.begin();
   writeStates(trace, writer, stats);
   writeLocks(trace, writer, stats);
-  writeSamples(trace, writer, stats);
+  writeSamples(trace, writer, frames, stats);
   writer.names();
-  writer.end();
+  writer.end(frames);
   stats.threads = writer.threads();
+  stats.stack_frames = frames.size();
   return stats;
 }
 

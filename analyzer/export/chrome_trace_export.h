@@ -8,13 +8,20 @@
 //    "lock", named "wait 0xADDR" / "hold 0xADDR"; inferred holds say so in
 //    args): they overlap the state slices without nesting, which thread
 //    slices must, so they cannot share the state track;
-//  - CPU samples as thread-scoped instant events named by the leaf function,
-//    with the whole stack (leaf first) in args.stack.
+//  - CPU samples as thread-scoped instant events named by the leaf function;
+//    their stacks are in the format's shared "stackFrames" dictionary (after
+//    traceEvents): a tree of frames, each {name, category = module, parent},
+//    so every distinct call path prefix is written once and a sample only
+//    carries "sf": the id of its leaf node. chrome://tracing shows the stack
+//    of a selected sample from it; Perfetto's JSON importer ignores
+//    stackFrames and shows samples as instants named by their leaf.
 // Timestamps are µs from the trace start, printed with exactly three
-// decimals, so ns survive the round trip.
+// decimals, so ns survive the round trip. There is no displayTimeUnit: older
+// Perfetto importers read it as the unit of "ts".
 //
 // Events are written as they are produced (the switch and lock rows are
 // materialised, as `incise sched` and `incise locks` do; samples stream).
+// Memory beyond that: one stack-tree node per distinct call path prefix.
 //
 //   ChromeTraceStats stats = writeChromeTrace(trace, out);
 #pragma once
@@ -31,6 +38,7 @@ struct ChromeTraceStats {
   uint64_t lock_slices = 0;
   uint64_t samples = 0;
   uint64_t threads = 0;
+  uint64_t stack_frames = 0;  // nodes in stackFrames
 };
 
 ChromeTraceStats writeChromeTrace(Trace& trace, std::ostream& out);

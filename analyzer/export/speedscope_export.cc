@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <string>
 #include <unordered_map>
 
 #include "analyzer/model/stack_namer.h"
@@ -10,10 +11,15 @@
 namespace incise::analyzer {
 namespace {
 
+std::string quoted(const std::string& text) {
+  return nlohmann::json(text).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+// All that is kept of a sample until its thread's profile is written.
 struct TimedSample {
   uint64_t time;
-  uint32_t stack;  // index into the interned stacks
   uint64_t weight;
+  uint32_t stack;  // index into Stacks
 };
 
 struct ThreadSamples {
@@ -21,73 +27,96 @@ struct ThreadSamples {
   std::vector<TimedSample> samples;
 };
 
+// Distinct call paths as speedscope writes them ("[3,0,7]", root first), and
+// the frame names they index.
+class Stacks {
+ public:
+  explicit Stacks(Trace& trace) : namer_(trace, FrameGrouping::kFunction) {}
+
+  uint32_t indexOf(uint32_t pid, uint64_t stack_id, uint64_t time) {
+    auto [it, inserted] = index_.try_emplace({pid, stack_id}, 0);
+    if (!inserted) return it->second;
+    std::vector<std::string> names = namer_.rootFirst(pid, stack_id, time);
+    if (names.empty()) names.push_back("[no stack]");
+    std::string text = "[";
+    for (const auto& name : names) {
+      auto [frame, fresh] = frame_index_.try_emplace(name, static_cast<uint32_t>(frames_.size()));
+      if (fresh) frames_.push_back(name);
+      if (text.size() > 1) text += ',';
+      text += std::to_string(frame->second);
+    }
+    text += ']';
+    it->second = static_cast<uint32_t>(texts_.size());
+    texts_.push_back(std::move(text));
+    return it->second;
+  }
+  const std::string& text(uint32_t index) const { return texts_[index]; }
+  const std::vector<std::string>& frames() const { return frames_; }
+
+ private:
+  StackNamer namer_;
+  std::map<std::pair<uint32_t, uint64_t>, uint32_t> index_;  // (pid, stack id)
+  std::unordered_map<std::string, uint32_t> frame_index_;
+  std::vector<std::string> frames_;
+  std::vector<std::string> texts_;
+};
+
+void writeProfile(Trace& trace, uint32_t tid, ThreadSamples& thread, const Stacks& stacks,
+                  bool nanoseconds, std::ostream& out) {
+  std::stable_sort(thread.samples.begin(), thread.samples.end(),
+                   [](const TimedSample& a, const TimedSample& b) { return a.time < b.time; });
+  uint64_t total = 0;
+  for (const TimedSample& sample : thread.samples) total += sample.weight;
+  std::string name = trace.threadName(tid, thread.samples.front().time);
+  out << "{\"type\":\"sampled\",\"name\":"
+      << quoted((name.empty() ? "thread" : name) + " (pid " + std::to_string(thread.pid) +
+                ", tid " + std::to_string(tid) + ")")
+      << ",\"unit\":\"" << (nanoseconds ? "nanoseconds" : "none")
+      << "\",\"startValue\":0,\"endValue\":" << total << ",\n\"samples\":[";
+  for (size_t i = 0; i < thread.samples.size(); ++i) {
+    out << (i ? "," : "") << stacks.text(thread.samples[i].stack);
+  }
+  out << "],\n\"weights\":[";
+  for (size_t i = 0; i < thread.samples.size(); ++i) {
+    out << (i ? "," : "") << thread.samples[i].weight;
+  }
+  out << "]}";
+}
+
 }  // namespace
 
 SpeedscopeStats writeSpeedscope(Trace& trace, std::ostream& out) {
   const format::Header& header = trace.header();
   bool nanoseconds =
       header.options.sample_event.empty() || header.options.sample_event == "cpu-clock";
-  StackNamer namer(trace, FrameGrouping::kFunction);
-  std::unordered_map<std::string, uint32_t> frame_index;
-  nlohmann::json frames = nlohmann::json::array();
-  std::vector<std::vector<uint32_t>> stacks;                      // root-first frame indexes
-  std::map<std::pair<uint64_t, uint64_t>, uint32_t> stack_index;  // (pid, stack id)
+  Stacks stacks(trace);
   std::map<uint32_t, ThreadSamples> threads;
-
   trace.forEachRow<format::CpuSample>([&](const format::CpuSample& s) {
-    auto [it, inserted] = stack_index.try_emplace({s.pid, s.stack_id}, 0);
-    if (inserted) {
-      std::vector<std::string> names =
-          namer.rootFirst(static_cast<uint32_t>(s.pid), s.stack_id, s.time);
-      if (names.empty()) names.push_back("[no stack]");
-      std::vector<uint32_t> indexes;
-      for (const auto& name : names) {
-        auto [frame, fresh] = frame_index.try_emplace(name, static_cast<uint32_t>(frames.size()));
-        if (fresh) frames.push_back({{"name", name}});
-        indexes.push_back(frame->second);
-      }
-      it->second = static_cast<uint32_t>(stacks.size());
-      stacks.push_back(std::move(indexes));
-    }
+    uint32_t stack = stacks.indexOf(static_cast<uint32_t>(s.pid), s.stack_id, s.time);
     ThreadSamples& thread = threads[static_cast<uint32_t>(s.tid)];
     thread.pid = static_cast<uint32_t>(s.pid);
-    thread.samples.push_back({s.time, it->second, nanoseconds ? s.weight : 1});
+    thread.samples.push_back({s.time, nanoseconds ? s.weight : 1, stack});
   });
 
+  // Profiles first, each thread's samples released once written; the frame
+  // table last, as it is complete only now (JSON does not care about order).
   SpeedscopeStats stats;
-  nlohmann::json profiles = nlohmann::json::array();
+  out << "{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\","
+      << "\"exporter\":\"incise\",\"name\":" << quoted(trace.path())
+      << ",\"activeProfileIndex\":0,\n\"profiles\":[\n";
   for (auto& [tid, thread] : threads) {
-    std::stable_sort(thread.samples.begin(), thread.samples.end(),
-                     [](const TimedSample& a, const TimedSample& b) { return a.time < b.time; });
-    nlohmann::json samples = nlohmann::json::array();
-    nlohmann::json weights = nlohmann::json::array();
-    uint64_t total = 0;
-    for (const TimedSample& sample : thread.samples) {
-      samples.push_back(stacks[sample.stack]);
-      weights.push_back(sample.weight);
-      total += sample.weight;
-    }
-    std::string name = trace.threadName(tid, thread.samples.front().time);
-    profiles.push_back(
-        {{"type", "sampled"},
-         {"name", (name.empty() ? "thread" : name) + " (pid " + std::to_string(thread.pid) +
-                      ", tid " + std::to_string(tid) + ")"},
-         {"unit", nanoseconds ? "nanoseconds" : "none"},
-         {"startValue", 0},
-         {"endValue", total},
-         {"samples", std::move(samples)},
-         {"weights", std::move(weights)}});
+    if (stats.profiles++ != 0) out << ",\n";
+    writeProfile(trace, tid, thread, stacks, nanoseconds, out);
     stats.samples += thread.samples.size();
+    thread.samples = {};
   }
-  stats.profiles = profiles.size();
+  out << "\n],\n\"shared\":{\"frames\":[";
+  const std::vector<std::string>& frames = stacks.frames();
+  for (size_t i = 0; i < frames.size(); ++i) {
+    out << (i ? ",\n" : "\n") << "{\"name\":" << quoted(frames[i]) << "}";
+  }
+  out << "]}}\n";
   stats.frames = frames.size();
-  nlohmann::json doc = {{"$schema", "https://www.speedscope.app/file-format-schema.json"},
-                        {"exporter", "incise"},
-                        {"name", trace.path()},
-                        {"activeProfileIndex", 0},
-                        {"shared", {{"frames", std::move(frames)}}},
-                        {"profiles", std::move(profiles)}};
-  out << doc.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   return stats;
 }
 

@@ -6,6 +6,13 @@
 // samples' periods in ns when the trace sampled cpu-clock (unit
 // "nanoseconds"), else 1 per sample (unit "none").
 //
+// Streamed: while the samples are read, each distinct stack is named and
+// rendered once ("[0,4,9]") and a sample is kept as 24 bytes (time, weight,
+// stack index); then each thread's profile is sorted, written and freed, and
+// the frames table is written last (JSON objects are unordered). So memory
+// is the distinct stacks and frames plus 24 bytes per sample, not a JSON
+// document of the whole profile.
+//
 //   writeSpeedscope(trace, out);
 #pragma once
 

@@ -1,12 +1,16 @@
-// The Chrome trace export is valid JSON; per thread its running, runnable
-// and blocked slices add up to exactly what `incise sched` reports; lock
-// waits and holds are paired async slices; samples are instants.
+// The Chrome trace export is valid JSON with the keys Perfetto's and
+// chrome://tracing's importers read; per thread its running, runnable and
+// blocked slices add up to exactly what `incise sched` reports; lock waits
+// and holds are paired async slices; samples are instants whose "sf" names a
+// node of the shared stackFrames tree.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
 
 #include "analyzer/export/chrome_trace_export.h"
 #include "tests/analyzer/export/export_test_files.h"
@@ -55,11 +59,89 @@ class ChromeExport : public ::testing::Test {
     ASSERT_FALSE(doc_.is_discarded()) << file_.contents();
   }
 
+  // The frames of an event's "sf", leaf first, following parent links.
+  std::vector<std::string> stackOf(const nlohmann::json& event) const {
+    std::vector<std::string> frames;
+    const nlohmann::json& table = doc_["stackFrames"];
+    std::string id = std::to_string(event["sf"].get<uint64_t>());
+    for (size_t depth = 0; !id.empty() && depth < 1000; ++depth) {
+      const nlohmann::json& frame = table.at(id);
+      frames.push_back(frame["name"]);
+      id = frame.contains("parent") ? frame["parent"].get<std::string>() : "";
+    }
+    return frames;
+  }
+
   TraceBuilder t_;
   std::string path_;
   ExportedFile file_{"chrome"};
   nlohmann::json doc_;
 };
+
+// Every event has the keys the importers need, typed as they expect; every
+// "sf" and every parent link resolves; async begins and ends pair up.
+TEST_F(ChromeExport, StructureIsWhatTheImportersRead) {
+  ASSERT_TRUE(doc_.is_object());
+  // Perfetto's older importers take displayTimeUnit as the unit of ts.
+  EXPECT_FALSE(doc_.contains("displayTimeUnit"));
+  ASSERT_TRUE(doc_["traceEvents"].is_array());
+  ASSERT_TRUE(doc_["stackFrames"].is_object());
+  const nlohmann::json& table = doc_["stackFrames"];
+  for (const auto& [id, frame] : table.items()) {
+    SCOPED_TRACE("frame " + id);
+    EXPECT_TRUE(frame["name"].is_string());
+    EXPECT_TRUE(frame["category"].is_string());
+    if (frame.contains("parent")) {
+      ASSERT_TRUE(frame["parent"].is_string());
+      ASSERT_TRUE(table.contains(frame["parent"].get<std::string>()));
+      // Parents are written before their children, so links cannot loop.
+      EXPECT_LT(std::stoull(frame["parent"].get<std::string>()), std::stoull(id));
+    }
+  }
+  std::map<uint64_t, nlohmann::json> open;  // async id -> its begin
+  size_t samples = 0;
+  for (const auto& e : doc_["traceEvents"]) {
+    SCOPED_TRACE(e.dump());
+    ASSERT_TRUE(e["ph"].is_string());
+    ASSERT_TRUE(e["name"].is_string());
+    ASSERT_TRUE(e["pid"].is_number_unsigned());
+    ASSERT_TRUE(e["tid"].is_number_unsigned());
+    std::string ph = e["ph"];
+    if (ph == "M") {
+      EXPECT_TRUE(e["name"] == "thread_name" || e["name"] == "process_name");
+      EXPECT_TRUE(e["args"]["name"].is_string());
+      continue;
+    }
+    ASSERT_TRUE(e["ts"].is_number());
+    EXPECT_GE(e["ts"].get<double>(), 0);
+    if (ph == "X") {
+      ASSERT_TRUE(e["dur"].is_number());
+      EXPECT_GT(e["dur"].get<double>(), 0);
+    } else if (ph == "i") {
+      ++samples;
+      EXPECT_EQ(e["s"], "t");
+      ASSERT_TRUE(e["sf"].is_number_unsigned());
+      ASSERT_TRUE(table.contains(std::to_string(e["sf"].get<uint64_t>())));
+      EXPECT_FALSE(e.contains("args")) << "the stack is in stackFrames, not repeated per sample";
+    } else if (ph == "b") {
+      EXPECT_TRUE(open.emplace(e["id"].get<uint64_t>(), e).second) << "id reused";
+    } else if (ph == "e") {
+      auto begin = open.find(e["id"].get<uint64_t>());
+      ASSERT_NE(begin, open.end());
+      EXPECT_EQ(begin->second["name"], e["name"]);
+      EXPECT_EQ(begin->second["cat"], e["cat"]);
+      EXPECT_EQ(begin->second["pid"], e["pid"]);
+      EXPECT_LE(begin->second["ts"].get<double>(), e["ts"].get<double>());
+      open.erase(begin);
+    } else {
+      ADD_FAILURE() << "unexpected phase " << ph;
+    }
+  }
+  EXPECT_TRUE(open.empty());
+  EXPECT_EQ(samples, 3u);
+  // One stack, two frames: written once however many samples use it.
+  EXPECT_EQ(table.size(), 2u);
+}
 
 TEST_F(ChromeExport, StateSlicesAddUpToTheSchedReport) {
   std::map<uint64_t, std::map<std::string, uint64_t>> spans;  // tid -> state -> ns
@@ -118,7 +200,7 @@ TEST_F(ChromeExport, LocksSamplesAndNames) {
     } else if (e["ph"] == "i") {
       ++instants;
       EXPECT_EQ(e["name"], "compute");
-      EXPECT_EQ(e["args"]["stack"], "compute <- worker_main");
+      EXPECT_EQ(stackOf(e), (std::vector<std::string>{"compute", "worker_main"}));
     } else if (e["ph"] == "M" && e["name"] == "thread_name") {
       thread_names[{e["pid"], e["tid"]}] = e["args"]["name"];
     } else if (e["ph"] == "M" && e["name"] == "process_name") {

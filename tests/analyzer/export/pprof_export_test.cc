@@ -1,10 +1,16 @@
 // The pprof export parsed back with libprotobuf: sample counts, periods,
-// functions, labels and mappings match the trace it came from; `go tool
-// pprof` reads it when Go is installed.
+// functions, labels and mappings match the trace it came from; when Go is
+// installed, `go tool pprof -top` prints the same totals and per-function
+// counts.
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <iterator>
 #include <map>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
 
 #include "analyzer/diff/trace_facts.h"
 #include "analyzer/export/gzip.h"
@@ -113,19 +119,57 @@ TEST_F(PprofExport, MappingsCarryBuildIds) {
   }
 }
 
-TEST_F(PprofExport, GoToolPprofReadsIt) {
-  if (std::system("command -v go >/dev/null 2>&1") != 0) {
-    GTEST_SKIP() << "go is not installed: `go tool pprof` check skipped";
-  }
-  std::string command = "go tool pprof -top " + file_.path() + " 2>&1";
+// `go tool pprof -top` output and exit status; "" and skipped when Go is absent.
+std::string goPprofTop(const std::string& flags, const std::string& file, int& status) {
+  std::string command = "go tool pprof -top " + flags + " " + file + " 2>&1";
   FILE* pipe = popen(command.c_str(), "r");
-  ASSERT_NE(pipe, nullptr);
+  if (!pipe) {
+    status = -1;
+    return "";
+  }
   std::string output;
   char buffer[512];
   while (fgets(buffer, sizeof buffer, pipe)) output += buffer;
-  EXPECT_EQ(pclose(pipe), 0) << output;
-  EXPECT_NE(output.find("leaf_a"), std::string::npos) << output;
-  EXPECT_NE(output.find("leaf_b"), std::string::npos) << output;
+  status = pclose(pipe);
+  return output;
+}
+
+// "Showing nodes accounting for 10, 100% of 10 total" -> "10".
+std::string totalOf(const std::string& top) {
+  std::smatch match;
+  static const std::regex kTotal(R"(of (\S+) total)");
+  return std::regex_search(top, match, kTotal) ? match[1].str() : "";
+}
+
+// The flat column of `function`'s row: "  5 50.00% 50.00%  5 50.00%  leaf_a" -> "5".
+std::string flatOf(const std::string& top, const std::string& function) {
+  std::istringstream lines(top);
+  std::string line;
+  while (std::getline(lines, line)) {
+    std::istringstream words(line);
+    std::vector<std::string> w{std::istream_iterator<std::string>(words), {}};
+    if (w.size() == 6 && w.back() == function) return w[0];
+  }
+  return "";
+}
+
+TEST_F(PprofExport, GoToolPprofTotalsMatchTheTrace) {
+  if (std::system("command -v go >/dev/null 2>&1") != 0) {
+    GTEST_SKIP() << "go is not installed: `go tool pprof` check skipped";
+  }
+  int status = 0;
+  std::string counts = goPprofTop("-sample_index=samples", file_.path(), status);
+  ASSERT_EQ(status, 0) << counts;
+  EXPECT_EQ(totalOf(counts), "10") << counts;
+  EXPECT_EQ(flatOf(counts, "leaf_a"), "5") << counts;
+  EXPECT_EQ(flatOf(counts, "leaf_b"), "5") << counts;
+  EXPECT_EQ(flatOf(counts, "main"), "0") << counts;
+
+  std::string cpu = goPprofTop("-sample_index=cpu -unit=ns", file_.path(), status);
+  ASSERT_EQ(status, 0) << cpu;
+  EXPECT_EQ(totalOf(cpu), std::to_string(5 * 1000 + 3 * 2000 + 2 * 1000) + "ns") << cpu;
+  EXPECT_EQ(flatOf(cpu, "leaf_a"), "5000ns") << cpu;
+  EXPECT_EQ(flatOf(cpu, "leaf_b"), "8000ns") << cpu;
 }
 
 TEST(Gzip, RoundTripAndDamage) {

@@ -61,6 +61,43 @@ TEST_F(SampleExports, SpeedscopeHasAProfilePerThreadInTimeOrder) {
   EXPECT_EQ(frames.size(), 4u);  // main, leaf_a, mid, leaf_b: shared, not repeated
 }
 
+// What speedscope's importer requires of a sampled profile, checked on every
+// profile: frame indexes in range, one weight per sample, endValue the sum.
+TEST_F(SampleExports, SpeedscopeStructureIsStrict) {
+  ExportedFile file("speedscope");
+  ASSERT_EQ(file.run(path_), 0);
+  auto doc = nlohmann::json::parse(file.contents(), nullptr, false);
+  ASSERT_FALSE(doc.is_discarded()) << file.contents();
+  ASSERT_TRUE(doc["shared"]["frames"].is_array());
+  size_t frames = doc["shared"]["frames"].size();
+  for (const auto& frame : doc["shared"]["frames"]) EXPECT_TRUE(frame["name"].is_string());
+  ASSERT_TRUE(doc["profiles"].is_array());
+  EXPECT_LT(doc["activeProfileIndex"].get<size_t>(), doc["profiles"].size());
+  uint64_t samples = 0;
+  for (const auto& profile : doc["profiles"]) {
+    SCOPED_TRACE(profile["name"].dump());
+    EXPECT_EQ(profile["type"], "sampled");
+    EXPECT_TRUE(profile["name"].is_string());
+    EXPECT_TRUE(profile["unit"] == "nanoseconds" || profile["unit"] == "none");
+    EXPECT_EQ(profile["startValue"], 0);
+    ASSERT_TRUE(profile["samples"].is_array());
+    ASSERT_EQ(profile["samples"].size(), profile["weights"].size());
+    uint64_t total = 0;
+    for (const auto& weight : profile["weights"]) total += weight.get<uint64_t>();
+    EXPECT_EQ(profile["endValue"].get<uint64_t>(), total);
+    for (const auto& stack : profile["samples"]) {
+      ASSERT_TRUE(stack.is_array());
+      EXPECT_FALSE(stack.empty());
+      for (const auto& index : stack) {
+        ASSERT_TRUE(index.is_number_unsigned());
+        EXPECT_LT(index.get<size_t>(), frames);
+      }
+    }
+    samples += profile["samples"].size();
+  }
+  EXPECT_EQ(samples, 4u);
+}
+
 TEST_F(SampleExports, FoldedCountsSamplesPerPath) {
   ExportedFile file("folded");
   ASSERT_EQ(file.run(path_), 0);
