@@ -28,6 +28,10 @@ Status ValueCodec::decode(ByteSpan bytes, size_t rows, std::vector<uint64_t>& ou
   return Status::ok();
 }
 
+Status Compressor::checkClaim(ByteSpan, size_t) const {
+  return Status::ok();
+}
+
 Status Compressor::compress(ByteSpan raw, int level, std::string& out) const {
   out.clear();
   return doCompress(raw, level, out);
@@ -38,6 +42,8 @@ Status Compressor::decompress(ByteSpan stored, size_t raw_bytes, std::string& ou
     return Error(std::string(name()) + ": column claims " + std::to_string(raw_bytes) +
                  " raw bytes, more than the limit of " + std::to_string(kMaxRawColumnBytes));
   }
+  Status plausible = checkClaim(stored, raw_bytes);
+  if (!plausible) return plausible.error().context(std::string(name()));
   out.resize(raw_bytes);
   Result<size_t> produced =
       doDecompress(stored, std::span<uint8_t>(reinterpret_cast<uint8_t*>(out.data()), out.size()));

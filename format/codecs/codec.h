@@ -78,6 +78,9 @@ class Compressor {
   // Replaces `out` with the decompressed `stored`, which must come to exactly
   // `raw_bytes` (at most kMaxRawColumnBytes).
   Status decompress(ByteSpan stored, size_t raw_bytes, std::string& out) const;
+  // Rejects `stored` when its own header contradicts `raw_bytes`, before a
+  // buffer is sized for the claim (4 KB claiming 256 MB was a fuzz timeout).
+  virtual Status checkClaim(ByteSpan stored, size_t raw_bytes) const;
 
  private:
   virtual Status doCompress(ByteSpan raw, int level, std::string& out) const = 0;

@@ -42,6 +42,19 @@ class ZstdCompression final : public Compressor {
     return Status::ok();
   }
 
+  // The layout requires the content size in the frame header; a frame
+  // without one, or with another, is refused before anything is allocated.
+  Status checkClaim(ByteSpan stored, size_t raw_bytes) const override {
+    unsigned long long content = ZSTD_getFrameContentSize(stored.data(), stored.size());
+    if (content == ZSTD_CONTENTSIZE_ERROR) return Error("not a zstd frame");
+    if (content == ZSTD_CONTENTSIZE_UNKNOWN) return Error("frame header has no content size");
+    if (content != raw_bytes) {
+      return Error("frame holds " + std::to_string(content) + " bytes, column says " +
+                   std::to_string(raw_bytes));
+    }
+    return Status::ok();
+  }
+
   Result<size_t> doDecompress(ByteSpan stored, std::span<uint8_t> out) const override {
     unsigned long long content = ZSTD_getFrameContentSize(stored.data(), stored.size());
     if (content == ZSTD_CONTENTSIZE_ERROR) return Error("not a zstd frame");
