@@ -7,6 +7,7 @@
 #include "analyzer/archive/archive_selector.h"
 #include "analyzer/diff/diff_report.h"
 #include "analyzer/diff/trace_facts.h"
+#include "analyzer/fleet/fleet_command.h"
 #include "analyzer/render/json_output.h"
 #include "analyzer/render/table.h"
 
@@ -27,7 +28,9 @@ constexpr const char* kUsage =
     "EXAMPLES\n"
     "  incise archive add ~/traces app.trace --tag release=1.4 --tag env=staging\n"
     "  incise archive ls ~/traces --tag cmd=server\n"
-    "  incise archive diff ~/traces --base release=1.3,cmd=server --new latest -o diff.html\n";
+    "  incise archive diff ~/traces --base release=1.3,cmd=server --new latest -o diff.html\n"
+    "  incise archive push --clickhouse http://ch1:8123/ app.trace --tag build=v2\n"
+    "  incise archive diff --clickhouse http://ch1:8123/ --base build=v1 --new build=v2\n";
 
 int usage(const std::string& message) {
   std::cerr << "incise archive: " << message << "\n(see incise archive --help)\n";
@@ -188,14 +191,17 @@ int runArchiveDiff(const std::vector<std::string>& args) {
 
 int runArchive(const std::vector<std::string>& args) {
   if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
-    (args.empty() ? std::cerr : std::cout) << kUsage;
+    (args.empty() ? std::cerr : std::cout) << kUsage << "\n" << kFleetArchiveUsage;
     return args.empty() ? 2 : 0;
   }
+  // --clickhouse URL: the fleet archive (analyzer/fleet); init, push and top live only there.
+  if (isFleetArchiveCall(args)) return runFleetArchive(args);
   std::vector<std::string> rest(args.begin() + 1, args.end());
   if (args[0] == "add") return runAdd(rest);
   if (args[0] == "ls") return runLs(rest);
   if (args[0] == "diff") return runArchiveDiff(rest);
-  return usage("unknown subcommand '" + args[0] + "': expected add, ls or diff");
+  return usage("unknown subcommand '" + args[0] +
+               "': expected add, ls, diff, or init, push, top with --clickhouse");
 }
 
 }  // namespace incise::analyzer

@@ -1,0 +1,320 @@
+#include "analyzer/fleet/fleet_command.h"
+
+#include <boost/program_options.hpp>
+#include <cstdio>
+#include <functional>
+#include <iostream>
+#include <memory>
+#include <optional>
+
+#include "analyzer/archive/archive_add.h"
+#include "analyzer/archive/archive_selector.h"
+#include "analyzer/cli/command_line.h"
+#include "analyzer/diff/profile_diff.h"
+#include "analyzer/fleet/clickhouse_client.h"
+#include "analyzer/fleet/fleet_push.h"
+#include "analyzer/fleet/fleet_queries.h"
+#include "analyzer/fleet/fleet_schema.h"
+#include "analyzer/render/json_output.h"
+#include "analyzer/render/table.h"
+
+namespace incise::analyzer {
+namespace po = boost::program_options;
+
+const char* const kFleetArchiveUsage =
+    "FLEET ARCHIVE (ClickHouse)\n"
+    "usage: incise archive init --clickhouse URL [--database NAME]\n"
+    "       incise archive push --clickhouse URL FILE... [--tag KEY=VALUE ...]\n"
+    "       incise archive diff --clickhouse URL --base SELECTOR --new SELECTOR [--limit N] "
+    "[--json]\n"
+    "       incise archive top --clickhouse URL SELECTOR [--limit N] [--json]\n\n"
+    "With --clickhouse, the archive is a ClickHouse server (HTTP interface, e.g.\n"
+    "http://127.0.0.1:8123/) shared by a fleet: init creates the tables (idempotent),\n"
+    "push loads traces (the same file twice is stored once), diff and top compute the\n"
+    "per-function report in SQL over every matching trace, each trace weighted equally.\n"
+    "--database NAME picks the database (default incise). See incise archive push --help.\n";
+
+namespace {
+
+constexpr const char* kExamples =
+
+    "  incise archive init --clickhouse http://ch1:8123/\n"
+    "  incise archive push --clickhouse http://ch1:8123/ app.trace --tag build=v2\n"
+    "  incise archive diff --clickhouse http://ch1:8123/ --base build=v1 --new build=v2\n"
+    "  incise archive top --clickhouse http://ch1:8123/ build=v2,host=db1 --json\n";
+
+int usage(const std::string& message) {
+  std::cerr << "incise archive: " << message << "\n(see incise archive --help)\n";
+  return 2;
+}
+
+int failed(const std::string& subcommand, const std::string& message) {
+  std::cerr << "incise archive " << subcommand << ": " << message << "\n";
+  return 1;
+}
+
+std::string signedPoints(double points) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%+.2f", points);
+  return buffer;
+}
+
+constexpr const char* kSummary =
+    "The fleet archive: a ClickHouse server (HTTP interface, e.g. http://127.0.0.1:8123/)\n"
+    "shared by many hosts. init creates the tables (idempotent), push loads one trace\n"
+    "(the same file twice is stored once), diff and top compute the per-function report\n"
+    "in SQL over every trace a SELECTOR matches, each trace weighted equally.\n"
+    "SELECTOR: KEY=VALUE[,KEY=VALUE...] with KEY host, cmd, kernel, id, build-id or a tag;\n"
+    "latest narrows to the latest match.\n";
+
+// One subcommand's parsed command line: the shared --clickhouse/--database
+// plus its own options.
+struct FleetArgs {
+  std::unique_ptr<CommandLine> cli;
+  std::string url;
+  std::string database;
+  const po::variables_map& values() const { return cli->values(); }
+};
+
+// nullopt: go on; otherwise the exit code.
+std::optional<int> parse(const std::vector<std::string>& args, const std::string& subcommand,
+                         std::vector<std::string> operands, bool json,
+                         const std::function<void(po::options_description&)>& add_extra,
+                         FleetArgs& out) {
+  out.cli = std::make_unique<CommandLine>(CommandHelp{.name = "archive " + subcommand,
+                                                      .operands = std::move(operands),
+                                                      .summary = kSummary,
+                                                      .examples = kExamples},
+                                          SharedOptions{.pid_tid = false,
+                                                        .cpu = false,
+                                                        .comm_time = false,
+                                                        .json = json,
+                                                        .output = false,
+                                                        .reading = false});
+  out.cli->extra().add_options()("clickhouse", po::value<std::string>(),
+                                 "URL of the ClickHouse HTTP interface (required)")(
+      "database", po::value<std::string>()->default_value(kDefaultFleetDatabase),
+      "database holding the fleet tables");
+  if (add_extra) add_extra(out.cli->extra());
+  if (auto exit = out.cli->parse(args)) return exit;
+  if (!out.values().count("clickhouse")) return out.cli->usageError("--clickhouse URL is required");
+  out.url = out.values()["clickhouse"].as<std::string>();
+  out.database = out.values()["database"].as<std::string>();
+  if (auto bad = checkDatabaseName(out.database); !bad) return out.cli->usageError(bad.message());
+  return std::nullopt;
+}
+
+int runInit(const std::vector<std::string>& args) {
+  FleetArgs fleet;
+  if (auto exit = parse(args, "init", {}, false, {}, fleet)) return *exit;
+  ClickHouseClient client(fleet.url);
+  Status ready = initFleetSchema(client, fleet.database);
+  if (!ready) return failed("init", ready.message());
+  std::cout << "fleet archive ready: database " << fleet.database << " at " << fleet.url
+            << " (schema version " << kFleetSchemaVersion << ")\n";
+  return 0;
+}
+
+int runPush(const std::vector<std::string>& args) {
+  FleetArgs fleet;
+  auto extra = [](po::options_description& options) {
+    options.add_options()("tag", po::value<std::vector<std::string>>()->composing(),
+                          "KEY=VALUE to find the trace by (repeat)");
+  };
+  if (auto exit = parse(args, "push", {"FILE"}, false, extra, fleet)) return *exit;
+  PushOptions options;
+  options.database = fleet.database;
+  if (fleet.values().count("tag")) {
+    for (const auto& text : fleet.values()["tag"].as<std::vector<std::string>>()) {
+      auto tag = parseTag(text);
+      if (!tag) return fleet.cli->usageError(tag.error().message());
+      options.tags[tag->first] = tag->second;
+    }
+  }
+  ClickHouseClient client(fleet.url);
+  const std::string& file = fleet.cli->options().file;
+  auto pushed = pushTrace(client, file, options);
+  if (!pushed) return failed("push", file + ": " + pushed.error().message());
+  if (pushed->already_present) {
+    std::cout << file << ": already pushed as " << pushed->trace_id << ", nothing done\n";
+    return 0;
+  }
+  std::cout << file << ": pushed as " << pushed->trace_id << " (" << pushed->rows << " rows"
+            << (pushed->cleaned_tables ? ", rows of an interrupted push removed first" : "")
+            << ") to " << fleet.database << " at " << fleet.url << "\n";
+  return 0;
+}
+
+// The selector's traces and their profile; errors name the side.
+struct Side {
+  Selector selector;
+  MatchedTraces matched;
+  FlatProfile profile;
+};
+
+Result<Side> querySide(ClickHouseClient& client, const std::string& database,
+                       const std::string& text, const std::string& side) {
+  auto selector = parseSelector(text);
+  if (!selector) return selector.error().context(side);
+  auto matched = queryMatchedTraces(client, database, *selector);
+  if (!matched) return matched.error().context(side);
+  auto profile = queryFunctionProfile(client, database, *selector, *matched);
+  if (!profile) return profile.error().context(side);
+  return Side{*selector, *matched, profile.take()};
+}
+
+nlohmann::json sideJson(const Side& side) {
+  return {{"selector", side.selector.text},
+          {"traces", side.matched.traces},
+          {"traces_with_samples", side.matched.with_samples},
+          {"hosts", side.matched.hosts},
+          {"samples", side.matched.cpu_samples}};
+}
+
+std::string sideText(const Side& side) {
+  return side.selector.text + ": " + formatCount(side.matched.traces) + " traces (" +
+         formatCount(side.matched.with_samples) + " with CPU samples) from " +
+         formatCount(side.matched.hosts) + " hosts, " + formatCount(side.matched.cpu_samples) +
+         " samples";
+}
+
+size_t shown(size_t rows, size_t limit) {
+  return limit == 0 ? rows : std::min(rows, limit);
+}
+
+int runFleetDiff(const std::vector<std::string>& args) {
+  FleetArgs fleet;
+  auto extra = [](po::options_description& options) {
+    options.add_options()("base", po::value<std::string>(), "SELECTOR: the traces before")(
+        "new", po::value<std::string>(), "SELECTOR: the traces after")(
+        "limit", po::value<size_t>()->default_value(20), "rows to show (0 = all)");
+  };
+  if (auto exit = parse(args, "diff", {}, true, extra, fleet)) return *exit;
+  if (!fleet.values().count("base") || !fleet.values().count("new")) {
+    return fleet.cli->usageError("diff needs --base SELECTOR and --new SELECTOR");
+  }
+  ClickHouseClient client(fleet.url);
+  if (Status ok = checkFleetSchema(client, fleet.database); !ok)
+    return failed("diff", ok.message());
+  auto base = querySide(client, fleet.database, fleet.values()["base"].as<std::string>(), "--base");
+  if (!base) return failed("diff", base.error().message());
+  auto next = querySide(client, fleet.database, fleet.values()["new"].as<std::string>(), "--new");
+  if (!next) return failed("diff", next.error().message());
+  std::vector<FunctionDelta> rows = diffFunctions(base->profile, next->profile);
+  size_t limit = fleet.values()["limit"].as<size_t>();
+  if (fleet.cli->options().json) {
+    nlohmann::json functions = nlohmann::json::array();
+    for (size_t i = 0; i < shown(rows.size(), limit); ++i) {
+      const FunctionDelta& f = rows[i];
+      functions.push_back({{"name", f.name},
+                           {"base_self_samples", f.base_self},
+                           {"new_self_samples", f.new_self},
+                           {"base_total_samples", f.base_total},
+                           {"new_total_samples", f.new_total},
+                           {"base_self_percent", roundedPercent(f.base_self_percent)},
+                           {"new_self_percent", roundedPercent(f.new_self_percent)},
+                           {"self_delta_points", roundedPercent(f.selfDelta())},
+                           {"base_total_percent", roundedPercent(f.base_total_percent)},
+                           {"new_total_percent", roundedPercent(f.new_total_percent)},
+                           {"total_delta_points", roundedPercent(f.totalDelta())}});
+    }
+    writeJson(std::cout, {{"clickhouse", fleet.url},
+                          {"database", fleet.database},
+                          {"base", sideJson(*base)},
+                          {"new", sideJson(*next)},
+                          {"functions_total", rows.size()},
+                          {"functions", functions}});
+    return 0;
+  }
+  std::cout << "incise archive diff (ClickHouse " << fleet.url << ")\nbase: " << sideText(*base)
+            << "\nnew:  " << sideText(*next)
+            << "\n\nfunctions: share of each trace's CPU samples (%), averaged over the traces; "
+               "change in percentage points\n";
+  Table table({{"SELF CHG", Align::kRight},
+               {"BASE SELF%", Align::kRight},
+               {"NEW SELF%", Align::kRight},
+               {"TOTAL CHG", Align::kRight},
+               {"BASE TOTAL%", Align::kRight},
+               {"NEW TOTAL%", Align::kRight},
+               {"FUNCTION", Align::kLeft, 100}});
+  for (size_t i = 0; i < shown(rows.size(), limit); ++i) {
+    const FunctionDelta& f = rows[i];
+    table.addRow({signedPoints(f.selfDelta()), formatPercent(f.base_self_percent),
+                  formatPercent(f.new_self_percent), signedPoints(f.totalDelta()),
+                  formatPercent(f.base_total_percent), formatPercent(f.new_total_percent), f.name});
+  }
+  table.render(std::cout);
+  return 0;
+}
+
+int runFleetTop(const std::vector<std::string>& args) {
+  FleetArgs fleet;
+  auto extra = [](po::options_description& options) {
+    options.add_options()("limit", po::value<size_t>()->default_value(20),
+                          "rows to show (0 = all)");
+  };
+  if (auto exit = parse(args, "top", {"SELECTOR"}, true, extra, fleet)) return *exit;
+  ClickHouseClient client(fleet.url);
+  if (Status ok = checkFleetSchema(client, fleet.database); !ok) return failed("top", ok.message());
+  auto side = querySide(client, fleet.database, fleet.cli->options().file, "selector");
+  if (!side) return failed("top", side.error().message());
+  size_t limit = fleet.values()["limit"].as<size_t>();
+  const std::vector<FlatProfileRow>& rows = side->profile.rows;
+  if (fleet.cli->options().json) {
+    nlohmann::json list = nlohmann::json::array();
+    for (size_t i = 0; i < shown(rows.size(), limit); ++i) {
+      list.push_back({{"name", rows[i].name},
+                      {"self_samples", rows[i].self},
+                      {"total_samples", rows[i].total},
+                      {"self_percent", roundedPercent(rows[i].self_percent)},
+                      {"total_percent", roundedPercent(rows[i].total_percent)}});
+    }
+    writeJson(std::cout, {{"clickhouse", fleet.url},
+                          {"database", fleet.database},
+                          {"traces", sideJson(*side)},
+                          {"functions_total", rows.size()},
+                          {"rows", list}});
+    return 0;
+  }
+  std::cout << "incise archive top (ClickHouse " << fleet.url << ")\n"
+            << sideText(*side)
+            << "\nshares of each trace's CPU samples (%), averaged over the traces\n";
+  Table table({{"SELF%", Align::kRight},
+               {"TOTAL%", Align::kRight},
+               {"SELF", Align::kRight},
+               {"TOTAL", Align::kRight},
+               {"FUNCTION", Align::kLeft, 100}});
+  for (size_t i = 0; i < shown(rows.size(), limit); ++i) {
+    table.addRow({formatPercent(rows[i].self_percent), formatPercent(rows[i].total_percent),
+                  formatCount(rows[i].self), formatCount(rows[i].total), rows[i].name});
+  }
+  table.render(std::cout);
+  return 0;
+}
+
+bool hasClickHouseOption(const std::vector<std::string>& args) {
+  for (const auto& arg : args) {
+    if (arg == "--clickhouse" || arg.rfind("--clickhouse=", 0) == 0) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+bool isFleetArchiveCall(const std::vector<std::string>& args) {
+  if (args.empty()) return false;
+  if (args[0] == "init" || args[0] == "push" || args[0] == "top") return true;
+  return args[0] == "diff" && hasClickHouseOption(args);
+}
+
+int runFleetArchive(const std::vector<std::string>& args) {
+  if (args.empty()) return usage("expected init, push, diff or top");
+  std::vector<std::string> rest(args.begin() + 1, args.end());
+  if (args[0] == "init") return runInit(rest);
+  if (args[0] == "push") return runPush(rest);
+  if (args[0] == "diff") return runFleetDiff(rest);
+  if (args[0] == "top") return runFleetTop(rest);
+  return usage("unknown subcommand '" + args[0] + "': expected init, push, diff or top");
+}
+
+}  // namespace incise::analyzer

@@ -1,0 +1,118 @@
+#include "analyzer/fleet/fleet_queries.h"
+
+#include <algorithm>
+
+#include "analyzer/fleet/tab_separated.h"
+
+namespace incise::analyzer {
+namespace {
+
+std::string termCondition(const std::string& key, const std::string& value) {
+  std::string v = sqlString(value);
+  if (key == "id") return "startsWith(trace_id, " + v + ")";
+  if (key == "host") return "host = " + v;
+  if (key == "kernel") return "kernel = " + v;
+  if (key == "cmd") return "(program = " + v + " OR command = " + v + ")";
+  if (key == "build-id") return "arrayExists(b -> startsWith(b, " + v + "), build_ids)";
+  return "has(tags, " + sqlString(key + "=" + value) + ")";
+}
+
+uint64_t numberAt(const std::vector<std::string>& row, size_t i) {
+  return i < row.size() && !row[i].empty() ? std::stoull(row[i]) : 0;
+}
+
+double realAt(const std::vector<std::string>& row, size_t i) {
+  return i < row.size() && !row[i].empty() ? std::stod(row[i]) : 0;
+}
+
+}  // namespace
+
+std::string selectedTraceIdsSql(const std::string& database, const Selector& selector) {
+  std::string where;
+  for (const auto& [key, value] : selector.terms) {
+    where += (where.empty() ? " WHERE " : " AND ") + termCondition(key, value);
+  }
+  std::string sql = "SELECT trace_id FROM " + database + ".traces" + where;
+  // A trace row appears twice only after two racing pushes: ORDER BY/LIMIT 1
+  // BY and DISTINCT keep each trace once.
+  if (selector.latest) return sql + " ORDER BY start_ns DESC, trace_id DESC LIMIT 1";
+  return "SELECT DISTINCT trace_id FROM (" + sql + ")";
+}
+
+Result<MatchedTraces> queryMatchedTraces(ClickHouseClient& client, const std::string& database,
+                                         const Selector& selector) {
+  std::string sql =
+      "SELECT count(), countIf(samples > 0), uniqExact(host), sum(samples) FROM ("
+      " SELECT trace_id, any(host) AS host, any(cpu_samples) AS samples FROM " +
+      database + ".traces WHERE trace_id IN (" + selectedTraceIdsSql(database, selector) +
+      ") GROUP BY trace_id) FORMAT TabSeparated";
+  auto response = client.query(sql);
+  if (!response) return response.error();
+  auto rows = parseTabSeparated(*response);
+  if (rows.empty()) return Error("unexpected empty answer to the trace selection");
+  MatchedTraces matched{numberAt(rows[0], 0), numberAt(rows[0], 1), numberAt(rows[0], 2),
+                        numberAt(rows[0], 3)};
+  if (matched.traces == 0) return Error("no pushed trace matches '" + selector.text + "'");
+  return matched;
+}
+
+// Per trace: samples per stack; stacks joined for their names; each distinct
+// name of a stack gets the stack's samples as total, and as self when it is
+// the leaf (names[-1]); then shares of the trace's samples, averaged.
+Result<FlatProfile> queryFunctionProfile(ClickHouseClient& client, const std::string& database,
+                                         const Selector& selector, const MatchedTraces& matched) {
+  const std::string ids = selectedTraceIdsSql(database, selector);
+  const std::string n = std::to_string(std::max<uint64_t>(matched.with_samples, 1));
+  std::string sql =
+      "SELECT name, sum(self_w), sum(total_w),"
+      " sum(self_w / trace_w) * 100 / " +
+      n + ", sum(total_w / trace_w) * 100 / " + n +
+      " FROM ("
+      "  SELECT trace_id, name, sum(if(name = names[-1], w, 0)) AS self_w, sum(w) AS total_w"
+      "  FROM ("
+      "   SELECT trace_id, w, names FROM ("
+      "    SELECT trace_id, stack_key, sum(samples) AS w FROM " +
+      database +
+      ".samples"
+      "    WHERE trace_id IN (" +
+      ids +
+      ") GROUP BY trace_id, stack_key)"
+      "   ANY INNER JOIN ("
+      "    SELECT stack_key, any(names) AS names FROM " +
+      database +
+      ".stacks"
+      "    WHERE stack_key IN (SELECT stack_key FROM " +
+      database +
+      ".samples"
+      "     WHERE trace_id IN (" +
+      ids +
+      ")) GROUP BY stack_key) USING stack_key)"
+      "  ARRAY JOIN names AS name, arrayEnumerateUniq(names) AS occurrence"
+      "  WHERE occurrence = 1"
+      "  GROUP BY trace_id, name)"
+      " ANY INNER JOIN ("
+      "  SELECT trace_id, any(cpu_samples) AS trace_w FROM " +
+      database +
+      ".traces"
+      "  WHERE trace_id IN (" +
+      ids +
+      ") AND cpu_samples > 0 GROUP BY trace_id) USING trace_id"
+      " GROUP BY name FORMAT TabSeparated";
+  auto response = client.query(sql);
+  if (!response) return response.error();
+  FlatProfile profile;
+  profile.weight = matched.cpu_samples;
+  for (const auto& row : parseTabSeparated(*response)) {
+    if (row.size() < 5) return Error("unexpected row in the function profile answer");
+    profile.rows.push_back(
+        {row[0], numberAt(row, 1), numberAt(row, 2), realAt(row, 3), realAt(row, 4)});
+  }
+  std::sort(profile.rows.begin(), profile.rows.end(), [](const auto& a, const auto& b) {
+    if (a.self_percent != b.self_percent) return a.self_percent > b.self_percent;
+    if (a.total_percent != b.total_percent) return a.total_percent > b.total_percent;
+    return a.name < b.name;
+  });
+  return profile;
+}
+
+}  // namespace incise::analyzer

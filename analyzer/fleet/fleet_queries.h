@@ -1,0 +1,52 @@
+// The fleet reports in SQL: which traces a selector matches, and their
+// per-function profile, computed by ClickHouse over every matching trace.
+//
+// Same meaning as the local `incise top`/`diff` (flat_profile.h): per trace,
+// a function's self share is the fraction of the trace's CPU samples whose
+// leaf it is, its total share the fraction whose stack contains it (once per
+// stack, however often it recurs). Across traces the shares are averaged, so
+// every trace counts the same however long it ran or fast it sampled; a
+// trace without CPU samples is left out of the average. With one trace per
+// side the numbers are exactly the local ones.
+//
+// Selectors are the local archive's (archive_selector.h): host=, kernel=,
+// cmd=, id= (a prefix), build-id= (a prefix), any other key=value is a tag,
+// terms joined by commas all apply; `latest` narrows to the latest match.
+//
+//   auto selector = parseSelector("build=v2,host=db1");
+//   auto matched = queryMatchedTraces(client, "incise", *selector);   // count, hosts, samples
+//   auto profile = queryFunctionProfile(client, "incise", *selector, *matched);
+//   profile->rows[0].name, profile->rows[0].self_percent;
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "analyzer/archive/archive_selector.h"
+#include "analyzer/fleet/clickhouse_client.h"
+#include "analyzer/reports/flat_profile.h"
+#include "format/status.h"
+
+namespace incise::analyzer {
+
+// The SQL that lists the trace ids `selector` matches (each once).
+std::string selectedTraceIdsSql(const std::string& database, const Selector& selector);
+
+struct MatchedTraces {
+  uint64_t traces = 0;        // matching traces
+  uint64_t with_samples = 0;  // of which have CPU samples: the average's denominator
+  uint64_t hosts = 0;         // distinct hosts among them
+  uint64_t cpu_samples = 0;
+};
+
+// An error naming the selector when nothing matches.
+Result<MatchedTraces> queryMatchedTraces(ClickHouseClient& client, const std::string& database,
+                                         const Selector& selector);
+
+// Rows sorted as computeFlatProfile sorts them; self/total are summed sample
+// counts over the traces, the percentages averaged shares. `weight` is the
+// summed samples.
+Result<FlatProfile> queryFunctionProfile(ClickHouseClient& client, const std::string& database,
+                                         const Selector& selector, const MatchedTraces& matched);
+
+}  // namespace incise::analyzer

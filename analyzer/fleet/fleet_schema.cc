@@ -1,0 +1,132 @@
+#include "analyzer/fleet/fleet_schema.h"
+
+#include <regex>
+
+namespace incise::analyzer {
+namespace {
+
+// Sorting keys, and why:
+//  - Every query starts from a set of trace ids (a selector resolved against
+//    `traces`), so the per-trace tables lead with trace_id: the primary index
+//    skips every granule of the other traces, and one trace's rows are
+//    contiguous on disk.
+//  - Per-function queries aggregate a trace's rows by stack, then look the
+//    stack up: stack_key comes second, so rows of one stack are adjacent
+//    (cheap GROUP BY, good compression of the repeated key).
+//  - stacks and frames are keyed by a hash of their content, the same on
+//    every host: ORDER BY the key makes the IN (...) lookups of a query index
+//    hits, and ReplacingMergeTree folds the copies that many traces insert.
+//  - traces is small; ordered by trace_id for the existence check of a push.
+//  - Per-trace tables are partitioned by month of the trace's start, so old
+//    data is dropped with ALTER TABLE ... DROP PARTITION (18.x has no TTL).
+constexpr const char* kStatements[] = {
+    "CREATE DATABASE IF NOT EXISTS {db}",
+
+    "CREATE TABLE IF NOT EXISTS {db}.schema_version (version UInt32, applied_at DateTime) "
+    "ENGINE = ReplacingMergeTree ORDER BY version",
+
+    "CREATE TABLE IF NOT EXISTS {db}.traces ("
+    " trace_id String, host String, kernel String,"
+    " command String, program String,"  // argv joined; argv[0] without its directory
+    " build_id_objects Array(String), build_ids Array(String),"  // parallel: object path, hex id
+    " start_date Date, start_ns UInt64, duration_ns UInt64, sample_hz UInt32,"
+    " cpu_samples UInt64,"  // CPU samples pushed: the per-trace denominator
+    " tags Array(String),"  // 'key=value'
+    " lost_sources Array(String), lost_counts Array(UInt64),"
+    " pushed_at DateTime"
+    ") ENGINE = ReplacingMergeTree(pushed_at) PARTITION BY toYYYYMM(start_date) "
+    "ORDER BY trace_id",
+
+    "CREATE TABLE IF NOT EXISTS {db}.frames ("
+    " frame_key UInt64, name String, module String, build_id String"
+    ") ENGINE = ReplacingMergeTree ORDER BY frame_key",
+
+    "CREATE TABLE IF NOT EXISTS {db}.stacks ("
+    " stack_key UInt64, frame_keys Array(UInt64), names Array(String)"  // root first
+    ") ENGINE = ReplacingMergeTree ORDER BY stack_key",
+
+    "CREATE TABLE IF NOT EXISTS {db}.samples ("
+    " trace_id String, start_date Date, second UInt32,"  // seconds since the trace start
+    " pid UInt32, tid UInt32, stack_key UInt64, samples UInt64, weight UInt64"
+    ") ENGINE = MergeTree PARTITION BY toYYYYMM(start_date) "
+    "ORDER BY (trace_id, stack_key, second, tid)",
+
+    "CREATE TABLE IF NOT EXISTS {db}.lock_intervals ("
+    " trace_id String, start_date Date, time_ns UInt64,"  // request, ns since the trace start
+    " wait_ns UInt64, hold_ns UInt64,"                    // hold 0: release not seen
+    " pid UInt32, tid UInt32, address UInt64, lock_kind String, flags UInt32,"
+    " stack_key UInt64, releaser_tid UInt32"
+    ") ENGINE = MergeTree PARTITION BY toYYYYMM(start_date) "
+    "ORDER BY (trace_id, stack_key, time_ns)",
+
+    "CREATE TABLE IF NOT EXISTS {db}.off_cpu ("
+    " trace_id String, start_date Date, stack_key UInt64,"
+    " reason String,"  // 'preempted', or the task state when blocked: 'S', 'D', 'state 0x..'
+    " ns UInt64, count UInt64"
+    ") ENGINE = MergeTree PARTITION BY toYYYYMM(start_date) "
+    "ORDER BY (trace_id, stack_key, reason)",
+};
+
+std::string withDatabase(std::string text, const std::string& database) {
+  for (size_t at; (at = text.find("{db}")) != std::string::npos;) text.replace(at, 4, database);
+  return text;
+}
+
+Result<uint32_t> storedVersion(ClickHouseClient& client, const std::string& database) {
+  auto rows = client.query("SELECT max(version) FROM " + database + ".schema_version");
+  if (!rows) return rows.error();
+  return static_cast<uint32_t>(std::stoul("0" + rows->substr(0, rows->find('\n'))));
+}
+
+}  // namespace
+
+Status checkDatabaseName(const std::string& name) {
+  static const std::regex identifier("[A-Za-z_][A-Za-z0-9_]*");
+  if (std::regex_match(name, identifier)) return Status();
+  return Error("database name '" + name + "': use letters, digits and '_'");
+}
+
+std::vector<std::string> fleetSchemaStatements(const std::string& database) {
+  std::vector<std::string> statements;
+  for (const char* statement : kStatements) statements.push_back(withDatabase(statement, database));
+  return statements;
+}
+
+Status initFleetSchema(ClickHouseClient& client, const std::string& database) {
+  INCISE_RETURN_IF_ERROR(checkDatabaseName(database));
+  for (const std::string& statement : fleetSchemaStatements(database)) {
+    auto done = client.query(statement);
+    if (!done) return done.error();
+  }
+  auto version = storedVersion(client, database);
+  if (!version) return version.error();
+  if (*version == kFleetSchemaVersion) return Status();
+  if (*version != 0) {
+    return Error("database " + database + " holds fleet schema version " +
+                 std::to_string(*version) + "; this incise writes version " +
+                 std::to_string(kFleetSchemaVersion));
+  }
+  auto recorded = client.query("INSERT INTO " + database + ".schema_version VALUES (" +
+                               std::to_string(kFleetSchemaVersion) + ", now())");
+  return recorded.status();
+}
+
+Status checkFleetSchema(ClickHouseClient& client, const std::string& database) {
+  INCISE_RETURN_IF_ERROR(checkDatabaseName(database));
+  auto version = storedVersion(client, database);
+  if (!version) {
+    if (version.error().message().find("doesn't exist") != std::string::npos) {
+      return Error("no fleet archive in database " + database + " at " + client.url() +
+                   ": run incise archive init --clickhouse " + client.url() + " first");
+    }
+    return version.error();
+  }
+  if (*version != kFleetSchemaVersion) {
+    return Error("database " + database + " at " + client.url() + " holds fleet schema version " +
+                 std::to_string(*version) + ", expected " + std::to_string(kFleetSchemaVersion) +
+                 " (run incise archive init)");
+  }
+  return Status();
+}
+
+}  // namespace incise::analyzer

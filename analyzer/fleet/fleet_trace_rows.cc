@@ -1,0 +1,198 @@
+#include "analyzer/fleet/fleet_trace_rows.h"
+
+#include <xxhash.h>
+
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <tuple>
+#include <unordered_map>
+
+#include "analyzer/model/stack_namer.h"
+#include "analyzer/model/trace.h"
+#include "analyzer/reports/thread_states.h"
+
+namespace incise::analyzer {
+namespace {
+
+constexpr uint64_t kNsPerSecond = 1'000'000'000;
+
+uint64_t hashOf(const void* data, size_t size, uint64_t seed = 0) {
+  return XXH3_64bits_withSeed(data, size, seed);
+}
+
+uint64_t frameKey(const FleetFrame& frame) {
+  std::string text = frame.name + '\0' + frame.module + '\0' + frame.build_id;
+  return hashOf(text.data(), text.size());
+}
+
+std::string baseName(const std::string& path) {
+  size_t slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+std::string blockedReason(uint64_t state) {
+  if (state == 1) return "S";
+  if (state == 2) return "D";
+  char text[32];
+  std::snprintf(text, sizeof text, "state 0x%llx", static_cast<unsigned long long>(state));
+  return text;
+}
+
+// Names every (pid, stack id) once, by function and by module, and keys the
+// result by content.
+class StackKeys {
+ public:
+  StackKeys(Trace& trace, FleetTraceRows& rows)
+      : functions_(trace, FrameGrouping::kFunction),
+        modules_(trace, FrameGrouping::kModule),
+        rows_(rows) {
+    for (const auto& [object, id] : rows.facts.build_ids) build_ids_[baseName(object)] = id;
+  }
+
+  uint64_t keyOf(uint32_t pid, uint64_t stack_id, uint64_t time) {
+    // Stack ids fit 32 bits in any file the writer makes; wider ones take the slow map.
+    if (stack_id >> 32) {
+      auto [it, inserted] = wide_keys_.try_emplace({pid, stack_id}, 0);
+      if (inserted) it->second = intern(pid, stack_id, time);
+      return it->second;
+    }
+    auto [it, inserted] = keys_.try_emplace(stack_id << 32 | pid, 0);
+    if (inserted) it->second = intern(pid, stack_id, time);
+    return it->second;
+  }
+
+ private:
+  uint64_t intern(uint32_t pid, uint64_t stack_id, uint64_t time) {
+    const std::vector<std::string>& names = functions_.rootFirst(pid, stack_id, time);
+    const std::vector<std::string>& modules = modules_.rootFirst(pid, stack_id, time);
+    FleetStack stack;
+    if (names.empty()) {
+      stack.names = {"[no stack]"};  // as StackWeights::named names it for top and diff
+      stack.frame_keys = {internFrame({0, "[no stack]", "", ""})};
+    }
+    for (size_t i = 0; i < names.size(); ++i) {
+      std::string module = i < modules.size() ? modules[i] : "[unknown]";
+      auto build_id = build_ids_.find(module);
+      stack.names.push_back(names[i]);
+      stack.frame_keys.push_back(
+          internFrame({0, names[i], module, build_id == build_ids_.end() ? "" : build_id->second}));
+    }
+    stack.key = hashOf(stack.frame_keys.data(), stack.frame_keys.size() * sizeof(uint64_t), 1);
+    uint64_t key = stack.key;
+    if (known_stacks_.emplace(key, true).second) rows_.stacks.push_back(std::move(stack));
+    return key;
+  }
+
+  uint64_t internFrame(FleetFrame frame) {
+    frame.key = frameKey(frame);
+    if (known_frames_.emplace(frame.key, true).second) rows_.frames.push_back(frame);
+    return frame.key;
+  }
+
+  StackNamer functions_, modules_;
+  FleetTraceRows& rows_;
+  std::map<std::string, std::string> build_ids_;  // module basename -> hex build-id
+  std::unordered_map<uint64_t, uint64_t> keys_;   // stack id << 32 | pid -> stack key
+  std::map<std::pair<uint32_t, uint64_t>, uint64_t> wide_keys_;
+  std::unordered_map<uint64_t, bool> known_stacks_, known_frames_;
+};
+
+struct CellKey {
+  uint32_t second, pid, tid;
+  uint64_t stack_key;
+  bool operator==(const CellKey&) const = default;
+};
+struct CellKeyHash {
+  size_t operator()(const CellKey& k) const {
+    return k.stack_key ^ (uint64_t{k.second} << 40) ^ (uint64_t{k.tid} << 20) ^ k.pid;
+  }
+};
+
+}  // namespace
+
+Result<std::string> traceContentId(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Error("cannot open " + path);
+  std::unique_ptr<XXH3_state_t, decltype(&XXH3_freeState)> state(XXH3_createState(),
+                                                                 &XXH3_freeState);
+  XXH3_64bits_reset(state.get());
+  std::vector<char> buffer(1 << 20);
+  while (in) {
+    in.read(buffer.data(), static_cast<std::streamsize>(buffer.size()));
+    XXH3_64bits_update(state.get(), buffer.data(), static_cast<size_t>(in.gcount()));
+  }
+  if (in.bad()) return Error("cannot read " + path);
+  char id[17];
+  std::snprintf(id, sizeof id, "%016llx",
+                static_cast<unsigned long long>(XXH3_64bits_digest(state.get())));
+  return std::string(id);
+}
+
+Result<FleetTraceRows> collectFleetRows(const std::string& path, bool progress) {
+  auto id = traceContentId(path);
+  if (!id) return id.error();
+  TraceOptions options;
+  options.progress = progress;
+  auto opened = Trace::open(path, options);
+  if (!opened) return opened.error();
+  Trace& trace = **opened;
+  FleetTraceRows rows;
+  rows.trace_id = *id;
+  rows.facts = traceFactsOf(trace.reader());
+  StackKeys keys(trace, rows);
+  const uint64_t start = trace.startTime();
+
+  std::unordered_map<CellKey, FleetSampleCell, CellKeyHash> cells;
+  trace.forEachRow<format::CpuSample>([&](const format::CpuSample& s) {
+    auto pid = static_cast<uint32_t>(s.pid);
+    CellKey key{static_cast<uint32_t>((s.time > start ? s.time - start : 0) / kNsPerSecond), pid,
+                static_cast<uint32_t>(s.tid), keys.keyOf(pid, s.stack_id, s.time)};
+    FleetSampleCell& cell = cells[key];
+    cell.samples += 1;
+    cell.weight += s.weight;
+    ++rows.cpu_samples;
+  });
+  rows.samples.reserve(cells.size());
+  for (auto& [key, cell] : cells) {
+    cell.second = key.second;
+    cell.pid = key.pid;
+    cell.tid = key.tid;
+    cell.stack_key = key.stack_key;
+    rows.samples.push_back(cell);
+  }
+
+  std::map<std::pair<uint64_t, std::string>, FleetOffCpuRow> off_cpu;
+  ThreadStateMachine machine;
+  machine.on_off_cpu = [&](const OffCpuSpan& span) {
+    std::string reason = span.preempted ? "preempted" : blockedReason(span.prev_state);
+    uint64_t key = keys.keyOf(span.pid, span.stack_id, span.start);
+    FleetOffCpuRow& row = off_cpu[{key, reason}];
+    row.stack_key = key;
+    row.reason = reason;
+    row.ns += span.duration();
+    row.count += 1;
+  };
+  replaySchedule(trace.rows<format::SchedSwitch>(), {}, machine);
+  for (auto& [key, row] : off_cpu) rows.off_cpu.push_back(std::move(row));
+
+  trace.forEachRow<format::LockInterval>([&](const format::LockInterval& lock) {
+    FleetLockRow row;
+    row.time_ns = lock.time > start ? lock.time - start : 0;
+    row.wait_ns = lock.acquired_time > lock.time ? lock.acquired_time - lock.time : 0;
+    row.hold_ns =
+        lock.release_time > lock.acquired_time ? lock.release_time - lock.acquired_time : 0;
+    row.pid = static_cast<uint32_t>(lock.pid);
+    row.tid = static_cast<uint32_t>(lock.tid);
+    row.address = lock.address;
+    row.lock_kind = std::string(format::lockKindName(lock.lock_kind));
+    row.flags = static_cast<uint32_t>(lock.flags);
+    row.stack_key = keys.keyOf(row.pid, lock.stack_id, lock.time);
+    row.releaser_tid = static_cast<uint32_t>(lock.releaser_tid);
+    rows.locks.push_back(std::move(row));
+  });
+  rows.lost = trace.losses().lost_by_source;
+  return rows;
+}
+
+}  // namespace incise::analyzer

@@ -1,0 +1,291 @@
+// The fleet archive against a real ClickHouse server (started by the ctest
+// fixture, see CMakeLists.txt; INCISE_CLICKHOUSE_URL names it): the SQL diff
+// equals the local `incise diff` of the same traces, pushes are idempotent
+// and invisible until complete, init is idempotent, a server that is down
+// fails a push cleanly. Each test works in its own database, dropped after.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <map>
+
+#include "analyzer/diff/profile_diff.h"
+#include "analyzer/diff/trace_profile.h"
+#include "analyzer/fleet/clickhouse_client.h"
+#include "analyzer/fleet/fleet_push.h"
+#include "analyzer/fleet/fleet_queries.h"
+#include "analyzer/fleet/fleet_schema.h"
+#include "analyzer/fleet/fleet_trace_rows.h"
+#include "analyzer/model/trace.h"
+#include "tests/analyzer/reports/trace_builder.h"
+
+namespace incise::analyzer {
+int runArchive(const std::vector<std::string>& args);
+
+namespace {
+
+using testing::TraceBuilder;
+
+constexpr const char* kPerTraceTables[] = {"samples", "lock_intervals", "off_cpu", "traces"};
+
+class FleetArchive : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const char* url = std::getenv("INCISE_CLICKHOUSE_URL");
+    const char* ci = std::getenv("CI");
+    bool in_ci = ci && std::string(ci) == "true";
+    std::string reason;
+    if (!url) {
+      reason =
+          "INCISE_CLICKHOUSE_URL is not set (run through ctest, whose fixture starts "
+          "tools/clickhouse)";
+    } else {
+      client_ = std::make_unique<ClickHouseClient>(url, ClickHouseTimeouts{2, 60});
+      if (auto ping = client_->query("SELECT 1"); !ping) {
+        reason = "no ClickHouse server: " + ping.error().message() +
+                 " (is clickhouse-server installed? tools/setup installs it)";
+      }
+    }
+    if (!reason.empty()) {
+      if (in_ci) FAIL() << reason << " — CI=true, so this is a failure";
+      GTEST_SKIP() << reason;
+    }
+    url_ = url;
+    database_ = "incise_test_" + std::to_string(getpid()) + "_" +
+                ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    ASSERT_TRUE(client_->query("DROP DATABASE IF EXISTS " + database_));
+    Status ready = initFleetSchema(*client_, database_);
+    ASSERT_TRUE(ready) << ready.message();
+  }
+
+  void TearDown() override {
+    if (client_ && !database_.empty()) (void)client_->query("DROP DATABASE IF EXISTS " + database_);
+  }
+
+  uint64_t count(const std::string& sql) {
+    auto answer = client_->query(sql);
+    EXPECT_TRUE(answer) << answer.error().message();
+    return answer ? std::stoull("0" + *answer) : 0;
+  }
+
+  std::map<std::string, uint64_t> rowCounts() {
+    std::map<std::string, uint64_t> counts;
+    for (const char* table :
+         {"frames", "stacks", "samples", "lock_intervals", "off_cpu", "traces"}) {
+      counts[table] = count("SELECT count() FROM " + database_ + "." + table);
+    }
+    return counts;
+  }
+
+  Result<PushResult> push(const std::string& path, std::map<std::string, std::string> tags) {
+    PushOptions options;
+    options.database = database_;
+    options.tags = std::move(tags);
+    options.progress = false;
+    options.batch_rows = 3;  // several batches even for small traces
+    return pushTrace(*client_, path, options);
+  }
+
+  FlatProfile fleetProfile(const std::string& selector_text) {
+    auto selector = parseSelector(selector_text);
+    EXPECT_TRUE(selector);
+    auto matched = queryMatchedTraces(*client_, database_, *selector);
+    EXPECT_TRUE(matched) << matched.error().message();
+    if (!matched) return {};
+    auto profile = queryFunctionProfile(*client_, database_, *selector, *matched);
+    EXPECT_TRUE(profile) << profile.error().message();
+    return profile ? profile.take() : FlatProfile{};
+  }
+
+  std::unique_ptr<ClickHouseClient> client_;
+  std::string url_;
+  std::string database_;
+};
+
+// Samples spread over 3 seconds and two threads; the recursion in `walk`
+// checks total counts a name once per stack. A lock and an off-CPU span so
+// every table gets rows.
+void build(TraceBuilder& t, int a, int b, int c, int recursive) {
+  t.thread(101, "worker");
+  t.thread(102, "helper");
+  uint64_t sa = t.stack({"leaf_a", "main"}), sb = t.stack({"leaf_b", "main"});
+  uint64_t sc = t.stack({"leaf_c", "mid", "main"});
+  uint64_t sr = t.stack({"walk", "walk", "walk", "main"});
+  uint64_t time = 1000;
+  const uint64_t step = 3'000'000'000 / static_cast<uint64_t>(a + b + c + recursive + 1);
+  auto add = [&](int n, uint64_t stack) {
+    for (int i = 0; i < n; ++i) t.sample(time += step, i % 2 ? 101 : 102, stack);
+  };
+  add(a, sa);
+  add(b, sb);
+  add(c, sc);
+  add(recursive, sr);
+  uint64_t site = t.stack({"update", "main"});
+  t.lock(101, 0x7000, 100'000, 150'000, 400'000, site);
+  uint64_t off = t.stack({"read_wait", "main"});
+  t.sched(1'000'000, 0, 101, /*state=*/1, 0, off);
+  t.sched(2'000'000, 0, 0, 0, 101);
+}
+
+TraceProfile localProfile(const std::string& path) {
+  TraceOptions options;
+  options.progress = false;
+  auto trace = Trace::open(path, options);
+  EXPECT_TRUE(trace) << trace.error().message();
+  return collectTraceProfile(**trace);
+}
+
+TEST_F(FleetArchive, InitTwiceIsFine) {
+  Status again = initFleetSchema(*client_, database_);
+  ASSERT_TRUE(again) << again.message();
+  EXPECT_EQ(count("SELECT count() FROM " + database_ + ".schema_version"), 1u);
+  EXPECT_TRUE(checkFleetSchema(*client_, database_));
+  // The command says so too, and exits 0.
+  ::testing::internal::CaptureStdout();
+  int exit = runArchive({"init", "--clickhouse", url_, "--database", database_});
+  std::string out = ::testing::internal::GetCapturedStdout();
+  EXPECT_EQ(exit, 0);
+  EXPECT_NE(out.find("schema version 1"), std::string::npos) << out;
+}
+
+TEST_F(FleetArchive, SqlDiffEqualsLocalDiff) {
+  TraceBuilder base, next;
+  build(base, 6, 4, 0, 2);
+  build(next, 2, 4, 3, 5);
+  auto base_path = base.write(), new_path = next.write();
+  ASSERT_TRUE(base_path) << base_path.error().message();
+  ASSERT_TRUE(new_path) << new_path.error().message();
+  auto pushed_base = push(*base_path, {{"build", "v1"}});
+  ASSERT_TRUE(pushed_base) << pushed_base.error().message();
+  auto pushed_new = push(*new_path, {{"build", "v2"}});
+  ASSERT_TRUE(pushed_new) << pushed_new.error().message();
+
+  std::vector<FunctionDelta> local =
+      diffFunctions(localProfile(*base_path).functions, localProfile(*new_path).functions);
+  std::vector<FunctionDelta> fleet =
+      diffFunctions(fleetProfile("build=v1"), fleetProfile("build=v2"));
+  ASSERT_FALSE(local.empty());
+  ASSERT_EQ(fleet.size(), local.size());
+  std::map<std::string, const FunctionDelta*> by_name;
+  for (const FunctionDelta& f : fleet) by_name[f.name] = &f;
+  for (const FunctionDelta& l : local) {
+    ASSERT_TRUE(by_name.count(l.name)) << l.name << " is missing from the SQL diff";
+    const FunctionDelta& f = *by_name[l.name];
+    EXPECT_NEAR(f.selfDelta(), l.selfDelta(), 1e-6) << l.name;
+    EXPECT_NEAR(f.totalDelta(), l.totalDelta(), 1e-6) << l.name;
+    EXPECT_EQ(f.base_self, l.base_self) << l.name;
+    EXPECT_EQ(f.new_total, l.new_total) << l.name;
+  }
+  // `walk` recurses: counted once per stack in total (5 of 14 samples in new).
+  EXPECT_NEAR(by_name["walk"]->new_total_percent, 100.0 * 5 / 14, 1e-6);
+
+  // The command prints the same through --json, selected by tag.
+  ::testing::internal::CaptureStdout();
+  int exit = runArchive({"diff", "--clickhouse", url_, "--database", database_, "--base",
+                         "build=v1", "--new", "build=v2", "--json", "--limit", "0"});
+  std::string out = ::testing::internal::GetCapturedStdout();
+  ASSERT_EQ(exit, 0) << out;
+  auto doc = nlohmann::json::parse(out);
+  EXPECT_EQ(doc["functions"].size(), local.size());
+  EXPECT_EQ(doc["functions"][0]["name"], local[0].name);
+  EXPECT_EQ(doc["base"]["traces"], 1);
+}
+
+TEST_F(FleetArchive, TopAveragesSharesPerTrace) {
+  // Two traces of one build, of different lengths: each counts the same.
+  TraceBuilder small, large;
+  build(small, 1, 1, 0, 0);   // leaf_a 50%
+  build(large, 0, 10, 0, 0);  // leaf_a 0%
+  auto small_path = small.write(), large_path = large.write();
+  ASSERT_TRUE(small_path && large_path);
+  ASSERT_TRUE(push(*small_path, {{"build", "v3"}, {"site", "eu1"}}));
+  ASSERT_TRUE(push(*large_path, {{"build", "v3"}}));
+  FlatProfile profile = fleetProfile("build=v3");
+  std::map<std::string, FlatProfileRow> rows;
+  for (const auto& row : profile.rows) rows[row.name] = row;
+  EXPECT_NEAR(rows["leaf_a"].self_percent, 25.0, 1e-6);  // (50 + 0) / 2
+  EXPECT_NEAR(rows["leaf_b"].self_percent, 75.0, 1e-6);  // (50 + 100) / 2
+  EXPECT_EQ(rows["leaf_b"].self, 11u);
+  EXPECT_EQ(profile.weight, 12u);
+  // Selectors narrow: a tag that only one trace carries.
+  FlatProfile one = fleetProfile("build=v3,site=eu1");
+  EXPECT_EQ(one.weight, 2u);
+}
+
+TEST_F(FleetArchive, PushingTwiceKeepsRowCounts) {
+  TraceBuilder t;
+  build(t, 3, 3, 3, 3);
+  auto path = t.write();
+  ASSERT_TRUE(path);
+  auto first = push(*path, {{"build", "v1"}});
+  ASSERT_TRUE(first) << first.error().message();
+  EXPECT_FALSE(first->already_present);
+  auto counts = rowCounts();
+  for (const auto& [table, rows] : counts) EXPECT_GT(rows, 0u) << table;
+  auto second = push(*path, {{"build", "v1"}});
+  ASSERT_TRUE(second) << second.error().message();
+  EXPECT_TRUE(second->already_present);
+  EXPECT_EQ(second->trace_id, first->trace_id);
+  EXPECT_EQ(rowCounts(), counts);
+}
+
+TEST_F(FleetArchive, InterruptedPushIsInvisibleAndCleanedOnRetry) {
+  TraceBuilder t;
+  build(t, 3, 3, 3, 3);
+  auto path = t.write();
+  ASSERT_TRUE(path);
+  PushOptions dying;
+  dying.database = database_;
+  dying.progress = false;
+  dying.batch_rows = 2;
+  dying.before_table = [](const std::string& table) -> Status {
+    if (table == "traces") return Error("simulated crash before the traces row");
+    return Status();
+  };
+  auto died = pushTrace(*client_, *path, dying);
+  ASSERT_FALSE(died);
+  EXPECT_GT(count("SELECT count() FROM " + database_ + ".samples"), 0u);
+  // Nothing is visible: no trace matches.
+  auto all = parseSelector("id=" + *traceContentId(*path));
+  EXPECT_FALSE(queryMatchedTraces(*client_, database_, *all));
+
+  auto retried = push(*path, {});
+  ASSERT_TRUE(retried) << retried.error().message();
+  EXPECT_GE(retried->cleaned_tables, 1u);
+  auto rows = collectFleetRows(*path, false);
+  ASSERT_TRUE(rows);
+  EXPECT_EQ(count("SELECT count() FROM " + database_ + ".samples"), rows->samples.size());
+  EXPECT_EQ(count("SELECT count() FROM " + database_ + ".lock_intervals"), rows->locks.size());
+  EXPECT_EQ(count("SELECT count() FROM " + database_ + ".off_cpu"), rows->off_cpu.size());
+  EXPECT_EQ(count("SELECT sum(samples) FROM " + database_ + ".samples"), 12u);
+  EXPECT_TRUE(queryMatchedTraces(*client_, database_, *all));
+}
+
+TEST_F(FleetArchive, PushToAStoppedServerFailsCleanly) {
+  TraceBuilder t;
+  build(t, 1, 1, 1, 1);
+  auto path = t.write();
+  ASSERT_TRUE(path);
+  // Port 9 on loopback: nothing listens there, as after `tools/clickhouse stop`.
+  const std::string down = "http://127.0.0.1:9/";
+  auto started = std::chrono::steady_clock::now();
+  ::testing::internal::CaptureStderr();
+  int exit = runArchive({"push", "--clickhouse", down, *path});
+  std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(exit, 1);
+  EXPECT_NE(err.find(down), std::string::npos) << err;
+  EXPECT_NE(err.find("onnect"), std::string::npos)
+      << err;  // "Couldn't connect", "Connection refused"
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(10));
+  // A server that answers but refuses (no such database): an error naming it.
+  ::testing::internal::CaptureStderr();
+  exit = runArchive({"push", "--clickhouse", url_, "--database", "no_such_fleet_db", *path});
+  err = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(exit, 1);
+  EXPECT_NE(err.find("archive init"), std::string::npos) << err;
+}
+
+}  // namespace
+}  // namespace incise::analyzer
