@@ -1,7 +1,7 @@
 // Writes a trace of at least SIZE_MB megabytes of realistic-looking CPU
-// samples and scheduler switches (many threads and distinct stacks, with
-// embedded symbols so reports resolve names), for measuring the analyzer's
-// memory on large files.
+// samples, scheduler switches and lock intervals (many threads, distinct
+// stacks and locks, with embedded symbols so reports resolve names), for
+// measuring the analyzer's memory on large files.
 //
 //   incise_big_trace OUT.trace SIZE_MB [SEED]
 //   example: incise_big_trace /var/tmp/big.trace 1100
@@ -27,6 +27,8 @@ constexpr uint32_t kMaxDepth = 24;
 constexpr uint64_t kTextStart = 0x400000;
 constexpr uint64_t kFunctionBytes = 256;
 constexpr uint64_t kKernelStart = 0xffffffff81000000;
+constexpr uint32_t kLocks = 1000;
+constexpr uint64_t kLockArea = 0x7f0000001000;
 
 format::MetadataDelta describeProcesses(uint64_t time) {
   format::MetadataDelta d;
@@ -76,6 +78,7 @@ int main(int argc, char** argv) {
   header.command_line = {"incise_big_trace", argv[1], argv[2]};
   header.options.sample_frequency_hz = 999;
   header.options.sched_enabled = true;
+  header.options.lock_mode = "all";
   header.cpu_count = 2;
   header.page_size = 4096;
   auto writer = format::Writer::create(path, header);
@@ -120,6 +123,21 @@ int main(int argc, char** argv) {
                                      .next_pid = next,
                                      .next_tid = next + rng() % kThreadsPerProcess,
                                      .stack_id = stack});
+        ++rows;
+      }
+      if (i % 8 == 0) {
+        const uint64_t wait = rng() % 2 ? 0 : rng() % 100000;
+        w.append(format::LockInterval{
+            .time = time,
+            .acquired_time = time + wait,
+            .release_time = time + wait + 1 + rng() % 50000,
+            .pid = pid,
+            .tid = tid,
+            .address = kLockArea + (rng() % kLocks) * 64,
+            .lock_kind = static_cast<uint64_t>(format::LockKind::kMutex),
+            .flags = wait ? uint64_t{format::kLockContended} : 0,
+            .stack_id = stack,
+            .releaser_tid = wait ? pid + static_cast<uint32_t>(rng() % kThreadsPerProcess) : 0});
         ++rows;
       }
       ++rows;
