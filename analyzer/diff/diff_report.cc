@@ -86,40 +86,31 @@ void printFacts(const char* label, const TraceProfile& p, std::ostream& out) {
 
 }  // namespace
 
+SharedOptions diffSharedOptions() {
+  return {.pid_tid = false,
+          .cpu = false,
+          .json_help = "print JSON instead of tables",
+          .output_help = "write the differential flame graph here (.svg: SVG, else HTML)"};
+}
+
+void addDiffOwnOptions(po::options_description& options) {
+  options.add_options()("limit", po::value<size_t>()->default_value(20),
+                        "rows per section (0: all)");
+}
+
 void addDiffOptions(po::options_description& options) {
-  // clang-format off
-  options.add_options()
-      ("json", po::bool_switch(), "print JSON instead of tables")
-      ("output,o", po::value<std::string>(), "write the differential flame graph here (.svg: SVG, else HTML)")
-      ("limit", po::value<size_t>()->default_value(20), "rows per section (0: all)")
-      ("comm", po::value<std::vector<std::string>>()->composing(), "only threads or processes with this name (both traces)")
-      ("time", po::value<std::string>(), "only START..END seconds from each trace's start")
-      ("symfs", po::value<std::string>(), "look for binaries under this root")
-      ("debug-dir", po::value<std::vector<std::string>>()->composing(), "extra build-id debug directory")
-      ("threads", po::value<unsigned>()->default_value(0), "decoding threads (0: one per cpu)");
-  // clang-format on
+  addSharedOptions(options, diffSharedOptions());
+  addDiffOwnOptions(options);
 }
 
 Result<DiffOptions> diffOptionsFrom(const po::variables_map& values) {
+  auto common = readSharedOptions(values, diffSharedOptions());
+  if (!common) return common.error();
   DiffOptions options;
-  options.json = values["json"].as<bool>();
-  if (values.count("output")) options.flame_output = values["output"].as<std::string>();
+  options.trace = std::move(common->trace);
+  options.json = common->json;
+  options.flame_output = std::move(common->output);
   options.limit = values["limit"].as<size_t>();
-  if (values.count("comm")) {
-    for (const auto& comm : values["comm"].as<std::vector<std::string>>()) {
-      options.trace.filter.comms.insert(comm);
-    }
-  }
-  if (values.count("time")) {
-    auto window = Filter::parseTimeRange(values["time"].as<std::string>());
-    if (!window) return window.error();
-    options.trace.filter.window = *window;
-  }
-  if (values.count("symfs")) options.trace.symfs = values["symfs"].as<std::string>();
-  if (values.count("debug-dir")) {
-    options.trace.debug_dirs = values["debug-dir"].as<std::vector<std::string>>();
-  }
-  options.trace.threads = values["threads"].as<unsigned>();
   return options;
 }
 

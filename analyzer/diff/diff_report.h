@@ -4,10 +4,10 @@
 // function, lock-site and off-CPU deltas (a table, or JSON with --json), and
 // writes the differential flame graph when asked (-o x.html / x.svg).
 //
-//   boost::program_options::options_description desc;
-//   addDiffOptions(desc);
-//   ... po::store(...);
-//   Result<DiffOptions> options = diffOptionsFrom(values);
+//   CommandLine cli({.name = "diff", .operands = {"BASE", "NEW"}, ...}, diffSharedOptions());
+//   addDiffOwnOptions(cli.extra());
+//   if (auto exit = cli.parse(args)) return *exit;
+//   Result<DiffOptions> options = diffOptionsFrom(cli.values());
 //   options->base_path = "old.trace"; options->new_path = "new.trace";
 //   return runDiffReport(*options, std::cout);
 #pragma once
@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "analyzer/cli/command_line.h"
 #include "analyzer/diff/comparability.h"
 #include "analyzer/diff/profile_diff.h"
 #include "analyzer/model/trace_options.h"
@@ -34,7 +35,14 @@ struct DiffOptions {
   std::vector<std::string> notes;  // extra lines for the header (e.g. how a selector resolved)
 };
 
-// --json, -o, --limit, --comm, --time, --symfs, --debug-dir, --threads.
+// The shared options a diff takes (analyzer/cli/command_line.h): --json, -o
+// (the flame graph), --comm, --time, --symfs, --debug-dir, --threads,
+// --signatures. Pids, tids and cpus differ between two runs: no filter on them.
+SharedOptions diffSharedOptions();
+// --limit, the one option of diff's own.
+void addDiffOwnOptions(boost::program_options::options_description& options);
+// The shared options plus --limit, for commands that parse themselves
+// (`incise archive diff`), and what they said.
 void addDiffOptions(boost::program_options::options_description& options);
 Result<DiffOptions> diffOptionsFrom(const boost::program_options::variables_map& values);
 

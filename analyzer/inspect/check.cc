@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <iostream>
 
-#include "analyzer/inspect/command_options.h"
+#include "analyzer/cli/command_line.h"
 #include "analyzer/inspect/inspect.h"
 #include "analyzer/inspect/trace_summary.h"
 #include "format/reader.h"
@@ -12,16 +12,17 @@
 namespace incise::analyzer {
 
 int check(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  po::options_description options("options");
-  CommandHelp help{"incise check FILE",
-                   "Verifies a trace block by block: header and payload checksums, and that every\n"
-                   "column of every chunk decodes. Prints what is recoverable and where damage\n"
-                   "starts. Exit status: 0 clean, 1 damaged or not a trace, 2 bad usage.",
-                   "  incise check app.trace && echo intact\n"
-                   "  incise check copied.trace    # after a transfer or a killed recorder\n"};
-  ParsedCommand parsed = parseCommand(args, options, help, out, err);
-  if (!parsed.proceed) return parsed.exit_code;
-  auto reader = format::Reader::open(parsed.file);
+  CommandLine cli(
+      {.name = "check",
+       .summary = "Verifies a trace block by block: header and payload checksums, and that every\n"
+                  "column of every chunk decodes. Prints what is recoverable and where damage\n"
+                  "starts. Exit status: 0 clean, 1 damaged or not a trace, 2 bad usage.",
+       .examples = "  incise check app.trace && echo intact\n"
+                   "  incise check copied.trace    # after a transfer or a killed recorder\n"},
+      storedFileOptions(/*json=*/false), out, err);
+  if (std::optional<int> exit = cli.parse(args)) return *exit;
+  const std::string& file = cli.options().file;
+  auto reader = format::Reader::open(file);
   if (!reader) {
     err << "incise check: " << reader.error().message() << "\n";
     return 1;
@@ -47,9 +48,8 @@ int check(const std::vector<std::string>& args, std::ostream& out, std::ostream&
     ++good_blocks;
     good_bytes += bytes;
   }
-  out << parsed.file << ": " << good_blocks << " good blocks (" << good_bytes << " of "
-      << report.file_size << " bytes), " << rows << " event rows, " << r.stacks().size()
-      << " stacks\n";
+  out << file << ": " << good_blocks << " good blocks (" << good_bytes << " of " << report.file_size
+      << " bytes), " << rows << " event rows, " << r.stacks().size() << " stacks\n";
   printRecovery(out, report);
   for (const auto& p : problems) out << "  damaged: " << p << "\n";
   bool clean = report.clean() && problems.empty();

@@ -6,11 +6,13 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "analyzer/inspect/command_options.h"
+#include "analyzer/cli/command_line.h"
 #include "analyzer/inspect/inspect.h"
 #include "format/reader.h"
 
 namespace incise::analyzer {
+namespace po = boost::program_options;
+
 namespace {
 
 using nlohmann::json;
@@ -153,29 +155,31 @@ std::string kindNames() {
 }  // namespace
 
 int dump(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  po::options_description options("options");
-  options.add_options()("kind,k", po::value<std::string>(),
-                        ("what to print: " + kindNames() + " (default: every event kind)").c_str())(
-      "limit,n", po::value<uint64_t>()->default_value(100), "rows per kind; 0 prints all")(
-      "json", "print JSON lines, one object per row");
-  CommandHelp help{"incise dump FILE [--kind K] [--limit N] [--json]",
-                   "Prints the rows of a trace as stored: one table per event kind, columns named\n"
-                   "as in the event model (times in ns of the header's clock, stack ids into the\n"
-                   "stack table). --kind stacks prints the stack table (leaf first, k = kernel),\n"
-                   "--kind metadata the processes, threads, mappings and symbols.",
-                   "  incise dump app.trace --kind cpu_sample --limit 20\n"
+  SharedOptions shared = storedFileOptions(/*json=*/true);
+  shared.json_help = "print JSON lines, one object per row";
+  CommandLine cli(
+      {.name = "dump",
+       .summary = "Prints the rows of a trace as stored: one table per event kind, columns named\n"
+                  "as in the event model (times in ns of the header's clock, stack ids into the\n"
+                  "stack table). --kind stacks prints the stack table (leaf first, k = kernel),\n"
+                  "--kind metadata the processes, threads, mappings and symbols.",
+       .examples = "  incise dump app.trace --kind cpu_sample --limit 20\n"
                    "  incise dump app.trace --kind lock --json --limit 0 | jq .tid\n"
-                   "  incise dump app.trace --kind stacks\n"};
-  ParsedCommand parsed = parseCommand(args, options, help, out, err);
-  if (!parsed.proceed) return parsed.exit_code;
-  DumpOptions o{parsed.values["limit"].as<uint64_t>(), parsed.values.count("json") > 0};
-  std::string kind = parsed.values.count("kind") ? parsed.values["kind"].as<std::string>() : "";
+                   "  incise dump app.trace --kind stacks\n"},
+      shared, out, err);
+  cli.extra().add_options()(
+      "kind,k", po::value<std::string>(),
+      ("what to print: " + kindNames() + " (default: every event kind)").c_str())(
+      "limit,n", po::value<uint64_t>()->default_value(100), "rows per kind; 0 prints all");
+  if (std::optional<int> exit = cli.parse(args)) return *exit;
+  const po::variables_map& values = cli.values();
+  DumpOptions o{values["limit"].as<uint64_t>(), cli.options().json};
+  std::string kind = values.count("kind") ? values["kind"].as<std::string>() : "";
   const format::KindSpec* spec = kind.empty() ? nullptr : format::kindSpecByName(kind);
   if (!kind.empty() && spec == nullptr && kind != "stacks" && kind != "metadata") {
-    err << "incise dump: unknown kind '" << kind << "'; known: " << kindNames() << "\n";
-    return 2;
+    return cli.usageError("unknown kind '" + kind + "'; known: " + kindNames());
   }
-  auto reader = format::Reader::open(parsed.file);
+  auto reader = format::Reader::open(cli.options().file);
   if (!reader) {
     err << "incise dump: " << reader.error().message() << "\n";
     return 1;

@@ -7,7 +7,7 @@
 #include <map>
 #include <sstream>
 
-#include "analyzer/inspect/command_options.h"
+#include "analyzer/cli/command_line.h"
 #include "analyzer/inspect/inspect.h"
 #include "analyzer/inspect/trace_summary.h"
 
@@ -177,25 +177,24 @@ void printInfo(std::ostream& out, const format::Reader& reader, const TraceSumma
 }  // namespace
 
 int info(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  po::options_description options("options");
-  options.add_options()("json", "print one JSON object instead of text");
-  CommandHelp help{
-      "incise info FILE [--json]",
-      "Shows what a trace holds: host, kernel, start time, the recorder's command line\n"
-      "and options, duration, rows per event kind, lost events per source, processes,\n"
-      "bytes per kind and per column with the compression ratio, and what was salvaged\n"
-      "if the file was damaged or cut short.",
-      "  incise info app.trace\n"
-      "  incise info app.trace --json | jq .kinds\n"};
-  ParsedCommand parsed = parseCommand(args, options, help, out, err);
-  if (!parsed.proceed) return parsed.exit_code;
-  auto reader = format::Reader::open(parsed.file);
+  CommandLine cli(
+      {.name = "info",
+       .summary =
+           "Shows what a trace holds: host, kernel, start time, the recorder's command line\n"
+           "and options, duration, rows per event kind, lost events per source, processes,\n"
+           "bytes per kind and per column with the compression ratio, and what was salvaged\n"
+           "if the file was damaged or cut short.",
+       .examples = "  incise info app.trace\n"
+                   "  incise info app.trace --json | jq .kinds\n"},
+      storedFileOptions(/*json=*/true), out, err);
+  if (std::optional<int> exit = cli.parse(args)) return *exit;
+  auto reader = format::Reader::open(cli.options().file);
   if (!reader) {
     err << "incise info: " << reader.error().message() << "\n";
     return 1;
   }
   TraceSummary summary = summarize(**reader);
-  if (parsed.values.count("json")) {
+  if (cli.options().json) {
     out << infoJson(**reader, summary).dump(2) << "\n";
   } else {
     printInfo(out, **reader, summary);

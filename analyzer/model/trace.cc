@@ -75,6 +75,7 @@ Result<std::unique_ptr<Trace>> Trace::open(const std::string& path, const TraceO
   SymbolizerOptions symbolizer_options;
   symbolizer_options.symfs = options.symfs;
   symbolizer_options.debug_dirs = options.debug_dirs;
+  symbolizer_options.names = options.names;
   trace->symbolizer_ = std::make_unique<Symbolizer>(r.metadata(), symbolizer_options);
   if (UnwoundStacks::wanted(r.header())) trace->unwound_ = std::make_unique<UnwoundStacks>(r);
   return trace;

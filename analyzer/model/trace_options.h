@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "analyzer/model/filter.h"
+#include "analyzer/symbolize/demangle.h"
 
 namespace incise::analyzer {
 
@@ -20,6 +21,7 @@ struct TraceOptions {
   std::vector<std::string> debug_dirs;  // --debug-dir: extra build-id directories
   unsigned threads = 0;                 // chunk-decoding threads; 0 = hardware_concurrency
   bool progress = true;                 // progress bar when stderr is a terminal
+  NameStyle names = NameStyle::kShort;  // --signatures: full demangled function names
 };
 
 }  // namespace incise::analyzer

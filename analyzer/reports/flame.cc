@@ -8,7 +8,7 @@
 #include "analyzer/render/json_output.h"
 #include "analyzer/reports/flame_weights.h"
 #include "analyzer/reports/report_header.h"
-#include "analyzer/reports/report_options.h"
+#include "analyzer/cli/command_line.h"
 #include "analyzer/reports/report_output.h"
 
 namespace incise::analyzer {
@@ -33,7 +33,7 @@ std::string outputFormat(const std::string& requested, const std::string& path) 
 }  // namespace
 
 int runFlame(const std::vector<std::string>& args) {
-  ReportCommandLine cli(
+  CommandLine cli(
       "flame",
       "Flame graph of CPU samples (default), of blocked off-CPU time (--off-cpu: switch-out\n"
       "with prev_state != 0 -> next switch-in, at the off-CPU stack) or of lock wait time\n"

@@ -3,7 +3,7 @@
 // --debug-dir), --help with examples, opening the trace, the output stream
 // and the common header.
 //
-// Glue over the shared plumbing (report_options.h, report_header.h,
+// Glue over the shared plumbing (analyzer/cli/command_line.h, report_header.h,
 // report_output.h), so both reports read as "options, then the report".
 //
 //   ReportCommand command("locks", "what it does", "  incise locks app.trace\n");
@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "analyzer/reports/report_options.h"
+#include "analyzer/cli/command_line.h"
 
 namespace incise::analyzer {
 
@@ -52,7 +52,7 @@ class ReportCommand {
           const std::function<std::string()>& check = {});
 
  private:
-  ReportCommandLine cli_;
+  CommandLine cli_;
 };
 
 }  // namespace incise::analyzer

@@ -7,7 +7,7 @@
 #include "analyzer/render/json_output.h"
 #include "analyzer/render/table.h"
 #include "analyzer/reports/report_header.h"
-#include "analyzer/reports/report_options.h"
+#include "analyzer/cli/command_line.h"
 #include "analyzer/reports/report_output.h"
 #include "analyzer/reports/stack_text.h"
 #include "analyzer/reports/stack_weights.h"
@@ -26,7 +26,7 @@ struct ReasonStack {
 }  // namespace
 
 int runOffcpu(const std::vector<std::string>& args) {
-  ReportCommandLine cli(
+  CommandLine cli(
       "offcpu",
       "Off-CPU time per stack and reason, from scheduler switches: each span runs from a\n"
       "thread's switch-out to its next switch-in, charged to the stack taken at switch-out.\n"

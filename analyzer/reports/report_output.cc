@@ -4,11 +4,11 @@
 #include <fstream>
 #include <iostream>
 
-#include "analyzer/reports/report_options.h"
+#include "analyzer/cli/command_line.h"
 
 namespace incise::analyzer {
 
-int writeReport(const ReportCommandLine& cli, const std::function<void(std::ostream&)>& write) {
+int writeReport(const CommandLine& cli, const std::function<void(std::ostream&)>& write) {
   const std::string& path = cli.options().output;
   if (path.empty()) {
     write(std::cout);

@@ -10,10 +10,10 @@
 
 namespace incise::analyzer {
 
-class ReportCommandLine;
+class CommandLine;
 
 // Runs `write` on stdout or on the -o file; returns the exit code (0, or 1
 // with a message naming the file).
-int writeReport(const ReportCommandLine& cli, const std::function<void(std::ostream&)>& write);
+int writeReport(const CommandLine& cli, const std::function<void(std::ostream&)>& write);
 
 }  // namespace incise::analyzer

@@ -5,7 +5,7 @@
 #include "analyzer/render/json_output.h"
 #include "analyzer/render/table.h"
 #include "analyzer/reports/report_header.h"
-#include "analyzer/reports/report_options.h"
+#include "analyzer/cli/command_line.h"
 #include "analyzer/reports/report_output.h"
 #include "analyzer/reports/thread_states.h"
 
@@ -13,7 +13,7 @@ namespace incise::analyzer {
 namespace po = boost::program_options;
 
 int runSched(const std::vector<std::string>& args) {
-  ReportCommandLine cli(
+  CommandLine cli(
       "sched",
       "Per thread: time running, runnable-waiting (in a runqueue) and blocked; switches\n"
       "(voluntary = blocked, involuntary = preempted); migrations between cpus.\n"

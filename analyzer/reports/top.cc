@@ -7,14 +7,14 @@
 #include "analyzer/render/table.h"
 #include "analyzer/reports/flat_profile.h"
 #include "analyzer/reports/report_header.h"
-#include "analyzer/reports/report_options.h"
+#include "analyzer/cli/command_line.h"
 #include "analyzer/reports/report_output.h"
 
 namespace incise::analyzer {
 namespace po = boost::program_options;
 
 int runTop(const std::vector<std::string>& args) {
-  ReportCommandLine cli("top",
+  CommandLine cli("top",
                         "Flat profile of CPU samples: self % (samples whose leaf is the function) "
                         "and total %\n(samples whose stack contains it, once per sample).",
                         "  incise top app.trace                      # by function, top 40\n"

@@ -53,7 +53,7 @@ size_t Symbolizer::KeyHash::operator()(const Key& key) const {
 }
 
 Symbolizer::Symbolizer(const format::Metadata& metadata, SymbolizerOptions options)
-    : finder_(std::move(options)) {
+    : names_(options.names), finder_(std::move(options)) {
   embedded_ = metadata.objects;
   for (size_t i = 0; i < embedded_.size(); ++i) {
     const format::ObjectSymbols& object = embedded_[i];
@@ -231,7 +231,7 @@ const Frame& Symbolizer::kernelFrame(uint64_t address) {
     frame.module =
         kernel_.module(*hit).empty() ? "[kernel.kallsyms]" : "[" + kernel_.module(*hit) + "]";
     frame.source = SymbolSource::kKernel;
-    frame.name = frame.function;
+    frame.name = displayedFunctionName(frame.function, names_);
   } else {
     nameUnknown(frame, address);
   }
@@ -260,7 +260,7 @@ const Frame& Symbolizer::objectFrame(const MappingValue& mapping, uint64_t addre
     frame.function = object.table.demangledName(*hit);
     frame.symbol_offset = vaddr - object.table.start(*hit);
     frame.source = object.source;
-    frame.name = frame.function;
+    frame.name = displayedFunctionName(frame.function, names_);
   } else {
     nameUnknown(frame, address);
   }

@@ -108,6 +108,7 @@ class Symbolizer {
   const format::ObjectSymbols* embeddedFor(const ObjectState& object) const;
 
   SymbolizeCounters counters_;
+  NameStyle names_;
   DebugFileFinder finder_;
   std::vector<format::ObjectSymbols> embedded_;
   std::unordered_map<std::string, size_t> embedded_by_build_id_;

@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "analyzer/symbolize/demangle.h"
+
 namespace incise::analyzer {
 
 // True when DEBUGINFOD_URLS is set and not empty.
@@ -21,6 +23,7 @@ struct SymbolizerOptions {
   std::vector<std::string> debug_dirs;  // searched first: DIR/.build-id/xx/rest.debug, DIR/path
   std::string system_debug_dir = "/usr/lib/debug";  // searched after debug_dirs; "" skips it
   bool use_debuginfod = debuginfodConfigured();
+  NameStyle names = NameStyle::kShort;  // Frame::name of functions; Frame::function stays full
 };
 
 }  // namespace incise::analyzer

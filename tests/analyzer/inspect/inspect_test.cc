@@ -194,7 +194,7 @@ TEST(InspectInput, BadInputAndUsage) {
   CommandRun help = run(check, {"--help"});
   EXPECT_EQ(help.code, 0);
   EXPECT_NE(help.out.find("usage: incise check FILE"), std::string::npos);
-  EXPECT_NE(help.out.find("examples:"), std::string::npos);
+  EXPECT_NE(help.out.find("EXAMPLES"), std::string::npos);
 }
 
 }  // namespace

@@ -1,0 +1,183 @@
+#include "analyzer/cli/command_line.h"
+
+#include <charconv>
+
+namespace incise::analyzer {
+namespace po = boost::program_options;
+
+namespace {
+
+constexpr const char* kOperandsOption = "operands";
+
+std::vector<std::string> splitCommas(const std::vector<std::string>& items) {
+  std::vector<std::string> parts;
+  for (const auto& item : items) {
+    size_t start = 0;
+    for (;;) {
+      size_t comma = item.find(',', start);
+      parts.push_back(item.substr(start, comma - start));
+      if (comma == std::string::npos) break;
+      start = comma + 1;
+    }
+  }
+  return parts;
+}
+
+std::string joined(const std::vector<std::string>& words) {
+  std::string text;
+  for (const auto& word : words) text += (text.empty() ? "" : " ") + word;
+  return text;
+}
+
+}  // namespace
+
+Result<std::set<uint32_t>> parseIdList(const std::vector<std::string>& items,
+                                       const std::string& option) {
+  std::set<uint32_t> ids;
+  for (const auto& part : splitCommas(items)) {
+    uint32_t id = 0;
+    auto [end, error] = std::from_chars(part.data(), part.data() + part.size(), id);
+    if (part.empty() || error != std::errc() || end != part.data() + part.size()) {
+      return Error("--" + option + " '" + part + "': expected a number (or a comma list)");
+    }
+    ids.insert(id);
+  }
+  return ids;
+}
+
+void addSharedOptions(po::options_description& options, const SharedOptions& shared) {
+  auto add = options.add_options();
+  // clang-format off
+  if (shared.pid_tid) {
+    add("pid", po::value<std::vector<std::string>>()->composing(), "only these processes (repeat or comma list)")
+       ("tid", po::value<std::vector<std::string>>()->composing(), "only these threads");
+  }
+  if (shared.comm_time) {
+    add("comm", po::value<std::vector<std::string>>()->composing(), "only threads or processes with this name")
+       ("time", po::value<std::string>(), "only START..END, seconds from the trace start (e.g. 1.5..3, ..2)");
+  }
+  if (shared.cpu) add("cpu", po::value<std::vector<std::string>>()->composing(), "only these cpus");
+  if (shared.json) add("json", po::bool_switch(), shared.json_help.c_str());
+  if (shared.output) add("output,o", po::value<std::string>(), shared.output_help.c_str());
+  if (shared.reading) {
+    add("symfs", po::value<std::string>(), "look for binaries under this root")
+       ("debug-dir", po::value<std::vector<std::string>>()->composing(), "extra build-id debug directory")
+       ("threads", po::value<unsigned>()->default_value(0), "decoding threads (0: one per cpu)")
+       ("signatures", po::bool_switch(), "full function names: parameter lists, return types, all template arguments");
+  }
+  // clang-format on
+}
+
+Result<CommonOptions> readSharedOptions(const po::variables_map& values,
+                                        const SharedOptions& shared) {
+  CommonOptions options;
+  if (shared.json) options.json = values["json"].as<bool>();
+  if (shared.output && values.count("output")) options.output = values["output"].as<std::string>();
+  if (shared.reading) {
+    if (values.count("symfs")) options.trace.symfs = values["symfs"].as<std::string>();
+    if (values.count("debug-dir")) {
+      options.trace.debug_dirs = values["debug-dir"].as<std::vector<std::string>>();
+    }
+    options.trace.threads = values["threads"].as<unsigned>();
+    options.trace.names =
+        values["signatures"].as<bool>() ? NameStyle::kSignature : NameStyle::kShort;
+  }
+  Filter& filter = options.trace.filter;
+  for (const char* option : {"pid", "tid", "cpu"}) {
+    if (!values.count(option)) continue;
+    auto ids = parseIdList(values[option].as<std::vector<std::string>>(), option);
+    if (!ids) return ids.error();
+    std::string name = option;
+    (name == "pid" ? filter.pids : name == "tid" ? filter.tids : filter.cpus) = *ids;
+  }
+  if (values.count("comm")) {
+    for (const auto& comm : splitCommas(values["comm"].as<std::vector<std::string>>())) {
+      filter.comms.insert(comm);
+    }
+  }
+  if (values.count("time")) {
+    auto window = Filter::parseTimeRange(values["time"].as<std::string>());
+    if (!window) return window.error();
+    filter.window = *window;
+  }
+  return options;
+}
+
+CommandLine::CommandLine(std::string name, std::string summary, std::string examples)
+    : CommandLine(CommandHelp{.name = std::move(name),
+                              .summary = std::move(summary),
+                              .examples = std::move(examples)},
+                  SharedOptions{}) {}
+
+CommandLine::CommandLine(CommandHelp help, SharedOptions shared, std::ostream& out,
+                         std::ostream& err)
+    : help_(std::move(help)),
+      shared_(std::move(shared)),
+      out_(out),
+      err_(err),
+      extra_(help_.name + " options") {}
+
+void CommandLine::printHelp(std::ostream& out) const {
+  po::options_description common("common options");
+  common.add_options()("help,h", "show this help");
+  addSharedOptions(common, shared_);
+  out << "usage: incise " << help_.name << " " << joined(help_.operands) << " [OPTIONS]\n\n"
+      << help_.summary << "\n\n";
+  if (!extra_.options().empty()) out << extra_ << "\n";
+  out << common << "\nEXAMPLES\n" << help_.examples;
+}
+
+int CommandLine::usageError(const std::string& message) const {
+  err_ << "incise " << help_.name << ": " << message << "\nusage: incise " << help_.name << " "
+       << joined(help_.operands) << " [OPTIONS]  (see incise " << help_.name << " --help)\n";
+  return 2;
+}
+
+std::optional<int> CommandLine::parse(const std::vector<std::string>& args) {
+  po::options_description all;
+  all.add_options()("help,h", "show this help")(
+      kOperandsOption, po::value<std::vector<std::string>>(), "positional operands");
+  addSharedOptions(all, shared_);
+  all.add(extra_);
+  po::positional_options_description positional;
+  positional.add(kOperandsOption, -1);
+  try {
+    po::store(po::command_line_parser(args).options(all).positional(positional).run(), values_);
+    po::notify(values_);
+  } catch (const po::error& e) {
+    return usageError(e.what());
+  }
+  if (values_.count("help")) {
+    printHelp(out_);
+    return 0;
+  }
+  std::vector<std::string> operands;
+  if (values_.count(kOperandsOption)) {
+    operands = values_[kOperandsOption].as<std::vector<std::string>>();
+  }
+  if (operands.size() < help_.operands.size()) {
+    return usageError("missing " +
+                      joined(std::vector<std::string>(help_.operands.begin() + operands.size(),
+                                                      help_.operands.end())));
+  }
+  if (operands.size() > help_.operands.size()) {
+    return usageError("unexpected argument '" + operands[help_.operands.size()] + "'");
+  }
+  auto common = readSharedOptions(values_, shared_);
+  if (!common) return usageError(common.error().message());
+  options_ = common.take();
+  options_.files = std::move(operands);
+  if (!options_.files.empty()) options_.file = options_.files.front();
+  return std::nullopt;
+}
+
+std::unique_ptr<Trace> CommandLine::openTrace() const {
+  auto trace = Trace::open(options_.file, options_.trace);
+  if (!trace) {
+    err_ << "incise " << help_.name << ": " << trace.error().message() << "\n";
+    return nullptr;
+  }
+  return trace.take();
+}
+
+}  // namespace incise::analyzer
