@@ -2,6 +2,8 @@
 // Cap'n Proto ChunkHeader.
 #include "format/chunk_codec.h"
 
+#include <algorithm>
+
 #include "format/block_io.h"
 #include "format/capnp_message.h"
 #include "format/codecs/byte_blob_codec.h"
@@ -135,13 +137,39 @@ Result<ByteSpan> uncompressedColumn(const ChunkLayout& layout, const ColumnInfo&
 }  // namespace
 
 Status decodeBytesColumn(const ChunkLayout& layout, const ColumnInfo& column, size_t rows,
-                         std::vector<uint64_t>& lengths, std::string& bytes, std::string& scratch) {
+                         std::vector<uint64_t>& lengths, DecodedBlobs& out) {
   std::string where = "column " + std::to_string(column.id);
   if (column.encoding != Encoding::kBytes) return Error(where + ": not a byte-blob column");
-  Result<ByteSpan> encoded = uncompressedColumn(layout, column, scratch);
-  if (!encoded) return encoded.error();
-  Status s = codecs::decodeBlobs(*encoded, rows, lengths, bytes);
-  if (!s) return s.error().context(where);
+  const codecs::Compressor* compressor = Registry::instance().compression(column.compression);
+  if (compressor == nullptr) {
+    return Error(where + ": unknown compression " +
+                 std::to_string(static_cast<int>(column.compression)));
+  }
+  if (column.raw_bytes > codecs::kMaxRawColumnBytes) {
+    return Error(where + ": claims " + std::to_string(column.raw_bytes) + " raw bytes, over " +
+                 std::to_string(codecs::kMaxRawColumnBytes));
+  }
+  ByteSpan stored = layout.column_area.subspan(column.offset, column.stored_bytes);
+  if (column.compression != Compression::kNone) {
+    // Before a buffer is sized for the claim.
+    Status plausible = compressor->checkClaim(stored, column.raw_bytes);
+    if (!plausible) return plausible.error().context(where);
+  }
+  out.buffer = acquireBlobBuffer(column.raw_bytes);
+  std::span<uint8_t> raw(out.buffer.get(), column.raw_bytes);
+  if (column.compression != Compression::kNone) {
+    Status s = compressor->decompress(stored, raw);
+    if (!s) return s.error().context(where);
+  } else {
+    if (column.raw_bytes != column.stored_bytes) {
+      return Error(where + ": uncompressed but raw and stored sizes differ");
+    }
+    std::copy(stored.begin(), stored.end(), raw.begin());
+  }
+  Result<size_t> at = codecs::decodeBlobLengths(raw, rows, lengths);
+  if (!at) return at.error().context(where);
+  out.blobs_at = *at;
+  out.blobs_size = raw.size() - *at;
   return Status::ok();
 }
 

@@ -69,8 +69,15 @@ Result<ChunkLayout> parseChunk(codecs::ByteSpan payload, const ReaderOptions& op
 Status decodeColumn(const ChunkLayout& layout, const ColumnInfo& column, size_t values,
                     std::vector<uint64_t>& out, std::string& scratch);
 
-// A kBytes column: exactly `rows` lengths into `lengths`, their bytes into `bytes`.
+// A kBytes column: exactly `rows` lengths into `lengths`; the column is
+// decompressed into `buffer` (from acquireBlobBuffer) and its blobs are the
+// `blobs_size` bytes at `buffer` + `blobs_at`.
+struct DecodedBlobs {
+  std::shared_ptr<uint8_t[]> buffer;
+  size_t blobs_at = 0;
+  size_t blobs_size = 0;
+};
 Status decodeBytesColumn(const ChunkLayout& layout, const ColumnInfo& column, size_t rows,
-                         std::vector<uint64_t>& lengths, std::string& bytes, std::string& scratch);
+                         std::vector<uint64_t>& lengths, DecodedBlobs& out);
 
 }  // namespace incise::format

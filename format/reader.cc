@@ -197,10 +197,9 @@ class ReaderImpl final : public Reader {
         if (!wanted.has(id)) continue;
       }
       if (info->encoding == Encoding::kBytes && !stack_table) {
-        std::string bytes;
-        INCISE_RETURN_IF_ERROR(
-            decodeBytesColumn(layout, *info, values, columns[id], bytes, scratch));
-        chunk.setBlobs(id, std::move(bytes));
+        DecodedBlobs blobs;
+        INCISE_RETURN_IF_ERROR(decodeBytesColumn(layout, *info, values, columns[id], blobs));
+        chunk.setBlobs(id, std::move(blobs.buffer), blobs.blobs_at, blobs.blobs_size);
       } else {
         INCISE_RETURN_IF_ERROR(decodeColumn(layout, *info, values, columns[id], scratch));
       }

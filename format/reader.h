@@ -97,20 +97,29 @@ class Chunk {
   std::span<const uint8_t> bytes(unsigned column, size_t row) const;
 
   std::vector<std::vector<uint64_t>>& mutableColumns() { return columns_; }
-  // Used by the reader: a kBytes column's concatenated blobs; its values
-  // (already in mutableColumns()) are the lengths.
-  void setBlobs(unsigned column, std::string bytes);
+  // Used by the reader: a kBytes column's concatenated blobs, `size` bytes at
+  // `buffer` + `at` (the decompressed column, lengths first); its values
+  // (already in mutableColumns()) are the lengths. bytes() hands out spans of
+  // the buffer, never copies.
+  void setBlobs(unsigned column, std::shared_ptr<uint8_t[]> buffer, size_t at, size_t size);
 
  private:
   EventKind kind_;
   size_t rows_;
   std::vector<std::vector<uint64_t>> columns_;
   struct Blobs {
-    std::string bytes;
+    std::shared_ptr<uint8_t[]> buffer;
+    const uint8_t* data = nullptr;
     std::vector<uint64_t> offsets;  // rows + 1 prefix sums of the lengths
   };
   std::vector<Blobs> blobs_;  // indexed by column
 };
+
+// Uninitialised storage of at least `size` bytes for a decompressed byte-blob
+// column. Buffers come back to a small process-wide pool when the last chunk
+// using one goes, so streaming a trace reuses a few warm buffers instead of
+// mapping (and page-faulting) fresh megabytes per chunk.
+std::shared_ptr<uint8_t[]> acquireBlobBuffer(size_t size);
 
 // Per-column sizes, for `incise info`.
 struct ColumnSize {

@@ -2,6 +2,8 @@
 // sample hit: its .eh_frame and .eh_frame_hdr, bytes and virtual addresses,
 // copied into the object's format::ObjectSymbols so the analyzer never needs
 // the binary. Objects without .eh_frame (rare on x86-64) are left as they are.
+// The ELF reading itself is objfile/unwind_tables.h (shared with the
+// analyzer's tests); this is the recorder's policy on top of it.
 //
 //   Result<format::ObjectSymbols> object = readObjectSymbols(hit);
 //   if (Status s = addUnwindTables(hit.open_path, *object); !s) note(s.message());

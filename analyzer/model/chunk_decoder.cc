@@ -11,12 +11,27 @@
 namespace incise::analyzer {
 namespace {
 
+using Prepared = ChunkDecoder::Prepared;
+
+struct Decoded {
+  Result<format::Chunk> chunk;
+  std::unique_ptr<Prepared> prepared;
+};
+
+Decoded decode(const format::Reader& reader, const format::ChunkRef& ref, format::ColumnSet columns,
+               const ChunkDecoder::Prepare& prepare, unsigned worker) {
+  Decoded decoded{reader.readChunk(ref, columns), nullptr};
+  if (decoded.chunk && prepare) decoded.prepared = prepare(*decoded.chunk, worker);
+  return decoded;
+}
+
 // Shared between the workers and the consumer. Slot i % window holds chunk i
 // once decoded; a worker may claim chunk i only while i < delivered + window.
 struct Pipeline {
   const format::Reader& reader;
   const std::vector<format::ChunkRef>& refs;
   format::ColumnSet columns;
+  const ChunkDecoder::Prepare& prepare;
   size_t window;
 
   std::mutex mutex;
@@ -24,9 +39,9 @@ struct Pipeline {
   size_t next_to_claim = 0;
   size_t delivered = 0;
   bool stopping = false;
-  std::vector<std::optional<Result<format::Chunk>>> slots;
+  std::vector<std::optional<Decoded>> slots;
 
-  void work() {
+  void work(unsigned worker) {
     for (;;) {
       size_t index;
       {
@@ -37,19 +52,19 @@ struct Pipeline {
         if (stopping || next_to_claim >= refs.size()) return;
         index = next_to_claim++;
       }
-      Result<format::Chunk> chunk = reader.readChunk(refs[index], columns);
+      Decoded decoded = decode(reader, refs[index], columns, prepare, worker);
       {
         std::lock_guard lock(mutex);
-        slots[index % window].emplace(std::move(chunk));
+        slots[index % window].emplace(std::move(decoded));
       }
       changed.notify_all();
     }
   }
 
-  Result<format::Chunk> take(size_t index) {
+  Decoded take(size_t index) {
     std::unique_lock lock(mutex);
     changed.wait(lock, [&] { return slots[index % window].has_value(); });
-    Result<format::Chunk> chunk = std::move(*slots[index % window]);
+    Decoded chunk = std::move(*slots[index % window]);
     slots[index % window].reset();
     ++delivered;
     lock.unlock();
@@ -66,13 +81,13 @@ struct Pipeline {
   }
 };
 
-void deliver(const format::ChunkRef& ref, Result<format::Chunk>& chunk,
-             const ChunkDecoder::Consume& consume, const ChunkDecoder::OnError& on_error,
+void deliver(const format::ChunkRef& ref, Decoded& decoded,
+             const ChunkDecoder::ConsumePrepared& consume, const ChunkDecoder::OnError& on_error,
              ProgressBar* progress) {
-  if (chunk) {
-    consume(ref, *chunk);
+  if (decoded.chunk) {
+    consume(ref, *decoded.chunk, decoded.prepared.get());
   } else if (on_error) {
-    on_error(ref, chunk.error());
+    on_error(ref, decoded.chunk.error());
   }
   if (progress) progress->advance(ref.rows);
 }
@@ -86,18 +101,29 @@ ChunkDecoder::ChunkDecoder(const format::Reader& reader, unsigned threads)
 void ChunkDecoder::run(const std::vector<format::ChunkRef>& refs, format::ColumnSet columns,
                        const Consume& consume, const OnError& on_error,
                        ProgressBar* progress) const {
+  run(
+      refs, columns, Prepare(),
+      [&](const format::ChunkRef& ref, const format::Chunk& chunk, Prepared*) {
+        consume(ref, chunk);
+      },
+      on_error, progress);
+}
+
+void ChunkDecoder::run(const std::vector<format::ChunkRef>& refs, format::ColumnSet columns,
+                       const Prepare& prepare, const ConsumePrepared& consume,
+                       const OnError& on_error, ProgressBar* progress) const {
   if (threads_ <= 1 || refs.size() <= 1) {
     for (const auto& ref : refs) {
-      Result<format::Chunk> chunk = reader_.readChunk(ref, columns);
-      deliver(ref, chunk, consume, on_error, progress);
+      Decoded decoded = decode(reader_, ref, columns, prepare, 0);
+      deliver(ref, decoded, consume, on_error, progress);
     }
     return;
   }
-  Pipeline pipeline{reader_, refs, columns, size_t{threads_} * 2};
+  Pipeline pipeline{reader_, refs, columns, prepare, size_t{threads_} * 2};
   pipeline.slots.resize(pipeline.window);
   std::vector<std::thread> workers;
   unsigned worker_count = static_cast<unsigned>(std::min<size_t>(threads_, refs.size()));
-  for (unsigned i = 0; i < worker_count; ++i) workers.emplace_back([&] { pipeline.work(); });
+  for (unsigned i = 0; i < worker_count; ++i) workers.emplace_back([&, i] { pipeline.work(i); });
   // Joins the workers however the loop ends (a consumer may throw).
   struct Joiner {
     Pipeline& pipeline;
@@ -108,8 +134,8 @@ void ChunkDecoder::run(const std::vector<format::ChunkRef>& refs, format::Column
     }
   } joiner{pipeline, workers};
   for (size_t i = 0; i < refs.size(); ++i) {
-    Result<format::Chunk> chunk = pipeline.take(i);
-    deliver(refs[i], chunk, consume, on_error, progress);
+    Decoded decoded = pipeline.take(i);
+    deliver(refs[i], decoded, consume, on_error, progress);
   }
 }
 

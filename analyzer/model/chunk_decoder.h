@@ -12,9 +12,21 @@
 //   decoder.run(reader.chunks(EventKind::kCpuSample), ColumnSet::all(),
 //               [&](const format::ChunkRef& ref, const format::Chunk& chunk) { ... },
 //               [&](const format::ChunkRef& ref, const Error& e) { ++damaged; });
+//
+// Work that needs no order (offline unwinding of a chunk's samples) can run
+// on the decoding threads too: `prepare` is called there, with the worker's
+// index, right after a chunk is decoded, and its result reaches `consume`
+// with the chunk.
+//
+//   decoder.run(refs, columns,
+//               [&](const format::Chunk& c, unsigned worker) { return unwindAll(c, worker); },
+//               [&](const format::ChunkRef&, const format::Chunk& c, ChunkDecoder::Prepared* p) {
+//                 ...
+//               }, on_error);
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <vector>
 
 #include "format/reader.h"
@@ -27,6 +39,15 @@ class ChunkDecoder {
  public:
   using Consume = std::function<void(const format::ChunkRef&, const format::Chunk&)>;
   using OnError = std::function<void(const format::ChunkRef&, const Error&)>;
+  // What `prepare` made of one chunk; owned by the decoder until consumed.
+  struct Prepared {
+    virtual ~Prepared() = default;
+  };
+  // Called on a decoding thread; `worker` < threads(), and one worker index
+  // is never used by two threads at once.
+  using Prepare = std::function<std::unique_ptr<Prepared>(const format::Chunk&, unsigned worker)>;
+  using ConsumePrepared =
+      std::function<void(const format::ChunkRef&, const format::Chunk&, Prepared*)>;
 
   explicit ChunkDecoder(const format::Reader& reader, unsigned threads = 0);
 
@@ -35,6 +56,9 @@ class ChunkDecoder {
   // the calling thread. `progress`, when given, advances by each chunk's rows.
   void run(const std::vector<format::ChunkRef>& refs, format::ColumnSet columns,
            const Consume& consume, const OnError& on_error, ProgressBar* progress = nullptr) const;
+  void run(const std::vector<format::ChunkRef>& refs, format::ColumnSet columns,
+           const Prepare& prepare, const ConsumePrepared& consume, const OnError& on_error,
+           ProgressBar* progress = nullptr) const;
 
  private:
   const format::Reader& reader_;

@@ -77,7 +77,10 @@ Result<std::unique_ptr<Trace>> Trace::open(const std::string& path, const TraceO
   symbolizer_options.debug_dirs = options.debug_dirs;
   symbolizer_options.names = options.names;
   trace->symbolizer_ = std::make_unique<Symbolizer>(r.metadata(), symbolizer_options);
-  if (UnwoundStacks::wanted(r.header())) trace->unwound_ = std::make_unique<UnwoundStacks>(r);
+  if (UnwoundStacks::wanted(r.header())) {
+    unsigned workers = ChunkDecoder(r, options.threads).threads();
+    trace->unwound_ = std::make_unique<UnwoundStacks>(r, workers);
+  }
   return trace;
 }
 
@@ -85,8 +88,9 @@ const format::StackTable& Trace::stacks() const {
   return unwound_ ? unwound_->stacks() : reader_->stacks();
 }
 
-uint64_t Trace::unwoundStackId(const format::CpuSample& row, const format::Chunk& chunk, size_t i) {
-  return unwound_->stackFor(row, chunk.bytes(format::CpuSampleColumn::user_stack, i));
+uint64_t Trace::unwoundStackId(const format::CpuSample& row, const UnwoundChunk& unwound,
+                               size_t i) {
+  return unwound_->stackFor(row, unwound, i);
 }
 
 uint64_t Trace::durationNs() const {
@@ -95,17 +99,26 @@ uint64_t Trace::durationNs() const {
   return end > start ? end - start : 0;
 }
 
-void Trace::forEachChunk(format::EventKind kind,
-                         const std::function<void(const format::Chunk&)>& visit) {
+void Trace::forEachChunk(format::EventKind kind, const ChunkVisit& visit) {
   std::vector<format::ChunkRef> refs = reader_->chunks(kind, window_);
   uint64_t total_rows = 0;
   for (const auto& ref : refs) total_rows += ref.rows;
   ProgressBar progress("reading " + std::string(format::kindName(kind)), total_rows,
                        options_.progress && total_rows >= kProgressRows);
   ChunkDecoder decoder(*reader_, options_.threads);
+  ChunkDecoder::Prepare unwind;
+  if (unwound_ && kind == format::EventKind::kCpuSample) {
+    // Filtered-out samples are not unwound; passes() only reads.
+    unwind = [this](const format::Chunk& chunk, unsigned worker) {
+      return std::unique_ptr<ChunkDecoder::Prepared>(unwound_->unwindChunk(
+          chunk, worker, [this](const format::CpuSample& row) { return passes(row); }));
+    };
+  }
   decoder.run(
-      refs, format::ColumnSet::all(),
-      [&](const format::ChunkRef&, const format::Chunk& chunk) { visit(chunk); },
+      refs, format::ColumnSet::all(), unwind,
+      [&](const format::ChunkRef&, const format::Chunk& chunk, ChunkDecoder::Prepared* prepared) {
+        visit(chunk, static_cast<const UnwoundChunk*>(prepared));
+      },
       [&](const format::ChunkRef&, const Error&) { ++damaged_chunks_; }, &progress);
 }
 

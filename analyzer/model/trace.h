@@ -44,6 +44,7 @@ namespace incise::analyzer {
 
 class Symbolizer;
 class UnwoundStacks;
+struct UnwoundChunk;
 
 class Trace {
  public:
@@ -100,8 +101,11 @@ class Trace {
 
  private:
   Trace() = default;
-  // Decodes every chunk of `kind` overlapping the window, in file order.
-  void forEachChunk(format::EventKind kind, const std::function<void(const format::Chunk&)>& visit);
+  // Decodes every chunk of `kind` overlapping the window, in file order; for
+  // cpu samples of a dwarf/hybrid trace, `unwound` holds the chunk's samples
+  // unwound on the decoding threads (null otherwise).
+  using ChunkVisit = std::function<void(const format::Chunk&, const UnwoundChunk* unwound)>;
+  void forEachChunk(format::EventKind kind, const ChunkVisit& visit);
   bool inWindow(uint64_t time) const { return time >= window_.start && time <= window_.end; }
   void countUsed(format::EventKind kind, uint64_t rows) {
     used_[static_cast<size_t>(kind)] += rows;
@@ -113,7 +117,7 @@ class Trace {
   std::unique_ptr<Symbolizer> symbolizer_;
   // -g dwarf / hybrid traces: samples with a stack copy are unwound as they stream.
   std::unique_ptr<UnwoundStacks> unwound_;
-  uint64_t unwoundStackId(const format::CpuSample& row, const format::Chunk& chunk, size_t i);
+  uint64_t unwoundStackId(const format::CpuSample& row, const UnwoundChunk& unwound, size_t i);
   ThreadNames names_;
   uint64_t start_time_ = 0;
   uint64_t end_time_ = 0;
@@ -129,13 +133,13 @@ class Trace {
 
 template <typename Row>
 void Trace::forEachRow(const std::function<void(const Row&)>& visit) {
-  forEachChunk(Row::kKind, [&](const format::Chunk& chunk) {
+  forEachChunk(Row::kKind, [&](const format::Chunk& chunk, const UnwoundChunk* unwound) {
     uint64_t used = 0;
     for (size_t i = 0; i < chunk.rows(); ++i) {
       Row row = chunk.row<Row>(i);
       if (!passes(row)) continue;
       if constexpr (std::is_same_v<Row, format::CpuSample>) {
-        if (unwound_) row.stack_id = unwoundStackId(row, chunk, i);
+        if (unwound) row.stack_id = unwoundStackId(row, *unwound, i);
       }
       ++used;
       visit(row);

@@ -112,7 +112,10 @@ CfiTable::~CfiTable() {
 const CfiRule* CfiTable::tryLookup(uint64_t vaddr) {
   auto [it, inserted] = cache_.try_emplace(vaddr);
   Entry& entry = it->second;
-  if (!inserted) return entry.has_rule ? &entry.rule : nullptr;
+  if (!inserted) {
+    ++cache_hits_;
+    return entry.has_rule ? &entry.rule : nullptr;
+  }
   Dwarf_Frame* frame = nullptr;
   if (dwarf_cfi_addrframe(cfi_, vaddr, &frame) != 0 || frame == nullptr) return nullptr;
   Dwarf_Op* cfa_ops = nullptr;

@@ -60,6 +60,8 @@ class CfiTable {
   const CfiRule* tryLookup(uint64_t vaddr);
 
   size_t cachedRules() const { return cache_.size(); }
+  // Lookups answered from the cache (hits) and by libdw (the rest).
+  uint64_t cacheHits() const { return cache_hits_; }
 
  private:
   CfiTable() = default;
@@ -73,6 +75,7 @@ class CfiTable {
     CfiRule rule;
   };
   std::unordered_map<uint64_t, Entry> cache_;
+  uint64_t cache_hits_ = 0;
 };
 
 // The synthetic ELF around .eh_frame_hdr + .eh_frame (exposed for tests).

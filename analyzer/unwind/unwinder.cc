@@ -39,6 +39,17 @@ std::string_view unwindEndName(UnwindEnd end) {
   return "unknown";
 }
 
+UnwindCounters& UnwindCounters::operator+=(const UnwindCounters& other) {
+  samples += other.samples;
+  complete += other.complete;
+  stopped += other.stopped;
+  frames += other.frames;
+  rule_lookups += other.rule_lookups;
+  rule_cache_hits += other.rule_cache_hits;
+  objects_without_cfi += other.objects_without_cfi;
+  return *this;
+}
+
 Unwinder::Unwinder(const format::Metadata& metadata) : metadata_(metadata) {
   for (const auto& object : metadata.objects) {
     std::string key = objectKey(object.build_id, object.path);
@@ -105,7 +116,10 @@ const CfiRule* Unwinder::ruleFor(const MappingRef& mapping, uint64_t pc) {
     }
   }
   ++counters_.rule_lookups;
-  return object.cfi->tryLookup(vaddr);
+  uint64_t hits = object.cfi->cacheHits();
+  const CfiRule* rule = object.cfi->tryLookup(vaddr);
+  counters_.rule_cache_hits += object.cfi->cacheHits() - hits;
+  return rule;
 }
 
 Unwinder::StepResult Unwinder::frameStep(UnwindRegisters& regs, const StackMemory& memory) const {
@@ -166,17 +180,17 @@ Unwinder::StepResult Unwinder::step(uint32_t pid, uint64_t time, UnwindRegisters
   return mapping == nullptr && !jit ? StepResult::kBad : StepResult::kNoRule;
 }
 
-UnwindResult Unwinder::finish(UnwindResult result) {
+UnwindSummary Unwinder::finish(UnwindSummary summary, std::vector<uint64_t>& frames, size_t first) {
   ++counters_.samples;
-  bool complete = result.end == UnwindEnd::kOutermost || result.end == UnwindEnd::kSpliced;
+  bool complete = summary.end == UnwindEnd::kOutermost || summary.end == UnwindEnd::kSpliced;
   if (complete) {
     ++counters_.complete;
   } else {
     ++counters_.stopped;
-    result.frames.push_back(kUnwindStopAddress);
+    frames.push_back(kUnwindStopAddress);
   }
-  counters_.frames += result.frames.size();
-  return result;
+  counters_.frames += frames.size() - first;
+  return summary;
 }
 
 UnwindResult Unwinder::unwind(uint32_t pid, uint64_t time, const UnwindRegisters& start,
@@ -187,21 +201,31 @@ UnwindResult Unwinder::unwind(uint32_t pid, uint64_t time, const UnwindRegisters
 UnwindResult Unwinder::repair(uint32_t pid, uint64_t time, const UnwindRegisters& start,
                               const StackMemory& memory, std::span<const uint64_t> fp_frames) {
   UnwindResult result;
+  static_cast<UnwindSummary&>(result) = walk(pid, time, start, memory, fp_frames, result.frames);
+  return result;
+}
+
+UnwindSummary Unwinder::walk(uint32_t pid, uint64_t time, const UnwindRegisters& start,
+                             const StackMemory& memory, std::span<const uint64_t> fp_frames,
+                             std::vector<uint64_t>& frames) {
+  const size_t first = frames.size();
+  UnwindSummary result;
   if (start.ip == 0) {
     result.end = UnwindEnd::kBadFrame;
-    return finish(std::move(result));
+    return finish(result, frames, first);
   }
   bool hybrid = !fp_frames.empty();
   UnwindRegisters regs = start;
-  result.frames.push_back(regs.ip);
+  frames.push_back(regs.ip);
+  auto depth = [&] { return frames.size() - first; };
   while (true) {
-    if (result.frames.size() >= kMaxFrames) {
+    if (depth() >= kMaxFrames) {
       result.end = UnwindEnd::kDepthLimit;
       break;
     }
     bool used_cfi = false;
-    StepResult step_result = step(pid, time, regs, memory, result.frames.size() == 1,
-                                  /*allow_frame_pointer=*/true, used_cfi);
+    StepResult step_result =
+        step(pid, time, regs, memory, depth() == 1, /*allow_frame_pointer=*/true, used_cfi);
     if (step_result == StepResult::kOk) {
       (used_cfi ? result.cfi_steps : result.frame_pointer_steps) += 1;
       uint64_t pc = regs.ip - 1;
@@ -212,13 +236,13 @@ UnwindResult Unwinder::repair(uint32_t pid, uint64_t time, const UnwindRegisters
       if (hybrid) {
         auto match = std::find(fp_frames.begin() + 1, fp_frames.end(), regs.ip);
         if (match != fp_frames.end()) {
-          result.frames.insert(result.frames.end(), match, fp_frames.end());
-          if (result.frames.size() > kMaxFrames) result.frames.resize(kMaxFrames);
+          frames.insert(frames.end(), match, fp_frames.end());
+          if (depth() > kMaxFrames) frames.resize(first + kMaxFrames);
           result.end = UnwindEnd::kSpliced;
           break;
         }
       }
-      result.frames.push_back(regs.ip);
+      frames.push_back(regs.ip);
       continue;
     }
     result.end = step_result == StepResult::kOutermost   ? UnwindEnd::kOutermost
@@ -229,11 +253,12 @@ UnwindResult Unwinder::repair(uint32_t pid, uint64_t time, const UnwindRegisters
   }
   // Hybrid: when the copy could not even step out of the leaf, the kernel's
   // frame-pointer walk is the better answer.
-  if (hybrid && result.frames.size() == 1 && result.end != UnwindEnd::kOutermost) {
-    result.frames.assign(fp_frames.begin(), fp_frames.end());
+  if (hybrid && depth() == 1 && result.end != UnwindEnd::kOutermost) {
+    frames.resize(first);
+    frames.insert(frames.end(), fp_frames.begin(), fp_frames.end());
     result.end = UnwindEnd::kSpliced;
   }
-  return finish(std::move(result));
+  return finish(result, frames, first);
 }
 
 }  // namespace incise::analyzer

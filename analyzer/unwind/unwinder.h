@@ -49,11 +49,14 @@ enum class UnwindEnd : uint8_t {
   kSpliced,  // hybrid: joined the frame-pointer stack
 };
 
-struct UnwindResult {
-  std::vector<uint64_t> frames;  // user frames, leaf first
+struct UnwindSummary {
   UnwindEnd end = UnwindEnd::kOutermost;
   size_t cfi_steps = 0;
   size_t frame_pointer_steps = 0;
+};
+
+struct UnwindResult : UnwindSummary {
+  std::vector<uint64_t> frames;  // user frames, leaf first
 };
 
 struct UnwindCounters {
@@ -62,7 +65,10 @@ struct UnwindCounters {
   uint64_t stopped = 0;   // ended with [unwind-stop]
   uint64_t frames = 0;
   uint64_t rule_lookups = 0;
+  uint64_t rule_cache_hits = 0;  // lookups answered from the per-(object, address) cache
   uint64_t objects_without_cfi = 0;
+
+  UnwindCounters& operator+=(const UnwindCounters& other);
 };
 
 class Unwinder {
@@ -79,6 +85,11 @@ class Unwinder {
   // Hybrid: `fp_frames` are the kernel's user frames of the same sample, leaf first.
   UnwindResult repair(uint32_t pid, uint64_t time, const UnwindRegisters& regs,
                       const StackMemory& memory, std::span<const uint64_t> fp_frames);
+  // unwind (fp_frames empty) or repair, appending the frames to `frames`
+  // instead of allocating: the streaming path calls this once per sample.
+  UnwindSummary walk(uint32_t pid, uint64_t time, const UnwindRegisters& regs,
+                     const StackMemory& memory, std::span<const uint64_t> fp_frames,
+                     std::vector<uint64_t>& frames);
 
   const UnwindCounters& counters() const { return counters_; }
 
@@ -101,7 +112,7 @@ class Unwinder {
   const CfiRule* ruleFor(const MappingRef& mapping, uint64_t pc);
   bool isJit(uint32_t pid, uint64_t pc, uint64_t time) const;
   const MappingRef* mappingAt(uint32_t pid, uint64_t pc, uint64_t time) const;
-  UnwindResult finish(UnwindResult result);
+  UnwindSummary finish(UnwindSummary summary, std::vector<uint64_t>& frames, size_t first);
 
   const format::Metadata& metadata_;
   std::vector<Object> objects_;

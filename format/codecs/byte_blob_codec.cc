@@ -53,8 +53,7 @@ Status encodeBlobs(std::span<const uint64_t> lengths, std::string_view bytes, st
   return Status::ok();
 }
 
-Status decodeBlobs(ByteSpan column, size_t rows, std::vector<uint64_t>& lengths,
-                   std::string& bytes) {
+Result<size_t> decodeBlobLengths(ByteSpan column, size_t rows, std::vector<uint64_t>& lengths) {
   if (rows > column.size()) {
     return Error(std::to_string(rows) + " blob lengths cannot fit in " +
                  std::to_string(column.size()) + " bytes");
@@ -79,7 +78,15 @@ Status decodeBlobs(ByteSpan column, size_t rows, std::vector<uint64_t>& lengths,
     return Error("blob lengths add up to " + std::to_string(total) + " bytes, " +
                  std::to_string(left) + " follow them");
   }
-  bytes.assign(reinterpret_cast<const char*>(p), static_cast<size_t>(left));
+  return static_cast<size_t>(p - column.data());
+}
+
+Status decodeBlobs(ByteSpan column, size_t rows, std::vector<uint64_t>& lengths,
+                   std::string& bytes) {
+  Result<size_t> at = decodeBlobLengths(column, rows, lengths);
+  if (!at) return at.error();
+  ByteSpan blobs = column.subspan(*at);
+  bytes.assign(reinterpret_cast<const char*>(blobs.data()), blobs.size());
   return Status::ok();
 }
 

@@ -22,6 +22,8 @@
 //   codecs::encodeBlobs(lengths, concatenated, column);
 //   std::vector<uint64_t> lengths_back; std::string bytes_back;
 //   Status s = codecs::decodeBlobs(asBytes(column), rows, lengths_back, bytes_back);
+//   // Or in place, no copy: the blobs are column[*at ...].
+//   Result<size_t> at = codecs::decodeBlobLengths(asBytes(column), rows, lengths_back);
 #pragma once
 
 #include <cstdint>
@@ -41,7 +43,12 @@ inline constexpr uint64_t kMaxBlobBytes = 1u << 20;
 // Appends the column: `lengths` (one per row, summing to bytes.size()), then `bytes`.
 Status encodeBlobs(std::span<const uint64_t> lengths, std::string_view bytes, std::string& out);
 
-// Exactly `rows` lengths, then exactly their sum of bytes: no fewer, no trailing.
+// Checks the column (exactly `rows` lengths, then exactly their sum of bytes:
+// no fewer, no trailing) and fills `lengths`; returns where the blobs start,
+// so a reader can hand out spans of the column instead of copying it.
+Result<size_t> decodeBlobLengths(ByteSpan column, size_t rows, std::vector<uint64_t>& lengths);
+
+// decodeBlobLengths, then a copy of the blobs into `bytes`.
 Status decodeBlobs(ByteSpan column, size_t rows, std::vector<uint64_t>& lengths,
                    std::string& bytes);
 

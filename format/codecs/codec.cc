@@ -45,12 +45,21 @@ Status Compressor::decompress(ByteSpan stored, size_t raw_bytes, std::string& ou
   Status plausible = checkClaim(stored, raw_bytes);
   if (!plausible) return plausible.error().context(std::string(name()));
   out.resize(raw_bytes);
-  Result<size_t> produced =
-      doDecompress(stored, std::span<uint8_t>(reinterpret_cast<uint8_t*>(out.data()), out.size()));
+  return decompress(stored, std::span<uint8_t>(reinterpret_cast<uint8_t*>(out.data()), out.size()));
+}
+
+Status Compressor::decompress(ByteSpan stored, std::span<uint8_t> out) const {
+  if (out.size() > kMaxRawColumnBytes) {
+    return Error(std::string(name()) + ": column claims " + std::to_string(out.size()) +
+                 " raw bytes, more than the limit of " + std::to_string(kMaxRawColumnBytes));
+  }
+  Status plausible = checkClaim(stored, out.size());
+  if (!plausible) return plausible.error().context(std::string(name()));
+  Result<size_t> produced = doDecompress(stored, out);
   if (!produced) return produced.error().context(std::string(name()));
-  if (*produced != raw_bytes) {
+  if (*produced != out.size()) {
     return Error(std::string(name()) + ": decompressed to " + std::to_string(*produced) +
-                 " bytes, expected " + std::to_string(raw_bytes));
+                 " bytes, expected " + std::to_string(out.size()));
   }
   return Status::ok();
 }

@@ -81,6 +81,9 @@ class Compressor {
   // Rejects `stored` when its own header contradicts `raw_bytes`, before a
   // buffer is sized for the claim (4 KB claiming 256 MB was a fuzz timeout).
   virtual Status checkClaim(ByteSpan stored, size_t raw_bytes) const;
+  // The same into `out`, exactly raw_bytes long, owned by the caller (no
+  // zero-fill, no copy: byte-blob columns decompress into chunk storage).
+  Status decompress(ByteSpan stored, std::span<uint8_t> out) const;
 
  private:
   virtual Status doCompress(ByteSpan raw, int level, std::string& out) const = 0;

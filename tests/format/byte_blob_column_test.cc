@@ -32,6 +32,34 @@ TEST(ByteBlobCodec, GoldenBytes) {
   EXPECT_EQ(bytes, "abxyz");
 }
 
+TEST(ByteBlobCodec, LengthsInPlaceNameWhereTheBlobsStart) {
+  std::string column;
+  ASSERT_TRUE(encodeBlobs(std::vector<uint64_t>{2, 0, 300}, "ab" + std::string(300, 'z'), column));
+  std::vector<uint64_t> lengths;
+  Result<size_t> at = codecs::decodeBlobLengths(asBytes(column), 3, lengths);
+  ASSERT_TRUE(at) << at.error().message();
+  EXPECT_EQ(*at, 4u);  // 02 00 AC 02
+  EXPECT_EQ(lengths, (std::vector<uint64_t>{2, 0, 300}));
+  EXPECT_EQ(column.substr(*at, 2), "ab");
+  EXPECT_FALSE(codecs::decodeBlobLengths(asBytes(column.substr(0, column.size() - 1)), 3, lengths));
+}
+
+TEST(ByteBlobColumn, BlobBuffersComeBackToThePool) {
+  uint8_t* first = nullptr;
+  {
+    std::shared_ptr<uint8_t[]> buffer = acquireBlobBuffer(100000);
+    ASSERT_NE(buffer, nullptr);
+    buffer[99999] = 1;  // the whole size is usable
+    first = buffer.get();
+  }
+  // Released: the next request of a size it can hold gets it back, warm.
+  std::shared_ptr<uint8_t[]> again = acquireBlobBuffer(90000);
+  EXPECT_EQ(again.get(), first);
+  // While it is in use, another request gets another buffer.
+  std::shared_ptr<uint8_t[]> other = acquireBlobBuffer(90000);
+  EXPECT_NE(other.get(), first);
+}
+
 TEST(ByteBlobCodec, RejectsMismatchesAndHostileLengths) {
   std::string column;
   EXPECT_FALSE(encodeBlobs(std::vector<uint64_t>{4}, "abc", column));

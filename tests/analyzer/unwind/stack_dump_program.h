@@ -19,7 +19,7 @@
 #include "analyzer/unwind/unwind_registers.h"
 #include "format/metadata.h"
 #include "objfile/elf_reader.h"
-#include "recorder/eh_frame_collector.h"
+#include "objfile/unwind_tables.h"
 #include "tests/objfile/elf_test_files.h"
 
 namespace incise::analyzer::testing {
@@ -102,7 +102,9 @@ inline StackDump recordStackDump(const incise::testing::TempDir& dir) {
     EXPECT_TRUE(object) << object.error().message();
     if (!object) continue;
     object->build_id.clear();  // matched by path, like the mapping
-    EXPECT_TRUE(recorder::addUnwindTables(path, *object));
+    Result<objfile::UnwindTables> tables = objfile::readUnwindTables(path);
+    EXPECT_TRUE(tables) << tables.error().message();
+    if (tables) objfile::embedUnwindTables(tables.take(), *object);
     dump.metadata.objects.push_back(object.take());
   }
   return dump;

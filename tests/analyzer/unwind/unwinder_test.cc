@@ -68,11 +68,33 @@ TEST_F(UnwinderTest, FullCopyReachesMainAndTheOutermostFrame) {
   EXPECT_FALSE(isUnwindStop(result.frames.back()));
   EXPECT_GE(result.cfi_steps, 4u);
   EXPECT_EQ(unwinder.counters().complete, 1u);
-  // The same pcs again come from the rule cache.
+  // The same pcs again come from the rule cache: every second lookup hits.
   uint64_t lookups = unwinder.counters().rule_lookups;
+  uint64_t hits = unwinder.counters().rule_cache_hits;
   UnwindResult again = unwinder.unwind(dump_->pid, 1, dump_->regs, dump_->memory());
   EXPECT_EQ(again.frames, result.frames);
   EXPECT_EQ(unwinder.counters().rule_lookups, 2 * lookups);
+  EXPECT_EQ(unwinder.counters().rule_cache_hits, hits + lookups);
+}
+
+TEST_F(UnwinderTest, WalkAppendsAfterWhatTheBufferHeld) {
+  Unwinder unwinder(dump_->metadata);
+  UnwindResult result = unwinder.unwind(dump_->pid, 1, dump_->regs, dump_->memory());
+  std::vector<uint64_t> frames = {7, 8, 9};
+  UnwindSummary summary = unwinder.walk(dump_->pid, 1, dump_->regs, dump_->memory(), {}, frames);
+  EXPECT_EQ(summary.end, result.end);
+  ASSERT_EQ(frames.size(), 3 + result.frames.size());
+  EXPECT_EQ(frames[2], 9u);
+  EXPECT_TRUE(std::equal(result.frames.begin(), result.frames.end(), frames.begin() + 3));
+  // A stopped walk appends its marker after its own frames.
+  frames.assign({1});
+  unwinder.walk(dump_->pid, 1, dump_->regs, dump_->memory(0), {}, frames);
+  ASSERT_EQ(frames.size(), 3u);
+  EXPECT_EQ(frames[0], 1u);
+  EXPECT_TRUE(isUnwindStop(frames[2]));
+  UnwindCounters sum = unwinder.counters();
+  sum += unwinder.counters();
+  EXPECT_EQ(sum.samples, 2 * unwinder.counters().samples);
 }
 
 TEST_F(UnwinderTest, EveryTruncationStopsCleanlyWithAPrefixOfTheFullWalk) {

@@ -1,0 +1,87 @@
+// Call-frame information sections of an ELF file: see unwind_tables.h.
+#include "objfile/unwind_tables.h"
+
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <memory>
+
+namespace incise::objfile {
+namespace {
+
+struct ElfEnd {
+  void operator()(Elf* elf) const { elf_end(elf); }
+};
+using ElfHandle = std::unique_ptr<Elf, ElfEnd>;
+
+bool libelfReady() {
+  static const bool ready = elf_version(EV_CURRENT) != EV_NONE;
+  return ready;
+}
+
+Result<UnwindTables> readSections(Elf* elf, const std::string& path) {
+  if (elf == nullptr || elf_kind(elf) != ELF_K_ELF) return Error(path + ": not an ELF file");
+  size_t names = 0;
+  if (elf_getshdrstrndx(elf, &names) != 0) return Error(path + ": no section names");
+  UnwindTables tables;
+  for (Elf_Scn* section = elf_nextscn(elf, nullptr); section != nullptr;
+       section = elf_nextscn(elf, section)) {
+    GElf_Shdr header{};
+    if (gelf_getshdr(section, &header) == nullptr || header.sh_type == SHT_NOBITS) continue;
+    const char* name = elf_strptr(elf, names, header.sh_name);
+    if (name == nullptr) continue;
+    UnwindSection* target = std::strcmp(name, ".eh_frame") == 0       ? &tables.eh_frame
+                            : std::strcmp(name, ".eh_frame_hdr") == 0 ? &tables.eh_frame_hdr
+                            : std::strcmp(name, ".debug_frame") == 0  ? &tables.debug_frame
+                                                                      : nullptr;
+    if (target == nullptr) continue;
+    // Raw bytes: CFI is decoded by its reader (libdw), and a compressed
+    // .debug_frame (SHF_COMPRESSED) is left out rather than inflated here.
+    if ((header.sh_flags & SHF_COMPRESSED) != 0) continue;
+    Elf_Data* data = elf_rawdata(section, nullptr);
+    if (data == nullptr || data->d_buf == nullptr || data->d_size > kMaxUnwindSectionBytes)
+      continue;
+    target->bytes.assign(static_cast<const char*>(data->d_buf), data->d_size);
+    target->vaddr = header.sh_addr;
+  }
+  return tables;
+}
+
+}  // namespace
+
+Result<UnwindTables> readUnwindTables(const std::string& path) {
+  if (!libelfReady()) return Error("libelf: " + std::string(elf_errmsg(-1)));
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return Error(path + ": " + std::strerror(errno));
+  Result<UnwindTables> tables = [&]() -> Result<UnwindTables> {
+    ElfHandle elf(elf_begin(fd, ELF_C_READ, nullptr));
+    return readSections(elf.get(), path);
+  }();
+  close(fd);
+  return tables;
+}
+
+Result<UnwindTables> readUnwindTablesFromImage(std::string_view image, const std::string& path) {
+  if (!libelfReady()) return Error("libelf: " + std::string(elf_errmsg(-1)));
+  // elf_memory wants a mutable buffer; libelf only reads it in ELF_C_READ mode.
+  std::string copy(image);
+  ElfHandle elf(elf_memory(copy.data(), copy.size()));
+  return readSections(elf.get(), path);
+}
+
+void embedUnwindTables(UnwindTables tables, format::ObjectSymbols& object) {
+  if (!tables.eh_frame.bytes.empty()) {
+    object.eh_frame = std::move(tables.eh_frame.bytes);
+    object.eh_frame_vaddr = tables.eh_frame.vaddr;
+  }
+  if (!tables.eh_frame_hdr.bytes.empty()) {
+    object.eh_frame_hdr = std::move(tables.eh_frame_hdr.bytes);
+    object.eh_frame_hdr_vaddr = tables.eh_frame_hdr.vaddr;
+  }
+}
+
+}  // namespace incise::objfile
