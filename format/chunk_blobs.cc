@@ -1,5 +1,9 @@
 // Chunk's byte-blob columns (Encoding::kBytes): per-row spans of one pooled
 // buffer, the decompressed column itself.
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <cstdlib>
 #include <mutex>
 #include <new>
 
@@ -28,10 +32,15 @@ class BlobBufferPool {
       }
     }
     if (!buffer.bytes) {
-      // Rounded up so chunks of slightly different sizes share buffers.
-      buffer.capacity = (size + kGranule - 1) / kGranule * kGranule;
-      if (buffer.capacity == 0) buffer.capacity = kGranule;
-      buffer.bytes.reset(new uint8_t[buffer.capacity]);  // not zero-filled: decompression fills it
+      // Rounded up so chunks of slightly different sizes share buffers; in
+      // huge pages where the kernel allows (a page fault per 4 KiB of a fresh
+      // 8 MiB chunk was a fifth of an unwinding report). Not zero-filled:
+      // decompression fills it.
+      size_t granule = size >= kHugePage ? kHugePage : kGranule;
+      buffer.capacity = std::max((size + granule - 1) / granule * granule, granule);
+      buffer.bytes.reset(static_cast<uint8_t*>(std::aligned_alloc(granule, buffer.capacity)));
+      if (!buffer.bytes) throw std::bad_alloc();
+      if (granule == kHugePage) madvise(buffer.bytes.get(), buffer.capacity, MADV_HUGEPAGE);
     }
     size_t capacity = buffer.capacity;
     uint8_t* bytes = buffer.bytes.release();
@@ -41,14 +50,18 @@ class BlobBufferPool {
 
  private:
   static constexpr size_t kGranule = 64 * 1024;
+  static constexpr size_t kHugePage = 2 * 1024 * 1024;
   static constexpr size_t kMaxFree = 8;
+  struct Free {
+    void operator()(uint8_t* bytes) const { std::free(bytes); }
+  };
   struct Buffer {
-    std::unique_ptr<uint8_t[]> bytes;
+    std::unique_ptr<uint8_t, Free> bytes;
     size_t capacity = 0;
   };
 
   void release(uint8_t* bytes, size_t capacity) {
-    Buffer buffer{std::unique_ptr<uint8_t[]>(bytes), capacity};
+    Buffer buffer{std::unique_ptr<uint8_t, Free>(bytes), capacity};
     std::lock_guard lock(mutex_);
     if (free_.size() < kMaxFree) free_.push_back(std::move(buffer));
   }
