@@ -57,8 +57,8 @@ Result<MatchedTraces> queryMatchedTraces(ClickHouseClient& client, const std::st
 }
 
 // Per trace: samples per stack; stacks joined for their names; each distinct
-// name of a stack gets the stack's samples as total, and as self when it is
-// the leaf (names[-1]); then shares of the trace's samples, averaged.
+// name of a stack (its first occurrence) gets the stack's samples as total,
+// and as self when it is the leaf; then shares of the trace's samples, averaged.
 Result<FlatProfile> queryFunctionProfile(ClickHouseClient& client, const std::string& database,
                                          const Selector& selector, const MatchedTraces& matched) {
   const std::string ids = selectedTraceIdsSql(database, selector);
@@ -68,9 +68,13 @@ Result<FlatProfile> queryFunctionProfile(ClickHouseClient& client, const std::st
       " sum(self_w / trace_w) * 100 / " +
       n + ", sum(total_w / trace_w) * 100 / " + n +
       " FROM ("
-      "  SELECT trace_id, name, sum(if(name = names[-1], w, 0)) AS self_w, sum(w) AS total_w"
+      "  SELECT trace_id, name, sum(if(name = leaf, w, 0)) AS self_w, sum(w) AS total_w"
       "  FROM ("
-      "   SELECT trace_id, w, names FROM ("
+      // Leaf and first occurrences are computed before the ARRAY JOIN: an
+      // expression on `names` after it would copy the array into every row
+      // (2.5x slower on 100 traces).
+      "   SELECT trace_id, w, names, names[-1] AS leaf,"
+      "    arrayEnumerateUniq(names) AS occurrences FROM ("
       "    SELECT trace_id, stack_key, sum(samples) AS w FROM " +
       database +
       ".samples"
@@ -87,7 +91,7 @@ Result<FlatProfile> queryFunctionProfile(ClickHouseClient& client, const std::st
       "     WHERE trace_id IN (" +
       ids +
       ")) GROUP BY stack_key) USING stack_key)"
-      "  ARRAY JOIN names AS name, arrayEnumerateUniq(names) AS occurrence"
+      "  ARRAY JOIN names AS name, occurrences AS occurrence"
       "  WHERE occurrence = 1"
       "  GROUP BY trace_id, name)"
       " ANY INNER JOIN ("

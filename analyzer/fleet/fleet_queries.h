@@ -43,9 +43,10 @@ struct MatchedTraces {
 Result<MatchedTraces> queryMatchedTraces(ClickHouseClient& client, const std::string& database,
                                          const Selector& selector);
 
-// Rows sorted as computeFlatProfile sorts them; self/total are summed sample
-// counts over the traces, the percentages averaged shares. `weight` is the
-// summed samples.
+// Rows sorted by self share, then total share (both descending), then name —
+// for one trace the order computeFlatProfile gives. self/total are sample
+// counts summed over the traces, the percentages averaged shares; `weight`
+// is the summed samples.
 Result<FlatProfile> queryFunctionProfile(ClickHouseClient& client, const std::string& database,
                                          const Selector& selector, const MatchedTraces& matched);
 
