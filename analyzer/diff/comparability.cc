@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <map>
 
 #include "analyzer/render/table.h"
 
@@ -27,35 +28,66 @@ double ratioOf(double a, double b) {
   return std::max(a, b) / std::min(a, b);
 }
 
+std::string pathList(const std::vector<std::string>& paths) {
+  std::string text;
+  for (size_t i = 0; i < paths.size() && i < 3; ++i) text += (i ? ", " : "") + paths[i];
+  if (paths.size() > 3) text += " and " + std::to_string(paths.size() - 3) + " more";
+  return text;
+}
+
+// Every object path a trace recorded, with its build-id or "" when it had none.
+std::map<std::string, std::string> objectsOf(const TraceFacts& facts) {
+  std::map<std::string, std::string> objects = facts.build_ids;
+  for (const std::string& path : facts.unidentified_objects) objects.try_emplace(path, "");
+  return objects;
+}
+
+constexpr const char* kByName = "functions matched by name; addresses are not compared";
+
 void compareBuildIds(const TraceFacts& base, const TraceFacts& next,
                      std::vector<ComparabilityNote>& notes) {
-  std::vector<std::string> only_base, only_new;
-  for (const auto& [path, id] : base.build_ids) {
-    auto found = next.build_ids.find(path);
-    if (found == next.build_ids.end()) {
+  std::map<std::string, std::string> base_objects = objectsOf(base), new_objects = objectsOf(next);
+  if (base.build_ids.empty() || next.build_ids.empty()) {
+    // Without build-ids on one side, equal paths prove nothing: say so instead
+    // of implying the binaries are the same.
+    const char* which = base.build_ids.empty() && next.build_ids.empty() ? "either trace"
+                        : base.build_ids.empty()                         ? "base"
+                                                                         : "new";
+    notes.push_back({"build-id",
+                     std::string("no build-ids in ") + which +
+                         ": cannot tell whether the binaries are the same",
+                     kByName});
+    return;
+  }
+  std::vector<std::string> only_base, only_new, unknown;
+  for (const auto& [path, id] : base_objects) {
+    auto found = new_objects.find(path);
+    if (found == new_objects.end()) {
       only_base.push_back(path);
+    } else if (id.empty() || found->second.empty()) {
+      unknown.push_back(path);
     } else if (found->second != id) {
       notes.push_back({"build-id",
                        path + " is a different binary: build-id " + shortId(id) + " in base, " +
                            shortId(found->second) + " in new",
-                       "functions matched by name; addresses are not compared"});
+                       kByName});
     }
   }
-  for (const auto& [path, id] : next.build_ids) {
-    if (!base.build_ids.count(path)) only_new.push_back(path);
+  for (const auto& [path, id] : new_objects) {
+    if (!base_objects.count(path)) only_new.push_back(path);
   }
-  auto list = [](const std::vector<std::string>& paths) {
-    std::string text;
-    for (size_t i = 0; i < paths.size() && i < 3; ++i) text += (i ? ", " : "") + paths[i];
-    if (paths.size() > 3) text += " and " + std::to_string(paths.size() - 3) + " more";
-    return text;
-  };
+  if (!unknown.empty()) {
+    notes.push_back(
+        {"build-id",
+         "no build-id for " + pathList(unknown) + ": cannot tell whether it is the same binary",
+         kByName});
+  }
   if (!only_base.empty()) {
-    notes.push_back({"objects", "only in base: " + list(only_base),
+    notes.push_back({"objects", "only in base: " + pathList(only_base),
                      "their functions show as gone (new share 0)"});
   }
   if (!only_new.empty()) {
-    notes.push_back({"objects", "only in new: " + list(only_new),
+    notes.push_back({"objects", "only in new: " + pathList(only_new),
                      "their functions show as new (base share 0)"});
   }
 }

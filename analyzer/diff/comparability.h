@@ -2,7 +2,8 @@
 // `incise diff` does about it when they cannot quite.
 //
 // Checks: the same objects with different build-ids (a different binary:
-// addresses mean nothing across them, names still do), objects in one trace
+// addresses mean nothing across them, names still do), traces or objects
+// without build-ids (then it cannot tell, and says so), objects in one trace
 // only, durations more than kDurationRatio apart, sample rates (requested or
 // achieved) more than kRateRatio apart, too few samples for shares to mean
 // much, different hosts or kernels. Each finding says what was done about it

@@ -195,7 +195,8 @@ void printDiff(const DiffResult& r, const DiffOptions& options, std::ostream& ou
 
   out << "\ncomparability:\n";
   if (r.comparability.empty()) {
-    out << "  same binaries, hosts and kernels; durations and sample rates comparable\n";
+    out << "  same binaries (build-ids match), hosts and kernels; durations and sample rates "
+           "comparable\n";
   }
   for (const auto& note : r.comparability) {
     out << "  " << note.kind << ": " << note.message << "\n    -> " << note.action << "\n";

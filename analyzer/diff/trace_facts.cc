@@ -21,7 +21,11 @@ TraceFacts traceFactsOf(const format::Reader& reader) {
   facts.sample_hz = header.options.sample_frequency_hz;
   facts.samples = reader.rows(format::EventKind::kCpuSample);
   for (const format::ObjectSymbols& object : reader.metadata().objects) {
-    if (!object.build_id.empty()) facts.build_ids[object.path] = hexBytes(object.build_id);
+    if (object.build_id.empty()) {
+      facts.unidentified_objects.insert(object.path);
+    } else {
+      facts.build_ids[object.path] = hexBytes(object.build_id);
+    }
   }
   return facts;
 }

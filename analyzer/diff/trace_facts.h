@@ -1,7 +1,7 @@
 // TraceFacts: what a trace says about where and how it was recorded — host,
 // kernel, command, start, duration, sample rate, and the build-ids of the
-// objects its samples touched. `incise diff` uses them to judge whether two
-// traces are comparable; `incise archive` indexes them.
+// objects its samples touched (and which of them had none). `incise diff` uses them to judge
+// whether two traces are comparable; `incise archive` indexes them.
 //
 // Read from the header and metadata alone: no event chunk is decoded, except
 // that the sample count comes from the chunk index.
@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,7 @@ struct TraceFacts {
   uint32_t sample_hz = 0;                        // requested sampling frequency; 0 = not sampling
   uint64_t samples = 0;                          // cpu-sample rows in the file
   std::map<std::string, std::string> build_ids;  // object path -> build-id in hex
+  std::set<std::string> unidentified_objects;    // object paths recorded without a build-id
 
   // Samples per second of trace (0 for an empty trace).
   double sampleRate() const;

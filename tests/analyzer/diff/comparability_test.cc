@@ -63,5 +63,35 @@ TEST(Comparability, AchievedRateAndFewSamplesAndHost) {
   EXPECT_EQ(kinds(notes), (std::set<std::string>{"sample-rate", "samples", "host"}));
 }
 
+TEST(Comparability, WithoutBuildIdsItCannotTell) {
+  TraceFacts base = facts(), next = facts();
+  for (TraceFacts* f : {&base, &next}) {
+    for (const auto& [path, id] : f->build_ids) f->unidentified_objects.insert(path);
+    f->build_ids.clear();
+  }
+  auto notes = assessComparability(base, next);
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_EQ(notes[0].kind, "build-id");
+  EXPECT_NE(notes[0].message.find("no build-ids in either trace"), std::string::npos);
+  EXPECT_NE(notes[0].message.find("cannot tell"), std::string::npos);
+
+  // One side only: names that side, and lists no objects as gone or new.
+  notes = assessComparability(facts(), next);
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_NE(notes[0].message.find("no build-ids in new"), std::string::npos) << notes[0].message;
+}
+
+TEST(Comparability, AnObjectWithoutBuildIdOnOneSide) {
+  TraceFacts next = facts();
+  next.build_ids.erase("/usr/bin/app");
+  next.unidentified_objects.insert("/usr/bin/app");
+  auto notes = assessComparability(facts(), next);
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_EQ(notes[0].kind, "build-id");
+  EXPECT_NE(notes[0].message.find("/usr/bin/app"), std::string::npos);
+  EXPECT_NE(notes[0].message.find("cannot tell"), std::string::npos);
+  EXPECT_EQ(notes[0].message.find("libc"), std::string::npos) << "libc's ids match";
+}
+
 }  // namespace
 }  // namespace incise::analyzer

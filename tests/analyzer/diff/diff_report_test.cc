@@ -149,6 +149,31 @@ TEST(DiffReport, TextAndFlameGraph) {
   std::remove(options.flame_output.c_str());
 }
 
+// The "same binaries" line only when build-ids say so; otherwise "cannot tell".
+TEST(DiffReport, ComparabilityLineNeedsBuildIds) {
+  DiffResult result;
+  for (TraceFacts* f : {&result.base.facts, &result.next.facts}) {
+    f->host = "h";
+    f->kernel = "6.1";
+    f->duration_ns = 1'000'000'000;
+    f->sample_hz = 999;
+    f->samples = 999;
+  }
+  auto text = [&] {
+    result.comparability = assessComparability(result.base.facts, result.next.facts);
+    std::ostringstream out;
+    printDiff(result, DiffOptions{}, out);
+    return out.str();
+  };
+  std::string without = text();
+  EXPECT_EQ(without.find("same binaries"), std::string::npos) << without;
+  EXPECT_NE(without.find("no build-ids in either trace: cannot tell"), std::string::npos)
+      << without;
+  result.base.facts.build_ids = result.next.facts.build_ids = {{"/usr/bin/app", "ab12"}};
+  std::string with = text();
+  EXPECT_NE(with.find("same binaries (build-ids match)"), std::string::npos) << with;
+}
+
 TEST(DiffReport, MissingTraceIsAnError) {
   DiffOptions options;
   options.base_path = "/nonexistent/base.trace";
