@@ -90,6 +90,13 @@ struct cpu_sample_user_stack_event {
   __u8 data[2 * MAX_STACK_DEPTH * 8 + MAX_USER_STACK_COPY + USER_STACK_COPY_SLACK];
 };
 
+/* Which scheduler events carry stacks (--sched-stacks; sched.bpf.c). */
+enum sched_stack_mode {
+  SCHED_STACKS_OFF = 0,     /* none */
+  SCHED_STACKS_BLOCKED = 1, /* blocking switches: kernel + user; wakers: user */
+  SCHED_STACKS_ALL = 2,     /* also preemptions (user) and wakers' kernel stacks */
+};
+
 /* header.pid/tid = prev (the thread leaving the cpu); stack = prev's off-CPU stack. */
 struct sched_switch_event {
   struct event_header header;

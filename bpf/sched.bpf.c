@@ -21,7 +21,8 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
-const volatile bool capture_stack = true;
+/* enum sched_stack_mode; the recorder sets OFF when stacks are off (-g none). */
+const volatile __u32 sched_stacks = SCHED_STACKS_BLOCKED;
 
 // Interrupt-context wake-ups can nest inside other hooks of this object.
 enum { SLOT_SWITCH = 0, SLOT_WAKEUP = 1 };
@@ -43,10 +44,13 @@ static __always_inline int on_switch(void* ctx, bool preempt, struct task_struct
   e->next_tid = BPF_CORE_READ(next, pid);
   // A preempted thread's kernel stack is always the interrupt-return path, and
   // this program runs with interrupts off, stretching every switch it sees: a
-  // preemption keeps only the user stack (where the thread was running).
-  if (!capture_stack || !prev_is_target || e->header.pid == 0)
+  // preemption keeps at most the user stack (where the thread was running),
+  // and by default none (CPU samples already show where threads run).
+  bool preempted = e->prev_state == 0;
+  if (sched_stacks == SCHED_STACKS_OFF || !prev_is_target || e->header.pid == 0 ||
+      (preempted && sched_stacks != SCHED_STACKS_ALL))
     clear_stack(&e->stack);
-  else if (e->prev_state == 0)
+  else if (preempted)
     capture_user_stack(ctx, &e->stack);
   else
     capture_stacks(ctx, &e->stack);
@@ -67,10 +71,14 @@ static __always_inline int on_wakeup(void* ctx, struct task_struct* wakee, bool 
   e->wakee_tid = BPF_CORE_READ(wakee, pid);
   e->target_cpu = BPF_CORE_READ(wakee, wake_cpu);
   e->is_new_task = is_new;
-  if (capture_stack && waker_tgid != 0)
+  // The waker's kernel part is the wake-up path (futex_wake, try_to_wake_up);
+  // its user part says which code released the waiter.
+  if (sched_stacks == SCHED_STACKS_OFF || waker_tgid == 0)
+    clear_stack(&e->stack);
+  else if (sched_stacks == SCHED_STACKS_ALL)
     capture_stacks(ctx, &e->stack);
   else
-    clear_stack(&e->stack);
+    capture_user_stack(ctx, &e->stack);
   submit_event(e, event_size_with_stack(__builtin_offsetof(struct wakeup_event, stack), &e->stack),
                LOST_SCHED);
   return 0;

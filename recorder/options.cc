@@ -45,6 +45,10 @@ po::options_description optionDescriptions() {
      "repeatable; costs a uprobe hit per call")
     ("no-sched", "no scheduler switches or wake-ups (process fork/exec/exit are still kept)."
      " Switch tracing costs ~1 us per context switch of a target thread")
+    ("sched-stacks", po::value<std::string>()->default_value("blocked"),
+     "stacks on scheduler events: blocked (switches where a thread blocks: kernel + user;\n"
+     "wakers: user), all (also preempted threads' user stacks and wakers' kernel\n"
+     "stacks: costlier on switch-heavy programs), off")
     ("page-faults", "sample page faults with stacks and fault addresses")
     ("max-size", po::value<uint64_t>(), "stop when the trace reaches MB megabytes")
     ("verbose,v", "print libbpf's debug output and extra notes")
@@ -122,6 +126,18 @@ std::string lockModeName(LockMode mode) {
     case LockMode::kContended:
       return "contended";
     case LockMode::kAll:
+      return "all";
+  }
+  return "off";
+}
+
+std::string schedStacksName(SchedStacks mode) {
+  switch (mode) {
+    case SchedStacks::kOff:
+      return "off";
+    case SchedStacks::kBlocked:
+      return "blocked";
+    case SchedStacks::kAll:
       return "all";
   }
   return "off";
@@ -250,6 +266,16 @@ Result<ParsedCommandLine> parseCommandLine(int argc, const char* const* argv) {
     if (Status s = parseCallGraph(vm["call-graph"].as<std::string>(), config); !s) return s.error();
   }
   config.sched = vm.count("no-sched") == 0;
+  const std::string sched_stacks = vm["sched-stacks"].as<std::string>();
+  if (sched_stacks == "blocked") {
+    config.sched_stacks = SchedStacks::kBlocked;
+  } else if (sched_stacks == "all") {
+    config.sched_stacks = SchedStacks::kAll;
+  } else if (sched_stacks == "off") {
+    config.sched_stacks = SchedStacks::kOff;
+  } else {
+    return Error("--sched-stacks " + sched_stacks + ": expected blocked, all or off");
+  }
   config.page_faults = vm.count("page-faults") > 0;
   if (vm.count("max-size")) {
     uint64_t mb = vm["max-size"].as<uint64_t>();
@@ -266,6 +292,7 @@ std::string helpText() {
          "                     [-p PID[,PID...] | -a | --cgroup PATH | -- CMD ARGS...]\n"
          "                     [-d SECONDS] [--locks contended|all|off]\n"
          "                     [--lock-probe BIN:ACQUIRE:RELEASE]... [--no-sched]\n"
+         "                     [--sched-stacks blocked|all|off]\n"
          "                     [--page-faults] [--max-size MB] [-v]\n"
          "\n"
          "Records CPU samples with stacks, scheduler switches and wake-ups, lock waits and\n"

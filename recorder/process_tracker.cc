@@ -1,5 +1,6 @@
 #include "recorder/process_tracker.h"
 
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -12,6 +13,7 @@
 
 #include "objfile/elf_reader.h"
 #include "recorder/eh_frame_collector.h"
+#include "recorder/elf_symbol_count.h"
 
 namespace incise::recorder {
 
@@ -290,22 +292,87 @@ void ProcessTracker::noteUserFrames(uint32_t pid, std::span<const uint64_t> fram
     }
     if (!range || range->open_path.empty()) continue;
     std::string key = range->build_id.empty() ? range->path : range->build_id;
+    if (auto large = large_objects_.find(key); large != large_objects_.end()) {
+      large->second.file_offsets.insert(address - range->start + range->file_offset);
+      continue;
+    }
     if (hit_objects_.count(key)) continue;
-    HitObject hit{.path = range->path, .open_path = range->open_path, .build_id = range->build_id};
-    // Read now: the process (and its /proc/PID/root) may be gone by the end.
-    Result<format::ObjectSymbols> object = readObjectSymbols(hit);
-    if (object && embed_unwind_tables_) {
-      Status tables = addUnwindTables(hit.open_path, *object);
-      if (!tables) tables = addUnwindTables(hit.path, *object);
-      if (!tables)
-        pending_.notes.push_back("unwind tables of " + hit.path + ": " + tables.message());
-    }
-    hit_objects_.emplace(key, std::move(hit));
-    if (object) {
-      queueObject(object.take());  // may write the queued metadata out
-    } else {
+    startHitObject(key, *range, address);
+  }
+}
+
+Result<format::ObjectSymbols> ProcessTracker::readHitObject(const HitObject& hit) {
+  Result<format::ObjectSymbols> object = readObjectSymbols(hit);
+  if (object && embed_unwind_tables_) {
+    Status tables = addUnwindTables(hit.open_path, *object);
+    if (!tables) tables = addUnwindTables(hit.path, *object);
+    if (!tables) pending_.notes.push_back("unwind tables of " + hit.path + ": " + tables.message());
+  }
+  return object;
+}
+
+void ProcessTracker::startHitObject(const std::string& key, const MappedRange& range,
+                                    uint64_t address) {
+  HitObject hit{.path = range.path, .open_path = range.open_path, .build_id = range.build_id};
+  hit_objects_.emplace(key, hit);
+  Result<size_t> count = countElfSymbols(hit.open_path);
+  if (count && *count > full_table_limit_) {
+    LargeObject large{.hit = hit};
+    if (large_objects_.size() < kMaxOpenLargeObjects)
+      large.fd = open(hit.open_path.c_str(), O_RDONLY | O_CLOEXEC);
+    large.file_offsets.insert(address - range.start + range.file_offset);
+    large_objects_.emplace(key, std::move(large));
+    return;
+  }
+  // Read now: the process (and its /proc/PID/root) may be gone by the end.
+  Result<format::ObjectSymbols> object = readHitObject(hit);
+  if (object) {
+    queueObject(object.take());  // may write the queued metadata out
+  } else {
+    pending_.notes.push_back(object.error().message());
+  }
+}
+
+void ProcessTracker::readLargeObjects() {
+  for (auto& [key, large] : large_objects_) {
+    HitObject hit = large.hit;
+    if (large.fd >= 0) hit.open_path = "/proc/self/fd/" + std::to_string(large.fd);
+    Result<format::ObjectSymbols> object = readHitObject(hit);
+    if (large.fd >= 0) close(large.fd);
+    large.fd = -1;
+    if (!object) {
       pending_.notes.push_back(object.error().message());
+      continue;
     }
+    object->path = large.hit.path;
+    // File offsets of the frames -> the ELF addresses the symbols use.
+    std::vector<uint64_t> addresses;
+    for (uint64_t offset : large.file_offsets) {
+      for (const format::Segment& segment : object->segments) {
+        if (offset >= segment.file_offset && offset - segment.file_offset < segment.file_size) {
+          addresses.push_back(segment.vaddr + (offset - segment.file_offset));
+          break;
+        }
+      }
+    }
+    std::sort(addresses.begin(), addresses.end());
+    size_t total = object->symbols.size();
+    std::erase_if(object->symbols, [&](const format::Symbol& symbol) {
+      auto hit_at = std::lower_bound(addresses.begin(), addresses.end(), symbol.address);
+      return hit_at == addresses.end() ||
+             *hit_at - symbol.address >= std::max<uint64_t>(symbol.size, 1);
+    });
+    pending_.notes.push_back(large.hit.path + ": " + std::to_string(object->symbols.size()) +
+                             " of " + std::to_string(total) +
+                             " symbols embedded (a large table: only the functions hit)");
+    queueObject(object.take());
+  }
+  large_objects_.clear();
+}
+
+ProcessTracker::~ProcessTracker() {
+  for (auto& [key, large] : large_objects_) {
+    if (large.fd >= 0) close(large.fd);
   }
 }
 

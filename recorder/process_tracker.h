@@ -18,6 +18,12 @@
 // ones exceed setMetadataPressure's byte threshold it calls the handler,
 // which writes them out (the recorder flushes the writer there).
 //
+// Objects with huge tables (libLLVM, libclang-cpp: 100k+ symbols, 15 MB of
+// names, 40 MB while encoded) embed only the symbols their frames hit: the
+// tracker keeps the hit file offsets and an open descriptor (so the file stays
+// readable after the process and its root are gone) and reads the subset in
+// readLargeObjects() at the end, one object at a time.
+//
 // Memory stays bounded on hosts where processes come and go: a process's
 // maps, threads and perf-map position are dropped kExitedRetentionNs after
 // its exit (late samples still drained from the rings find them until then).
@@ -53,6 +59,15 @@ class ProcessTracker {
  public:
   // `proc_root` is "/proc" except in tests.
   explicit ProcessTracker(std::string proc_root = "/proc") : proc_root_(std::move(proc_root)) {}
+  ~ProcessTracker();
+  ProcessTracker(const ProcessTracker&) = delete;
+  ProcessTracker& operator=(const ProcessTracker&) = delete;
+
+  // Symbol tables with more entries than this are embedded as hit subsets.
+  static constexpr size_t kFullSymbolTableLimit = 30000;
+  void setFullSymbolTableLimit(size_t symbols) { full_table_limit_ = symbols; }
+  // Large objects kept open at once; past this, later ones are re-read by path.
+  static constexpr size_t kMaxOpenLargeObjects = 64;
 
   // First sighting of a process reads its comm, cmdline, ppid and maps.
   void notePid(uint32_t pid, uint64_t time);
@@ -74,6 +89,10 @@ class ProcessTracker {
   // (return addresses): the frames the analyzer will unwind to.
   // `stack` was copied from `sp` up.
   void noteStackWords(uint32_t pid, uint64_t sp, std::span<const uint8_t> stack, uint64_t time);
+
+  // At the end: queue the hit subsets of the large objects (see above).
+  void readLargeObjects();
+  size_t largeObjectCount() const { return large_objects_.size(); }
 
   // Metadata learned since the last call (empty if nothing new).
   format::MetadataDelta takeDelta(uint64_t time);
@@ -129,6 +148,9 @@ class ProcessTracker {
   std::string buildIdOf(const std::string& open_path, const std::string& path);
   std::string readSmallFile(const std::string& path) const;
   void queueObject(format::ObjectSymbols object);
+  Result<format::ObjectSymbols> readHitObject(const HitObject& hit);
+  // Starts a hit object: a whole table now, or a large object's subset later.
+  void startHitObject(const std::string& key, const MappedRange& range, uint64_t address);
   void markExited(ProcessState& state, uint64_t time);
 
   std::string proc_root_;
@@ -142,6 +164,13 @@ class ProcessTracker {
   uint64_t last_liveness_sweep_ = 0;
   std::map<std::string, std::string> build_ids_;  // path -> build id (cache)
   std::map<std::string, HitObject> hit_objects_;  // key: build id or path
+  struct LargeObject {
+    HitObject hit;
+    int fd = -1;
+    std::unordered_set<uint64_t> file_offsets;  // of the frames that hit it
+  };
+  std::map<std::string, LargeObject> large_objects_;  // same key
+  size_t full_table_limit_ = kFullSymbolTableLimit;
   std::set<uint64_t> kernel_addresses_;
   format::MetadataDelta pending_;
   size_t pending_object_bytes_ = 0;

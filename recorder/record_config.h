@@ -20,6 +20,11 @@ enum class TargetKind {
 
 enum class LockMode { kOff, kContended, kAll };
 
+// --sched-stacks: which scheduler events carry stacks (bpf/events.h).
+//   kBlocked: switches where the thread blocks (kernel + user), wakers (user)
+//   kAll:     also preemptions (user stack) and wakers' kernel stacks
+enum class SchedStacks { kOff, kBlocked, kAll };
+
 // --lock-probe BIN:ACQUIRE:RELEASE
 struct LockProbeSpec {
   std::string binary;
@@ -46,6 +51,7 @@ struct RecordConfig {
   LockMode lock_mode = LockMode::kContended;
   std::vector<LockProbeSpec> lock_probes;
   bool sched = true;
+  SchedStacks sched_stacks = SchedStacks::kBlocked;
   bool page_faults = false;
   uint64_t max_size_bytes = 0;  // 0 = unlimited
   bool verbose = false;
@@ -61,6 +67,7 @@ struct RecordConfig {
 };
 
 std::string lockModeName(LockMode mode);
+std::string schedStacksName(SchedStacks mode);
 
 // The ring size of a source: config.ring_buffer_bytes times `scale`.
 inline uint32_t ringBytesFor(const RecordConfig& config, uint32_t scale) {

@@ -4,6 +4,7 @@
 #include <malloc.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -293,6 +294,7 @@ class Session {
     }
     uint64_t events = poller_.eventsConsumed();
     sources_.clear();  // detach before the slow part
+    if (g_stop_requests.load() < 2) tracker_.readLargeObjects();
     uint64_t now = monotonicNowNs();
     flushMetadata(now);
     if (g_stop_requests.load() < 2) {
@@ -313,9 +315,16 @@ class Session {
       exit_code = 1;
     }
     format::WriterStats stats = writer_->stats();
-    std::fprintf(stderr, "incise-record: %" PRIu64 " events, %.2f MB in %s, %" PRIu64 " lost\n",
+    // The recorder's own cost (all its threads, not the recorded command).
+    rusage self{};
+    getrusage(RUSAGE_SELF, &self);
+    double cpu_seconds = static_cast<double>(self.ru_utime.tv_sec + self.ru_stime.tv_sec) +
+                         static_cast<double>(self.ru_utime.tv_usec + self.ru_stime.tv_usec) / 1e6;
+    std::fprintf(stderr,
+                 "incise-record: %" PRIu64 " events, %.2f MB in %s, %" PRIu64
+                 " lost; recorder cpu %.2f s, peak rss %.1f MiB\n",
                  events, static_cast<double>(stats.bytes_written) / 1e6, config_.output.c_str(),
-                 sink_->lostTotal());
+                 sink_->lostTotal(), cpu_seconds, static_cast<double>(self.ru_maxrss) / 1024.0);
     if (child_) {
       std::optional<int> status = child_->pollExit();
       if (!child_->execError().empty()) {

@@ -16,6 +16,19 @@ namespace incise::recorder {
 
 namespace {
 
+__u32 schedStackMode(const RecordConfig& config) {
+  if (!config.stacks) return SCHED_STACKS_OFF;
+  switch (config.sched_stacks) {
+    case SchedStacks::kOff:
+      return SCHED_STACKS_OFF;
+    case SchedStacks::kBlocked:
+      return SCHED_STACKS_BLOCKED;
+    case SchedStacks::kAll:
+      return SCHED_STACKS_ALL;
+  }
+  return SCHED_STACKS_BLOCKED;
+}
+
 // tp_btf needs the kernel's BTF; without it the raw_tp twins are loaded.
 bool kernelHasBtf() {
   return access("/sys/kernel/btf/vmlinux", R_OK) == 0;
@@ -31,9 +44,10 @@ class SchedSource final : public Source {
   std::string_view name() const override { return emit_sched_ ? "scheduler" : "process events"; }
 
   Status open(const RecordConfig& config, TargetFilter& filter) override {
+    config_stacks_ = config.stacks ? config.sched_stacks : SchedStacks::kOff;
     skel_.reset(sched_bpf__open());
     if (!skel_) return libbpfError("scheduler: open BPF object", errno);
-    skel_->rodata->capture_stack = config.stacks;
+    skel_->rodata->sched_stacks = schedStackMode(config);
     if (Status s = prepareSkeleton(skel_.get(), filter, ringBytesFor(config, emit_sched_ ? 2 : 1));
         !s)
       return s.error().context("scheduler");
@@ -45,6 +59,9 @@ class SchedSource final : public Source {
   Status attach(RingPoller& poller, EventSink& sink) override {
     sink_ = &sink;
     if (!use_btf_) sink.addNote("scheduler: no kernel BTF, using raw tracepoints");
+    if (emit_sched_)
+      sink.addNote("scheduler: stacks " + schedStacksName(config_stacks_) +
+                   " (--sched-stacks off|blocked|all)");
     if (int err = sched_bpf__attach(skel_.get()))
       return libbpfError("scheduler: attach tracepoints", err);
     drops_ = DropCounter(skel_->maps.drops);
@@ -172,6 +189,7 @@ class SchedSource final : public Source {
   }
 
   bool emit_sched_;
+  SchedStacks config_stacks_ = SchedStacks::kBlocked;
   bool use_btf_ = true;
   SkeletonPtr<sched_bpf> skel_{nullptr, &sched_bpf__destroy};
   DropCounter drops_;

@@ -139,6 +139,31 @@ TEST(ProcessTracker, WritesQueuedSymbolTablesOutUnderPressure) {
   fs::remove_all(root);
 }
 
+// A function of this binary whose address a "frame" can point into.
+__attribute__((noinline)) int hitByALargeObjectFrame(int x) {
+  asm volatile("" : "+r"(x));
+  return x * 3 + 1;
+}
+
+TEST(ProcessTracker, LargeTablesEmbedOnlyTheSymbolsHitReadAtTheEnd) {
+  ProcessTracker tracker;  // the real /proc: this process and its own binary
+  tracker.setFullSymbolTableLimit(10);
+  uint32_t self = static_cast<uint32_t>(getpid());
+  EXPECT_EQ(hitByALargeObjectFrame(1), 4);
+  uint64_t frames[] = {reinterpret_cast<uint64_t>(&hitByALargeObjectFrame) + 1};
+  tracker.noteUserFrames(self, frames, 1);
+  ASSERT_EQ(tracker.largeObjectCount(), 1u);
+  EXPECT_TRUE(tracker.takeDelta(2).objects.empty());  // nothing read yet
+  tracker.readLargeObjects();
+  format::MetadataDelta delta = tracker.takeDelta(3);
+  ASSERT_EQ(delta.objects.size(), 1u);
+  const auto& symbols = delta.objects[0].symbols;
+  ASSERT_EQ(symbols.size(), 1u);
+  EXPECT_NE(symbols[0].name.find("hitByALargeObjectFrame"), std::string::npos) << symbols[0].name;
+  EXPECT_EQ(delta.objects[0].path, fs::read_symlink("/proc/self/exe").string());
+  EXPECT_EQ(tracker.largeObjectCount(), 0u);
+}
+
 TEST(SymbolCollector, KernelSubsetFromAFileEqualsTheSubsetOfTheWholeTable) {
   // Over 1 MiB of text, so the file is read in more than one slice.
   std::string text;
@@ -216,6 +241,22 @@ TEST(Options, DefaultsAndCommand) {
   EXPECT_EQ(c.target_kind, TargetKind::kCommand);
   EXPECT_EQ(c.command, (std::vector<std::string>{"sleep", "1"}));
   EXPECT_DOUBLE_EQ(c.duration_seconds, 2.0);
+  EXPECT_EQ(c.sched_stacks, SchedStacks::kBlocked);
+}
+
+TEST(Options, SchedStacks) {
+  const char* all[] = {"incise-record", "-a", "--sched-stacks", "all"};
+  auto parsed = parseCommandLine(4, all);
+  ASSERT_TRUE(parsed) << parsed.error().message();
+  EXPECT_EQ(parsed->config.sched_stacks, SchedStacks::kAll);
+  const char* off[] = {"incise-record", "-a", "--sched-stacks", "off"};
+  parsed = parseCommandLine(4, off);
+  ASSERT_TRUE(parsed) << parsed.error().message();
+  EXPECT_EQ(parsed->config.sched_stacks, SchedStacks::kOff);
+  const char* bad[] = {"incise-record", "-a", "--sched-stacks", "some"};
+  parsed = parseCommandLine(4, bad);
+  ASSERT_FALSE(parsed);
+  EXPECT_NE(parsed.error().message().find("--sched-stacks some"), std::string::npos);
 }
 
 TEST(Options, LockProbesAndSizes) {
