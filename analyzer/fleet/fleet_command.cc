@@ -1,9 +1,11 @@
 #include "analyzer/fleet/fleet_command.h"
 
 #include <boost/program_options.hpp>
+#include <cmath>
 #include <cstdio>
 #include <functional>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <optional>
 
@@ -17,6 +19,7 @@
 #include "analyzer/fleet/fleet_schema.h"
 #include "analyzer/render/json_output.h"
 #include "analyzer/render/table.h"
+#include "analyzer/reports/stack_text.h"
 
 namespace incise::analyzer {
 namespace po = boost::program_options;
@@ -51,6 +54,12 @@ int usage(const std::string& message) {
 int failed(const std::string& subcommand, const std::string& message) {
   std::cerr << "incise archive " << subcommand << ": " << message << "\n";
   return 1;
+}
+
+std::string msPerSecond(double ns_per_s, const char* format) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, format, ns_per_s / 1e6);
+  return buffer;
 }
 
 std::string signedPoints(double points) {
@@ -150,6 +159,7 @@ struct Side {
   Selector selector;
   MatchedTraces matched;
   FlatProfile profile;
+  std::map<std::string, FleetOffCpuPath> off_cpu;  // filled for diff only
 };
 
 Result<Side> querySide(ClickHouseClient& client, const std::string& database,
@@ -182,6 +192,22 @@ size_t shown(size_t rows, size_t limit) {
   return limit == 0 ? rows : std::min(rows, limit);
 }
 
+// The keys of `incise diff --json`'s off_cpu_stacks.
+nlohmann::json offCpuJson(const std::vector<OffCpuDelta>& rows, size_t limit) {
+  nlohmann::json list = nlohmann::json::array();
+  for (size_t i = 0; i < shown(rows.size(), limit); ++i) {
+    const OffCpuDelta& o = rows[i];
+    list.push_back({{"frames", o.root_first},
+                    {"base_ns", o.base_ns},
+                    {"new_ns", o.new_ns},
+                    {"delta_ns", o.nsDelta()},
+                    {"base_ns_per_s", std::llround(o.base_ns_per_s)},
+                    {"new_ns_per_s", std::llround(o.new_ns_per_s)},
+                    {"delta_ns_per_s", std::llround(o.perSecondDelta())}});
+  }
+  return list;
+}
+
 int runFleetDiff(const std::vector<std::string>& args) {
   FleetArgs fleet;
   auto extra = [](po::options_description& options) {
@@ -200,6 +226,12 @@ int runFleetDiff(const std::vector<std::string>& args) {
   if (!base) return failed("diff", base.error().message());
   auto next = querySide(client, fleet.database, fleet.values()["new"].as<std::string>(), "--new");
   if (!next) return failed("diff", next.error().message());
+  for (Side* side : {&*base, &*next}) {
+    auto off_cpu = queryOffCpuProfile(client, fleet.database, side->selector, side->matched);
+    if (!off_cpu) return failed("diff", off_cpu.error().message());
+    side->off_cpu = off_cpu.take();
+  }
+  std::vector<OffCpuDelta> off_cpu = diffFleetOffCpu(base->off_cpu, next->off_cpu);
   std::vector<FunctionDelta> rows = diffFunctions(base->profile, next->profile);
   size_t limit = fleet.values()["limit"].as<size_t>();
   if (fleet.cli->options().json) {
@@ -223,7 +255,9 @@ int runFleetDiff(const std::vector<std::string>& args) {
                           {"base", sideJson(*base)},
                           {"new", sideJson(*next)},
                           {"functions_total", rows.size()},
-                          {"functions", functions}});
+                          {"functions", functions},
+                          {"off_cpu_stacks_total", off_cpu.size()},
+                          {"off_cpu_stacks", offCpuJson(off_cpu, limit)}});
     return 0;
   }
   std::cout << "incise archive diff (ClickHouse " << fleet.url << ")\nbase: " << sideText(*base)
@@ -244,6 +278,23 @@ int runFleetDiff(const std::vector<std::string>& args) {
                   formatPercent(f.base_total_percent), formatPercent(f.new_total_percent), f.name});
   }
   table.render(std::cout);
+
+  std::cout << "\noff-CPU (blocked) per stack: ms per second of trace (averaged over the traces), "
+               "and total time\n";
+  if (off_cpu.empty()) std::cout << "  no blocked off-CPU time in either side\n";
+  Table blocked({{"CHG ms/s", Align::kRight},
+                 {"BASE ms/s", Align::kRight},
+                 {"NEW ms/s", Align::kRight},
+                 {"BASE", Align::kRight},
+                 {"NEW", Align::kRight},
+                 {"STACK", Align::kLeft, 100}});
+  for (size_t i = 0; i < shown(off_cpu.size(), limit); ++i) {
+    const OffCpuDelta& o = off_cpu[i];
+    blocked.addRow({msPerSecond(o.perSecondDelta(), "%+.3f"), msPerSecond(o.base_ns_per_s, "%.3f"),
+                    msPerSecond(o.new_ns_per_s, "%.3f"), formatDurationNs(o.base_ns),
+                    formatDurationNs(o.new_ns), stackLine(o.root_first)});
+  }
+  if (!off_cpu.empty()) blocked.render(std::cout);
   return 0;
 }
 

@@ -1,8 +1,10 @@
 #include "analyzer/fleet/fleet_queries.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "analyzer/fleet/tab_separated.h"
+#include "analyzer/render/folded_stacks.h"
 
 namespace incise::analyzer {
 namespace {
@@ -117,6 +119,79 @@ Result<FlatProfile> queryFunctionProfile(ClickHouseClient& client, const std::st
     return a.name < b.name;
   });
   return profile;
+}
+
+// Per trace: blocked ns per stack, named and joined into a folded path
+// (';' inside a name becomes ':', as FoldedStacks::cleanFrame does), then
+// per second of the trace's duration, averaged over the matched traces.
+Result<std::map<std::string, FleetOffCpuPath>> queryOffCpuProfile(ClickHouseClient& client,
+                                                                  const std::string& database,
+                                                                  const Selector& selector,
+                                                                  const MatchedTraces& matched) {
+  const std::string ids = selectedTraceIdsSql(database, selector);
+  const std::string n = std::to_string(std::max<uint64_t>(matched.traces, 1));
+  std::string sql =
+      "SELECT path, sum(ns), sum(ns * 1e9 / duration) / " + n +
+      " FROM ("
+      "  SELECT trace_id, path, sum(ns) AS ns FROM ("
+      "   SELECT trace_id, ns,"
+      "    arrayStringConcat(arrayMap(x -> replaceAll(x, ';', ':'), names), ';') AS path FROM ("
+      "    SELECT trace_id, stack_key, sum(ns) AS ns FROM " +
+      database +
+      ".off_cpu"
+      "    WHERE trace_id IN (" +
+      ids +
+      ") AND reason != 'preempted'"
+      "    GROUP BY trace_id, stack_key)"
+      "   ANY INNER JOIN ("
+      "    SELECT stack_key, any(names) AS names FROM " +
+      database +
+      ".stacks"
+      "    WHERE stack_key IN (SELECT stack_key FROM " +
+      database +
+      ".off_cpu"
+      "     WHERE trace_id IN (" +
+      ids +
+      ")) GROUP BY stack_key) USING stack_key)"
+      "  GROUP BY trace_id, path)"
+      " ANY INNER JOIN ("
+      "  SELECT trace_id, any(duration_ns) AS duration FROM " +
+      database +
+      ".traces"
+      "  WHERE trace_id IN (" +
+      ids +
+      ") AND duration_ns > 0 GROUP BY trace_id) USING trace_id"
+      " GROUP BY path FORMAT TabSeparated";
+  auto response = client.query(sql);
+  if (!response) return response.error();
+  std::map<std::string, FleetOffCpuPath> paths;
+  for (const auto& row : parseTabSeparated(*response)) {
+    if (row.size() < 3) return Error("unexpected row in the off-CPU answer");
+    paths[row[0]] = {numberAt(row, 1), realAt(row, 2)};
+  }
+  return paths;
+}
+
+std::vector<OffCpuDelta> diffFleetOffCpu(const std::map<std::string, FleetOffCpuPath>& base,
+                                         const std::map<std::string, FleetOffCpuPath>& next) {
+  std::map<std::string, OffCpuDelta> by_path;
+  for (const auto& [path, side] : base) {
+    by_path[path].base_ns = side.ns;
+    by_path[path].base_ns_per_s = side.ns_per_s;
+  }
+  for (const auto& [path, side] : next) {
+    by_path[path].new_ns = side.ns;
+    by_path[path].new_ns_per_s = side.ns_per_s;
+  }
+  std::vector<OffCpuDelta> rows;
+  for (auto& [path, d] : by_path) {
+    d.root_first = FoldedStacks::split(path);
+    rows.push_back(std::move(d));
+  }
+  std::stable_sort(rows.begin(), rows.end(), [](const OffCpuDelta& a, const OffCpuDelta& b) {
+    return std::abs(a.perSecondDelta()) > std::abs(b.perSecondDelta());
+  });
+  return rows;
 }
 
 }  // namespace incise::analyzer

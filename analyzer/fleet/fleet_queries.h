@@ -20,9 +20,12 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
+#include <vector>
 
 #include "analyzer/archive/archive_selector.h"
+#include "analyzer/diff/profile_diff.h"
 #include "analyzer/fleet/clickhouse_client.h"
 #include "analyzer/reports/flat_profile.h"
 #include "format/status.h"
@@ -49,5 +52,22 @@ Result<MatchedTraces> queryMatchedTraces(ClickHouseClient& client, const std::st
 // is the summed samples.
 Result<FlatProfile> queryFunctionProfile(ClickHouseClient& client, const std::string& database,
                                          const Selector& selector, const MatchedTraces& matched);
+
+// Blocked (not preempted) off-CPU time per call path, as `incise diff` has
+// it: the path is the stack's names joined by ';' (FoldedStacks), `ns` the
+// sum over the traces, `ns_per_s` per second of each trace, averaged.
+struct FleetOffCpuPath {
+  uint64_t ns = 0;
+  double ns_per_s = 0;
+};
+Result<std::map<std::string, FleetOffCpuPath>> queryOffCpuProfile(ClickHouseClient& client,
+                                                                  const std::string& database,
+                                                                  const Selector& selector,
+                                                                  const MatchedTraces& matched);
+
+// The off-CPU rows of `incise diff` from two sides' paths, sorted by the
+// size of the per-second change.
+std::vector<OffCpuDelta> diffFleetOffCpu(const std::map<std::string, FleetOffCpuPath>& base,
+                                         const std::map<std::string, FleetOffCpuPath>& next);
 
 }  // namespace incise::analyzer

@@ -107,7 +107,7 @@ class FleetArchive : public ::testing::Test {
 // Samples spread over 3 seconds and two threads; the recursion in `walk`
 // checks total counts a name once per stack. A lock and an off-CPU span so
 // every table gets rows.
-void build(TraceBuilder& t, int a, int b, int c, int recursive) {
+void build(TraceBuilder& t, int a, int b, int c, int recursive, uint64_t blocked_ns = 1'000'000) {
   t.thread(101, "worker");
   t.thread(102, "helper");
   uint64_t sa = t.stack({"leaf_a", "main"}), sb = t.stack({"leaf_b", "main"});
@@ -126,7 +126,7 @@ void build(TraceBuilder& t, int a, int b, int c, int recursive) {
   t.lock(101, 0x7000, 100'000, 150'000, 400'000, site);
   uint64_t off = t.stack({"read_wait", "main"});
   t.sched(1'000'000, 0, 101, /*state=*/1, 0, off);
-  t.sched(2'000'000, 0, 0, 0, 101);
+  t.sched(1'000'000 + blocked_ns, 0, 0, 0, 101);
 }
 
 TraceProfile localProfile(const std::string& path) {
@@ -153,7 +153,7 @@ TEST_F(FleetArchive, InitTwiceIsFine) {
 TEST_F(FleetArchive, SqlDiffEqualsLocalDiff) {
   TraceBuilder base, next;
   build(base, 6, 4, 0, 2);
-  build(next, 2, 4, 3, 5);
+  build(next, 2, 4, 3, 5, 3'000'000);
   auto base_path = base.write(), new_path = next.write();
   ASSERT_TRUE(base_path) << base_path.error().message();
   ASSERT_TRUE(new_path) << new_path.error().message();
@@ -178,6 +178,29 @@ TEST_F(FleetArchive, SqlDiffEqualsLocalDiff) {
     EXPECT_EQ(f.base_self, l.base_self) << l.name;
     EXPECT_EQ(f.new_total, l.new_total) << l.name;
   }
+  // Off-CPU blocked time per stack, per second of trace: as the local diff.
+  TraceProfile local_base = localProfile(*base_path), local_new = localProfile(*new_path);
+  std::vector<OffCpuDelta> local_off =
+      diffOffCpu(local_base.off_cpu, local_base.window_ns, local_new.off_cpu, local_new.window_ns);
+  auto v1 = parseSelector("build=v1"), v2 = parseSelector("build=v2");
+  auto m1 = queryMatchedTraces(*client_, database_, *v1);
+  auto m2 = queryMatchedTraces(*client_, database_, *v2);
+  ASSERT_TRUE(m1 && m2);
+  auto off1 = queryOffCpuProfile(*client_, database_, *v1, *m1);
+  auto off2 = queryOffCpuProfile(*client_, database_, *v2, *m2);
+  ASSERT_TRUE(off1) << off1.error().message();
+  ASSERT_TRUE(off2) << off2.error().message();
+  std::vector<OffCpuDelta> fleet_off = diffFleetOffCpu(*off1, *off2);
+  ASSERT_FALSE(local_off.empty());
+  ASSERT_EQ(fleet_off.size(), local_off.size());
+  for (size_t i = 0; i < local_off.size(); ++i) {
+    EXPECT_EQ(fleet_off[i].root_first, local_off[i].root_first);
+    EXPECT_EQ(fleet_off[i].base_ns, local_off[i].base_ns);
+    EXPECT_EQ(fleet_off[i].new_ns, local_off[i].new_ns);
+    EXPECT_NEAR(fleet_off[i].perSecondDelta(), local_off[i].perSecondDelta(),
+                1e-6 * std::abs(local_off[i].perSecondDelta()) + 1e-3);
+  }
+
   // `walk` recurses: counted once per stack in total (5 of 14 samples in new).
   EXPECT_NEAR(by_name["walk"]->new_total_percent, 100.0 * 5 / 14, 1e-6);
 
