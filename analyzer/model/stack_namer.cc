@@ -17,9 +17,13 @@ StackNamer::StackNamer(Trace& trace, FrameGrouping grouping) : trace_(trace), gr
 const std::vector<std::string>& StackNamer::rootFirst(uint32_t pid, uint64_t stack_id,
                                                       uint64_t time) {
   auto [it, inserted] = cache_.try_emplace(Key{pid, stack_id});
-  if (!inserted) return it->second;
+  if (inserted) it->second = rootFirstOnce(pid, stack_id, time);
+  return it->second;
+}
+
+std::vector<std::string> StackNamer::rootFirstOnce(uint32_t pid, uint64_t stack_id, uint64_t time) {
   std::span<const uint64_t> frames = trace_.stacks().frames(stack_id);
-  std::vector<std::string>& names = it->second;
+  std::vector<std::string> names;
   names.reserve(frames.size());
   for (size_t i = frames.size(); i-- > 0;) {
     uint64_t address = i == 0 || frames[i] == 0 ? frames[i] : frames[i] - 1;

@@ -35,6 +35,9 @@ class StackNamer {
   // Empty for stack id 0 or an id the file does not have. `time` picks the
   // mappings and JIT maps valid then (use the first time the stack was seen).
   const std::vector<std::string>& rootFirst(uint32_t pid, uint64_t stack_id, uint64_t time);
+  // The same names, not cached: for callers that name each stack once
+  // (StackWeights::named), where a cached copy would only cost memory and time.
+  std::vector<std::string> rootFirstOnce(uint32_t pid, uint64_t stack_id, uint64_t time);
   bool lineFallback() const { return grouping_ == FrameGrouping::kLine; }
   size_t distinctStacks() const { return cache_.size(); }
 

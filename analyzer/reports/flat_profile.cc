@@ -10,7 +10,8 @@ namespace incise::analyzer {
 
 FlatProfile computeFlatProfile(const std::vector<WeightedStack>& stacks) {
   FlatProfile profile;
-  std::unordered_map<std::string, FlatProfileRow> by_name;
+  // Names live in `stacks` for the whole call: key by view, copy once per row.
+  std::unordered_map<std::string_view, FlatProfileRow> by_name;
   std::unordered_set<std::string_view> seen;
   for (const auto& stack : stacks) {
     profile.weight += stack.weight;
@@ -23,7 +24,7 @@ FlatProfile computeFlatProfile(const std::vector<WeightedStack>& stacks) {
   }
   profile.rows.reserve(by_name.size());
   for (auto& [name, row] : by_name) {
-    row.name = name;
+    row.name = std::string(name);
     row.self_percent = percentOf(row.self, profile.weight);
     row.total_percent = percentOf(row.total, profile.weight);
     profile.rows.push_back(std::move(row));

@@ -21,7 +21,7 @@ std::vector<WeightedStack> StackWeights::named(StackNamer& namer,
   stacks.reserve(entries_.size());
   auto emit = [&](uint32_t pid, uint64_t stack_id, const Entry& entry) {
     WeightedStack stack;
-    stack.root_first = namer.rootFirst(pid, stack_id, entry.first_time);
+    stack.root_first = namer.rootFirstOnce(pid, stack_id, entry.first_time);
     if (stack.root_first.empty()) stack.root_first = {no_stack_name};
     stack.weight = entry.weight;
     stack.events = entry.events;

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "analyzer/model/stack_namer.h"
 #include "tests/analyzer/reports/trace_builder.h"
 
@@ -116,6 +118,34 @@ TEST(TraceTest, LossesCountLostRowsPerSource) {
   EXPECT_EQ(losses.rows(), 99u);
   EXPECT_DOUBLE_EQ(losses.percentLost(), 1.0);
   EXPECT_FALSE(losses.significant());  // exactly 1% is not "more than 1%"
+}
+
+// Lock rows carry the request time in `time`; a window keeps every interval
+// that overlaps it (request..release, or request..acquired when the release
+// was not seen), even one whose chunk holds only requests from before the
+// window. One row per chunk, so skipping chunks by time would drop them.
+TEST(TraceTest, TimeWindowKeepsLockIntervalsThatStartedBeforeIt) {
+  TraceBuilder b;
+  b.thread(101, "alpha");
+  b.setRowsPerChunk(1);
+  uint64_t stack = b.stack({"main"});
+  const uint64_t address = 0x1000;
+  b.lock(101, address, /*request=*/50, /*acquired=*/60, /*release=*/900, stack);  // before
+  b.lock(101, address + 1, 100, 200, 3'500, stack);                               // held into
+  b.lock(101, address + 2, 10, 3'600, 0, stack);                                  // waits into
+  b.lock(101, address + 3, 2'000, 2'100, 9'000, stack);                           // held across
+  b.lock(101, address + 4, 3'200, 3'300, 3'400, stack);                           // inside
+  b.lock(101, address + 5, 6'000, 6'100, 6'200, stack);                           // after
+  auto path = b.write();
+  ASSERT_TRUE(path) << path.error().message();
+  TraceOptions options;
+  options.filter.window = RelativeWindow{3'000, 4'000};
+  auto trace = open(*path, options);
+  ASSERT_TRUE(trace);
+  std::set<uint64_t> kept;
+  trace->forEachRow<format::LockInterval>(
+      [&](const format::LockInterval& l) { kept.insert(l.address - address); });
+  EXPECT_EQ(kept, (std::set<uint64_t>{1, 2, 3, 4}));
 }
 
 TEST(TraceTest, MissingFileIsAnErrorNamingIt) {
