@@ -1,6 +1,10 @@
 #include "analyzer/archive/archive_selector.h"
 
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <optional>
 
 #include "analyzer/diff/trace_facts.h"
 
@@ -24,6 +28,49 @@ std::string programName(const std::vector<std::string>& command) {
   return slash == std::string::npos ? program : program.substr(slash + 1);
 }
 
+// A point in time for before=/after=, as ns since the epoch: a UTC date
+// "2024-05-01", a date and time "2024-05-01T12:30" or "2024-05-01T12:30:15",
+// or an age "7d", "12h", "30m" (that long before now).
+std::optional<uint64_t> timeOf(const std::string& text) {
+  unsigned long long amount = 0;
+  char unit = 0;
+  int used = 0;
+  if (std::sscanf(text.c_str(), "%llu%c%n", &amount, &unit, &used) == 2 &&
+      static_cast<size_t>(used) == text.size() && (unit == 'd' || unit == 'h' || unit == 'm')) {
+    uint64_t seconds = amount * (unit == 'd' ? 86400 : unit == 'h' ? 3600 : 60);
+    auto now = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                   std::chrono::system_clock::now().time_since_epoch())
+                   .count();
+    uint64_t ago = seconds * 1'000'000'000;
+    return static_cast<uint64_t>(now) > ago ? static_cast<uint64_t>(now) - ago : 0;
+  }
+  std::tm parts{};
+  int year = 0, month = 0, day = 0, hour = 0, minute = 0, second = 0;
+  int fields = std::sscanf(text.c_str(), "%4d-%2d-%2d%n", &year, &month, &day, &used);
+  if (fields != 3) return std::nullopt;
+  if (static_cast<size_t>(used) != text.size()) {
+    int more = 0;
+    const char* rest = text.c_str() + used;
+    if (std::sscanf(rest, "T%2d:%2d%n", &hour, &minute, &more) != 2) return std::nullopt;
+    rest += more;
+    if (*rest == ':' && std::sscanf(rest, ":%2d%n", &second, &more) == 1) rest += more;
+    if (*rest != '\0') return std::nullopt;
+  }
+  if (month < 1 || month > 12 || day < 1 || day > 31 || hour > 23 || minute > 59 || second > 60 ||
+      year < 1970) {
+    return std::nullopt;
+  }
+  parts.tm_year = year - 1900;
+  parts.tm_mon = month - 1;
+  parts.tm_mday = day;
+  parts.tm_hour = hour;
+  parts.tm_min = minute;
+  parts.tm_sec = second;
+  std::time_t seconds = timegm(&parts);
+  if (seconds < 0) return std::nullopt;
+  return static_cast<uint64_t>(seconds) * 1'000'000'000;
+}
+
 bool termMatches(const std::string& key, const std::string& value, const ArchiveEntry& e) {
   if (key == "id") return startsWith(e.id, value);
   if (key == "host") return e.host == value;
@@ -32,6 +79,10 @@ bool termMatches(const std::string& key, const std::string& value, const Archive
   if (key == "build-id") {
     return std::any_of(e.build_ids.begin(), e.build_ids.end(),
                        [&](const auto& object) { return startsWith(object.second, value); });
+  }
+  if (key == "before" || key == "after") {
+    std::optional<uint64_t> when = timeOf(value);  // checked by parseSelector
+    return when && (key == "before" ? e.start_wall_ns < *when : e.start_wall_ns >= *when);
   }
   auto tag = e.tags.find(key);
   return tag != e.tags.end() && tag->second == value;
@@ -55,12 +106,19 @@ Result<Selector> parseSelector(const std::string& text) {
     if (term == "latest") {
       selector.latest = true;
     } else if (size_t equals = term.find('='); equals != std::string::npos && equals != 0) {
-      selector.terms.emplace_back(term.substr(0, equals), term.substr(equals + 1));
+      std::string key = term.substr(0, equals), value = term.substr(equals + 1);
+      if ((key == "before" || key == "after") && !timeOf(value)) {
+        return Error("selector '" + text + "': " + key + "='" + value +
+                     "' is not a UTC date (2024-05-01, 2024-05-01T12:30[:15]) or an age (7d, "
+                     "12h, 30m)");
+      }
+      selector.terms.emplace_back(std::move(key), std::move(value));
     } else if (isHex(term)) {
       selector.terms.emplace_back("id", term);
     } else {
       return Error("selector '" + text + "': '" + term +
-                   "' is not latest, an id or KEY=VALUE (host=, cmd=, kernel=, build-id=, a tag)");
+                   "' is not latest, an id or KEY=VALUE (host=, cmd=, kernel=, build-id=, before=, "
+                   "after=, a tag)");
     }
     if (comma == std::string::npos) break;
     start = comma + 1;

@@ -4,7 +4,11 @@
 //   3f9c0a1b                     by id (a unique prefix is enough), also id=3f9c0a1b
 //   release=1.4,env=prod         by tags (every term must match)
 //   host=db1  cmd=server  kernel=6.1.0  build-id=1a2b   (combine with commas)
-// Keys host, cmd, kernel, id and build-id are fields; any other key is a tag.
+//   before=2024-05-01  after=2024-05-01T12:30  before=7d   by start time (UTC; or an age:
+//                                              7d, 12h, 30m before now)
+// Keys host, cmd, kernel, id, build-id, before and after are fields; any
+// other key is a tag. Last week's run of the same program against today's:
+//   --base cmd=server,before=7d   --new cmd=server,latest
 // cmd= matches the command's program name (argv[0] without its directory)
 // or the whole command line; build-id= matches a prefix of any object's
 // build-id. When several traces match, the one that started last is chosen

@@ -101,6 +101,23 @@ TEST_F(ArchiveSelectors, ById) {
   EXPECT_EQ(pick("id=" + ids_[0]), 0);
 }
 
+// Start times in the fixture: 1000, 3000, 2000, 4000 s after the epoch.
+TEST_F(ArchiveSelectors, ByStartTime) {
+  EXPECT_EQ(pick("before=1970-01-01T00:40"), 2);  // 2400 s: 1000 and 2000 qualify, 2000 is later
+  EXPECT_EQ(pick("after=1970-01-01T00:40"), 3);
+  EXPECT_EQ(pick("after=1970-01-01T00:40,cmd=server"), 1);
+  EXPECT_EQ(pick("before=1970-01-01T00:33:20"), 0);  // 2000 s exactly: strictly before
+  EXPECT_EQ(pick("after=1970-01-01T00:33:20,host=db2"), 2);
+  EXPECT_EQ(pick("before=1970-01-01T00:16:40"), -1);  // 1000 s: nothing started earlier
+  EXPECT_EQ(pick("before=1d"), 3);                    // every fixture trace is old
+  EXPECT_EQ(pick("after=1d"), -1);
+  EXPECT_EQ(pick("after=1970-01-02"), -1);
+  for (const char* bad : {"before=yesterday", "after=1970-13-01", "before=1970-01-01T25:00",
+                          "before=7w", "after=1970-01-01T00:40x"}) {
+    EXPECT_FALSE(parseSelector(bad)) << bad;
+  }
+}
+
 TEST(SelectorSyntax, RejectsGarbage) {
   EXPECT_FALSE(parseSelector(""));
   EXPECT_FALSE(parseSelector("=x"));
