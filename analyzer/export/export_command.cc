@@ -3,13 +3,13 @@
 #include <fstream>
 #include <iostream>
 
+#include "analyzer/cli/command_line.h"
 #include "analyzer/export/chrome_trace_export.h"
 #include "analyzer/export/pprof_export.h"
 #include "analyzer/export/speedscope_export.h"
 #include "analyzer/model/stack_namer.h"
 #include "analyzer/render/folded_stacks.h"
 #include "analyzer/reports/flame_weights.h"
-#include "analyzer/reports/report_options.h"
 #include "analyzer/reports/report_output.h"
 
 namespace incise::analyzer {
@@ -29,7 +29,7 @@ void writeFolded(Trace& trace, std::ostream& out) {
 }  // namespace
 
 int runExport(const std::vector<std::string>& args) {
-  ReportCommandLine cli(
+  CommandLine cli(
       "export",
       "Writes a trace in another tool's format (--format):\n"
       "  pprof       gzipped profile.proto of the CPU samples: go tool pprof, Pyroscope, Parca\n"
