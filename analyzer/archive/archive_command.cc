@@ -23,12 +23,15 @@ constexpr const char* kUsage =
     "A directory of traces with an index (DIR/index.json: id, host, kernel, command,\n"
     "build-ids, start, duration, tags). Adding is atomic: a crash leaves the index valid.\n\n"
     "SELECTOR: latest | ID (or a unique prefix) | KEY=VALUE[,KEY=VALUE...] where KEY is\n"
-    "host, cmd (program name or whole command), kernel, id, build-id (a prefix) or a tag.\n"
-    "When several traces match, the latest is used and the report says so.\n\n"
+    "host, cmd (program name or whole command), kernel, id, build-id (a prefix), a tag,\n"
+    "or before/after (start time: UTC date 2026-11-22, date-time 2026-11-22T14:30, or an\n"
+    "age such as 7d, 12h, 30m). When several traces match, the latest is used and the\n"
+    "report says so.\n\n"
     "EXAMPLES\n"
     "  incise archive add ~/traces app.trace --tag release=1.4 --tag env=staging\n"
     "  incise archive ls ~/traces --tag cmd=server\n"
     "  incise archive diff ~/traces --base release=1.3,cmd=server --new latest -o diff.html\n"
+    "  incise archive diff ~/traces --base cmd=server,before=7d --new cmd=server,latest\n"
     "  incise archive push --clickhouse http://ch1:8123/ app.trace --tag build=v2\n"
     "  incise archive diff --clickhouse http://ch1:8123/ --base build=v1 --new build=v2\n";
 
