@@ -53,8 +53,14 @@ struct LockFunction {
 };
 
 // The libc functions mode `all` probes, by family: a family whose functions
-// cannot all be probed is left out as a whole (glibc 2.36's
-// pthread_spin_lock starts with `lock decl`, which x86 uprobes refuse).
+// cannot all be probed is left out as a whole, with a note in the trace.
+// glibc 2.36's pthread_spin_lock starts with `lock decl` (f0 ff 0f), which
+// x86 uprobes refuse (ENOTSUPP, 524); a uretprobe fails the same way, since
+// it plants its breakpoint at the entry too. Probes at offsets inside the
+// function do attach (checked through tracefs uprobe_events): +3 (the `jne`
+// after each attempt) and +5 (`xor %eax,%eax`, reached once acquired), but
+// they are not used yet, so spin locks are not recorded in any mode
+// (`contended` cannot see them either: they never wait in the kernel).
 // Callers inside libc, such as pthread_cond_wait re-taking its mutex, use
 // internal entry points and are not seen.
 struct LockFamily {

@@ -355,13 +355,26 @@ void ProcessTracker::readLargeObjects() {
         }
       }
     }
-    std::sort(addresses.begin(), addresses.end());
-    size_t total = object->symbols.size();
-    std::erase_if(object->symbols, [&](const format::Symbol& symbol) {
-      auto hit_at = std::lower_bound(addresses.begin(), addresses.end(), symbol.address);
-      return hit_at == addresses.end() ||
-             *hit_at - symbol.address >= std::max<uint64_t>(symbol.size, 1);
+    // Keep, for each address, the last symbol starting at or below it (the one
+    // containing it, or the nearest exported one before a hidden function):
+    // what a lookup in the whole table would have found.
+    std::vector<format::Symbol>& symbols = object->symbols;
+    std::sort(symbols.begin(), symbols.end(), [](const format::Symbol& a, const format::Symbol& b) {
+      return a.address < b.address;
     });
+    std::vector<bool> keep(symbols.size(), false);
+    for (uint64_t address : addresses) {
+      auto after = std::upper_bound(
+          symbols.begin(), symbols.end(), address,
+          [](uint64_t a, const format::Symbol& symbol) { return a < symbol.address; });
+      if (after != symbols.begin()) keep[static_cast<size_t>(after - symbols.begin()) - 1] = true;
+    }
+    size_t total = symbols.size();
+    std::vector<format::Symbol> kept;
+    for (size_t i = 0; i < symbols.size(); ++i) {
+      if (keep[i]) kept.push_back(std::move(symbols[i]));
+    }
+    symbols = std::move(kept);
     pending_.notes.push_back(large.hit.path + ": " + std::to_string(object->symbols.size()) +
                              " of " + std::to_string(total) +
                              " symbols embedded (a large table: only the functions hit)");

@@ -48,7 +48,7 @@ class ProfileSource final : public Source {
     if (!skel_) return libbpfError("cpu samples: open BPF object", errno);
     skel_->rodata->capture_stack = config.stacks;
     skel_->rodata->user_stack_bytes = config.stacks ? config.user_stack_bytes : 0;
-    if (Status s = prepareSkeleton(skel_.get(), filter, ringBytesFor(config, 1)); !s)
+    if (Status s = prepareSkeleton(skel_.get(), filter, ringBytesFor(config, 2)); !s)
       return s.error().context("cpu samples");
     if (config.user_stack_bytes > 0) {
       // Records of up to 64 KiB: room for a burst across the flush interval.

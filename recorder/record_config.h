@@ -57,10 +57,12 @@ struct RecordConfig {
   bool verbose = false;
 
   // Not on the command line: sizes a test or a benchmark may tune.
-  // Ring buffer of each source, a power of two; the scheduler source (the
-  // busiest) and locks in mode `all` take 2x and 4x (ringBytesFor). The kernel
-  // maps a ring's data pages twice (for wrap-around), so a ring counts twice
-  // in the recorder's RSS once it has wrapped: by default 2 + 4 + 2 MiB.
+  // Ring buffer of each source, a power of two; cpu samples take 2x, the
+  // scheduler (the busiest: 1/3 of its events were lost with 2 MiB under a
+  // switch storm on a loaded box) and locks in mode `all` 4x (ringBytesFor).
+  // The kernel maps a ring's data pages twice (for wrap-around), so a ring
+  // counts twice in the recorder's RSS once it has wrapped: by default
+  // 4 + 8 + 2 MiB (cpu samples, scheduler, locks).
   uint32_t ring_buffer_bytes = 1u << 20;
   uint32_t page_fault_period = 1;  // --page-faults: record every Nth fault
   std::vector<std::string> argv;   // the recorder's own command line, for the header

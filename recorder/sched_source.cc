@@ -48,7 +48,7 @@ class SchedSource final : public Source {
     skel_.reset(sched_bpf__open());
     if (!skel_) return libbpfError("scheduler: open BPF object", errno);
     skel_->rodata->sched_stacks = schedStackMode(config);
-    if (Status s = prepareSkeleton(skel_.get(), filter, ringBytesFor(config, emit_sched_ ? 2 : 1));
+    if (Status s = prepareSkeleton(skel_.get(), filter, ringBytesFor(config, emit_sched_ ? 4 : 1));
         !s)
       return s.error().context("scheduler");
     chooseVariants();
