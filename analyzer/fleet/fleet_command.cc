@@ -68,6 +68,11 @@ std::string signedPoints(double points) {
   return buffer;
 }
 
+std::string signedDuration(int64_t ns) {
+  std::string magnitude = formatDurationNs(static_cast<uint64_t>(ns < 0 ? -ns : ns));
+  return (ns < 0 ? "-" : ns > 0 ? "+" : "") + magnitude;
+}
+
 constexpr const char* kSummary =
     "The fleet archive: a ClickHouse server (HTTP interface, e.g. http://127.0.0.1:8123/)\n"
     "shared by many hosts. init creates the tables (idempotent), push loads one trace\n"
@@ -160,6 +165,7 @@ struct Side {
   MatchedTraces matched;
   FlatProfile profile;
   std::map<std::string, FleetOffCpuPath> off_cpu;  // filled for diff only
+  std::vector<LockSiteSummary> lock_sites;         // filled for diff only
 };
 
 Result<Side> querySide(ClickHouseClient& client, const std::string& database,
@@ -208,6 +214,67 @@ nlohmann::json offCpuJson(const std::vector<OffCpuDelta>& rows, size_t limit) {
   return list;
 }
 
+// The keys of `incise diff --json`'s lock_sites.
+nlohmann::json lockSideJson(const LockSiteSummary& s, bool present) {
+  if (!present) return nullptr;
+  return {{"acquisitions", s.acquisitions}, {"wait_p50_ns", s.wait.p50},
+          {"wait_p99_ns", s.wait.p99},      {"hold_p50_ns", s.hold.p50},
+          {"hold_p99_ns", s.hold.p99},      {"hold_inferred", s.hold_inferred}};
+}
+
+nlohmann::json lockSitesJson(const std::vector<LockSiteDelta>& rows, size_t limit) {
+  nlohmann::json list = nlohmann::json::array();
+  for (size_t i = 0; i < shown(rows.size(), limit); ++i) {
+    const LockSiteDelta& l = rows[i];
+    list.push_back({{"site", l.site},
+                    {"context", l.context},
+                    {"base", lockSideJson(l.base, l.in_base)},
+                    {"new", lockSideJson(l.next, l.in_new)},
+                    {"wait_p50_delta_ns", l.waitP50Delta()},
+                    {"wait_p99_delta_ns", l.waitP99Delta()},
+                    {"hold_p50_delta_ns", l.holdP50Delta()},
+                    {"hold_p99_delta_ns", l.holdP99Delta()}});
+  }
+  return list;
+}
+
+constexpr const char* kPooledNote =
+    "lock-site percentiles pool the waits and holds of every matching trace (a trace with "
+    "more acquisitions weighs more); traces pushed before schema version 2 have no lock-site "
+    "rows";
+
+void printLockSites(const std::vector<LockSiteDelta>& rows, size_t limit) {
+  std::cout << "\nlock sites: wait and hold percentiles, base -> new (pooled over the traces)\n";
+  if (rows.empty()) {
+    std::cout << "  no lock events in either side\n";
+    return;
+  }
+  Table table({{"SITE", Align::kLeft, 48},
+               {"ACQ BASE", Align::kRight},
+               {"ACQ NEW", Align::kRight},
+               {"WAIT P50", Align::kRight},
+               {"CHG", Align::kRight},
+               {"WAIT P99", Align::kRight},
+               {"CHG", Align::kRight},
+               {"HOLD P50", Align::kRight},
+               {"CHG", Align::kRight},
+               {"HOLD P99", Align::kRight},
+               {"CHG", Align::kRight}});
+  auto pair = [](uint64_t before, uint64_t after) {
+    return formatDurationNs(before) + " -> " + formatDurationNs(after);
+  };
+  for (size_t i = 0; i < shown(rows.size(), limit); ++i) {
+    const LockSiteDelta& l = rows[i];
+    table.addRow({l.context, formatCount(l.base.acquisitions), formatCount(l.next.acquisitions),
+                  pair(l.base.wait.p50, l.next.wait.p50), signedDuration(l.waitP50Delta()),
+                  pair(l.base.wait.p99, l.next.wait.p99), signedDuration(l.waitP99Delta()),
+                  pair(l.base.hold.p50, l.next.hold.p50), signedDuration(l.holdP50Delta()),
+                  pair(l.base.hold.p99, l.next.hold.p99), signedDuration(l.holdP99Delta())});
+  }
+  table.render(std::cout);
+  std::cout << "note: " << kPooledNote << "\n";
+}
+
 int runFleetDiff(const std::vector<std::string>& args) {
   FleetArgs fleet;
   auto extra = [](po::options_description& options) {
@@ -230,7 +297,11 @@ int runFleetDiff(const std::vector<std::string>& args) {
     auto off_cpu = queryOffCpuProfile(client, fleet.database, side->selector, side->matched);
     if (!off_cpu) return failed("diff", off_cpu.error().message());
     side->off_cpu = off_cpu.take();
+    auto lock_sites = queryLockSites(client, fleet.database, side->selector);
+    if (!lock_sites) return failed("diff", lock_sites.error().message());
+    side->lock_sites = lock_sites.take();
   }
+  std::vector<LockSiteDelta> lock_sites = diffLockSites(base->lock_sites, next->lock_sites);
   std::vector<OffCpuDelta> off_cpu = diffFleetOffCpu(base->off_cpu, next->off_cpu);
   std::vector<FunctionDelta> rows = diffFunctions(base->profile, next->profile);
   size_t limit = fleet.values()["limit"].as<size_t>();
@@ -256,6 +327,9 @@ int runFleetDiff(const std::vector<std::string>& args) {
                           {"new", sideJson(*next)},
                           {"functions_total", rows.size()},
                           {"functions", functions},
+                          {"lock_sites_total", lock_sites.size()},
+                          {"lock_sites", lockSitesJson(lock_sites, limit)},
+                          {"notes", {kPooledNote}},
                           {"off_cpu_stacks_total", off_cpu.size()},
                           {"off_cpu_stacks", offCpuJson(off_cpu, limit)}});
     return 0;
@@ -278,6 +352,7 @@ int runFleetDiff(const std::vector<std::string>& args) {
                   formatPercent(f.base_total_percent), formatPercent(f.new_total_percent), f.name});
   }
   table.render(std::cout);
+  printLockSites(lock_sites, limit);
 
   std::cout << "\noff-CPU (blocked) per stack: ms per second of trace (averaged over the traces), "
                "and total time\n";

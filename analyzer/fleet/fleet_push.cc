@@ -11,7 +11,8 @@
 namespace incise::analyzer {
 namespace {
 
-constexpr const char* kPerTraceTables[] = {"samples", "lock_intervals", "off_cpu"};
+constexpr const char* kPerTraceTables[] = {"samples", "lock_intervals", "lock_site_times",
+                                           "off_cpu"};
 constexpr auto kCleanupTimeout = std::chrono::seconds(60);
 
 Result<uint64_t> countRows(ClickHouseClient& client, const std::string& table,
@@ -194,6 +195,14 @@ Result<PushResult> pushTrace(ClickHouseClient& client, const std::string& path,
         row.add(uint64_t{l.flags}).add(l.stack_key).add(uint64_t{l.releaser_tid});
         return row;
       }));
+  INCISE_RETURN_IF_ERROR(
+      writer.write("lock_site_times", "trace_id, start_date, site, context, measure, ns, inferred",
+                   rows.lock_site_times, [&](const FleetLockSiteTime& t) {
+                     TabSeparatedRow row;
+                     row.add(rows.trace_id).add(date).add(t.site).add(t.context);
+                     row.add(t.hold ? "hold" : "wait").add(t.ns).add(uint64_t{t.inferred});
+                     return row;
+                   }));
   INCISE_RETURN_IF_ERROR(writer.write("off_cpu",
                                       "trace_id, start_date, stack_key, reason, ns, count",
                                       rows.off_cpu, [&](const FleetOffCpuRow& o) {

@@ -172,6 +172,55 @@ Result<std::map<std::string, FleetOffCpuPath>> queryOffCpuProfile(ClickHouseClie
   return paths;
 }
 
+namespace {
+
+// Columns of a Distribution of the sorted array `values`: count, total,
+// nearest-rank p50/p90/p99 (the element at ceil(p * n / 100), as
+// distributionOf; an empty array gives 0 as index 0 does), max.
+std::string distributionColumns(const std::string& values) {
+  auto rank = [&](const char* percent) {
+    return values + "[toUInt64(intDiv(" + percent + " * length(" + values + ") + 99, 100))]";
+  };
+  return "length(" + values + "), arraySum(" + values + "), " + rank("50") + ", " + rank("90") +
+         ", " + rank("99") + ", " + values + "[-1]";
+}
+
+Distribution distributionAt(const std::vector<std::string>& row, size_t i) {
+  return {numberAt(row, i),     numberAt(row, i + 1), numberAt(row, i + 2),
+          numberAt(row, i + 3), numberAt(row, i + 4), numberAt(row, i + 5)};
+}
+
+}  // namespace
+
+Result<std::vector<LockSiteSummary>> queryLockSites(ClickHouseClient& client,
+                                                    const std::string& database,
+                                                    const Selector& selector) {
+  std::string sql = "SELECT site, context, " + distributionColumns("waits") + ", " +
+                    distributionColumns("holds") +
+                    ", inferred FROM ("
+                    "  SELECT site, any(context) AS context,"
+                    "   arraySort(groupArrayIf(ns, measure = 'wait')) AS waits,"
+                    "   arraySort(groupArrayIf(ns, measure = 'hold')) AS holds,"
+                    "   max(inferred) AS inferred FROM " +
+                    database + ".lock_site_times WHERE trace_id IN (" +
+                    selectedTraceIdsSql(database, selector) +
+                    ") GROUP BY site) ORDER BY site FORMAT TabSeparated";
+  auto response = client.query(sql);
+  if (!response) return response.error();
+  std::vector<LockSiteSummary> sites;
+  for (const auto& row : parseTabSeparated(*response)) {
+    if (row.size() < 15) return Error("unexpected row in the lock-site answer");
+    LockSiteSummary site{row[0],
+                         row[1],
+                         numberAt(row, 2),
+                         distributionAt(row, 2),
+                         distributionAt(row, 8),
+                         numberAt(row, 14) != 0};
+    sites.push_back(std::move(site));
+  }
+  return sites;
+}
+
 std::vector<OffCpuDelta> diffFleetOffCpu(const std::map<std::string, FleetOffCpuPath>& base,
                                          const std::map<std::string, FleetOffCpuPath>& next) {
   std::map<std::string, OffCpuDelta> by_path;

@@ -65,6 +65,16 @@ Result<std::map<std::string, FleetOffCpuPath>> queryOffCpuProfile(ClickHouseClie
                                                                   const Selector& selector,
                                                                   const MatchedTraces& matched);
 
+// Wait and hold distributions per acquire site, as collectTraceProfile has
+// them (site name, context, acquisitions, nearest-rank p50/p90/p99, max),
+// over the waits and holds of every matched trace POOLED: a site's p99 is
+// the p99 of all its waits in those traces, so traces with more
+// acquisitions weigh more. With one trace, exactly the local figures.
+// diffLockSites turns two sides into `incise diff`'s lock-site rows.
+Result<std::vector<LockSiteSummary>> queryLockSites(ClickHouseClient& client,
+                                                    const std::string& database,
+                                                    const Selector& selector);
+
 // The off-CPU rows of `incise diff` from two sides' paths, sorted by the
 // size of the per-second change.
 std::vector<OffCpuDelta> diffFleetOffCpu(const std::map<std::string, FleetOffCpuPath>& base,

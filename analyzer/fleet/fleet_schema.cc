@@ -59,6 +59,19 @@ constexpr const char* kStatements[] = {
     ") ENGINE = MergeTree PARTITION BY toYYYYMM(start_date) "
     "ORDER BY (trace_id, stack_key, time_ns)",
 
+    // What `incise diff` takes lock percentiles from, already grouped by
+    // site name at push (the site is the first frame outside the lock
+    // library, found by the C++ LockSites, not reproducible in SQL). Holds
+    // of contended-mode traces are inferred from wakes, so they are not rows
+    // of lock_intervals: hence a table of its own rather than a column.
+    "CREATE TABLE IF NOT EXISTS {db}.lock_site_times ("
+    " trace_id String, start_date Date, site String,"
+    " context String,"             // 'site <- caller'
+    " measure String, ns UInt64,"  // 'wait' or 'hold'
+    " inferred UInt8"              // a hold inferred from a wake
+    ") ENGINE = MergeTree PARTITION BY toYYYYMM(start_date) "
+    "ORDER BY (trace_id, site, measure)",
+
     "CREATE TABLE IF NOT EXISTS {db}.off_cpu ("
     " trace_id String, start_date Date, stack_key UInt64,"
     " reason String,"  // 'preempted', or the task state when blocked: 'S', 'D', 'state 0x..'
@@ -101,7 +114,8 @@ Status initFleetSchema(ClickHouseClient& client, const std::string& database) {
   auto version = storedVersion(client, database);
   if (!version) return version.error();
   if (*version == kFleetSchemaVersion) return Status();
-  if (*version != 0) {
+  // Version 1 lacks only lock_site_times, which the statements above created.
+  if (*version != 0 && *version != 1) {
     return Error("database " + database + " holds fleet schema version " +
                  std::to_string(*version) + "; this incise writes version " +
                  std::to_string(kFleetSchemaVersion));

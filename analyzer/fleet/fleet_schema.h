@@ -10,6 +10,8 @@
 //   stacks          call path: frame keys and names, root first (content-keyed)
 //   samples         CPU samples per (trace, 1-second bucket, thread, stack)
 //   lock_intervals  one row per lock acquisition
+//   lock_site_times one row per wait and per critical section, with the
+//                   acquire site `incise diff` names it by (version 2)
 //   off_cpu         off-CPU ns per (trace, stack, reason)
 // The DDL with its ORDER BY reasoning is in fleet_schema.cc.
 //
@@ -27,7 +29,7 @@
 
 namespace incise::analyzer {
 
-inline constexpr uint32_t kFleetSchemaVersion = 1;
+inline constexpr uint32_t kFleetSchemaVersion = 2;
 inline constexpr const char* kDefaultFleetDatabase = "incise";
 
 // An error unless `name` is a plain identifier ([A-Za-z_][A-Za-z0-9_]*).
@@ -36,8 +38,9 @@ Status checkDatabaseName(const std::string& name);
 // CREATE ... IF NOT EXISTS statements, in order.
 std::vector<std::string> fleetSchemaStatements(const std::string& database);
 
-// Creates what is missing and records the version; an error when the
-// database holds a schema of another version.
+// Creates what is missing and records the version. Version 1 (no
+// lock_site_times) is upgraded: the table is created and version 2 recorded;
+// traces pushed before have no lock-site rows. An error for a newer version.
 Status initFleetSchema(ClickHouseClient& client, const std::string& database);
 
 // An error (naming `incise archive init`) when the tables are missing or of

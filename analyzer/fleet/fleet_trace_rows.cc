@@ -10,6 +10,8 @@
 
 #include "analyzer/model/stack_namer.h"
 #include "analyzer/model/trace.h"
+#include "analyzer/reports/critical_sections.h"
+#include "analyzer/reports/lock_sites.h"
 #include "analyzer/reports/thread_states.h"
 
 namespace incise::analyzer {
@@ -109,6 +111,27 @@ struct CellKeyHash {
   }
 };
 
+// The waits and holds collectTraceProfile groups by site, one row each.
+std::vector<FleetLockSiteTime> lockSiteTimesOf(Trace& trace) {
+  std::vector<format::LockInterval> intervals = trace.rows<format::LockInterval>();
+  if (intervals.empty()) return {};
+  LockTimeline timeline = buildLockTimeline(intervals);
+  intervals = {};
+  LockSites sites(trace.symbolizer(), trace.stacks());
+  sites.addStacksOf(timeline);
+  std::vector<FleetLockSiteTime> times;
+  times.reserve(timeline.acquisitions.size() + timeline.sections.size());
+  auto add = [&](uint64_t stack_id, bool hold, uint64_t ns, bool inferred) {
+    uint64_t site = sites.siteOf(stack_id);
+    times.push_back({sites.name(site), sites.context(site), hold, ns, inferred});
+  };
+  for (const Acquisition& a : timeline.acquisitions) add(a.stack_id, false, a.wait_ns, false);
+  for (const CriticalSection& s : timeline.sections) {
+    add(s.stack_id, true, s.duration(), s.inferred);
+  }
+  return times;
+}
+
 }  // namespace
 
 Result<std::string> traceContentId(const std::string& path) {
@@ -191,6 +214,7 @@ Result<FleetTraceRows> collectFleetRows(const std::string& path, bool progress) 
     row.releaser_tid = static_cast<uint32_t>(lock.releaser_tid);
     rows.locks.push_back(std::move(row));
   });
+  rows.lock_site_times = lockSiteTimesOf(trace);
   rows.lost = trace.losses().lost_by_source;
   return rows;
 }

@@ -6,8 +6,12 @@
 // their frames' content, so the same call path from any host and any trace
 // is one stacks row. Samples are counted per (1-second bucket, pid, thread,
 // stack); off-CPU spans are summed per (stack, reason); lock intervals stay
-// one row each. The trace id is the XXH3-64 of the file's bytes, the same id
-// the local archive gives it, so pushing the same file twice is detectable.
+// one row each. Lock-site times are the values `incise diff` takes its lock
+// percentiles from (buildLockTimeline, LockSites, as collectTraceProfile):
+// one wait per acquisition, one hold per critical section (recorded, or
+// inferred from wakes in contended mode), each with its site's name. The trace id is the XXH3-64 of
+// the file's bytes, the same id the local archive gives it, so pushing the same file twice is
+// detectable.
 //
 // Memory: bounded by distinct stacks and (second, thread, stack) cells,
 // except lock intervals and scheduler switches, materialised as the local
@@ -55,6 +59,14 @@ struct FleetLockRow {
   uint32_t releaser_tid = 0;
 };
 
+struct FleetLockSiteTime {
+  std::string site;     // LockSites::name
+  std::string context;  // LockSites::context: "site <- caller"
+  bool hold = false;    // else a wait
+  uint64_t ns = 0;
+  bool inferred = false;  // a hold inferred from a wake (contended mode)
+};
+
 struct FleetOffCpuRow {
   uint64_t stack_key = 0;
   std::string reason;  // "preempted", or the blocked task state ("S", "D", "state 0x...")
@@ -70,9 +82,11 @@ struct FleetTraceRows {
   std::vector<FleetStack> stacks;
   std::vector<FleetSampleCell> samples;
   std::vector<FleetLockRow> locks;
+  std::vector<FleetLockSiteTime> lock_site_times;
   std::vector<FleetOffCpuRow> off_cpu;
   uint64_t rowCount() const {
-    return frames.size() + stacks.size() + samples.size() + locks.size() + off_cpu.size() + 1;
+    return frames.size() + stacks.size() + samples.size() + locks.size() + lock_site_times.size() +
+           off_cpu.size() + 1;
   }
 };
 

@@ -28,8 +28,6 @@ namespace {
 
 using testing::TraceBuilder;
 
-constexpr const char* kPerTraceTables[] = {"samples", "lock_intervals", "off_cpu", "traces"};
-
 class FleetArchive : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -72,8 +70,8 @@ class FleetArchive : public ::testing::Test {
 
   std::map<std::string, uint64_t> rowCounts() {
     std::map<std::string, uint64_t> counts;
-    for (const char* table :
-         {"frames", "stacks", "samples", "lock_intervals", "off_cpu", "traces"}) {
+    for (const char* table : {"frames", "stacks", "samples", "lock_intervals", "lock_site_times",
+                              "off_cpu", "traces"}) {
       counts[table] = count("SELECT count() FROM " + database_ + "." + table);
     }
     return counts;
@@ -147,7 +145,7 @@ TEST_F(FleetArchive, InitTwiceIsFine) {
   int exit = runArchive({"init", "--clickhouse", url_, "--database", database_});
   std::string out = ::testing::internal::GetCapturedStdout();
   EXPECT_EQ(exit, 0);
-  EXPECT_NE(out.find("schema version 1"), std::string::npos) << out;
+  EXPECT_NE(out.find("schema version 2"), std::string::npos) << out;
 }
 
 TEST_F(FleetArchive, SqlDiffEqualsLocalDiff) {
@@ -216,6 +214,121 @@ TEST_F(FleetArchive, SqlDiffEqualsLocalDiff) {
   EXPECT_EQ(doc["base"]["traces"], 1);
 }
 
+// Locks of every kind the local lock-site figures handle: a site behind a
+// libc frame (the site is the first frame outside it), an even count of
+// waits (nearest rank, not interpolation), try-failed, recursive and
+// unreleased rows (no wait or no hold), and in `contended_mode` futex waits
+// whose holders' sections are inferred from the wakes.
+void buildLocks(TraceBuilder& t, uint64_t scale, bool contended_mode) {
+  t.thread(101, "worker");
+  t.thread(102, "helper");
+  t.function("pthread_mutex_lock", "libc.so.6");
+  uint64_t update = t.stack({"pthread_mutex_lock", "update", "main"});
+  uint64_t flush = t.stack({"flush", "worker_main"});
+  uint64_t rebalance = t.stack({"pthread_mutex_lock", "rebalance", "main"});
+  uint64_t time = 1'000'000;
+  const uint64_t waits[] = {10'000, 40'000, 20'000, 90'000};
+  for (uint64_t wait : waits) {
+    uint64_t hold = wait * scale / 2 + 5'000;
+    t.lock(101, 0x7000, time, time + wait * scale, time + wait * scale + hold, update,
+           format::kLockContended);
+    time += 1'000'000;
+  }
+  t.lock(102, 0x7100, time, time + 3'000, time + 8'000, flush);
+  t.lock(102, 0x7100, time + 9'000, time + 9'000, 0, flush, format::kLockTryFailed);
+  t.lock(102, 0x7100, time + 10'000, time + 11'000, 0, flush);  // release not seen
+  t.lock(102, 0x7100, time + 12'000, time + 12'500, time + 13'000, flush, format::kLockRecursive);
+  time += 1'000'000;
+  if (!contended_mode) return;
+  for (int i = 0; i < 3; ++i) {
+    // 102 acquired (uncontended, unseen), 101 waits until 102 wakes it.
+    t.lock(101, 0x7200, time, time + 50'000 * (i + 1), 0, rebalance, format::kLockContendedOnly,
+           102);
+    t.lock(102, 0x7200, time + 60'000 * (i + 1), time + 60'000 * (i + 1) + 7'000, 0, rebalance,
+           format::kLockContendedOnly, 101);
+    time += 1'000'000;
+  }
+}
+
+TEST_F(FleetArchive, SqlLockSitesEqualLocalDiff) {
+  TraceBuilder base, next;
+  build(base, 2, 2, 0, 0);
+  build(next, 2, 2, 0, 0);
+  buildLocks(base, 1, false);
+  buildLocks(next, 3, true);
+  auto base_path = base.write(), new_path = next.write();
+  ASSERT_TRUE(base_path && new_path);
+  ASSERT_TRUE(push(*base_path, {{"build", "l1"}}));
+  ASSERT_TRUE(push(*new_path, {{"build", "l2"}}));
+
+  std::vector<LockSiteDelta> local =
+      diffLockSites(localProfile(*base_path).lock_sites, localProfile(*new_path).lock_sites);
+  auto l1 = parseSelector("build=l1"), l2 = parseSelector("build=l2");
+  auto base_sites = queryLockSites(*client_, database_, *l1);
+  auto new_sites = queryLockSites(*client_, database_, *l2);
+  ASSERT_TRUE(base_sites) << base_sites.error().message();
+  ASSERT_TRUE(new_sites) << new_sites.error().message();
+  std::vector<LockSiteDelta> fleet = diffLockSites(*base_sites, *new_sites);
+
+  // The cases are there: update (behind libc), flush, rebalance only in new,
+  // with inferred holds.
+  std::map<std::string, const LockSiteDelta*> local_by_site;
+  for (const LockSiteDelta& l : local) local_by_site[l.site] = &l;
+  ASSERT_TRUE(local_by_site.count("update") && local_by_site.count("flush") &&
+              local_by_site.count("rebalance"));
+  EXPECT_TRUE(local_by_site["rebalance"]->next.hold_inferred);
+  EXPECT_FALSE(local_by_site["rebalance"]->in_base);
+  EXPECT_GT(local_by_site["rebalance"]->next.hold.p99, 0u);
+
+  ASSERT_EQ(fleet.size(), local.size());
+  for (size_t i = 0; i < local.size(); ++i) {
+    const LockSiteDelta &l = local[i], &f = fleet[i];
+    EXPECT_EQ(f.site, l.site);
+    EXPECT_EQ(f.context, l.context) << l.site;
+    EXPECT_EQ(f.in_base, l.in_base) << l.site;
+    EXPECT_EQ(f.in_new, l.in_new) << l.site;
+    for (auto [fs, ls] : {std::pair{&f.base, &l.base}, std::pair{&f.next, &l.next}}) {
+      EXPECT_EQ(fs->acquisitions, ls->acquisitions) << l.site;
+      EXPECT_EQ(fs->wait.p50, ls->wait.p50) << l.site;
+      EXPECT_EQ(fs->wait.p99, ls->wait.p99) << l.site;
+      EXPECT_EQ(fs->wait.count, ls->wait.count) << l.site;
+      EXPECT_EQ(fs->hold.p50, ls->hold.p50) << l.site;
+      EXPECT_EQ(fs->hold.p99, ls->hold.p99) << l.site;
+      EXPECT_EQ(fs->hold.count, ls->hold.count) << l.site;
+      EXPECT_EQ(fs->hold.max, ls->hold.max) << l.site;
+      EXPECT_EQ(fs->hold_inferred, ls->hold_inferred) << l.site;
+    }
+  }
+
+  // The command's --json rows carry the keys and values of `incise diff --json`.
+  ::testing::internal::CaptureStdout();
+  int exit = runArchive({"diff", "--clickhouse", url_, "--database", database_, "--base",
+                         "build=l1", "--new", "build=l2", "--json", "--limit", "0"});
+  std::string out = ::testing::internal::GetCapturedStdout();
+  ASSERT_EQ(exit, 0) << out;
+  auto doc = nlohmann::json::parse(out);
+  ASSERT_EQ(doc["lock_sites"].size(), local.size());
+  EXPECT_EQ(doc["lock_sites"][0]["site"], local[0].site);
+  EXPECT_EQ(doc["lock_sites"][0]["wait_p99_delta_ns"], local[0].waitP99Delta());
+  EXPECT_TRUE(doc["lock_sites"][0]["new"].contains("hold_inferred"));
+}
+
+TEST_F(FleetArchive, InitUpgradesSchemaVersion1) {
+  // A version-1 archive: no lock_site_times, version 1 recorded.
+  ASSERT_TRUE(client_->query("DROP TABLE " + database_ + ".lock_site_times"));
+  ASSERT_TRUE(client_->query("DROP TABLE " + database_ + ".schema_version"));
+  ASSERT_TRUE(client_->query(fleetSchemaStatements(database_)[1]));
+  ASSERT_TRUE(client_->query("INSERT INTO " + database_ + ".schema_version VALUES (1, now())"));
+  Status old = checkFleetSchema(*client_, database_);
+  EXPECT_FALSE(old);
+  EXPECT_NE(old.message().find("archive init"), std::string::npos) << old.message();
+  Status upgraded = initFleetSchema(*client_, database_);
+  ASSERT_TRUE(upgraded) << upgraded.message();
+  EXPECT_TRUE(checkFleetSchema(*client_, database_));
+  EXPECT_EQ(count("SELECT count() FROM " + database_ + ".lock_site_times"), 0u);
+  EXPECT_EQ(count("SELECT max(version) FROM " + database_ + ".schema_version"), 2u);
+}
+
 TEST_F(FleetArchive, TopAveragesSharesPerTrace) {
   // Two traces of one build, of different lengths: each counts the same.
   TraceBuilder small, large;
@@ -281,6 +394,8 @@ TEST_F(FleetArchive, InterruptedPushIsInvisibleAndCleanedOnRetry) {
   ASSERT_TRUE(rows);
   EXPECT_EQ(count("SELECT count() FROM " + database_ + ".samples"), rows->samples.size());
   EXPECT_EQ(count("SELECT count() FROM " + database_ + ".lock_intervals"), rows->locks.size());
+  EXPECT_EQ(count("SELECT count() FROM " + database_ + ".lock_site_times"),
+            rows->lock_site_times.size());
   EXPECT_EQ(count("SELECT count() FROM " + database_ + ".off_cpu"), rows->off_cpu.size());
   EXPECT_EQ(count("SELECT sum(samples) FROM " + database_ + ".samples"), 12u);
   EXPECT_TRUE(queryMatchedTraces(*client_, database_, *all));
