@@ -34,7 +34,8 @@ const char* const kFleetArchiveUsage =
     "With --clickhouse, the archive is a ClickHouse server (HTTP interface, e.g.\n"
     "http://127.0.0.1:8123/) shared by a fleet: init creates the tables (idempotent),\n"
     "push loads traces (the same file twice is stored once), diff and top compute the\n"
-    "per-function report in SQL over every matching trace, each trace weighted equally.\n"
+    "reports in SQL over every matching trace (function shares and off-CPU time: each\n"
+    "trace weighted equally; lock-site percentiles: waits and holds pooled).\n"
     "--database NAME picks the database (default incise). See incise archive push --help.\n";
 
 namespace {
@@ -76,8 +77,9 @@ std::string signedDuration(int64_t ns) {
 constexpr const char* kSummary =
     "The fleet archive: a ClickHouse server (HTTP interface, e.g. http://127.0.0.1:8123/)\n"
     "shared by many hosts. init creates the tables (idempotent), push loads one trace\n"
-    "(the same file twice is stored once), diff and top compute the per-function report\n"
-    "in SQL over every trace a SELECTOR matches, each trace weighted equally.\n"
+    "(the same file twice is stored once), diff and top compute the reports of incise\n"
+    "diff/top in SQL over every trace a SELECTOR matches (function shares and off-CPU\n"
+    "time: each trace weighted equally; lock-site percentiles: waits and holds pooled).\n"
     "SELECTOR: KEY=VALUE[,KEY=VALUE...] with KEY host, cmd, kernel, id, build-id or a tag;\n"
     "latest narrows to the latest match.\n";
 
