@@ -1,47 +1,18 @@
 #include "analyzer/diff/diff_report.h"
 
-#include <cmath>
-#include <cstdio>
 #include <fstream>
 #include <iostream>
 
 #include "analyzer/diff/diff_flame_graph.h"
+#include "analyzer/diff/diff_sections.h"
 #include "analyzer/model/trace.h"
 #include "analyzer/render/json_output.h"
 #include "analyzer/render/table.h"
-#include "analyzer/reports/stack_text.h"
 
 namespace incise::analyzer {
 namespace po = boost::program_options;
 
 namespace {
-
-std::string signedPoints(double points) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%+.2f", points);
-  return buffer;
-}
-
-std::string signedDuration(int64_t ns) {
-  std::string magnitude = formatDurationNs(static_cast<uint64_t>(ns < 0 ? -ns : ns));
-  return (ns < 0 ? "-" : ns > 0 ? "+" : "") + magnitude;
-}
-
-std::string rateText(double ns_per_s) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%.3f", ns_per_s / 1e6);  // ms per second
-  return buffer;
-}
-
-std::string signedRate(double ns_per_s) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%+.3f", ns_per_s / 1e6);
-  return buffer;
-}
-
-size_t shown(size_t rows, size_t limit) {
-  return limit == 0 ? rows : std::min(rows, limit);
-}
 
 bool endsWith(const std::string& text, const std::string& suffix) {
   return text.size() >= suffix.size() &&
@@ -66,13 +37,6 @@ nlohmann::json factsJson(const TraceProfile& profile) {
           {"sample_hz", f.sample_hz},
           {"samples", f.samples},
           {"build_ids", f.build_ids}};
-}
-
-nlohmann::json lockSideJson(const LockSiteSummary& s, bool present) {
-  if (!present) return nullptr;
-  return {{"acquisitions", s.acquisitions}, {"wait_p50_ns", s.wait.p50},
-          {"wait_p99_ns", s.wait.p99},      {"hold_p50_ns", s.hold.p50},
-          {"hold_p99_ns", s.hold.p99},      {"hold_inferred", s.hold_inferred}};
 }
 
 void printFacts(const char* label, const TraceProfile& p, std::ostream& out) {
@@ -136,53 +100,15 @@ nlohmann::json diffJson(const DiffResult& r, const DiffOptions& options) {
     comparability.push_back(
         {{"kind", note.kind}, {"message", note.message}, {"action", note.action}});
   }
-  nlohmann::json functions = nlohmann::json::array();
-  for (size_t i = 0; i < shown(r.functions.size(), options.limit); ++i) {
-    const FunctionDelta& f = r.functions[i];
-    functions.push_back({{"name", f.name},
-                         {"base_self_samples", f.base_self},
-                         {"new_self_samples", f.new_self},
-                         {"base_total_samples", f.base_total},
-                         {"new_total_samples", f.new_total},
-                         {"base_self_percent", roundedPercent(f.base_self_percent)},
-                         {"new_self_percent", roundedPercent(f.new_self_percent)},
-                         {"self_delta_points", roundedPercent(f.selfDelta())},
-                         {"base_total_percent", roundedPercent(f.base_total_percent)},
-                         {"new_total_percent", roundedPercent(f.new_total_percent)},
-                         {"total_delta_points", roundedPercent(f.totalDelta())}});
-  }
-  nlohmann::json locks = nlohmann::json::array();
-  for (size_t i = 0; i < shown(r.lock_sites.size(), options.limit); ++i) {
-    const LockSiteDelta& l = r.lock_sites[i];
-    locks.push_back({{"site", l.site},
-                     {"context", l.context},
-                     {"base", lockSideJson(l.base, l.in_base)},
-                     {"new", lockSideJson(l.next, l.in_new)},
-                     {"wait_p50_delta_ns", l.waitP50Delta()},
-                     {"wait_p99_delta_ns", l.waitP99Delta()},
-                     {"hold_p50_delta_ns", l.holdP50Delta()},
-                     {"hold_p99_delta_ns", l.holdP99Delta()}});
-  }
-  nlohmann::json off_cpu = nlohmann::json::array();
-  for (size_t i = 0; i < shown(r.off_cpu.size(), options.limit); ++i) {
-    const OffCpuDelta& o = r.off_cpu[i];
-    off_cpu.push_back({{"frames", o.root_first},
-                       {"base_ns", o.base_ns},
-                       {"new_ns", o.new_ns},
-                       {"delta_ns", o.nsDelta()},
-                       {"base_ns_per_s", std::llround(o.base_ns_per_s)},
-                       {"new_ns_per_s", std::llround(o.new_ns_per_s)},
-                       {"delta_ns_per_s", std::llround(o.perSecondDelta())}});
-  }
   nlohmann::json doc = {{"base", factsJson(r.base)},
                         {"new", factsJson(r.next)},
                         {"comparability", comparability},
                         {"functions_total", r.functions.size()},
-                        {"functions", functions},
+                        {"functions", functionDeltasJson(r.functions, options.limit)},
                         {"lock_sites_total", r.lock_sites.size()},
-                        {"lock_sites", locks},
+                        {"lock_sites", lockSiteDeltasJson(r.lock_sites, options.limit)},
                         {"off_cpu_stacks_total", r.off_cpu.size()},
-                        {"off_cpu_stacks", off_cpu}};
+                        {"off_cpu_stacks", offCpuDeltasJson(r.off_cpu, options.limit)}};
   if (!options.notes.empty()) doc["notes"] = options.notes;
   return doc;
 }
@@ -203,63 +129,15 @@ void printDiff(const DiffResult& r, const DiffOptions& options, std::ostream& ou
   }
 
   out << "\nfunctions: share of each trace's CPU samples (%); change in percentage points\n";
-  Table functions({{"SELF CHG", Align::kRight},
-                   {"BASE SELF%", Align::kRight},
-                   {"NEW SELF%", Align::kRight},
-                   {"TOTAL CHG", Align::kRight},
-                   {"BASE TOTAL%", Align::kRight},
-                   {"NEW TOTAL%", Align::kRight},
-                   {"FUNCTION", Align::kLeft, 100}});
-  for (size_t i = 0; i < shown(r.functions.size(), options.limit); ++i) {
-    const FunctionDelta& f = r.functions[i];
-    functions.addRow({signedPoints(f.selfDelta()), formatPercent(f.base_self_percent),
-                      formatPercent(f.new_self_percent), signedPoints(f.totalDelta()),
-                      formatPercent(f.base_total_percent), formatPercent(f.new_total_percent),
-                      f.name});
-  }
-  functions.render(out);
+  printFunctionDeltas(r.functions, options.limit, out);
 
   out << "\nlock sites: wait and hold percentiles, base -> new\n";
   if (r.lock_sites.empty()) out << "  no lock events in either trace\n";
-  Table locks({{"SITE", Align::kLeft, 48},
-               {"ACQ BASE", Align::kRight},
-               {"ACQ NEW", Align::kRight},
-               {"WAIT P50", Align::kRight},
-               {"CHG", Align::kRight},
-               {"WAIT P99", Align::kRight},
-               {"CHG", Align::kRight},
-               {"HOLD P50", Align::kRight},
-               {"CHG", Align::kRight},
-               {"HOLD P99", Align::kRight},
-               {"CHG", Align::kRight}});
-  auto pair = [](uint64_t before, uint64_t after) {
-    return formatDurationNs(before) + " -> " + formatDurationNs(after);
-  };
-  for (size_t i = 0; i < shown(r.lock_sites.size(), options.limit); ++i) {
-    const LockSiteDelta& l = r.lock_sites[i];
-    locks.addRow({l.context, formatCount(l.base.acquisitions), formatCount(l.next.acquisitions),
-                  pair(l.base.wait.p50, l.next.wait.p50), signedDuration(l.waitP50Delta()),
-                  pair(l.base.wait.p99, l.next.wait.p99), signedDuration(l.waitP99Delta()),
-                  pair(l.base.hold.p50, l.next.hold.p50), signedDuration(l.holdP50Delta()),
-                  pair(l.base.hold.p99, l.next.hold.p99), signedDuration(l.holdP99Delta())});
-  }
-  if (!r.lock_sites.empty()) locks.render(out);
+  printLockSiteDeltas(r.lock_sites, options.limit, out);
 
   out << "\noff-CPU (blocked) per stack: ms per second of trace, and total time\n";
   if (r.off_cpu.empty()) out << "  no blocked off-CPU time in either trace\n";
-  Table off_cpu({{"CHG ms/s", Align::kRight},
-                 {"BASE ms/s", Align::kRight},
-                 {"NEW ms/s", Align::kRight},
-                 {"BASE", Align::kRight},
-                 {"NEW", Align::kRight},
-                 {"STACK", Align::kLeft, 100}});
-  for (size_t i = 0; i < shown(r.off_cpu.size(), options.limit); ++i) {
-    const OffCpuDelta& o = r.off_cpu[i];
-    off_cpu.addRow({signedRate(o.perSecondDelta()), rateText(o.base_ns_per_s),
-                    rateText(o.new_ns_per_s), formatDurationNs(o.base_ns),
-                    formatDurationNs(o.new_ns), stackLine(o.root_first)});
-  }
-  if (!r.off_cpu.empty()) off_cpu.render(out);
+  printOffCpuDeltas(r.off_cpu, options.limit, out);
 }
 
 int runDiffReport(const DiffOptions& options, std::ostream& out) {

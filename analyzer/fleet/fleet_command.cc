@@ -12,6 +12,7 @@
 #include "analyzer/archive/archive_add.h"
 #include "analyzer/archive/archive_selector.h"
 #include "analyzer/cli/command_line.h"
+#include "analyzer/diff/diff_sections.h"
 #include "analyzer/diff/profile_diff.h"
 #include "analyzer/fleet/clickhouse_client.h"
 #include "analyzer/fleet/fleet_push.h"
@@ -55,23 +56,6 @@ int usage(const std::string& message) {
 int failed(const std::string& subcommand, const std::string& message) {
   std::cerr << "incise archive " << subcommand << ": " << message << "\n";
   return 1;
-}
-
-std::string msPerSecond(double ns_per_s, const char* format) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, format, ns_per_s / 1e6);
-  return buffer;
-}
-
-std::string signedPoints(double points) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%+.2f", points);
-  return buffer;
-}
-
-std::string signedDuration(int64_t ns) {
-  std::string magnitude = formatDurationNs(static_cast<uint64_t>(ns < 0 ? -ns : ns));
-  return (ns < 0 ? "-" : ns > 0 ? "+" : "") + magnitude;
 }
 
 constexpr const char* kSummary =
@@ -200,46 +184,6 @@ size_t shown(size_t rows, size_t limit) {
   return limit == 0 ? rows : std::min(rows, limit);
 }
 
-// The keys of `incise diff --json`'s off_cpu_stacks.
-nlohmann::json offCpuJson(const std::vector<OffCpuDelta>& rows, size_t limit) {
-  nlohmann::json list = nlohmann::json::array();
-  for (size_t i = 0; i < shown(rows.size(), limit); ++i) {
-    const OffCpuDelta& o = rows[i];
-    list.push_back({{"frames", o.root_first},
-                    {"base_ns", o.base_ns},
-                    {"new_ns", o.new_ns},
-                    {"delta_ns", o.nsDelta()},
-                    {"base_ns_per_s", std::llround(o.base_ns_per_s)},
-                    {"new_ns_per_s", std::llround(o.new_ns_per_s)},
-                    {"delta_ns_per_s", std::llround(o.perSecondDelta())}});
-  }
-  return list;
-}
-
-// The keys of `incise diff --json`'s lock_sites.
-nlohmann::json lockSideJson(const LockSiteSummary& s, bool present) {
-  if (!present) return nullptr;
-  return {{"acquisitions", s.acquisitions}, {"wait_p50_ns", s.wait.p50},
-          {"wait_p99_ns", s.wait.p99},      {"hold_p50_ns", s.hold.p50},
-          {"hold_p99_ns", s.hold.p99},      {"hold_inferred", s.hold_inferred}};
-}
-
-nlohmann::json lockSitesJson(const std::vector<LockSiteDelta>& rows, size_t limit) {
-  nlohmann::json list = nlohmann::json::array();
-  for (size_t i = 0; i < shown(rows.size(), limit); ++i) {
-    const LockSiteDelta& l = rows[i];
-    list.push_back({{"site", l.site},
-                    {"context", l.context},
-                    {"base", lockSideJson(l.base, l.in_base)},
-                    {"new", lockSideJson(l.next, l.in_new)},
-                    {"wait_p50_delta_ns", l.waitP50Delta()},
-                    {"wait_p99_delta_ns", l.waitP99Delta()},
-                    {"hold_p50_delta_ns", l.holdP50Delta()},
-                    {"hold_p99_delta_ns", l.holdP99Delta()}});
-  }
-  return list;
-}
-
 constexpr const char* kPooledNote =
     "lock-site percentiles pool the waits and holds of every matching trace (a trace with "
     "more acquisitions weighs more); traces pushed before schema version 2 have no lock-site "
@@ -251,29 +195,7 @@ void printLockSites(const std::vector<LockSiteDelta>& rows, size_t limit) {
     std::cout << "  no lock events in either side\n";
     return;
   }
-  Table table({{"SITE", Align::kLeft, 48},
-               {"ACQ BASE", Align::kRight},
-               {"ACQ NEW", Align::kRight},
-               {"WAIT P50", Align::kRight},
-               {"CHG", Align::kRight},
-               {"WAIT P99", Align::kRight},
-               {"CHG", Align::kRight},
-               {"HOLD P50", Align::kRight},
-               {"CHG", Align::kRight},
-               {"HOLD P99", Align::kRight},
-               {"CHG", Align::kRight}});
-  auto pair = [](uint64_t before, uint64_t after) {
-    return formatDurationNs(before) + " -> " + formatDurationNs(after);
-  };
-  for (size_t i = 0; i < shown(rows.size(), limit); ++i) {
-    const LockSiteDelta& l = rows[i];
-    table.addRow({l.context, formatCount(l.base.acquisitions), formatCount(l.next.acquisitions),
-                  pair(l.base.wait.p50, l.next.wait.p50), signedDuration(l.waitP50Delta()),
-                  pair(l.base.wait.p99, l.next.wait.p99), signedDuration(l.waitP99Delta()),
-                  pair(l.base.hold.p50, l.next.hold.p50), signedDuration(l.holdP50Delta()),
-                  pair(l.base.hold.p99, l.next.hold.p99), signedDuration(l.holdP99Delta())});
-  }
-  table.render(std::cout);
+  printLockSiteDeltas(rows, limit, std::cout);
   std::cout << "note: " << kPooledNote << "\n";
 }
 
@@ -308,70 +230,30 @@ int runFleetDiff(const std::vector<std::string>& args) {
   std::vector<FunctionDelta> rows = diffFunctions(base->profile, next->profile);
   size_t limit = fleet.values()["limit"].as<size_t>();
   if (fleet.cli->options().json) {
-    nlohmann::json functions = nlohmann::json::array();
-    for (size_t i = 0; i < shown(rows.size(), limit); ++i) {
-      const FunctionDelta& f = rows[i];
-      functions.push_back({{"name", f.name},
-                           {"base_self_samples", f.base_self},
-                           {"new_self_samples", f.new_self},
-                           {"base_total_samples", f.base_total},
-                           {"new_total_samples", f.new_total},
-                           {"base_self_percent", roundedPercent(f.base_self_percent)},
-                           {"new_self_percent", roundedPercent(f.new_self_percent)},
-                           {"self_delta_points", roundedPercent(f.selfDelta())},
-                           {"base_total_percent", roundedPercent(f.base_total_percent)},
-                           {"new_total_percent", roundedPercent(f.new_total_percent)},
-                           {"total_delta_points", roundedPercent(f.totalDelta())}});
-    }
     writeJson(std::cout, {{"clickhouse", fleet.url},
                           {"database", fleet.database},
                           {"base", sideJson(*base)},
                           {"new", sideJson(*next)},
                           {"functions_total", rows.size()},
-                          {"functions", functions},
+                          {"functions", functionDeltasJson(rows, limit)},
                           {"lock_sites_total", lock_sites.size()},
-                          {"lock_sites", lockSitesJson(lock_sites, limit)},
+                          {"lock_sites", lockSiteDeltasJson(lock_sites, limit)},
                           {"notes", {kPooledNote}},
                           {"off_cpu_stacks_total", off_cpu.size()},
-                          {"off_cpu_stacks", offCpuJson(off_cpu, limit)}});
+                          {"off_cpu_stacks", offCpuDeltasJson(off_cpu, limit)}});
     return 0;
   }
   std::cout << "incise archive diff (ClickHouse " << fleet.url << ")\nbase: " << sideText(*base)
             << "\nnew:  " << sideText(*next)
             << "\n\nfunctions: share of each trace's CPU samples (%), averaged over the traces; "
                "change in percentage points\n";
-  Table table({{"SELF CHG", Align::kRight},
-               {"BASE SELF%", Align::kRight},
-               {"NEW SELF%", Align::kRight},
-               {"TOTAL CHG", Align::kRight},
-               {"BASE TOTAL%", Align::kRight},
-               {"NEW TOTAL%", Align::kRight},
-               {"FUNCTION", Align::kLeft, 100}});
-  for (size_t i = 0; i < shown(rows.size(), limit); ++i) {
-    const FunctionDelta& f = rows[i];
-    table.addRow({signedPoints(f.selfDelta()), formatPercent(f.base_self_percent),
-                  formatPercent(f.new_self_percent), signedPoints(f.totalDelta()),
-                  formatPercent(f.base_total_percent), formatPercent(f.new_total_percent), f.name});
-  }
-  table.render(std::cout);
+  printFunctionDeltas(rows, limit, std::cout);
   printLockSites(lock_sites, limit);
 
   std::cout << "\noff-CPU (blocked) per stack: ms per second of trace (averaged over the traces), "
                "and total time\n";
   if (off_cpu.empty()) std::cout << "  no blocked off-CPU time in either side\n";
-  Table blocked({{"CHG ms/s", Align::kRight},
-                 {"BASE ms/s", Align::kRight},
-                 {"NEW ms/s", Align::kRight},
-                 {"BASE", Align::kRight},
-                 {"NEW", Align::kRight},
-                 {"STACK", Align::kLeft, 100}});
-  for (size_t i = 0; i < shown(off_cpu.size(), limit); ++i) {
-    const OffCpuDelta& o = off_cpu[i];
-    blocked.addRow({msPerSecond(o.perSecondDelta(), "%+.3f"), msPerSecond(o.base_ns_per_s, "%.3f"),
-                    msPerSecond(o.new_ns_per_s, "%.3f"), formatDurationNs(o.base_ns),
-                    formatDurationNs(o.new_ns), stackLine(o.root_first)});
-  }
-  if (!off_cpu.empty()) blocked.render(std::cout);
+  printOffCpuDeltas(off_cpu, limit, std::cout);
   return 0;
 }
 
