@@ -20,7 +20,8 @@ int runArchive(const std::vector<std::string>& args);
 const std::vector<Command>& commands() {
   static const std::vector<Command> list = {
       {"record", "record a trace (runs incise-record; see incise record --help)", runRecord},
-      {"info", "what a trace holds: header, duration, rows, lost events, bytes per column", runInfo},
+      {"info", "what a trace holds: header, duration, rows, lost events, bytes per column",
+       runInfo},
       {"dump", "print rows of a kind (or stacks, metadata) as a table or JSON lines", runDump},
       {"check", "verify every block; say what is recoverable and where damage starts", runCheck},
       {"top", "flat profile: self and total % per function, module or line", runTop},
@@ -31,7 +32,9 @@ const std::vector<Command>& commands() {
       {"correlate", "the story: lock holders preempted or faulting, and who waited", runCorrelate},
       {"diff", "what changed between two traces; differential flame graph", runDiff},
       {"export", "a trace as pprof, Chrome trace (Perfetto), speedscope, folded", runExport},
-      {"archive", "a directory of traces with an index: add, ls, diff", runArchive},
+      {"archive",
+       "keep traces: a directory (add, ls, diff) or ClickHouse for a fleet (init, push, diff, top)",
+       runArchive},
   };
   return list;
 }
