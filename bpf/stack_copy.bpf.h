@@ -88,7 +88,7 @@ static __always_inline void emit_user_stack_sample(void* ctx, __u64 period) {
 
   __u64 size = __builtin_offsetof(struct cpu_sample_user_stack_event, data) + frames_at + copied;
   if (size > sizeof(*e)) size = sizeof(*e);
-  if (bpf_ringbuf_output(&events, e, size, 0) != 0) count_drop(LOST_CPU_SAMPLES);
+  if (bpf_ringbuf_output(&events, e, size, wakeup_flag()) != 0) count_drop(LOST_CPU_SAMPLES);
 }
 
 #endif /* INCISE_BPF_STACK_COPY_BPF_H */

@@ -27,7 +27,11 @@ Result<int> RingPoller::poll(int timeout_ms) {
   if (n == -EINTR) return 0;  // a signal: the caller decides whether to stop
   if (n < 0) return libbpfError("poll ring buffers", n);
   consumed_ += static_cast<uint64_t>(n);
-  return n;
+  // The BPF side writes most records without waking us (bpf/event_output.bpf.h),
+  // and epoll reports only rings that were woken: take the rest now.
+  Result<int> rest = drain();
+  if (!rest) return rest.error();
+  return n + *rest;
 }
 
 Result<int> RingPoller::drain() {

@@ -23,7 +23,8 @@ class RingPoller {
 
   // `callback` returns 0 to continue; a negative value stops this poll.
   Status add(int map_fd, ring_buffer_sample_fn callback, void* context);
-  // Events consumed, waiting at most `timeout_ms` for the first one.
+  // Events consumed: waits at most `timeout_ms` for a wake-up, then takes
+  // everything in every ring (most records are written without one).
   Result<int> poll(int timeout_ms);
   // Everything already in the rings, without waiting.
   Result<int> drain();
