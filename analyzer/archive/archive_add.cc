@@ -7,12 +7,12 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <xxhash.h>
 
 #include <chrono>
 #include <cstdio>
 #include <vector>
 
+#include "analyzer/archive/trace_id.h"
 #include "analyzer/diff/trace_facts.h"
 #include "format/block_io.h"
 #include "format/reader.h"
@@ -65,30 +65,19 @@ Result<CopiedFile> copyIntoDirectory(const std::string& source, const std::strin
     unlink(copied.temp_path.c_str());
     return error;
   };
-  XXH3_state_t* state = XXH3_createState();
-  XXH3_64bits_reset(state);
+  TraceIdHasher hasher;
   std::vector<uint8_t> buffer(kCopyBlock);
   for (;;) {
     ssize_t n = read(in.get(), buffer.data(), buffer.size());
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      XXH3_freeState(state);
-      return fail(Error(errnoText("cannot read", source)));
-    }
+    if (n < 0) return fail(Error(errnoText("cannot read", source)));
     if (n == 0) break;
-    XXH3_64bits_update(state, buffer.data(), static_cast<size_t>(n));
+    hasher.update(buffer.data(), static_cast<size_t>(n));
     Status written = format::writeAll(
         out.get(), format::ByteSpan(buffer.data(), static_cast<size_t>(n)), copied.temp_path);
-    if (!written) {
-      XXH3_freeState(state);
-      return fail(written.error());
-    }
+    if (!written) return fail(written.error());
   }
-  char id[17];
-  std::snprintf(id, sizeof id, "%016llx",
-                static_cast<unsigned long long>(XXH3_64bits_digest(state)));
-  XXH3_freeState(state);
-  copied.id = id;
+  copied.id = hasher.hex();
   if (fchmod(out.get(), 0644) != 0 || fsync(out.get()) != 0) {
     return fail(Error(errnoText("fsync", copied.temp_path)));
   }

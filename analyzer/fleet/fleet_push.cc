@@ -4,6 +4,7 @@
 #include <ctime>
 #include <thread>
 
+#include "analyzer/archive/trace_id.h"
 #include "analyzer/fleet/fleet_trace_rows.h"
 #include "analyzer/fleet/tab_separated.h"
 #include "analyzer/model/progress.h"
@@ -145,7 +146,7 @@ Result<PushResult> pushTrace(ClickHouseClient& client, const std::string& path,
                              const PushOptions& options) {
   INCISE_RETURN_IF_ERROR(checkFleetSchema(client, options.database));
   PushResult result;
-  auto id = traceContentId(path);
+  auto id = traceIdOfFile(path);
   if (!id) return id.error();
   result.trace_id = *id;
   auto present = countRows(client, options.database + ".traces", *id);

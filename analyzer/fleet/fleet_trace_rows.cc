@@ -3,11 +3,10 @@
 #include <xxhash.h>
 
 #include <cstdio>
-#include <fstream>
-#include <memory>
 #include <tuple>
 #include <unordered_map>
 
+#include "analyzer/archive/trace_id.h"
 #include "analyzer/model/stack_namer.h"
 #include "analyzer/model/trace.h"
 #include "analyzer/reports/critical_sections.h"
@@ -134,26 +133,8 @@ std::vector<FleetLockSiteTime> lockSiteTimesOf(Trace& trace) {
 
 }  // namespace
 
-Result<std::string> traceContentId(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Error("cannot open " + path);
-  std::unique_ptr<XXH3_state_t, decltype(&XXH3_freeState)> state(XXH3_createState(),
-                                                                 &XXH3_freeState);
-  XXH3_64bits_reset(state.get());
-  std::vector<char> buffer(1 << 20);
-  while (in) {
-    in.read(buffer.data(), static_cast<std::streamsize>(buffer.size()));
-    XXH3_64bits_update(state.get(), buffer.data(), static_cast<size_t>(in.gcount()));
-  }
-  if (in.bad()) return Error("cannot read " + path);
-  char id[17];
-  std::snprintf(id, sizeof id, "%016llx",
-                static_cast<unsigned long long>(XXH3_64bits_digest(state.get())));
-  return std::string(id);
-}
-
 Result<FleetTraceRows> collectFleetRows(const std::string& path, bool progress) {
-  auto id = traceContentId(path);
+  auto id = traceIdOfFile(path);
   if (!id) return id.error();
   TraceOptions options;
   options.progress = progress;

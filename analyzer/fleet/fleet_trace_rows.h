@@ -90,9 +90,6 @@ struct FleetTraceRows {
   }
 };
 
-// Hex XXH3-64 of the file's bytes.
-Result<std::string> traceContentId(const std::string& path);
-
 Result<FleetTraceRows> collectFleetRows(const std::string& path, bool progress);
 
 }  // namespace incise::analyzer

@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <map>
 
+#include "analyzer/archive/trace_id.h"
 #include "analyzer/diff/profile_diff.h"
 #include "analyzer/diff/trace_profile.h"
 #include "analyzer/fleet/clickhouse_client.h"
@@ -384,7 +385,7 @@ TEST_F(FleetArchive, InterruptedPushIsInvisibleAndCleanedOnRetry) {
   ASSERT_FALSE(died);
   EXPECT_GT(count("SELECT count() FROM " + database_ + ".samples"), 0u);
   // Nothing is visible: no trace matches.
-  auto all = parseSelector("id=" + *traceContentId(*path));
+  auto all = parseSelector("id=" + *traceIdOfFile(*path));
   EXPECT_FALSE(queryMatchedTraces(*client_, database_, *all));
 
   auto retried = push(*path, {});
