@@ -51,13 +51,17 @@ std::string commandText(const std::vector<std::string>& command) {
   return text;
 }
 
-std::string utcTimeText(uint64_t wall_ns) {
+std::string utcText(uint64_t wall_ns, const char* format) {
   std::time_t seconds = static_cast<std::time_t>(wall_ns / 1'000'000'000);
   std::tm parts{};
   gmtime_r(&seconds, &parts);
-  char buffer[32];
-  std::strftime(buffer, sizeof buffer, "%Y-%m-%d %H:%M:%SZ", &parts);
+  char buffer[64];
+  std::strftime(buffer, sizeof buffer, format, &parts);
   return buffer;
+}
+
+std::string utcTimeText(uint64_t wall_ns) {
+  return utcText(wall_ns, "%Y-%m-%d %H:%M:%SZ");
 }
 
 }  // namespace incise::analyzer

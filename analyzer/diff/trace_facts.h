@@ -42,6 +42,8 @@ TraceFacts traceFactsOf(const format::Reader& reader);
 std::string hexBytes(const std::string& raw);
 // argv joined by spaces; "(system-wide)" when empty.
 std::string commandText(const std::vector<std::string>& command);
+// ns since the epoch, in UTC, through strftime's `format`.
+std::string utcText(uint64_t wall_ns, const char* format);
 // "2024-05-01 12:34:56Z" for ns since the epoch.
 std::string utcTimeText(uint64_t wall_ns);
 

@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "analyzer/archive/trace_id.h"
+#include "analyzer/diff/trace_facts.h"
 #include "analyzer/fleet/fleet_trace_rows.h"
 #include "analyzer/fleet/tab_separated.h"
 #include "analyzer/model/progress.h"
@@ -51,23 +52,6 @@ Result<uint64_t> deletePartialRows(ClickHouseClient& client, const std::string& 
     }
   }
   return cleaned;
-}
-
-std::string dateText(uint64_t wall_ns) {
-  std::time_t seconds = static_cast<std::time_t>(wall_ns / 1'000'000'000);
-  std::tm utc{};
-  gmtime_r(&seconds, &utc);
-  char text[16];
-  std::strftime(text, sizeof text, "%Y-%m-%d", &utc);
-  return text;
-}
-
-std::string dateTimeText(std::time_t seconds) {
-  std::tm utc{};
-  gmtime_r(&seconds, &utc);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%d %H:%M:%S", &utc);
-  return text;
 }
 
 // Sends rows of one table in batches of `batch_rows` lines.
@@ -134,9 +118,11 @@ TabSeparatedRow traceRow(const FleetTraceRows& rows,
   TabSeparatedRow row;
   row.add(rows.trace_id).add(f.host).add(f.kernel).add(commandText(f.command));
   row.add(programOf(f.command)).addArray(objects).addArray(ids);
-  row.add(dateText(f.start_wall_ns)).add(f.start_wall_ns).add(f.duration_ns);
+  row.add(utcText(f.start_wall_ns, "%Y-%m-%d")).add(f.start_wall_ns).add(f.duration_ns);
   row.add(uint64_t{f.sample_hz}).add(rows.cpu_samples).addArray(tagTexts(tags));
-  row.addArray(lost_sources).addArray(lost_counts).add(dateTimeText(std::time(nullptr)));
+  row.addArray(lost_sources)
+      .addArray(lost_counts)
+      .add(utcText(static_cast<uint64_t>(std::time(nullptr)) * 1'000'000'000, "%Y-%m-%d %H:%M:%S"));
   return row;
 }
 
@@ -164,7 +150,7 @@ Result<PushResult> pushTrace(ClickHouseClient& client, const std::string& path,
 
   ProgressBar bar("pushing " + rows.trace_id, rows.rowCount(), options.progress);
   TableWriter writer(client, options, bar, result.rows);
-  const std::string date = dateText(rows.facts.start_wall_ns);
+  const std::string date = utcText(rows.facts.start_wall_ns, "%Y-%m-%d");
   INCISE_RETURN_IF_ERROR(writer.write("frames", "frame_key, name, module, build_id", rows.frames,
                                       [](const FleetFrame& f) {
                                         TabSeparatedRow row;

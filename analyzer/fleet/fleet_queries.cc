@@ -27,6 +27,15 @@ double realAt(const std::vector<std::string>& row, size_t i) {
   return i < row.size() && !row[i].empty() ? std::stod(row[i]) : 0;
 }
 
+// The names of every stack that `table`'s rows of the selected traces use,
+// one row per stack (stacks are pushed by many traces, deduplicated on merge).
+std::string stackNamesSql(const std::string& database, const std::string& table,
+                          const std::string& trace_ids) {
+  return "SELECT stack_key, any(names) AS names FROM " + database +
+         ".stacks WHERE stack_key IN (SELECT stack_key FROM " + database + "." + table +
+         " WHERE trace_id IN (" + trace_ids + ")) GROUP BY stack_key";
+}
+
 }  // namespace
 
 std::string selectedTraceIdsSql(const std::string& database, const Selector& selector) {
@@ -84,15 +93,9 @@ Result<FlatProfile> queryFunctionProfile(ClickHouseClient& client, const std::st
       ids +
       ") GROUP BY trace_id, stack_key)"
       "   ANY INNER JOIN ("
-      "    SELECT stack_key, any(names) AS names FROM " +
-      database +
-      ".stacks"
-      "    WHERE stack_key IN (SELECT stack_key FROM " +
-      database +
-      ".samples"
-      "     WHERE trace_id IN (" +
-      ids +
-      ")) GROUP BY stack_key) USING stack_key)"
+      "    " +
+      stackNamesSql(database, "samples", ids) +
+      ") USING stack_key)"
       "  ARRAY JOIN names AS name, occurrences AS occurrence"
       "  WHERE occurrence = 1"
       "  GROUP BY trace_id, name)"
@@ -144,15 +147,9 @@ Result<std::map<std::string, FleetOffCpuPath>> queryOffCpuProfile(ClickHouseClie
       ") AND reason != 'preempted'"
       "    GROUP BY trace_id, stack_key)"
       "   ANY INNER JOIN ("
-      "    SELECT stack_key, any(names) AS names FROM " +
-      database +
-      ".stacks"
-      "    WHERE stack_key IN (SELECT stack_key FROM " +
-      database +
-      ".off_cpu"
-      "     WHERE trace_id IN (" +
-      ids +
-      ")) GROUP BY stack_key) USING stack_key)"
+      "    " +
+      stackNamesSql(database, "off_cpu", ids) +
+      ") USING stack_key)"
       "  GROUP BY trace_id, path)"
       " ANY INNER JOIN ("
       "  SELECT trace_id, any(duration_ns) AS duration FROM " +
