@@ -50,7 +50,28 @@ class MappingIndex {
       if (m->start > address) break;
       if (address < m->end) hit = m;
     }
-    if (!hit) return 0;
+    return hit ? idOf(hit) : 0;
+  }
+
+  // pprof readers take the first mapping for the main binary ("File:" in
+  // `go tool pprof`). Moves `pid`'s executable there: its lowest file-backed
+  // mapping, which is how /proc/PID/maps lists the executable, PIE or not.
+  void putExecutableFirst(uint32_t pid) {
+    auto found = by_pid_.find(pid);
+    if (found == by_pid_.end()) return;
+    for (const format::Mapping* m : found->second) {
+      if (m->path.empty() || m->path.front() != '/') continue;
+      const uint64_t id = idOf(m);
+      const auto position = std::find_if(profile_.mapping().begin(), profile_.mapping().end(),
+                                         [&](const pb::Mapping& x) { return x.id() == id; });
+      profile_.mutable_mapping()->SwapElements(
+          0, static_cast<int>(position - profile_.mapping().begin()));
+      return;
+    }
+  }
+
+ private:
+  uint64_t idOf(const format::Mapping* hit) {
     auto [it, inserted] = ids_.try_emplace(hit, profile_.mapping_size() + 1);
     if (inserted) {
       pb::Mapping* mapping = profile_.add_mapping();
@@ -65,7 +86,6 @@ class MappingIndex {
     return it->second;
   }
 
- private:
   pb::Profile& profile_;
   StringTable& strings_;
   std::unordered_map<uint32_t, std::vector<const format::Mapping*>> by_pid_;
@@ -142,6 +162,9 @@ pb::Profile buildPprofProfile(Trace& trace) {
   };
 
   const format::StackTable& stacks = trace.stacks();
+  std::unordered_map<uint32_t, uint64_t> samples_per_pid;
+  for (const auto& [key, total] : totals)
+    samples_per_pid[static_cast<uint32_t>(key.pid)] += total.count;
   int64_t pid_key = strings.index("pid"), tid_key = strings.index("tid");
   int64_t thread_key = strings.index("thread");
   for (const auto& [key, total] : totals) {
@@ -166,6 +189,11 @@ pb::Profile buildPprofProfile(Trace& trace) {
       label->set_str(strings.index(name));
     }
   }
+  const auto busiest = std::max_element(
+      samples_per_pid.begin(), samples_per_pid.end(), [](const auto& a, const auto& b) {
+        return std::tie(a.second, b.first) < std::tie(b.second, a.first);
+      });
+  if (busiest != samples_per_pid.end()) mappings.putExecutableFirst(busiest->first);
   return profile;
 }
 

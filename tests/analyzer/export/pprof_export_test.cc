@@ -4,6 +4,7 @@
 // counts.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <iterator>
 #include <map>
@@ -170,6 +171,37 @@ TEST_F(PprofExport, GoToolPprofTotalsMatchTheTrace) {
   EXPECT_EQ(totalOf(cpu), std::to_string(5 * 1000 + 3 * 2000 + 2 * 1000) + "ns") << cpu;
   EXPECT_EQ(flatOf(cpu, "leaf_a"), "5000ns") << cpu;
   EXPECT_EQ(flatOf(cpu, "leaf_b"), "8000ns") << cpu;
+}
+
+// The first sample lands in a library; pprof must still list the executable
+// first, because readers print the first mapping as the profile's "File:".
+TEST(PprofExportMappings, ExecutableComesFirstWhateverIsHitFirst) {
+  TraceBuilder trace;
+  trace.function("main");  // "app" is declared first: the lowest mapping, as in /proc/PID/maps
+  trace.function("memcpy", "libc");
+  trace.thread(101, "worker");
+  trace.sample(1000, 101, trace.stack({"memcpy"}));
+  trace.sample(2000, 101, trace.stack({"memcpy", "main"}));
+  auto path = trace.write();
+  ASSERT_TRUE(path) << path.error().message();
+  ExportedFile file{"pprof"};
+  ASSERT_EQ(file.run(*path), 0);
+  auto unpacked = gzipDecompress(file.contents());
+  ASSERT_TRUE(unpacked) << unpacked.error().message();
+  pb::Profile profile;
+  ASSERT_TRUE(profile.ParseFromString(*unpacked));
+  ASSERT_EQ(profile.mapping_size(), 2);
+  EXPECT_EQ(profile.string_table(static_cast<int>(profile.mapping(0).filename())), "/fake/app");
+  EXPECT_EQ(profile.string_table(static_cast<int>(profile.mapping(1).filename())), "/fake/libc");
+  // Locations still point at the mapping holding them, by id.
+  for (const auto& location : profile.location()) {
+    const auto holder =
+        std::find_if(profile.mapping().begin(), profile.mapping().end(),
+                     [&](const pb::Mapping& m) { return m.id() == location.mapping_id(); });
+    ASSERT_NE(holder, profile.mapping().end());
+    EXPECT_GE(location.address(), holder->memory_start());
+    EXPECT_LT(location.address(), holder->memory_limit());
+  }
 }
 
 TEST(Gzip, RoundTripAndDamage) {
