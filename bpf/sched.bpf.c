@@ -62,7 +62,8 @@ static __always_inline int on_switch(void* ctx, bool preempt, struct task_struct
 
 static __always_inline int on_wakeup(void* ctx, struct task_struct* wakee, bool is_new) {
   __u32 waker_tgid = bpf_get_current_pid_tgid() >> 32;
-  if (!is_target_task(wakee) && !is_target(waker_tgid)) return 0;
+  bool waker_is_target = is_target(waker_tgid);
+  if (!waker_is_target && !is_target_task(wakee)) return 0;
 
   struct wakeup_event* e = scratch_event(SLOT_WAKEUP);
   if (!e) return 0;
@@ -72,8 +73,12 @@ static __always_inline int on_wakeup(void* ctx, struct task_struct* wakee, bool 
   e->target_cpu = BPF_CORE_READ(wakee, wake_cpu);
   e->is_new_task = is_new;
   // The waker's kernel part is the wake-up path (futex_wake, try_to_wake_up);
-  // its user part says which code released the waiter.
-  if (sched_stacks == SCHED_STACKS_OFF || waker_tgid == 0)
+  // its user part says which code released the waiter. A waker outside the
+  // targets gets no stack: it is mostly a bystander (a wake-up from a timer
+  // or I/O interrupt runs in whatever task it interrupted), and its stack
+  // would cost a user-stack walk (~4 us here) plus the recorder reading that
+  // process's maps and symbol tables.
+  if (sched_stacks == SCHED_STACKS_OFF || waker_tgid == 0 || !waker_is_target)
     clear_stack(&e->stack);
   else if (sched_stacks == SCHED_STACKS_ALL)
     capture_stacks(ctx, &e->stack);

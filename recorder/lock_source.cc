@@ -114,6 +114,7 @@ size_t lockEventSize(const lock_event& e, size_t size) {
 class LockSource final : public Source {
  public:
   std::string_view name() const override { return kName; }
+  const bpf_object* bpfObject() const override { return skel_ ? skel_->obj : nullptr; }
 
   Status open(const RecordConfig& config, TargetFilter& filter) override {
     mode_ = config.lock_mode;

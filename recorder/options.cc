@@ -47,11 +47,13 @@ po::options_description optionDescriptions() {
      " Switch tracing costs ~1 us per context switch of a target thread")
     ("sched-stacks", po::value<std::string>()->default_value("blocked"),
      "stacks on scheduler events: blocked (switches where a thread blocks: kernel + user;\n"
-     "wakers: user), all (also preempted threads' user stacks and wakers' kernel\n"
+     "wakers that are targets: user), all (also preempted threads' user stacks and wakers' kernel\n"
      "stacks: costlier on switch-heavy programs), off")
     ("page-faults", "sample page faults with stacks and fault addresses")
     ("max-size", po::value<uint64_t>(), "stop when the trace reaches MB megabytes")
     ("verbose,v", "print libbpf's debug output and extra notes")
+    ("bpf-stats", "on exit, print each BPF program's runs and kernel time per run\n"
+     "(enables kernel.bpf_stats for every program while recording)")
     ("help,h", "this text");
   // clang-format on
   return options;
@@ -283,6 +285,7 @@ Result<ParsedCommandLine> parseCommandLine(int argc, const char* const* argv) {
     config.max_size_bytes = mb << 20;
   }
   config.verbose = vm.count("verbose") > 0;
+  config.bpf_stats = vm.count("bpf-stats") > 0;
   return parsed;
 }
 
@@ -293,7 +296,7 @@ std::string helpText() {
          "                     [-d SECONDS] [--locks contended|all|off]\n"
          "                     [--lock-probe BIN:ACQUIRE:RELEASE]... [--no-sched]\n"
          "                     [--sched-stacks blocked|all|off]\n"
-         "                     [--page-faults] [--max-size MB] [-v]\n"
+         "                     [--page-faults] [--max-size MB] [--bpf-stats] [-v]\n"
          "\n"
          "Records CPU samples with stacks, scheduler switches and wake-ups, lock waits and\n"
          "(optionally) page faults of the chosen processes into one compressed trace,\n"

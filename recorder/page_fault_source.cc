@@ -28,6 +28,7 @@ class PageFaultSource final : public Source {
   }
 
   std::string_view name() const override { return kName; }
+  const bpf_object* bpfObject() const override { return skel_ ? skel_->obj : nullptr; }
 
   Status open(const RecordConfig& config, TargetFilter& filter) override {
     period_ = config.page_fault_period == 0 ? 1 : config.page_fault_period;

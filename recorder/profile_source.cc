@@ -40,6 +40,7 @@ perf_event_attr samplingAttr(bool hardware, uint32_t frequency_hz) {
 class ProfileSource final : public Source {
  public:
   std::string_view name() const override { return "cpu samples"; }
+  const bpf_object* bpfObject() const override { return skel_ ? skel_->obj : nullptr; }
 
   Status open(const RecordConfig& config, TargetFilter& filter) override {
     config_ = &config;

@@ -55,6 +55,7 @@ struct RecordConfig {
   bool page_faults = false;
   uint64_t max_size_bytes = 0;  // 0 = unlimited
   bool verbose = false;
+  bool bpf_stats = false;  // --bpf-stats: print each BPF program's run count and time
 
   // Not on the command line: sizes a test or a benchmark may tune.
   // Ring buffer of each source, a power of two; cpu samples take 2x, the

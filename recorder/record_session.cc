@@ -19,6 +19,7 @@
 #include <optional>
 
 #include "format/writer.h"
+#include "recorder/bpf_run_stats.h"
 #include "recorder/capabilities.h"
 #include "recorder/command_launcher.h"
 #include "recorder/event_sink.h"
@@ -42,6 +43,14 @@ constexpr uint64_t kStatusIntervalNs = 2 * kSecondNs;
 // keeps the recorder's memory bounded however long it runs (~200 bytes a
 // stack of 20 frames: 16 Ki stacks hold ~3.5 MB, double while a vector grows).
 constexpr uint32_t kMaxInternedStacks = 1u << 14;
+// Rows per chunk. A chunk builder reserves this many rows per column up front;
+// at the format's default (65536: 512 KiB columns, above M_MMAP_THRESHOLD)
+// every chunk sealed by the once-a-second flush cost an mmap per column and
+// an munmap once written — ~35 each per second, and each munmap flushed the
+// TLB of the CPUs running the recorded threads (an IPI). 16384 rows (128 KiB
+// columns) come from the heap and are reused; a second's rows of one kind
+// rarely exceed it below -a on a busy box, so chunks compress as before.
+constexpr uint32_t kRowsPerChunk = 1u << 14;
 // Symbol tables read for newly hit objects are written out once they reach
 // this much heap, instead of waiting for the next once-a-second flush: the
 // first second of `-a` on a busy box hits dozens of objects.
@@ -113,6 +122,49 @@ Status checkWritable(const std::string& path) {
   return Status::ok();
 }
 
+// The recorder's own CPU time so far, all threads (user + system).
+double processCpuSeconds() {
+  rusage self{};
+  getrusage(RUSAGE_SELF, &self);
+  return static_cast<double>(self.ru_utime.tv_sec + self.ru_stime.tv_sec) +
+         static_cast<double>(self.ru_utime.tv_usec + self.ru_stime.tv_usec) / 1e6;
+}
+
+// CPU per second of recording, from the poll loop's start and from after its
+// first seconds: start-up (loading BPF) and first sightings (maps, symbol
+// tables of newly hit objects) are in the former only.
+struct LoopCpu {
+  static constexpr uint64_t kWarmUpNs = 2 * kSecondNs;
+  uint64_t start_ns = 0, warm_ns = 0, end_ns = 0;
+  double start_cpu = 0, warm_cpu = -1, end_cpu = 0;
+
+  void begin(uint64_t now) {
+    start_ns = now;
+    start_cpu = processCpuSeconds();
+  }
+  void tick(uint64_t now) {
+    if (warm_cpu < 0 && now - start_ns >= kWarmUpNs) {
+      warm_ns = now;
+      warm_cpu = processCpuSeconds();
+    }
+  }
+  void end(uint64_t now) {
+    end_ns = now;
+    end_cpu = processCpuSeconds();
+  }
+  double seconds() const { return static_cast<double>(end_ns - start_ns) / 1e9; }
+  void print() const {
+    double total = seconds();
+    std::fprintf(stderr, "incise-record: while recording %.1f s: recorder cpu %.1f ms/s", total,
+                 total > 0 ? (end_cpu - start_cpu) * 1e3 / total : 0.0);
+    double steady = static_cast<double>(end_ns - warm_ns) / 1e9;
+    if (warm_cpu >= 0 && steady >= 1.0)
+      std::fprintf(stderr, ", after the first %.0f s %.1f ms/s", kWarmUpNs / 1e9,
+                   (end_cpu - warm_cpu) * 1e3 / steady);
+    std::fputc('\n', stderr);
+  }
+};
+
 void printStatus(uint64_t events, double seconds, uint64_t bytes, uint64_t lost, bool final_line) {
   std::fprintf(stderr, "\r\x1b[Kincise-record: %.0f events/s, %.1f MB written, %" PRIu64 " lost%s",
                seconds > 0 ? static_cast<double>(events) / seconds : 0.0,
@@ -145,6 +197,7 @@ class Session {
 
     format::WriterOptions writer_options;
     writer_options.max_interned_stacks = kMaxInternedStacks;
+    writer_options.rows_per_chunk = kRowsPerChunk;
     auto writer = format::Writer::create(config_.output, makeHeader(config_), writer_options);
     if (!writer) return fail("cannot write " + config_.output + ": " + writer.error().message());
     writer_ = writer.take();
@@ -154,6 +207,10 @@ class Session {
       if (Status flushed = writer_->flush(); flushed) releaseFreedMemory();
     });
 
+    if (config_.bpf_stats) {
+      if (Status s = bpf_stats_.enable(); !s)
+        std::cerr << "incise-record: warning: " << s.message() << "\n";
+    }
     if (int code = startSources(); code != 0) return code;
     for (uint32_t pid : config_.pids) tracker_.notePid(pid, monotonicNowNs());
     flushMetadata(monotonicNowNs());
@@ -244,6 +301,7 @@ class Session {
   int loop() {
     bool tty = isatty(STDERR_FILENO);
     uint64_t start = monotonicNowNs();
+    loop_cpu_.begin(start);
     uint64_t last_flush = start, last_status = start, status_events = 0;
     int exit_code = 0;
     std::string reason;
@@ -255,6 +313,7 @@ class Session {
         break;
       }
       uint64_t now = monotonicNowNs();
+      loop_cpu_.tick(now);
       if (now - last_flush >= kFlushIntervalNs) {
         for (auto& source : sources_) source->pollLost(*sink_);
         flushMetadata(now);
@@ -287,6 +346,9 @@ class Session {
   }
 
   int finish(int exit_code) {
+    loop_cpu_.end(monotonicNowNs());
+    if (bpf_stats_.enabled())
+      for (const auto& source : sources_) bpf_stats_.add(source->bpfObject());
     (void)poller_.drain();
     for (auto& source : sources_) {
       source->finish(*sink_);
@@ -318,13 +380,14 @@ class Session {
     // The recorder's own cost (all its threads, not the recorded command).
     rusage self{};
     getrusage(RUSAGE_SELF, &self);
-    double cpu_seconds = static_cast<double>(self.ru_utime.tv_sec + self.ru_stime.tv_sec) +
-                         static_cast<double>(self.ru_utime.tv_usec + self.ru_stime.tv_usec) / 1e6;
+    double cpu_seconds = processCpuSeconds();
     std::fprintf(stderr,
                  "incise-record: %" PRIu64 " events, %.2f MB in %s, %" PRIu64
                  " lost; recorder cpu %.2f s, peak rss %.1f MiB\n",
                  events, static_cast<double>(stats.bytes_written) / 1e6, config_.output.c_str(),
                  sink_->lostTotal(), cpu_seconds, static_cast<double>(self.ru_maxrss) / 1024.0);
+    loop_cpu_.print();
+    bpf_stats_.print(stderr, loop_cpu_.seconds());
     if (child_) {
       std::optional<int> status = child_->pollExit();
       if (!child_->execError().empty()) {
@@ -347,6 +410,8 @@ class Session {
   std::vector<std::unique_ptr<Source>> sources_;
   std::vector<int> target_pidfds_;
   bool release_pending_ = false;
+  LoopCpu loop_cpu_;
+  BpfRunStats bpf_stats_;
 };
 
 }  // namespace

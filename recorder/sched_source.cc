@@ -42,6 +42,7 @@ class SchedSource final : public Source {
  public:
   explicit SchedSource(bool emit_sched) : emit_sched_(emit_sched) {}
   std::string_view name() const override { return emit_sched_ ? "scheduler" : "process events"; }
+  const bpf_object* bpfObject() const override { return skel_ ? skel_->obj : nullptr; }
 
   Status open(const RecordConfig& config, TargetFilter& filter) override {
     config_stacks_ = config.stacks ? config.sched_stacks : SchedStacks::kOff;

@@ -24,6 +24,8 @@
 #include "format/status.h"
 #include "recorder/record_config.h"
 
+struct bpf_object;
+
 namespace incise::recorder {
 
 class EventSink;
@@ -44,6 +46,8 @@ class Source {
   virtual void pollLost(EventSink& sink) = 0;
   // After the last poll: emit what is still pending (e.g. open intervals).
   virtual void finish(EventSink& /*sink*/) {}
+  // The loaded BPF object (for --bpf-stats); null before open().
+  virtual const bpf_object* bpfObject() const = 0;
 };
 
 // Every source the command line asks for, in one visible list

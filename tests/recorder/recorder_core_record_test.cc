@@ -159,7 +159,21 @@ TEST(RecorderRecord, KillNineLosesAtMostTheLastSecond) {
   pid_t recorder =
       spawn({INCISE_RECORD_BIN, "-F", "999", "-o", path, "-p", std::to_string(workload)});
   ASSERT_GT(recorder, 0);
-  std::this_thread::sleep_for(std::chrono::milliseconds(3500));
+  // Start-up (BPF loading) takes 0.5 s on a quiet box and over 2 s on a loaded
+  // one: count the recording from its first once-a-second flush (the file
+  // grows past its header), then kill it 2.5 s later, mid-way between flushes.
+  off_t header_size = 0;
+  for (int i = 0; i < 400 && header_size == 0; ++i) {
+    struct stat st {};
+    if (stat(path.c_str(), &st) == 0) header_size = st.st_size;
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  }
+  for (int i = 0; i < 800; ++i) {
+    struct stat st {};
+    if (stat(path.c_str(), &st) == 0 && st.st_size > header_size) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(2500));
   uint64_t killed_at = monotonicNs();
   kill(recorder, SIGKILL);
   waitpid(recorder, nullptr, 0);

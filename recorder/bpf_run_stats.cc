@@ -1,0 +1,50 @@
+#include "recorder/bpf_run_stats.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cinttypes>
+
+#include "recorder/libbpf_error.h"
+
+namespace incise::recorder {
+
+BpfRunStats::~BpfRunStats() {
+  if (stats_fd_ >= 0) close(stats_fd_);
+}
+
+Status BpfRunStats::enable() {
+  if (stats_fd_ >= 0) return Status::ok();
+  int fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
+  if (fd < 0) return libbpfError("--bpf-stats: enable BPF run-time statistics", errno);
+  stats_fd_ = fd;
+  return Status::ok();
+}
+
+void BpfRunStats::add(const bpf_object* object) {
+  if (!object) return;
+  bpf_program* program = nullptr;
+  bpf_object__for_each_program(program, object) {
+    int fd = bpf_program__fd(program);
+    if (fd < 0) continue;  // not loaded (the other variant of a hook)
+    bpf_prog_info info{};
+    uint32_t length = sizeof(info);
+    if (bpf_obj_get_info_by_fd(fd, &info, &length) != 0 || info.run_cnt == 0) continue;
+    programs_.push_back(BpfProgramRuns{
+        .name = bpf_program__name(program), .runs = info.run_cnt, .run_time_ns = info.run_time_ns});
+  }
+}
+
+void BpfRunStats::print(std::FILE* out, double seconds) const {
+  for (const auto& p : programs_) {
+    double per_second = seconds > 0 ? static_cast<double>(p.runs) / seconds : 0.0;
+    double ms_per_second = seconds > 0 ? static_cast<double>(p.run_time_ns) / 1e6 / seconds : 0.0;
+    std::fprintf(out, "incise-record: bpf %s: %" PRIu64 " runs (%.0f/s), %.0f ns/run, %.2f ms/s\n",
+                 p.name.c_str(), p.runs, per_second,
+                 static_cast<double>(p.run_time_ns) / static_cast<double>(p.runs), ms_per_second);
+  }
+}
+
+}  // namespace incise::recorder
