@@ -1,6 +1,7 @@
 // `incise info FILE [--json]`: what is in a trace — who recorded it, how,
 // how long, rows per kind, lost events, processes, where the bytes go, and
 // whether the file had to be salvaged.
+#include <algorithm>
 #include <ctime>
 #include <iomanip>
 #include <iostream>
@@ -29,6 +30,27 @@ std::string joined(const std::vector<std::string>& words) {
   std::string out;
   for (const auto& w : words) out += (out.empty() ? "" : " ") + w;
   return out;
+}
+
+// The recorder describes a process again when it execs, renames itself or is
+// seen at the end of the run (by then /proc may give an empty command line).
+// One entry per life: a record of the same pid and name extends the previous
+// one, and the last non-empty command line wins.
+std::vector<format::Process> processLives(std::vector<format::Process> records) {
+  std::stable_sort(records.begin(), records.end(),
+                   [](const auto& a, const auto& b) { return a.time < b.time; });
+  std::vector<format::Process> lives;
+  std::map<uint32_t, size_t> latest;  // pid -> index in lives
+  for (format::Process& record : records) {
+    auto it = latest.find(record.pid);
+    if (it != latest.end() && lives[it->second].comm == record.comm) {
+      if (!record.cmdline.empty()) lives[it->second].cmdline = std::move(record.cmdline);
+      continue;
+    }
+    latest[record.pid] = lives.size();
+    lives.push_back(std::move(record));
+  }
+  return lives;
 }
 
 double ratio(uint64_t raw, uint64_t stored) {
@@ -88,7 +110,7 @@ json infoJson(const format::Reader& reader, const TraceSummary& s) {
                  {"chunks", s.stack_chunks},
                  {"bytes", s.stack_block_bytes}};
   j["processes"] = json::array();
-  for (const auto& p : reader.metadata().processes) {
+  for (const auto& p : processLives(reader.metadata().processes)) {
     j["processes"].push_back(
         {{"pid", p.pid}, {"ppid", p.ppid}, {"comm", p.comm}, {"cmdline", p.cmdline}});
   }
@@ -149,7 +171,7 @@ void printInfo(std::ostream& out, const format::Reader& reader, const TraceSumma
         << count << "\n";
   }
 
-  const auto& processes = reader.metadata().processes;
+  const std::vector<format::Process> processes = processLives(reader.metadata().processes);
   out << "\nprocesses: " << processes.size() << "\n";
   for (size_t i = 0; i < processes.size() && i < 20; ++i) {
     out << "  " << std::setw(8) << processes[i].pid << "  " << processes[i].comm << "  "

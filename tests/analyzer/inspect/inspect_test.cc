@@ -89,6 +89,35 @@ TEST(InspectLost, InfoSumsLostEventsPerSource) {
   EXPECT_NE(text.out.find("sched           15"), std::string::npos) << text.out;
 }
 
+// A process described at exec and again at the end of the run (when /proc
+// gives an empty command line) is one process; a pid that runs another
+// program is listed again.
+TEST(InspectProcesses, InfoListsEachProcessLifeOnce) {
+  TempDir dir;
+  std::string path = dir.path("lives.trace");
+  auto writer = format::Writer::create(path, format::test_support::testHeader(), {});
+  ASSERT_TRUE(writer);
+  auto describe = [&](uint64_t time, std::string comm, std::vector<std::string> cmdline) {
+    format::MetadataDelta delta;
+    delta.time = time;
+    delta.processes.push_back({42, 1, std::move(comm), std::move(cmdline), time});
+    (*writer)->addMetadata(std::move(delta));
+  };
+  describe(10, "app", {"/bin/app", "--fast"});
+  describe(20, "app", {});
+  describe(30, "other", {"/bin/other"});
+  ASSERT_TRUE((*writer)->close(40));
+  CommandRun r = run(info, {path, "--json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto processes = nlohmann::json::parse(r.out)["processes"];
+  ASSERT_EQ(processes.size(), 2u) << processes.dump();
+  EXPECT_EQ(processes[0]["comm"], "app");
+  EXPECT_EQ(processes[0]["cmdline"], nlohmann::json({"/bin/app", "--fast"}));
+  EXPECT_EQ(processes[1]["comm"], "other");
+  CommandRun text = run(info, {path});
+  EXPECT_NE(text.out.find("processes: 2"), std::string::npos) << text.out;
+}
+
 TEST_F(Inspect, InfoTextNamesTheEssentials) {
   CommandRun r = run(info, {path_});
   ASSERT_EQ(r.code, 0) << r.err;
