@@ -41,6 +41,10 @@ class BlobBufferPool {
       buffer.bytes.reset(static_cast<uint8_t*>(std::aligned_alloc(granule, buffer.capacity)));
       if (!buffer.bytes) throw std::bad_alloc();
       if (granule == kHugePage) madvise(buffer.bytes.get(), buffer.capacity, MADV_HUGEPAGE);
+      // One call maps the pages decompression is about to write: a page
+      // fault per 4 KiB (where huge pages are unavailable) costs far more
+      // in a VM. Best effort: older kernels refuse it and fault as before.
+      madvise(buffer.bytes.get(), size, MADV_POPULATE_WRITE);
     }
     size_t capacity = buffer.capacity;
     uint8_t* bytes = buffer.bytes.release();
