@@ -1,6 +1,5 @@
 #include "analyzer/diff/trace_facts.h"
 
-#include <ctime>
 
 namespace incise::analyzer {
 
@@ -49,15 +48,6 @@ std::string commandText(const std::vector<std::string>& command) {
     text += arg;
   }
   return text;
-}
-
-std::string utcText(uint64_t wall_ns, const char* format) {
-  std::time_t seconds = static_cast<std::time_t>(wall_ns / 1'000'000'000);
-  std::tm parts{};
-  gmtime_r(&seconds, &parts);
-  char buffer[64];
-  std::strftime(buffer, sizeof buffer, format, &parts);
-  return buffer;
 }
 
 std::string utcTimeText(uint64_t wall_ns) {

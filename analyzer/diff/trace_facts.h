@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "analyzer/render/table.h"  // utcText
 #include "format/reader.h"
 
 namespace incise::analyzer {
@@ -42,8 +43,6 @@ TraceFacts traceFactsOf(const format::Reader& reader);
 std::string hexBytes(const std::string& raw);
 // argv joined by spaces; "(system-wide)" when empty.
 std::string commandText(const std::vector<std::string>& command);
-// ns since the epoch, in UTC, through strftime's `format`.
-std::string utcText(uint64_t wall_ns, const char* format);
 // "2024-05-01 12:34:56Z" for ns since the epoch.
 std::string utcTimeText(uint64_t wall_ns);
 

@@ -2,29 +2,19 @@
 // how long, rows per kind, lost events, processes, where the bytes go, and
 // whether the file had to be salvaged.
 #include <algorithm>
-#include <ctime>
 #include <iomanip>
 #include <iostream>
 #include <map>
-#include <sstream>
 
 #include "analyzer/cli/command_line.h"
 #include "analyzer/inspect/inspect.h"
 #include "analyzer/inspect/trace_summary.h"
+#include "analyzer/render/table.h"
 
 namespace incise::analyzer {
 namespace {
 
 using nlohmann::json;
-
-std::string wallTime(uint64_t ns) {
-  std::time_t seconds = static_cast<std::time_t>(ns / 1'000'000'000);
-  std::tm tm{};
-  gmtime_r(&seconds, &tm);
-  std::ostringstream s;
-  s << std::put_time(&tm, "%Y-%m-%d %H:%M:%S UTC");
-  return s.str();
-}
 
 std::string joined(const std::vector<std::string>& words) {
   std::string out;
@@ -135,7 +125,7 @@ void printInfo(std::ostream& out, const format::Reader& reader, const TraceSumma
   const format::RecordOptions& o = h.options;
   out << "host:        " << h.host << " (kernel " << h.kernel_release << ", " << h.cpu_count
       << " cpus)\n"
-      << "started:     " << wallTime(h.start_wall_ns) << "\n"
+      << "started:     " << utcText(h.start_wall_ns, "%Y-%m-%d %H:%M:%S UTC") << "\n"
       << "duration:    " << std::fixed << std::setprecision(3) << durationNs(reader) / 1e9 << " s\n"
       << "command:     " << joined(h.command_line) << "\n"
       << "recorder:    " << h.recorder_version << ", format " << h.format_major << "."

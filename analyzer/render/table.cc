@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <ctime>
 
 namespace incise::analyzer {
 
@@ -85,6 +86,15 @@ std::string formatCount(uint64_t count) {
 
 double percentOf(uint64_t part, uint64_t whole) {
   return whole == 0 ? 0.0 : 100.0 * static_cast<double>(part) / static_cast<double>(whole);
+}
+
+std::string utcText(uint64_t wall_ns, const char* format) {
+  std::time_t seconds = static_cast<std::time_t>(wall_ns / 1'000'000'000);
+  std::tm parts{};
+  gmtime_r(&seconds, &parts);
+  char buffer[64];
+  std::strftime(buffer, sizeof buffer, format, &parts);
+  return buffer;
 }
 
 }  // namespace incise::analyzer

@@ -50,5 +50,7 @@ std::string formatPercent(double percent);        // "12.34"
 std::string formatDurationNs(uint64_t ns);        // "950 ns", "1.250 us", "12.500 ms", "3.000 s"
 std::string formatCount(uint64_t count);          // "1234567" (no separators: easy to paste)
 double percentOf(uint64_t part, uint64_t whole);  // 0 when whole is 0
+// ns since the epoch, in UTC, through strftime's `format`.
+std::string utcText(uint64_t wall_ns, const char* format);
 
 }  // namespace incise::analyzer
