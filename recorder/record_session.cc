@@ -276,7 +276,7 @@ class Session {
         now - start >= static_cast<uint64_t>(config_.duration_seconds * 1e9))
       return "duration reached";
     if (child_ && child_->pollExit()) return "command exited";
-    if (!target_pidfds_.empty() && allTargetsExited()) return "every target process exited";
+    if (watching_pids_ && allTargetsExited()) return "every target process exited";
     return "";
   }
 
@@ -284,9 +284,16 @@ class Session {
   // after the target exits does not keep the recording alive.
   void openTargetPidfds() {
     if (config_.target_kind != TargetKind::kPids) return;
+    watching_pids_ = true;
     for (uint32_t pid : config_.pids) {
       int fd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
-      if (fd >= 0) target_pidfds_.push_back(fd);
+      if (fd >= 0) {
+        target_pidfds_.push_back(fd);
+      } else if (errno != ESRCH) {
+        watching_pids_ = false;  // cannot tell when it exits: record until stopped
+      }
+      // ESRCH: it exited (and was reaped) while the sources were loading,
+      // which takes seconds on a loaded box; it counts as exited.
     }
   }
 
@@ -409,6 +416,7 @@ class Session {
   RingPoller poller_;
   std::vector<std::unique_ptr<Source>> sources_;
   std::vector<int> target_pidfds_;
+  bool watching_pids_ = false;  // -p: stop once every pidfd is readable (or none could open)
   bool release_pending_ = false;
   LoopCpu loop_cpu_;
   BpfRunStats bpf_stats_;
