@@ -35,15 +35,10 @@ TraceProfile collectTraceProfile(Trace& trace) {
   profile.window_ns = trace.durationNs();
   StackNamer namer(trace, FrameGrouping::kFunction);
 
-  std::vector<WeightedStack> on_cpu =
-      collectFlameWeights(trace, FlameWeighting::kOnCpu).named(namer);
-  for (const WeightedStack& stack : on_cpu) profile.on_cpu.add(stack.root_first, stack.weight);
+  NamedStacks on_cpu = collectFlameWeights(trace, FlameWeighting::kOnCpu).named(namer);
+  profile.on_cpu = foldedStacks(on_cpu);
   profile.functions = computeFlatProfile(on_cpu);
-
-  for (const WeightedStack& stack :
-       collectFlameWeights(trace, FlameWeighting::kOffCpu).named(namer)) {
-    profile.off_cpu.add(stack.root_first, stack.weight);
-  }
+  profile.off_cpu = foldedStacks(collectFlameWeights(trace, FlameWeighting::kOffCpu).named(namer));
   profile.lock_sites = collectLockSites(trace);
   return profile;
 }

@@ -190,14 +190,16 @@ void writeSamples(Trace& trace, EventWriter& writer, StackFrameTable& frames,
     auto [it, inserted] = named.try_emplace({s.pid, s.stack_id});
     if (inserted) {
       uint32_t pid = static_cast<uint32_t>(s.pid);
-      const auto& names = functions.rootFirst(pid, s.stack_id, s.time);
-      const auto& objects = modules.rootFirst(pid, s.stack_id, s.time);
+      std::span<const NameId> names = functions.rootFirst(pid, s.stack_id, s.time);
+      std::span<const NameId> objects = modules.rootFirst(pid, s.stack_id, s.time);
       uint64_t node = 0;
       for (size_t i = 0; i < names.size(); ++i) {
-        node = frames.node(node, names[i], objects.size() == names.size() ? objects[i] : "");
+        node = frames.node(node, functions.names().name(names[i]),
+                           objects.size() == names.size() ? modules.names().name(objects[i]) : "");
       }
       if (names.empty()) node = frames.node(0, "[no stack]", "");
-      it->second = {quoted(names.empty() ? "[no stack]" : names.back()), node};
+      it->second = {quoted(names.empty() ? "[no stack]" : functions.names().name(names.back())),
+                    node};
     }
     writer.sample(it->second.quoted_leaf, s.pid, s.tid, s.time, it->second.node);
     ++stats.samples;

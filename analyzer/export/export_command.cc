@@ -19,11 +19,7 @@ namespace {
 
 void writeFolded(Trace& trace, std::ostream& out) {
   StackNamer namer(trace, FrameGrouping::kFunction);
-  FoldedStacks folded;
-  for (const auto& stack : collectFlameWeights(trace, FlameWeighting::kOnCpu).named(namer)) {
-    folded.add(stack.root_first, stack.weight);
-  }
-  folded.write(out);
+  foldedStacks(collectFlameWeights(trace, FlameWeighting::kOnCpu).named(namer)).write(out);
 }
 
 }  // namespace

@@ -28,7 +28,8 @@ struct ThreadSamples {
 };
 
 // Distinct call paths as speedscope writes them ("[3,0,7]", root first), and
-// the frame names they index.
+// the frame names they index: speedscope's frame index is the name id, and
+// (pid, stack id) pairs that name the same path share one text.
 class Stacks {
  public:
   explicit Stacks(Trace& trace) : namer_(trace, FrameGrouping::kFunction) {}
@@ -36,29 +37,34 @@ class Stacks {
   uint32_t indexOf(uint32_t pid, uint64_t stack_id, uint64_t time) {
     auto [it, inserted] = index_.try_emplace({pid, stack_id}, 0);
     if (!inserted) return it->second;
-    std::vector<std::string> names = namer_.rootFirst(pid, stack_id, time);
-    if (names.empty()) names.push_back("[no stack]");
+    std::span<const NameId> ids = namer_.rootFirst(pid, stack_id, time);
+    NameId no_stack[1] = {};
+    if (ids.empty()) {
+      no_stack[0] = namer_.names().intern("[no stack]");
+      ids = no_stack;
+    }
     std::string text = "[";
-    for (const auto& name : names) {
-      auto [frame, fresh] = frame_index_.try_emplace(name, static_cast<uint32_t>(frames_.size()));
-      if (fresh) frames_.push_back(name);
+    for (NameId id : ids) {
       if (text.size() > 1) text += ',';
-      text += std::to_string(frame->second);
+      text += std::to_string(id);
     }
     text += ']';
-    it->second = static_cast<uint32_t>(texts_.size());
-    texts_.push_back(std::move(text));
+    auto [known, fresh] = text_index_.try_emplace(std::move(text), 0);
+    if (fresh) {
+      known->second = static_cast<uint32_t>(texts_.size());
+      texts_.push_back(&known->first);
+    }
+    it->second = known->second;
     return it->second;
   }
-  const std::string& text(uint32_t index) const { return texts_[index]; }
-  const std::vector<std::string>& frames() const { return frames_; }
+  const std::string& text(uint32_t index) const { return *texts_[index]; }
+  const NameTable& frames() const { return namer_.names(); }
 
  private:
   StackNamer namer_;
   std::map<std::pair<uint32_t, uint64_t>, uint32_t> index_;  // (pid, stack id)
-  std::unordered_map<std::string, uint32_t> frame_index_;
-  std::vector<std::string> frames_;
-  std::vector<std::string> texts_;
+  std::unordered_map<std::string, uint32_t> text_index_;
+  std::vector<const std::string*> texts_;  // keys of text_index_, which do not move
 };
 
 void writeProfile(Trace& trace, uint32_t tid, ThreadSamples& thread, const Stacks& stacks,
@@ -111,9 +117,9 @@ SpeedscopeStats writeSpeedscope(Trace& trace, std::ostream& out) {
     thread.samples = {};
   }
   out << "\n],\n\"shared\":{\"frames\":[";
-  const std::vector<std::string>& frames = stacks.frames();
-  for (size_t i = 0; i < frames.size(); ++i) {
-    out << (i ? ",\n" : "\n") << "{\"name\":" << quoted(frames[i]) << "}";
+  const NameTable& frames = stacks.frames();
+  for (NameId id = 0; id < frames.size(); ++id) {
+    out << (id ? ",\n" : "\n") << "{\"name\":" << quoted(frames.name(id)) << "}";
   }
   out << "]}}\n";
   stats.frames = frames.size();

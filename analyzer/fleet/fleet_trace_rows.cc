@@ -65,19 +65,20 @@ class StackKeys {
 
  private:
   uint64_t intern(uint32_t pid, uint64_t stack_id, uint64_t time) {
-    const std::vector<std::string>& names = functions_.rootFirst(pid, stack_id, time);
-    const std::vector<std::string>& modules = modules_.rootFirst(pid, stack_id, time);
+    std::span<const NameId> names = functions_.rootFirst(pid, stack_id, time);
+    std::span<const NameId> modules = modules_.rootFirst(pid, stack_id, time);
     FleetStack stack;
     if (names.empty()) {
       stack.names = {"[no stack]"};  // as StackWeights::named names it for top and diff
       stack.frame_keys = {internFrame({0, "[no stack]", "", ""})};
     }
     for (size_t i = 0; i < names.size(); ++i) {
-      std::string module = i < modules.size() ? modules[i] : "[unknown]";
+      const std::string& name = functions_.names().name(names[i]);
+      std::string module = i < modules.size() ? modules_.names().name(modules[i]) : "[unknown]";
       auto build_id = build_ids_.find(module);
-      stack.names.push_back(names[i]);
+      stack.names.push_back(name);
       stack.frame_keys.push_back(
-          internFrame({0, names[i], module, build_id == build_ids_.end() ? "" : build_id->second}));
+          internFrame({0, name, module, build_id == build_ids_.end() ? "" : build_id->second}));
     }
     stack.key = hashOf(stack.frame_keys.data(), stack.frame_keys.size() * sizeof(uint64_t), 1);
     uint64_t key = stack.key;

@@ -14,27 +14,30 @@ Result<FrameGrouping> parseFrameGrouping(const std::string& text) {
 
 StackNamer::StackNamer(Trace& trace, FrameGrouping grouping) : trace_(trace), grouping_(grouping) {}
 
-const std::vector<std::string>& StackNamer::rootFirst(uint32_t pid, uint64_t stack_id,
-                                                      uint64_t time) {
-  auto [it, inserted] = cache_.try_emplace(Key{pid, stack_id});
-  if (inserted) it->second = rootFirstOnce(pid, stack_id, time);
-  return it->second;
-}
-
-std::vector<std::string> StackNamer::rootFirstOnce(uint32_t pid, uint64_t stack_id, uint64_t time) {
+std::span<const NameId> StackNamer::rootFirst(uint32_t pid, uint64_t stack_id, uint64_t time) {
   std::span<const uint64_t> frames = trace_.stacks().frames(stack_id);
-  std::vector<std::string> names;
-  names.reserve(frames.size());
+  path_.clear();
+  path_.reserve(frames.size());
   for (size_t i = frames.size(); i-- > 0;) {
     uint64_t address = i == 0 || frames[i] == 0 ? frames[i] : frames[i] - 1;
-    const Frame& frame = trace_.symbolizer().lookup(pid, address, time);
-    if (grouping_ == FrameGrouping::kModule) {
-      names.push_back(frame.module.empty() ? "[unknown]" : frame.module);
-    } else {
-      names.push_back(frame.name);
-    }
+    path_.push_back(idOf(trace_.symbolizer().lookup(pid, address, time)));
   }
-  return names;
+  return path_;
+}
+
+std::vector<std::string> StackNamer::rootFirstNames(uint32_t pid, uint64_t stack_id,
+                                                    uint64_t time) {
+  return names_.names(rootFirst(pid, stack_id, time));
+}
+
+NameId StackNamer::idOf(const Frame& frame) {
+  auto [it, inserted] = frame_ids_.try_emplace(&frame, 0);
+  if (inserted) {
+    bool by_module = grouping_ == FrameGrouping::kModule;
+    it->second = by_module ? names_.intern(frame.module.empty() ? "[unknown]" : frame.module)
+                           : names_.intern(frame.name);
+  }
+  return it->second;
 }
 
 }  // namespace incise::analyzer

@@ -1,27 +1,33 @@
-// StackNamer: a stack id in a process turned into printable frame names,
-// root first, grouped by function, module or source line.
+// StackNamer: a stack id in a process turned into frame names, root first,
+// grouped by function, module or source line — as ids into one NameTable.
 //
-// Every distinct (pid, stack id) is symbolized once and cached, so a report
-// over millions of samples costs one symbolization per distinct stack.
-// Return addresses (every frame but the leaf) are looked up at address - 1,
-// so a call that is the last instruction of a function is charged to that
-// function, not to the next one. The symbolizer has no line information yet:
-// --by line groups by function and lineFallback() says so.
+// Each symbolizer frame is named once: the namer keeps its id per Frame
+// (frames from Symbolizer::lookup live as long as the symbolizer), so naming
+// a stack again costs one symbolizer lookup and one pointer lookup per
+// address, and no string is built or hashed. Return addresses (every frame
+// but the leaf) are looked up at address - 1, so a call that is the last
+// instruction of a function is charged to that function, not to the next
+// one. The symbolizer has no line information yet: --by line groups by
+// function and lineFallback() says so.
 //
 //   StackNamer namer(trace, FrameGrouping::kFunction);
-//   const std::vector<std::string>& frames = namer.rootFirst(pid, stack_id, time);
+//   for (NameId id : namer.rootFirst(pid, stack_id, time)) print(namer.names().name(id));
+//   std::vector<std::string> text = namer.rootFirstNames(pid, stack_id, time);
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
+#include "analyzer/model/name_table.h"
 #include "format/status.h"
 
 namespace incise::analyzer {
 
 class Trace;
+struct Frame;
 
 enum class FrameGrouping { kFunction, kModule, kLine };
 
@@ -31,31 +37,27 @@ Result<FrameGrouping> parseFrameGrouping(const std::string& text);
 class StackNamer {
  public:
   StackNamer(Trace& trace, FrameGrouping grouping);
+  StackNamer(const StackNamer&) = delete;
+  StackNamer& operator=(const StackNamer&) = delete;
 
-  // Empty for stack id 0 or an id the file does not have. `time` picks the
-  // mappings and JIT maps valid then (use the first time the stack was seen).
-  const std::vector<std::string>& rootFirst(uint32_t pid, uint64_t stack_id, uint64_t time);
-  // The same names, not cached: for callers that name each stack once
-  // (StackWeights::named), where a cached copy would only cost memory and time.
-  std::vector<std::string> rootFirstOnce(uint32_t pid, uint64_t stack_id, uint64_t time);
+  // Name ids, root first; empty for stack id 0 or an id the file does not
+  // have. `time` picks the mappings and JIT maps valid then (use the first
+  // time the stack was seen). Valid until the next call on this namer.
+  std::span<const NameId> rootFirst(uint32_t pid, uint64_t stack_id, uint64_t time);
+  // The same path as text, for callers that print one stack at a time.
+  std::vector<std::string> rootFirstNames(uint32_t pid, uint64_t stack_id, uint64_t time);
+  NameTable& names() { return names_; }
+  const NameTable& names() const { return names_; }
   bool lineFallback() const { return grouping_ == FrameGrouping::kLine; }
-  size_t distinctStacks() const { return cache_.size(); }
 
  private:
-  struct Key {
-    uint32_t pid;
-    uint64_t stack_id;
-    bool operator==(const Key&) const = default;
-  };
-  struct KeyHash {
-    size_t operator()(const Key& k) const {
-      return std::hash<uint64_t>()(k.stack_id * 1000003u ^ k.pid);
-    }
-  };
+  NameId idOf(const Frame& frame);
 
   Trace& trace_;
   FrameGrouping grouping_;
-  std::unordered_map<Key, std::vector<std::string>, KeyHash> cache_;
+  NameTable names_;
+  std::unordered_map<const Frame*, NameId> frame_ids_;
+  std::vector<NameId> path_;  // the last rootFirst() answer
 };
 
 }  // namespace incise::analyzer

@@ -3,12 +3,19 @@
 namespace incise::analyzer {
 
 std::string FoldedStacks::cleanFrame(const std::string& name) {
-  std::string clean = name.empty() ? "[unknown]" : name;
-  for (char& c : clean) {
-    if (c == ';') c = ':';
-    if (c == '\n' || c == '\r') c = ' ';
-  }
+  std::string clean;
+  appendClean(clean, name);
   return clean;
+}
+
+void FoldedStacks::appendClean(std::string& joined, std::string_view name) {
+  if (name.empty()) name = "[unknown]";
+  size_t start = joined.size();
+  joined += name;
+  for (size_t i = start; i < joined.size(); ++i) {
+    if (joined[i] == ';') joined[i] = ':';
+    if (joined[i] == '\n' || joined[i] == '\r') joined[i] = ' ';
+  }
 }
 
 std::vector<std::string> FoldedStacks::split(const std::string& joined) {
@@ -24,14 +31,14 @@ std::vector<std::string> FoldedStacks::split(const std::string& joined) {
 }
 
 void FoldedStacks::add(const std::vector<std::string>& root_first, uint64_t weight) {
-  if (weight == 0 || root_first.empty()) return;
-  std::string joined;
-  for (const auto& frame : root_first) {
-    if (!joined.empty()) joined += ';';
-    joined += cleanFrame(frame);
-  }
-  paths_[joined] += weight;
-  total_ += weight;
+  addPath(
+      root_first, [](const std::string& name) -> std::string_view { return name; }, weight);
+}
+
+void FoldedStacks::add(std::span<const NameId> root_first, const NameTable& names,
+                       uint64_t weight) {
+  addPath(
+      root_first, [&](NameId id) -> std::string_view { return names.name(id); }, weight);
 }
 
 void FoldedStacks::write(std::ostream& out) const {

@@ -2,13 +2,13 @@
 // blocked off-CPU time with --off-cpu, lock wait time with --locks.
 #include <iostream>
 
+#include "analyzer/cli/command_line.h"
 #include "analyzer/model/stack_namer.h"
 #include "analyzer/render/flame_graph.h"
 #include "analyzer/render/folded_stacks.h"
 #include "analyzer/render/json_output.h"
 #include "analyzer/reports/flame_weights.h"
 #include "analyzer/reports/report_header.h"
-#include "analyzer/cli/command_line.h"
 #include "analyzer/reports/report_output.h"
 
 namespace incise::analyzer {
@@ -69,8 +69,7 @@ int runFlame(const std::vector<std::string>& args) {
   if (!trace) return 1;
   StackWeights weights = collectFlameWeights(*trace, weighting);
   StackNamer namer(*trace, FrameGrouping::kFunction);
-  FoldedStacks folded;
-  for (const auto& stack : weights.named(namer)) folded.add(stack.root_first, stack.weight);
+  FoldedStacks folded = foldedStacks(weights.named(namer));
 
   std::string what = off_cpu ? "off-CPU time (blocked)"
                      : locks ? "lock wait time"

@@ -38,4 +38,11 @@ StackWeights collectFlameWeights(Trace& trace, FlameWeighting weighting) {
   return weights;
 }
 
+FoldedStacks foldedStacks(const NamedStacks& stacks) {
+  FoldedStacks folded;
+  for (const WeightedStack& stack : stacks)
+    folded.add(stack.root_first, stacks.names(), stack.weight);
+  return folded;
+}
+
 }  // namespace incise::analyzer

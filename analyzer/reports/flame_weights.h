@@ -9,11 +9,13 @@
 //            acquire stack; intervals that never waited weigh nothing.
 //
 //   StackWeights weights = collectFlameWeights(trace, FlameWeighting::kOffCpu);
+//   FoldedStacks folded = foldedStacks(weights.named(namer));
 #pragma once
 
 #include <string>
 
 #include "analyzer/model/trace.h"
+#include "analyzer/render/folded_stacks.h"
 #include "analyzer/reports/stack_weights.h"
 
 namespace incise::analyzer {
@@ -22,5 +24,7 @@ enum class FlameWeighting { kOnCpu, kOffCpu, kLocks };
 
 std::string flameUnit(FlameWeighting weighting);  // "samples" or "ns"
 StackWeights collectFlameWeights(Trace& trace, FlameWeighting weighting);
+// Named stacks as folded paths (text joined once per distinct path).
+FoldedStacks foldedStacks(const NamedStacks& stacks);
 
 }  // namespace incise::analyzer

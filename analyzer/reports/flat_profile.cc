@@ -1,33 +1,35 @@
 #include "analyzer/reports/flat_profile.h"
 
 #include <algorithm>
-#include <unordered_map>
-#include <unordered_set>
+#include <limits>
 
 #include "analyzer/render/table.h"
 
 namespace incise::analyzer {
 
-FlatProfile computeFlatProfile(const std::vector<WeightedStack>& stacks) {
+FlatProfile computeFlatProfile(const NamedStacks& stacks) {
   FlatProfile profile;
-  // Names live in `stacks` for the whole call: key by view, copy once per row.
-  std::unordered_map<std::string_view, FlatProfileRow> by_name;
-  std::unordered_set<std::string_view> seen;
-  for (const auto& stack : stacks) {
+  const NameTable& names = stacks.names();
+  // Tallies indexed by name id; `counted_in` marks the last stack that added
+  // to a name's total, so recursion counts once per stack.
+  std::vector<uint64_t> self(names.size()), total(names.size());
+  std::vector<size_t> counted_in(names.size(), std::numeric_limits<size_t>::max());
+  for (size_t i = 0; i < stacks.size(); ++i) {
+    const WeightedStack& stack = stacks.stacks()[i];
     profile.weight += stack.weight;
     if (stack.root_first.empty()) continue;
-    by_name[stack.root_first.back()].self += stack.weight;
-    seen.clear();
-    for (const auto& name : stack.root_first) {
-      if (seen.insert(name).second) by_name[name].total += stack.weight;
+    self[stack.root_first.back()] += stack.weight;
+    for (NameId id : stack.root_first) {
+      if (counted_in[id] == i) continue;
+      counted_in[id] = i;
+      total[id] += stack.weight;
     }
   }
-  profile.rows.reserve(by_name.size());
-  for (auto& [name, row] : by_name) {
-    row.name = std::string(name);
-    row.self_percent = percentOf(row.self, profile.weight);
-    row.total_percent = percentOf(row.total, profile.weight);
-    profile.rows.push_back(std::move(row));
+  for (NameId id = 0; id < names.size(); ++id) {
+    if (counted_in[id] == std::numeric_limits<size_t>::max()) continue;  // not in these stacks
+    profile.rows.push_back({names.name(id), self[id], total[id],
+                            percentOf(self[id], profile.weight),
+                            percentOf(total[id], profile.weight)});
   }
   std::sort(profile.rows.begin(), profile.rows.end(), [](const auto& a, const auto& b) {
     if (a.self != b.self) return a.self > b.self;

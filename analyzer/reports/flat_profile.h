@@ -6,7 +6,7 @@
 // Percentages are of the total weight. Rows are sorted by self, then total
 // (both descending), then name.
 //
-//   FlatProfile profile = computeFlatProfile(stacks);
+//   FlatProfile profile = computeFlatProfile(weights.named(namer));
 //   profile.rows[0].name, profile.rows[0].self_percent
 #pragma once
 
@@ -31,6 +31,7 @@ struct FlatProfile {
   std::vector<FlatProfileRow> rows;
 };
 
-FlatProfile computeFlatProfile(const std::vector<WeightedStack>& stacks);
+// Tallies by name id; text is copied once per row.
+FlatProfile computeFlatProfile(const NamedStacks& stacks);
 
 }  // namespace incise::analyzer

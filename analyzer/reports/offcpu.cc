@@ -3,11 +3,11 @@
 // asleep) — and how long they then queued before running again.
 #include <algorithm>
 
+#include "analyzer/cli/command_line.h"
 #include "analyzer/model/stack_namer.h"
 #include "analyzer/render/json_output.h"
 #include "analyzer/render/table.h"
 #include "analyzer/reports/report_header.h"
-#include "analyzer/cli/command_line.h"
 #include "analyzer/reports/report_output.h"
 #include "analyzer/reports/stack_text.h"
 #include "analyzer/reports/stack_weights.h"
@@ -20,7 +20,7 @@ namespace {
 
 struct ReasonStack {
   std::string reason;
-  WeightedStack stack;  // weight = ns off CPU, events = switch-outs
+  const WeightedStack* stack;  // weight = ns off CPU, events = switch-outs
 };
 
 }  // namespace
@@ -53,14 +53,17 @@ int runOffcpu(const std::vector<std::string>& args) {
   machine.finish(std::min(trace->window().end, trace->endTime()));
 
   StackNamer namer(*trace, FrameGrouping::kFunction);
+  NamedStacks blocked_stacks = blocked.named(namer), preempted_stacks = preempted.named(namer);
+  const NameTable& names = namer.names();
   std::vector<ReasonStack> stacks;
-  for (const auto& [reason, weights] :
-       {std::pair{"blocked", &blocked}, {"preempted", &preempted}}) {
-    for (auto& stack : weights->named(namer)) stacks.push_back({reason, std::move(stack)});
+  for (const auto& [reason, named] :
+       {std::pair{"blocked", &blocked_stacks}, {"preempted", &preempted_stacks}}) {
+    for (const WeightedStack& stack : *named) stacks.push_back({reason, &stack});
   }
-  std::sort(stacks.begin(), stacks.end(), [](const auto& a, const auto& b) {
-    if (a.stack.weight != b.stack.weight) return a.stack.weight > b.stack.weight;
-    return a.reason != b.reason ? a.reason < b.reason : a.stack.root_first < b.stack.root_first;
+  std::sort(stacks.begin(), stacks.end(), [&](const auto& a, const auto& b) {
+    if (a.stack->weight != b.stack->weight) return a.stack->weight > b.stack->weight;
+    if (a.reason != b.reason) return a.reason < b.reason;
+    return names.namesLess(a.stack->root_first, b.stack->root_first);
   });
   uint64_t total_off = blocked.total() + preempted.total();
 
@@ -84,10 +87,10 @@ int runOffcpu(const std::vector<std::string>& args) {
       for (size_t i = 0; i < cap(stacks.size()); ++i) {
         stack_rows.push_back(
             {{"reason", stacks[i].reason},
-             {"off_cpu_ns", stacks[i].stack.weight},
-             {"switches", stacks[i].stack.events},
-             {"percent", roundedPercent(percentOf(stacks[i].stack.weight, total_off))},
-             {"frames", stacks[i].stack.root_first}});
+             {"off_cpu_ns", stacks[i].stack->weight},
+             {"switches", stacks[i].stack->events},
+             {"percent", roundedPercent(percentOf(stacks[i].stack->weight, total_off))},
+             {"frames", names.names(stacks[i].stack->root_first)}});
       }
       for (size_t i = 0; i < cap(threads.size()); ++i) {
         const auto& [tid, s] = threads[i];
@@ -116,9 +119,9 @@ int runOffcpu(const std::vector<std::string>& args) {
                     {"STACK (leaf first)", Align::kLeft, 140}});
     for (size_t i = 0; i < cap(stacks.size()); ++i) {
       const auto& s = stacks[i];
-      by_stack.addRow({formatDurationNs(s.stack.weight),
-                       formatPercent(percentOf(s.stack.weight, total_off)),
-                       formatCount(s.stack.events), s.reason, stackLine(s.stack.root_first)});
+      by_stack.addRow(
+          {formatDurationNs(s.stack->weight), formatPercent(percentOf(s.stack->weight, total_off)),
+           formatCount(s.stack->events), s.reason, stackLine(s.stack->root_first, names)});
     }
     by_stack.render(out);
     out << "\nrunqueue latency (wake-up or preemption -> switch-in)\n";

@@ -1,21 +1,30 @@
 // StackWeights: weight per (pid, stack id), summed while rows stream by,
-// then named once per distinct stack.
+// then named once per distinct stack into NamedStacks, where stacks whose
+// names are equal merge.
 //
 // This is what keeps top and flame bounded by distinct stacks rather than by
 // events: the map holds one entry per (pid, stack id), and each entry is
 // symbolized once, at the first time it was seen (so JIT maps and mappings
-// valid then are used).
+// valid then are used). Named stacks carry name ids (NameTable), not text,
+// and the same call path in 50 processes of one binary is one NamedStacks
+// entry, so what follows (flat profile, folded stacks) is bounded by distinct
+// named paths.
 //
 //   StackWeights weights;
-//   trace.forEachRow<format::CpuSample>([&](const auto& s) { weights.add(s.pid, s.stack_id, s.time,
-//   1); }); StackNamer namer(trace, FrameGrouping::kFunction); for (const WeightedStack& stack :
-//   weights.named(namer)) ...
+//   trace.forEachRow<format::CpuSample>(
+//       [&](const auto& s) { weights.add(s.pid, s.stack_id, s.time, 1); });
+//   StackNamer namer(trace, FrameGrouping::kFunction);
+//   NamedStacks stacks = weights.named(namer);
+//   for (const WeightedStack& stack : stacks) stacks.names().name(stack.root_first.back());
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
+
+#include "analyzer/model/name_table.h"
 
 namespace incise::analyzer {
 
@@ -23,20 +32,42 @@ class StackNamer;
 
 // A named call path, root first, with the weight and number of events on it.
 struct WeightedStack {
-  std::vector<std::string> root_first;
+  std::vector<NameId> root_first;
   uint64_t weight = 0;
   uint64_t events = 0;
+};
+
+// Distinct named call paths, in the order first added; adding a path that is
+// already there adds to its weight and events. Names live in a NameTable the
+// caller keeps alive (the StackNamer's).
+class NamedStacks {
+ public:
+  explicit NamedStacks(const NameTable& names) : names_(&names) {}
+  void add(std::span<const NameId> root_first, uint64_t weight, uint64_t events);
+  const NameTable& names() const { return *names_; }
+  std::vector<std::string> rootFirstNames(const WeightedStack& stack) const {
+    return names_->names(stack.root_first);
+  }
+  const std::vector<WeightedStack>& stacks() const { return stacks_; }
+  std::vector<WeightedStack>::const_iterator begin() const { return stacks_.begin(); }
+  std::vector<WeightedStack>::const_iterator end() const { return stacks_.end(); }
+  size_t size() const { return stacks_.size(); }
+
+ private:
+  const NameTable* names_;
+  std::vector<WeightedStack> stacks_;
+  std::unordered_multimap<uint64_t, uint32_t> by_hash_;  // hash of the ids -> index
 };
 
 class StackWeights {
  public:
   void add(uint32_t pid, uint64_t stack_id, uint64_t time, uint64_t weight);
-  size_t distinct() const { return entries_.size(); }
+  // Distinct (pid, stack id) pairs seen.
+  size_t distinct() const { return entries_.size() + wide_count_; }
   uint64_t total() const { return total_; }
-  // One WeightedStack per distinct (pid, stack id); stacks that have no
-  // frames (id 0 or unknown) are named `no_stack_name`.
-  std::vector<WeightedStack> named(StackNamer& namer,
-                                   const std::string& no_stack_name = "[no stack]") const;
+  // The stacks named and merged by name; stacks that have no frames (id 0
+  // or unknown) are named `no_stack_name`.
+  NamedStacks named(StackNamer& namer, const std::string& no_stack_name = "[no stack]") const;
 
  private:
   struct Entry {
@@ -49,6 +80,7 @@ class StackWeights {
   // fall back to the (rarely used) wide map.
   std::unordered_map<uint64_t, Entry> entries_;
   std::unordered_map<uint64_t, std::unordered_map<uint64_t, Entry>> wide_;
+  size_t wide_count_ = 0;
   uint64_t total_ = 0;
 };
 

@@ -2,12 +2,12 @@
 // function (or module), most expensive first.
 #include <iostream>
 
+#include "analyzer/cli/command_line.h"
 #include "analyzer/model/stack_namer.h"
 #include "analyzer/render/json_output.h"
 #include "analyzer/render/table.h"
 #include "analyzer/reports/flat_profile.h"
 #include "analyzer/reports/report_header.h"
-#include "analyzer/cli/command_line.h"
 #include "analyzer/reports/report_output.h"
 
 namespace incise::analyzer {
@@ -15,12 +15,12 @@ namespace po = boost::program_options;
 
 int runTop(const std::vector<std::string>& args) {
   CommandLine cli("top",
-                        "Flat profile of CPU samples: self % (samples whose leaf is the function) "
-                        "and total %\n(samples whose stack contains it, once per sample).",
-                        "  incise top app.trace                      # by function, top 40\n"
-                        "  incise top app.trace --by module          # which libraries burn CPU\n"
-                        "  incise top app.trace --tid 4242 --time 1..2 --limit 10\n"
-                        "  incise top app.trace --json > top.json\n");
+                  "Flat profile of CPU samples: self % (samples whose leaf is the function) "
+                  "and total %\n(samples whose stack contains it, once per sample).",
+                  "  incise top app.trace                      # by function, top 40\n"
+                  "  incise top app.trace --by module          # which libraries burn CPU\n"
+                  "  incise top app.trace --tid 4242 --time 1..2 --limit 10\n"
+                  "  incise top app.trace --json > top.json\n");
   // clang-format off
   cli.extra().add_options()
       ("by", po::value<std::string>()->default_value("function"), "group by function, module or line")

@@ -95,11 +95,17 @@ TEST(TraceTest, StackNamerResolvesEmbeddedSymbolsRootFirst) {
   uint64_t id = 0;
   trace->forEachRow<format::CpuSample>([&](const format::CpuSample& s) { id = s.stack_id; });
   StackNamer by_function(*trace, FrameGrouping::kFunction);
-  EXPECT_EQ(by_function.rootFirst(TraceBuilder::kPid, id, 0),
+  EXPECT_EQ(by_function.rootFirstNames(TraceBuilder::kPid, id, 0),
             (std::vector<std::string>{"main", "parse", "memcpy"}));
   StackNamer by_module(*trace, FrameGrouping::kModule);
-  EXPECT_EQ(by_module.rootFirst(TraceBuilder::kPid, id, 0),
+  EXPECT_EQ(by_module.rootFirstNames(TraceBuilder::kPid, id, 0),
             (std::vector<std::string>{"app", "app", "libc"}));
+  // One id per distinct name: both "app" frames share it, and naming again reuses it.
+  std::span<const NameId> modules = by_module.rootFirst(TraceBuilder::kPid, id, 0);
+  ASSERT_EQ(modules.size(), 3u);
+  EXPECT_EQ(modules[0], modules[1]);
+  EXPECT_NE(modules[1], modules[2]);
+  EXPECT_EQ(by_module.names().size(), 2u);
   EXPECT_TRUE(by_function.rootFirst(TraceBuilder::kPid, 0, 0).empty());
   EXPECT_FALSE(parseFrameGrouping("colour"));
 }

@@ -37,8 +37,8 @@ HotStacks hotStacks(const std::string& path) {
   if (!trace) return out;
   StackNamer namer(**trace, FrameGrouping::kFunction);
   (*trace)->forEachRow<format::CpuSample>([&](const format::CpuSample& s) {
-    const std::vector<std::string>& frames =
-        namer.rootFirst(static_cast<uint32_t>(s.pid), s.stack_id, s.time);
+    std::vector<std::string> frames =
+        namer.rootFirstNames(static_cast<uint32_t>(s.pid), s.stack_id, s.time);
     auto hot = std::find(frames.begin(), frames.end(), "hot_leaf_work");
     if (hot == frames.end()) return;
     ++out.hot;
@@ -105,7 +105,8 @@ TEST(DwarfUnwinding, NodeJsFunctionsAppearAboveNativeFrames) {
   StackNamer namer(**trace, FrameGrouping::kFunction);
   size_t js = 0, js_above_native = 0;
   (*trace)->forEachRow<format::CpuSample>([&](const format::CpuSample& s) {
-    const auto& frames = namer.rootFirst(static_cast<uint32_t>(s.pid), s.stack_id, s.time);
+    std::vector<std::string> frames =
+        namer.rootFirstNames(static_cast<uint32_t>(s.pid), s.stack_id, s.time);
     auto leaf_js = std::find_if(frames.begin(), frames.end(), [](const std::string& f) {
       return f.find("hotJsLoop") != std::string::npos;
     });
