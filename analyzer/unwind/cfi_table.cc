@@ -1,6 +1,7 @@
 // CfiTable: see cfi_table.h.
 #include "analyzer/unwind/cfi_table.h"
 
+#include <dwarf.h>
 #include <elf.h>
 
 #include <cstring>
@@ -35,6 +36,34 @@ RegisterRule registerRule(Dwarf_Frame* frame, int regno) {
 }
 
 }  // namespace
+
+SimpleCfa simpleCfa(std::span<const Dwarf_Op> ops) {
+  SimpleCfa simple;
+  if (ops.size() != 1) return simple;
+  const Dwarf_Op& op = ops[0];
+  if (op.atom >= DW_OP_breg0 && op.atom <= DW_OP_breg31) {
+    simple.regno = op.atom - DW_OP_breg0;
+    simple.offset = op.number;
+  } else if (op.atom == DW_OP_bregx && op.number <= 127) {
+    simple.regno = static_cast<int>(op.number);
+    simple.offset = op.number2;
+  }
+  return simple;
+}
+
+SimpleLocation simpleLocation(std::span<const Dwarf_Op> ops) {
+  SimpleLocation simple;
+  if (ops.empty() || ops[0].atom != DW_OP_call_frame_cfa) return simple;
+  size_t next = 1;
+  uint64_t offset = 0;
+  if (next < ops.size() && ops[next].atom == DW_OP_plus_uconst) offset = ops[next++].number;
+  bool value = next < ops.size() && ops[next].atom == DW_OP_stack_value;
+  if (value) ++next;
+  if (next != ops.size()) return simple;
+  simple.kind = value ? SimpleLocation::kIsCfaPlus : SimpleLocation::kSavedAtCfaPlus;
+  simple.offset = offset;
+  return simple;
+}
 
 std::string buildEhFrameElf(const format::ObjectSymbols& object) {
   // Layout: Ehdr | .eh_frame_hdr | .eh_frame | .shstrtab | (align 8) Shdr[4].
@@ -128,6 +157,11 @@ const CfiRule* CfiTable::tryLookup(uint64_t vaddr) {
     entry.rule.return_address = registerRule(frame, ra_regno);
     entry.rule.rbp = registerRule(frame, 6);
     entry.rule.signal_frame = signal;
+    entry.rule.simple_cfa = simpleCfa(entry.rule.cfa);
+    if (entry.rule.return_address.kind == RegisterRule::kExpression)
+      entry.rule.simple_return_address = simpleLocation(entry.rule.return_address.ops);
+    if (entry.rule.rbp.kind == RegisterRule::kExpression)
+      entry.rule.simple_rbp = simpleLocation(entry.rule.rbp.ops);
     entry.has_rule = true;
   }
   free(frame);

@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -38,6 +39,22 @@ struct RegisterRule {
   std::vector<Dwarf_Op> ops;
 };
 
+// The shapes almost every compiler-emitted rule has, applied without the
+// expression interpreter: CFA = register + offset, and a register saved at
+// CFA + offset (or equal to CFA + offset). Offsets wrap like DWARF's
+// unsigned arithmetic. Other rules stay kGeneral and are evaluated.
+struct SimpleCfa {
+  int regno = -1;  // < 0: not simple, evaluate CfiRule::cfa
+  uint64_t offset = 0;
+};
+struct SimpleLocation {
+  enum Kind : uint8_t { kGeneral, kSavedAtCfaPlus, kIsCfaPlus };
+  Kind kind = kGeneral;
+  uint64_t offset = 0;
+};
+SimpleCfa simpleCfa(std::span<const Dwarf_Op> ops);
+SimpleLocation simpleLocation(std::span<const Dwarf_Op> ops);
+
 // The unwind rules at one pc: how to compute the CFA, and how the caller's
 // return address and rbp are found from it.
 struct CfiRule {
@@ -45,6 +62,10 @@ struct CfiRule {
   RegisterRule return_address;
   RegisterRule rbp;
   bool signal_frame = false;
+  // The same rules in simple form where they have one.
+  SimpleCfa simple_cfa;
+  SimpleLocation simple_return_address;
+  SimpleLocation simple_rbp;
 };
 
 class CfiTable {

@@ -19,6 +19,42 @@ bool fileBacked(const std::string& path) {
   return !path.empty() && path[0] == '/';
 }
 
+bool cfaOf(const CfiRule& rule, const ExpressionContext& context, uint64_t& cfa) {
+  if (rule.simple_cfa.regno >= 0) {
+    uint64_t base = 0;
+    if (!context.regs.get(rule.simple_cfa.regno, base)) return false;
+    cfa = base + rule.simple_cfa.offset;
+    return true;
+  }
+  Result<ExpressionValue> value = evaluateExpression(rule.cfa, context);
+  if (!value) return false;
+  cfa = value->value;
+  return true;
+}
+
+// Where a register rule puts the caller's value: an address to read it
+// from, or the value itself.
+struct Located {
+  bool ok = false;
+  uint64_t value = 0;
+  bool is_address = true;
+};
+
+Located locate(const RegisterRule& rule, const SimpleLocation& simple,
+               const ExpressionContext& context) {
+  switch (simple.kind) {
+    case SimpleLocation::kSavedAtCfaPlus:
+      return Located{.ok = true, .value = context.cfa + simple.offset, .is_address = true};
+    case SimpleLocation::kIsCfaPlus:
+      return Located{.ok = true, .value = context.cfa + simple.offset, .is_address = false};
+    case SimpleLocation::kGeneral:
+      break;
+  }
+  Result<ExpressionValue> value = evaluateExpression(rule.ops, context);
+  if (!value) return Located{};
+  return Located{.ok = true, .value = value->value, .is_address = value->is_address};
+}
+
 }  // namespace
 
 std::string_view unwindEndName(UnwindEnd end) {
@@ -50,7 +86,8 @@ UnwindCounters& UnwindCounters::operator+=(const UnwindCounters& other) {
   return *this;
 }
 
-Unwinder::Unwinder(const format::Metadata& metadata) : metadata_(metadata) {
+Unwinder::Unwinder(const format::Metadata& metadata)
+    : metadata_(metadata), pc_cache_(size_t{1} << kPcCacheBits) {
   for (const auto& object : metadata.objects) {
     std::string key = objectKey(object.build_id, object.path);
     auto [it, inserted] = object_by_key_.try_emplace(key, static_cast<uint32_t>(objects_.size()));
@@ -82,10 +119,37 @@ Unwinder::Unwinder(const format::Metadata& metadata) : metadata_(metadata) {
 
 Unwinder::~Unwinder() = default;
 
-const Unwinder::MappingRef* Unwinder::mappingAt(uint32_t pid, uint64_t pc, uint64_t time) const {
+Unwinder::PcInfo& Unwinder::pcInfo(uint32_t pid, uint64_t pc, uint64_t time) {
+  uint64_t hash = (pc ^ (uint64_t{pid} << 40)) * 0x9E3779B97F4A7C15ull;
+  PcInfo& slot = pc_cache_[hash >> (64 - kPcCacheBits)];
+  if (slot.filled && slot.pc == pc && slot.pid == pid && time >= slot.valid_from &&
+      time < slot.valid_until)
+    return slot;
+  slot = PcInfo{.filled = true, .pid = pid, .pc = pc};
   auto it = mappings_.find(pid);
-  if (it == mappings_.end()) return nullptr;
-  return it->second.find(pc, time, /*or_earliest_later=*/true).value;
+  if (it == mappings_.end()) {
+    slot.valid_until = TimedIntervals<MappingRef>::kForever;
+    return slot;
+  }
+  auto hit = it->second.find(pc, time, /*or_earliest_later=*/true);
+  slot.mapping = hit.value;
+  slot.valid_from = hit.valid_from;
+  slot.valid_until = hit.valid_until;
+  return slot;
+}
+
+const CfiRule* Unwinder::cachedRuleFor(PcInfo& info) {
+  if (info.rule_known) {
+    if (info.rule_counted) {
+      ++counters_.rule_lookups;
+      ++counters_.rule_cache_hits;
+    }
+    return info.rule;
+  }
+  info.rule = ruleFor(*info.mapping, info.pc);
+  info.rule_known = true;
+  info.rule_counted = objects_[info.mapping->object].cfi != nullptr;
+  return info.rule;
 }
 
 bool Unwinder::isJit(uint32_t pid, uint64_t pc, uint64_t time) const {
@@ -140,27 +204,26 @@ Unwinder::StepResult Unwinder::step(uint32_t pid, uint64_t time, UnwindRegisters
   used_cfi = false;
   // A return address points after its call: look the caller up inside the call.
   uint64_t pc = is_leaf ? regs.ip : regs.ip - 1;
-  const MappingRef* mapping = mappingAt(pid, pc, time);
+  PcInfo& info = pcInfo(pid, pc, time);
+  const MappingRef* mapping = info.mapping;
   if (mapping != nullptr && mapping->object != kAnonymous) {
-    if (const CfiRule* rule = ruleFor(*mapping, pc)) {
+    if (const CfiRule* rule = cachedRuleFor(info)) {
       ExpressionContext context{.regs = regs, .memory = memory};
-      Result<ExpressionValue> cfa = evaluateExpression(rule->cfa, context);
-      if (!cfa) return StepResult::kBad;
-      context.cfa = cfa->value;
+      if (!cfaOf(*rule, context, context.cfa)) return StepResult::kBad;
       context.cfa_known = true;
       if (rule->return_address.kind == RegisterRule::kUndefined) return StepResult::kOutermost;
       if (rule->return_address.kind != RegisterRule::kExpression) return StepResult::kBad;
-      Result<ExpressionValue> ra = evaluateExpression(rule->return_address.ops, context);
-      if (!ra) return StepResult::kBad;
-      uint64_t return_address = ra->value;
-      if (ra->is_address && !memory.read(ra->value, return_address)) return StepResult::kExhausted;
+      Located ra = locate(rule->return_address, rule->simple_return_address, context);
+      if (!ra.ok) return StepResult::kBad;
+      uint64_t return_address = ra.value;
+      if (ra.is_address && !memory.read(ra.value, return_address)) return StepResult::kExhausted;
       UnwindRegisters caller = regs;
       if (rule->rbp.kind == RegisterRule::kUndefined) {
         caller.bp_known = false;
       } else if (rule->rbp.kind == RegisterRule::kExpression) {
-        Result<ExpressionValue> bp = evaluateExpression(rule->rbp.ops, context);
-        uint64_t value = bp ? bp->value : 0;
-        caller.bp_known = bp && (!bp->is_address || memory.read(bp->value, value));
+        Located bp = locate(rule->rbp, rule->simple_rbp, context);
+        uint64_t value = bp.ok ? bp.value : 0;
+        caller.bp_known = bp.ok && (!bp.is_address || memory.read(bp.value, value));
         caller.bp = value;
       }
       if (return_address == 0) return StepResult::kOutermost;
@@ -229,7 +292,7 @@ UnwindSummary Unwinder::walk(uint32_t pid, uint64_t time, const UnwindRegisters&
     if (step_result == StepResult::kOk) {
       (used_cfi ? result.cfi_steps : result.frame_pointer_steps) += 1;
       uint64_t pc = regs.ip - 1;
-      if (mappingAt(pid, pc, time) == nullptr && !isJit(pid, pc, time)) {
+      if (pcInfo(pid, pc, time).mapping == nullptr && !isJit(pid, pc, time)) {
         result.end = UnwindEnd::kBadFrame;
         break;
       }

@@ -105,13 +105,30 @@ class Unwinder {
     uint64_t file_offset = 0;
   };
   enum class StepResult { kOk, kOutermost, kExhausted, kNoRule, kBad };
+  // What one (pid, pc) resolves to, valid for sample times in [valid_from,
+  // valid_until): the mapping there and, once a step needed it, its CFI rule.
+  // Hot pcs recur in every sample, so this direct-mapped cache answers most
+  // steps without the mapping search, address translation or rule hash.
+  struct PcInfo {
+    bool filled = false;
+    bool rule_known = false;
+    bool rule_counted = false;  // the lookup reached a CFI table (counted in counters_)
+    uint32_t pid = 0;
+    uint64_t pc = 0;
+    uint64_t valid_from = 0;
+    uint64_t valid_until = 0;
+    const MappingRef* mapping = nullptr;
+    const CfiRule* rule = nullptr;
+  };
+  static constexpr unsigned kPcCacheBits = 11;
 
   StepResult step(uint32_t pid, uint64_t time, UnwindRegisters& regs, const StackMemory& memory,
                   bool is_leaf, bool allow_frame_pointer, bool& used_cfi);
   StepResult frameStep(UnwindRegisters& regs, const StackMemory& memory) const;
   const CfiRule* ruleFor(const MappingRef& mapping, uint64_t pc);
+  const CfiRule* cachedRuleFor(PcInfo& info);
   bool isJit(uint32_t pid, uint64_t pc, uint64_t time) const;
-  const MappingRef* mappingAt(uint32_t pid, uint64_t pc, uint64_t time) const;
+  PcInfo& pcInfo(uint32_t pid, uint64_t pc, uint64_t time);
   UnwindSummary finish(UnwindSummary summary, std::vector<uint64_t>& frames, size_t first);
 
   const format::Metadata& metadata_;
@@ -119,6 +136,7 @@ class Unwinder {
   std::unordered_map<std::string, uint32_t> object_by_key_;
   std::unordered_map<uint32_t, TimedIntervals<MappingRef>> mappings_;
   std::unordered_map<uint32_t, TimedIntervals<bool>> jit_;
+  std::vector<PcInfo> pc_cache_;
   UnwindCounters counters_;
 };
 

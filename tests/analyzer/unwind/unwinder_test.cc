@@ -211,5 +211,60 @@ TEST(DwarfExpression, PltStyleExpressionAndBadInput) {
   EXPECT_FALSE(evaluateExpression({}, context));
 }
 
+// The simple forms the unwinder applies without the interpreter must give
+// what the interpreter gives for the same rule, and other shapes must stay
+// general.
+TEST(SimpleCfiRules, AgreeWithTheInterpreterAndLeaveOtherShapesGeneral) {
+  uint8_t bytes[64] = {};
+  UnwindRegisters regs{.ip = 0x401234, .sp = 0x7000, .bp = 0x7020};
+  StackMemory memory{.sp = 0x7000, .bytes = bytes};
+  const std::vector<std::vector<Dwarf_Op>> cfas = {
+      {{.atom = DW_OP_breg7, .number = 8}},
+      {{.atom = DW_OP_breg6, .number = 16}},
+      {{.atom = DW_OP_bregx, .number = 7, .number2 = 0x30}},
+      {{.atom = DW_OP_breg7, .number = static_cast<Dwarf_Word>(-8)}},
+  };
+  for (const auto& ops : cfas) {
+    SimpleCfa simple = simpleCfa(ops);
+    ASSERT_GE(simple.regno, 0);
+    uint64_t base = 0;
+    ASSERT_TRUE(regs.get(simple.regno, base));
+    ExpressionContext context{.regs = regs, .memory = memory};
+    Result<ExpressionValue> v = evaluateExpression(ops, context);
+    ASSERT_TRUE(v);
+    EXPECT_EQ(base + simple.offset, v->value);
+  }
+  const std::vector<std::vector<Dwarf_Op>> locations = {
+      {{.atom = DW_OP_call_frame_cfa}},
+      {{.atom = DW_OP_call_frame_cfa}, {.atom = DW_OP_plus_uconst, .number = 16}},
+      {{.atom = DW_OP_call_frame_cfa},
+       {.atom = DW_OP_plus_uconst, .number = static_cast<Dwarf_Word>(-16)}},
+      {{.atom = DW_OP_call_frame_cfa},
+       {.atom = DW_OP_plus_uconst, .number = 8},
+       {.atom = DW_OP_stack_value}},
+  };
+  for (const auto& ops : locations) {
+    SimpleLocation simple = simpleLocation(ops);
+    ASSERT_NE(simple.kind, SimpleLocation::kGeneral);
+    ExpressionContext context{.regs = regs, .memory = memory, .cfa = 0x7040, .cfa_known = true};
+    Result<ExpressionValue> v = evaluateExpression(ops, context);
+    ASSERT_TRUE(v);
+    EXPECT_EQ(context.cfa + simple.offset, v->value);
+    EXPECT_EQ(simple.kind == SimpleLocation::kSavedAtCfaPlus, v->is_address);
+  }
+  // PLT-style CFA, a register-named value, a deref: interpreted.
+  EXPECT_LT(
+      simpleCfa(std::vector<Dwarf_Op>{
+                    {.atom = DW_OP_breg7, .number = 8}, {.atom = DW_OP_lit8}, {.atom = DW_OP_plus}})
+          .regno,
+      0);
+  EXPECT_EQ(simpleLocation(std::vector<Dwarf_Op>{{.atom = DW_OP_reg6}}).kind,
+            SimpleLocation::kGeneral);
+  EXPECT_EQ(
+      simpleLocation(std::vector<Dwarf_Op>{{.atom = DW_OP_call_frame_cfa}, {.atom = DW_OP_deref}})
+          .kind,
+      SimpleLocation::kGeneral);
+}
+
 }  // namespace
 }  // namespace incise::analyzer
