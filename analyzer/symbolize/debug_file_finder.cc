@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <vector>
 
+#include "analyzer/symbolize/lazy_library.h"
 #include "objfile/elf_reader.h"
 
 namespace incise::analyzer {
@@ -43,6 +44,28 @@ bool isBelow(std::string_view path, std::string_view root) {
   return path.starts_with(root) && (path.size() == root.size() || path[root.size()] == '/');
 }
 
+// libdebuginfod, opened only when a look-up needs it (see lazy_library.h);
+// elfutils' libdw does the same.
+struct Debuginfod {
+  decltype(&debuginfod_begin) begin = nullptr;
+  decltype(&debuginfod_find_debuginfo) find_debuginfo = nullptr;
+  decltype(&debuginfod_end) end = nullptr;
+
+  // Null when the library or one of its functions is missing.
+  static const Debuginfod* get() {
+    static const Debuginfod* const loaded = [] {
+      static LazyLibrary library("libdebuginfod.so.1");
+      static Debuginfod api;
+      api.begin = library.function<decltype(&debuginfod_begin)>("debuginfod_begin");
+      api.find_debuginfo =
+          library.function<decltype(&debuginfod_find_debuginfo)>("debuginfod_find_debuginfo");
+      api.end = library.function<decltype(&debuginfod_end)>("debuginfod_end");
+      return api.begin && api.find_debuginfo && api.end ? &api : nullptr;
+    }();
+    return loaded;
+  }
+};
+
 }  // namespace
 
 bool debuginfodConfigured() {
@@ -51,7 +74,8 @@ bool debuginfodConfigured() {
 }
 
 void DebugFileFinder::DebuginfodEnd::operator()(debuginfod_client* client) const {
-  debuginfod_end(client);
+  // A client exists only if the library loaded.
+  Debuginfod::get()->end(client);
 }
 
 DebugFileFinder::DebugFileFinder(SymbolizerOptions options) : options_(std::move(options)) {
@@ -232,17 +256,22 @@ std::optional<FoundSymbols> DebugFileFinder::findLocal(const ObjectIdentity& ide
 std::optional<FoundSymbols> DebugFileFinder::findDebuginfod(const std::string& build_id,
                                                             SymbolizeCounters& counters) {
   if (debuginfod_failed_) return std::nullopt;
+  const Debuginfod* api = Debuginfod::get();
+  if (!api) {
+    debuginfod_failed_ = true;
+    return std::nullopt;
+  }
   if (!debuginfod_) {
-    debuginfod_.reset(debuginfod_begin());
+    debuginfod_.reset(api->begin());
     if (!debuginfod_) {
       debuginfod_failed_ = true;
       return std::nullopt;
     }
   }
   char* raw_path = nullptr;
-  const int fd = debuginfod_find_debuginfo(debuginfod_.get(),
-                                           reinterpret_cast<const unsigned char*>(build_id.data()),
-                                           static_cast<int>(build_id.size()), &raw_path);
+  const int fd = api->find_debuginfo(debuginfod_.get(),
+                                     reinterpret_cast<const unsigned char*>(build_id.data()),
+                                     static_cast<int>(build_id.size()), &raw_path);
   std::unique_ptr<char, decltype(&std::free)> path(raw_path, &std::free);
   if (fd < 0) return std::nullopt;
   if (!path) {

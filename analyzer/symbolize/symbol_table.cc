@@ -9,7 +9,7 @@
 namespace incise::analyzer {
 namespace {
 
-size_t leadingUnderscores(const std::string& name) {
+size_t leadingUnderscores(std::string_view name) {
   return std::min(name.find_first_not_of('_'), name.size());
 }
 
@@ -46,7 +46,6 @@ SymbolTable::SymbolTable(std::vector<Entry> entries) {
     starts_.push_back(entry.start);
     ends_.push_back(end);
   }
-  demangled_.resize(entries_.size());
 }
 
 SymbolTable SymbolTable::fromObject(const std::vector<format::Symbol>& symbols) {
@@ -76,9 +75,9 @@ std::optional<size_t> SymbolTable::find(uint64_t address) const {
 }
 
 const std::string& SymbolTable::demangledName(size_t index) {
-  std::optional<std::string>& cached = demangled_[index];
-  if (!cached) cached = demangle(entries_[index].name);
-  return *cached;
+  auto [it, inserted] = demangled_.try_emplace(index);
+  if (inserted) it->second = demangle(entries_[index].name);
+  return it->second;
 }
 
 }  // namespace incise::analyzer

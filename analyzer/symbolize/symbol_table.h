@@ -9,6 +9,10 @@
 // and then the name with fewer leading underscores ("malloc" over
 // "__libc_malloc"). A range nested in a larger one wins inside itself.
 //
+// Names are not copied: the table points into the symbols it was built from,
+// which must outlive it (the trace's metadata, or the debug file's symbols
+// the Symbolizer keeps). Only names a lookup hits are ever demangled.
+//
 //   SymbolTable table = SymbolTable::fromObject(object.symbols);
 //   if (std::optional<size_t> hit = table.find(vaddr))
 //     print(table.demangledName(*hit), vaddr - table.start(*hit));
@@ -18,6 +22,8 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "format/metadata.h"
@@ -30,9 +36,9 @@ class SymbolTable {
 
   struct Entry {
     uint64_t start = 0;
-    uint64_t size = 0;  // 0: unknown, ends at the next start
-    std::string name;
-    std::string module;  // kernel module, "" otherwise
+    uint64_t size = 0;        // 0: unknown, ends at the next start
+    std::string_view name;    // points into the symbols the table was built from
+    std::string_view module;  // kernel module, "" otherwise
   };
 
   SymbolTable() = default;
@@ -45,15 +51,17 @@ class SymbolTable {
   bool empty() const { return starts_.empty(); }
 
   uint64_t start(size_t index) const { return starts_[index]; }
-  const std::string& mangledName(size_t index) const { return entries_[index].name; }
-  const std::string& module(size_t index) const { return entries_[index].module; }
+  std::string_view mangledName(size_t index) const { return entries_[index].name; }
+  std::string_view module(size_t index) const { return entries_[index].module; }
   const std::string& demangledName(size_t index);
 
  private:
   std::vector<uint64_t> starts_;  // sorted, distinct: the binary search runs over this alone
   std::vector<uint64_t> ends_;
   std::vector<Entry> entries_;
-  std::vector<std::optional<std::string>> demangled_;
+  // By entry index; a hash map, as a report touches a few hundred of a
+  // table's thousands of symbols.
+  std::unordered_map<size_t, std::string> demangled_;
 };
 
 }  // namespace incise::analyzer

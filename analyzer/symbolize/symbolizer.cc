@@ -53,8 +53,7 @@ size_t Symbolizer::KeyHash::operator()(const Key& key) const {
 }
 
 Symbolizer::Symbolizer(const format::Metadata& metadata, SymbolizerOptions options)
-    : names_(options.names), finder_(std::move(options)) {
-  embedded_ = metadata.objects;
+    : names_(options.names), finder_(std::move(options)), embedded_(metadata.objects) {
   for (size_t i = 0; i < embedded_.size(); ++i) {
     const format::ObjectSymbols& object = embedded_[i];
     // A later copy of the same object wins only if it knows more.
@@ -145,7 +144,9 @@ Symbolizer::ObjectState& Symbolizer::resolvedObject(uint32_t index) {
   }
   if (std::optional<FoundSymbols> found = finder_.find(identity, counters_)) {
     if (object.segments.empty()) object.segments = std::move(found->object.segments);
-    object.table = SymbolTable::fromObject(found->object.symbols);
+    // The table points into these symbols' names.
+    object.found_symbols = std::move(found->object.symbols);
+    object.table = SymbolTable::fromObject(object.found_symbols);
     object.source = found->source;
     return object;
   }
@@ -228,8 +229,8 @@ const Frame& Symbolizer::kernelFrame(uint64_t address) {
   if (std::optional<size_t> hit = kernel_.find(address)) {
     frame.function = kernel_.demangledName(*hit);
     frame.symbol_offset = address - kernel_.start(*hit);
-    frame.module =
-        kernel_.module(*hit).empty() ? "[kernel.kallsyms]" : "[" + kernel_.module(*hit) + "]";
+    frame.module = kernel_.module(*hit).empty() ? "[kernel.kallsyms]"
+                                                : "[" + std::string(kernel_.module(*hit)) + "]";
     frame.source = SymbolSource::kKernel;
     frame.name = displayedFunctionName(frame.function, names_);
   } else {

@@ -8,6 +8,8 @@
 // addresses (top bit set) use the embedded kernel symbols. Anonymous memory,
 // or no mapping at all, uses the pid's perf-map entries valid at that time.
 // It never executes anything and never opens a trace path outside --symfs.
+// The metadata must outlive the Symbolizer: embedded symbol tables are read
+// in place, and only for objects a lookup hits.
 //
 // A user address goes: the pid's mapping valid at `time` -> file offset ->
 // ELF address through the object's PT_LOAD segments -> symbol by binary
@@ -73,6 +75,7 @@ class Symbolizer {
     bool resolved = false;
     SymbolSource source = SymbolSource::kUnknown;
     SymbolTable table;
+    std::vector<format::Symbol> found_symbols;  // from a debug file: `table` points into them
     std::vector<format::Segment> segments;
   };
   struct MappingValue {
@@ -110,7 +113,7 @@ class Symbolizer {
   SymbolizeCounters counters_;
   NameStyle names_;
   DebugFileFinder finder_;
-  std::vector<format::ObjectSymbols> embedded_;
+  const std::vector<format::ObjectSymbols>& embedded_;  // the metadata's, not a copy
   std::unordered_map<std::string, size_t> embedded_by_build_id_;
   std::unordered_map<std::string, size_t> embedded_by_path_;
   std::vector<ObjectState> objects_;
