@@ -18,24 +18,99 @@ struct LastAcquire {
   uint64_t stack_id = 0;
 };
 
+}  // namespace
+
+void LockRowStream::add(const format::LockInterval& row) {
+  bool released = row.release_time != 0;
+  if (row.acquired_time < row.time || (released && row.release_time < row.acquired_time)) {
+    ++counts_.malformed;
+    return;
+  }
+  if (has(row.flags, format::kLockTryFailed)) {
+    ++counts_.try_failed;
+    return;
+  }
+  LockId lock{row.pid, row.address};
+  bool contended_only = has(row.flags, format::kLockContendedOnly);
+  bool contended = contended_only || has(row.flags, format::kLockContended);
+  (contended_only ? saw_contended_ : saw_all_) = true;
+  if (sinks_.acquisition) {
+    sinks_.acquisition({.lock = lock,
+                        .tid = row.tid,
+                        .kind = row.lock_kind,
+                        .stack_id = row.stack_id,
+                        .time = row.time,
+                        .wait_ns = row.acquired_time - row.time,
+                        .contended = contended});
+  }
+  if (contended && sinks_.wait) {
+    sinks_.wait({.lock = lock,
+                 .tid = row.tid,
+                 .kind = row.lock_kind,
+                 .stack_id = row.stack_id,
+                 .start = row.time,
+                 .end = row.acquired_time,
+                 .releaser_tid = row.releaser_tid});
+  }
+  if (contended_only) {
+    futex_waits_.push_back({.lock = lock,
+                            .start = row.time,
+                            .end = row.acquired_time,
+                            .stack_id = row.stack_id,
+                            .tid = static_cast<uint32_t>(row.tid),
+                            .releaser_tid = static_cast<uint32_t>(row.releaser_tid),
+                            .kind = static_cast<uint8_t>(row.lock_kind)});
+    return;
+  }
+  if (has(row.flags, format::kLockRecursive)) {
+    ++counts_.recursive;
+    return;
+  }
+  if (!released) {
+    ++counts_.unreleased;
+    return;
+  }
+  if (sinks_.section) {
+    sinks_.section({.lock = lock,
+                    .tid = row.tid,
+                    .kind = row.lock_kind,
+                    .stack_id = row.stack_id,
+                    .request = row.time,
+                    .start = row.acquired_time,
+                    .end = row.release_time,
+                    .contended = contended});
+  }
+}
+
+LockRowCounts LockRowStream::finish() {
+  inferHolderSections();
+  futex_waits_ = {};
+  counts_.mode = saw_all_ && saw_contended_ ? LockRecordingMode::kMixed
+                 : saw_all_                 ? LockRecordingMode::kAll
+                 : saw_contended_           ? LockRecordingMode::kContended
+                                            : LockRecordingMode::kNone;
+  return counts_;
+}
+
 // Contended mode: each wake tells that the releaser held the lock until the
 // wake. Walk every lock's waits in wake order, remembering each thread's last
 // recorded acquisition and the lock's last release.
-void inferHolderSections(std::vector<const LockWait*> futex_waits, LockTimeline& timeline) {
-  std::sort(futex_waits.begin(), futex_waits.end(), [](const LockWait* a, const LockWait* b) {
-    return std::tie(a->lock, a->end, a->tid) < std::tie(b->lock, b->end, b->tid);
+void LockRowStream::inferHolderSections() {
+  std::vector<FutexWait>& waits = futex_waits_;
+  std::sort(waits.begin(), waits.end(), [](const FutexWait& a, const FutexWait& b) {
+    return std::tie(a.lock, a.end, a.tid) < std::tie(b.lock, b.end, b.tid);
   });
   std::set<std::tuple<uint64_t, uint64_t>> emitted;  // (releaser, wake) of the current lock
   std::map<uint64_t, LastAcquire> acquired_by;       // tid -> last recorded acquisition
   uint64_t last_release = 0;
-  for (size_t i = 0; i < futex_waits.size(); ++i) {
-    const LockWait& wait = *futex_waits[i];
-    if (i == 0 || futex_waits[i - 1]->lock != wait.lock) {
+  for (size_t i = 0; i < waits.size(); ++i) {
+    const FutexWait& wait = waits[i];
+    if (i == 0 || waits[i - 1].lock != wait.lock) {
       emitted.clear();
       acquired_by.clear();
       last_release = 0;
-    } else if (futex_waits[i - 1]->end != wait.end) {
-      last_release = futex_waits[i - 1]->end;
+    } else if (waits[i - 1].end != wait.end) {
+      last_release = waits[i - 1].end;
     }
     uint64_t releaser = wait.releaser_tid;
     if (releaser != 0 && releaser != wait.tid && emitted.emplace(releaser, wait.end).second) {
@@ -53,75 +128,22 @@ void inferHolderSections(std::vector<const LockWait*> futex_waits, LockTimeline&
         section.request = section.start;
       }
       if (section.start <= section.end) {
-        timeline.sections.push_back(section);
-        ++timeline.inferred_sections;
+        ++counts_.inferred_sections;
+        if (sinks_.section) sinks_.section(section);
       }
     }
     acquired_by[wait.tid] = {wait.end, wait.start, wait.stack_id};
   }
 }
 
-}  // namespace
-
 LockTimeline buildLockTimeline(std::span<const format::LockInterval> rows) {
   LockTimeline timeline;
-  bool saw_all = false;
-  bool saw_contended = false;
-  std::vector<size_t> futex_wait_indexes;
-  for (const format::LockInterval& row : rows) {
-    bool released = row.release_time != 0;
-    if (row.acquired_time < row.time || (released && row.release_time < row.acquired_time)) {
-      ++timeline.malformed;
-      continue;
-    }
-    if (has(row.flags, format::kLockTryFailed)) {
-      ++timeline.try_failed;
-      continue;
-    }
-    LockId lock{row.pid, row.address};
-    bool contended_only = has(row.flags, format::kLockContendedOnly);
-    bool contended = contended_only || has(row.flags, format::kLockContended);
-    (contended_only ? saw_contended : saw_all) = true;
-    timeline.acquisitions.push_back({.lock = lock,
-                                     .tid = row.tid,
-                                     .kind = row.lock_kind,
-                                     .stack_id = row.stack_id,
-                                     .time = row.time,
-                                     .wait_ns = row.acquired_time - row.time,
-                                     .contended = contended});
-    if (contended) {
-      if (contended_only) futex_wait_indexes.push_back(timeline.waits.size());
-      timeline.waits.push_back({.lock = lock,
-                                .tid = row.tid,
-                                .kind = row.lock_kind,
-                                .stack_id = row.stack_id,
-                                .start = row.time,
-                                .end = row.acquired_time,
-                                .releaser_tid = row.releaser_tid});
-    }
-    if (contended_only) continue;
-    if (has(row.flags, format::kLockRecursive)) {
-      ++timeline.recursive;
-      continue;
-    }
-    if (!released) {
-      ++timeline.unreleased;
-      continue;
-    }
-    timeline.sections.push_back({.lock = lock,
-                                 .tid = row.tid,
-                                 .kind = row.lock_kind,
-                                 .stack_id = row.stack_id,
-                                 .request = row.time,
-                                 .start = row.acquired_time,
-                                 .end = row.release_time,
-                                 .contended = contended});
-  }
-  std::vector<const LockWait*> futex_waits;
-  futex_waits.reserve(futex_wait_indexes.size());
-  for (size_t i : futex_wait_indexes) futex_waits.push_back(&timeline.waits[i]);
-  inferHolderSections(std::move(futex_waits), timeline);
-
+  LockRowStream stream(
+      {.acquisition = [&](const Acquisition& a) { timeline.acquisitions.push_back(a); },
+       .section = [&](const CriticalSection& s) { timeline.sections.push_back(s); },
+       .wait = [&](const LockWait& w) { timeline.waits.push_back(w); }});
+  for (const format::LockInterval& row : rows) stream.add(row);
+  static_cast<LockRowCounts&>(timeline) = stream.finish();
   std::sort(timeline.sections.begin(), timeline.sections.end(),
             [](const CriticalSection& a, const CriticalSection& b) {
               return std::tie(a.tid, a.start, a.end, a.lock) <
@@ -130,10 +152,6 @@ LockTimeline buildLockTimeline(std::span<const format::LockInterval> rows) {
   std::sort(timeline.waits.begin(), timeline.waits.end(), [](const LockWait& a, const LockWait& b) {
     return std::tie(a.lock, a.start, a.end, a.tid) < std::tie(b.lock, b.start, b.end, b.tid);
   });
-  timeline.mode = saw_all && saw_contended ? LockRecordingMode::kMixed
-                  : saw_all                ? LockRecordingMode::kAll
-                  : saw_contended          ? LockRecordingMode::kContended
-                                           : LockRecordingMode::kNone;
   return timeline;
 }
 

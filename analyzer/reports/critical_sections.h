@@ -13,12 +13,23 @@
 //
 // Locks are per process: a lock is (pid, address).
 //
+// LockRowStream does the same one row at a time, for reports that only
+// aggregate (incise locks): it hands each acquisition and `all`-mode section
+// on as its row arrives and keeps nothing of them; only contended-mode futex
+// waits are kept (56 bytes each) until finish(), because inferring the
+// holders needs every wait of a lock in wake order.
+//
 //   LockTimeline timeline = buildLockTimeline(lock_rows);
 //   for (const CriticalSection& s : timeline.sections) hold += s.end - s.start;
 //   for (const LockWait& w : timeline.waits) wait += w.end - w.start;
+//
+//   LockRowStream stream({.acquisition = count, .section = addHold});
+//   trace.forEachRow<format::LockInterval>([&](const auto& row) { stream.add(row); });
+//   LockRowCounts counts = stream.finish();  // emits the inferred sections
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <vector>
 
@@ -70,19 +81,57 @@ struct Acquisition {
 
 enum class LockRecordingMode { kNone, kAll, kContended, kMixed };
 
-struct LockTimeline {
+struct LockRowCounts {
   LockRecordingMode mode = LockRecordingMode::kNone;
-  std::vector<Acquisition> acquisitions;  // row order
-  std::vector<CriticalSection> sections;  // sorted by (tid, start)
-  std::vector<LockWait> waits;            // sorted by (lock, start): contended acquisitions only
-  uint64_t try_failed = 0;                // trylocks that did not get the lock
-  uint64_t recursive = 0;                 // re-acquires by the holder: no section of their own
-  uint64_t unreleased = 0;                // `all` rows with no release seen (trace ended)
-  uint64_t malformed = 0;                 // rows whose times run backwards: skipped
+  uint64_t try_failed = 0;  // trylocks that did not get the lock
+  uint64_t recursive = 0;   // re-acquires by the holder: no section of their own
+  uint64_t unreleased = 0;  // `all` rows with no release seen (trace ended)
+  uint64_t malformed = 0;   // rows whose times run backwards: skipped
   uint64_t inferred_sections = 0;
 };
 
+struct LockTimeline : LockRowCounts {
+  std::vector<Acquisition> acquisitions;  // row order
+  std::vector<CriticalSection> sections;  // sorted by (tid, start)
+  std::vector<LockWait> waits;            // sorted by (lock, start): contended acquisitions only
+};
+
 LockTimeline buildLockTimeline(std::span<const format::LockInterval> rows);
+
+// Where LockRowStream hands what it recovers; any of them may be empty.
+struct LockRowSinks {
+  std::function<void(const Acquisition&)> acquisition;
+  std::function<void(const CriticalSection&)> section;  // recorded at once, inferred at finish()
+  std::function<void(const LockWait&)> wait;            // contended acquisitions
+};
+
+class LockRowStream {
+ public:
+  explicit LockRowStream(LockRowSinks sinks) : sinks_(std::move(sinks)) {}
+  void add(const format::LockInterval& row);
+  // Infers the holders' sections of contended mode, hands them on, and
+  // returns the counts. Call once, after the last row.
+  LockRowCounts finish();
+
+ private:
+  // A contended-mode wait, as much as the holder inference needs.
+  struct FutexWait {
+    LockId lock;
+    uint64_t start = 0;
+    uint64_t end = 0;
+    uint64_t stack_id = 0;
+    uint32_t tid = 0;
+    uint32_t releaser_tid = 0;
+    uint8_t kind = 0;
+  };
+  void inferHolderSections();
+
+  LockRowSinks sinks_;
+  LockRowCounts counts_;
+  bool saw_all_ = false;
+  bool saw_contended_ = false;
+  std::vector<FutexWait> futex_waits_;
+};
 
 const char* lockModeName(LockRecordingMode mode);
 

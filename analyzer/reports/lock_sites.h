@@ -49,6 +49,8 @@ class LockSites {
   // Symbolizes every acquire stack of the timeline (in the process and at
   // the time it was first used).
   void addStacksOf(const LockTimeline& timeline);
+  // Symbolizes `stack_id` in `pid` at `time`, the first time it is seen.
+  void add(uint64_t pid, uint64_t stack_id, uint64_t time);
   // 0 for a stack not added or without frames.
   uint64_t siteOf(uint64_t stack_id) const;
   const std::string& name(uint64_t site) const;
@@ -56,8 +58,6 @@ class LockSites {
   const std::string& context(uint64_t site) const;
 
  private:
-  void add(uint64_t pid, uint64_t stack_id, uint64_t time);
-
   Symbolizer& symbolizer_;
   const format::StackTable& stacks_;
   std::unordered_map<uint64_t, uint64_t> site_of_stack_;

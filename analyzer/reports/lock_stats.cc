@@ -8,18 +8,6 @@
 namespace incise::analyzer {
 namespace {
 
-using GroupKey = std::tuple<uint64_t, uint64_t, uint64_t>;  // pid, address, site
-
-struct GroupBuilder {
-  LockGroupStats stats;
-  std::vector<uint64_t> waits;
-  std::vector<uint64_t> holds;
-  std::map<uint64_t, ThreadTime> waiters;  // by tid
-  std::map<uint64_t, ThreadTime> holders;
-  std::map<LockId, uint64_t> lock_uses;
-  std::map<uint64_t, std::pair<uint64_t, uint64_t>> site_uses;  // site -> (uses, a stack)
-};
-
 void addThreadTime(std::map<uint64_t, ThreadTime>& threads, uint64_t pid, uint64_t tid,
                    uint64_t count, uint64_t ns) {
   ThreadTime& t = threads[tid];
@@ -60,75 +48,76 @@ typename Map::const_iterator mostUsed(const Map& uses) {
 
 }  // namespace
 
-Distribution distributionOf(std::vector<uint64_t>& values) {
-  Distribution d;
-  if (values.empty()) return d;
-  std::sort(values.begin(), values.end());
-  d.count = values.size();
-  for (uint64_t v : values) d.total += v;
-  auto rank = [&](uint64_t percent) {
-    uint64_t index = (percent * d.count + 99) / 100;  // ceil(p/100 * n), 1-based
-    return values[std::max<uint64_t>(index, 1) - 1];
-  };
-  d.p50 = rank(50);
-  d.p90 = rank(90);
-  d.p99 = rank(99);
-  d.max = values.back();
-  return d;
-}
-
 size_t log2Bucket(uint64_t value) {
   return value == 0 ? 0 : std::bit_width(value) - 1;
 }
 
-std::vector<LockGroupStats> computeLockStats(const LockTimeline& timeline, LockGrouping grouping,
-                                             const SiteOf& site_of, size_t top_threads) {
-  auto site = [&](uint64_t stack_id) { return site_of ? site_of(stack_id) : stack_id; };
-  std::map<GroupKey, GroupBuilder> groups;
-  auto group = [&](const LockId& lock, uint64_t stack_id) -> GroupBuilder& {
-    return groups[grouping == LockGrouping::kByLock ? GroupKey{lock.pid, lock.address, 0}
-                                                    : GroupKey{0, 0, site(stack_id)}];
-  };
-  // Which lock and site name a group: recorded acquisitions vote; a section
-  // votes only when its group has no acquisition at all.
-  auto vote = [&](GroupBuilder& g, const LockId& lock, uint64_t stack_id) {
-    ++g.lock_uses[lock];
-    auto& site_use = g.site_uses[site(stack_id)];
-    if (site_use.first++ == 0) site_use.second = stack_id;
-  };
+LockStatsBuilder::LockStatsBuilder(LockGrouping grouping, SiteOf site_of)
+    : grouping_(grouping), site_of_(std::move(site_of)) {}
 
-  for (const Acquisition& a : timeline.acquisitions) {
-    GroupBuilder& g = group(a.lock, a.stack_id);
-    vote(g, a.lock, a.stack_id);
-    if (g.stats.acquisitions++ == 0) g.stats.kind = a.kind;
-    g.stats.contended += a.contended ? 1 : 0;
-    g.waits.push_back(a.wait_ns);
-    addThreadTime(g.waiters, a.lock.pid, a.tid, a.contended ? 1 : 0, a.wait_ns);
-  }
-  for (const CriticalSection& s : timeline.sections) {
-    GroupBuilder& g = group(s.lock, s.stack_id);
-    if (g.stats.acquisitions == 0) {
-      if (g.holds.empty()) g.stats.kind = s.kind;
-      vote(g, s.lock, s.stack_id);
+LockStatsBuilder::Group& LockStatsBuilder::groupOf(const LockId& lock, uint64_t stack_id) {
+  return groups_[grouping_ == LockGrouping::kByLock ? GroupKey{lock.pid, lock.address, 0}
+                                                    : GroupKey{0, 0, siteOf(stack_id)}];
+}
+
+void LockStatsBuilder::vote(Votes& votes, const LockId& lock, uint64_t stack_id, uint64_t kind) {
+  if (votes.locks.empty()) votes.first_kind = kind;
+  ++votes.locks[lock];
+  uint64_t site = siteOf(stack_id);
+  auto it = votes.sites.find(site);
+  if (it == votes.sites.end()) {
+    uint64_t uses = 0;
+    if (votes.sites.size() >= kSiteCandidates) {
+      auto least = std::min_element(
+          votes.sites.begin(), votes.sites.end(),
+          [](const auto& a, const auto& b) { return a.second.first < b.second.first; });
+      uses = least->second.first;
+      votes.sites.erase(least);
     }
-    g.holds.push_back(s.duration());
-    g.stats.hold_inferred |= s.inferred;
-    ++g.stats.hold_histogram[log2Bucket(s.duration())];
-    addThreadTime(g.holders, s.lock.pid, s.tid, 1, s.duration());
+    it = votes.sites.emplace(site, std::pair{uses, stack_id}).first;
   }
+  ++it->second.first;
+}
 
+void LockStatsBuilder::add(const Acquisition& a) {
+  Group& g = groupOf(a.lock, a.stack_id);
+  vote(g.acquisition_votes, a.lock, a.stack_id, a.kind);
+  ++g.acquisitions;
+  g.contended += a.contended ? 1 : 0;
+  g.waits.add(a.wait_ns);
+  addThreadTime(g.waiters, a.lock.pid, a.tid, a.contended ? 1 : 0, a.wait_ns);
+}
+
+void LockStatsBuilder::add(const CriticalSection& s) {
+  Group& g = groupOf(s.lock, s.stack_id);
+  // Section votes matter only if the group never sees an acquisition; stop
+  // counting them once it does.
+  if (g.acquisitions == 0) vote(g.section_votes, s.lock, s.stack_id, s.kind);
+  g.holds.add(s.duration());
+  g.hold_inferred |= s.inferred;
+  ++g.hold_histogram[log2Bucket(s.duration())];
+  addThreadTime(g.holders, s.lock.pid, s.tid, 1, s.duration());
+}
+
+std::vector<LockGroupStats> LockStatsBuilder::finish(size_t top_threads) const {
   std::vector<LockGroupStats> result;
-  result.reserve(groups.size());
-  for (auto& [key, g] : groups) {
-    LockGroupStats stats = g.stats;
-    stats.wait = distributionOf(g.waits);
-    stats.hold = distributionOf(g.holds);
+  result.reserve(groups_.size());
+  for (const auto& [key, g] : groups_) {
+    const Votes& votes = g.acquisitions > 0 ? g.acquisition_votes : g.section_votes;
+    LockGroupStats stats;
+    stats.kind = votes.first_kind;
+    stats.acquisitions = g.acquisitions;
+    stats.contended = g.contended;
+    stats.hold_inferred = g.hold_inferred;
+    stats.hold_histogram = g.hold_histogram;
+    stats.wait = g.waits.summary();
+    stats.hold = g.holds.summary();
     stats.top_waiters = topThreads(g.waiters, top_threads);
     stats.top_holders = topThreads(g.holders, top_threads);
-    stats.locks = g.lock_uses.size();
-    stats.lock = mostUsed(g.lock_uses)->first;
-    if (!g.site_uses.empty()) {
-      auto best = mostUsed(g.site_uses);
+    stats.locks = votes.locks.size();
+    if (!votes.locks.empty()) stats.lock = mostUsed(votes.locks)->first;
+    if (!votes.sites.empty()) {
+      auto best = mostUsed(votes.sites);
       stats.site = best->first;
       stats.site_stack_id = best->second.second;
     }
@@ -139,6 +128,14 @@ std::vector<LockGroupStats> computeLockStats(const LockTimeline& timeline, LockG
            std::tie(a.wait.total, a.hold.total, b.lock, b.site);
   });
   return result;
+}
+
+std::vector<LockGroupStats> computeLockStats(const LockTimeline& timeline, LockGrouping grouping,
+                                             const SiteOf& site_of, size_t top_threads) {
+  LockStatsBuilder builder(grouping, site_of);
+  for (const Acquisition& a : timeline.acquisitions) builder.add(a);
+  for (const CriticalSection& s : timeline.sections) builder.add(s);
+  return builder.finish(top_threads);
 }
 
 }  // namespace incise::analyzer

@@ -11,33 +11,32 @@
 // A site is whatever the caller says a stack id maps to (e.g. the first user
 // frame outside libc): `site_of` turns an acquire stack id into a site id.
 //
+// LockStatsBuilder takes acquisitions and sections one at a time (straight
+// from a LockRowStream), so memory is per group, not per row: the wait and
+// hold DurationDistributions (exact up to 4096 values each, then a
+// histogram within 0.8%), and per group the threads, locks and sites seen.
+//
 //   LockTimeline timeline = buildLockTimeline(rows);
 //   auto groups = computeLockStats(timeline, LockGrouping::kByLock, {}, /*top_threads=*/3);
 //   for (const LockGroupStats& g : groups) print(g.lock.address, g.hold.p99);
+//
+//   LockStatsBuilder stats(LockGrouping::kBySite, site_of);
+//   LockRowStream stream({.acquisition = [&](auto& a) { stats.add(a); },
+//                         .section = [&](auto& s) { stats.add(s); }});
 #pragma once
 
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <span>
+#include <tuple>
 #include <vector>
 
 #include "analyzer/reports/critical_sections.h"
+#include "analyzer/reports/duration_distribution.h"
 
 namespace incise::analyzer {
-
-struct Distribution {
-  uint64_t count = 0;
-  uint64_t total = 0;
-  uint64_t p50 = 0;
-  uint64_t p90 = 0;
-  uint64_t p99 = 0;
-  uint64_t max = 0;
-};
-
-// Nearest-rank percentiles (the smallest value with at least p% of values at
-// or below it); sorts `values`.
-Distribution distributionOf(std::vector<uint64_t>& values);
 
 // Bucket i holds values v with floor(log2(v)) == i; 0 falls in bucket 0.
 inline constexpr size_t kLog2Buckets = 64;
@@ -71,8 +70,53 @@ struct LockGroupStats {
   Log2Histogram hold_histogram{};
 };
 
-// Groups sorted by total wait, then total hold, longest first. An empty
-// `site_of` uses the stack id as the site.
+class LockStatsBuilder {
+ public:
+  // An empty `site_of` uses the stack id as the site.
+  LockStatsBuilder(LockGrouping grouping, SiteOf site_of);
+  void add(const Acquisition& acquisition);
+  void add(const CriticalSection& section);
+  // Groups sorted by total wait, then total hold, longest first.
+  std::vector<LockGroupStats> finish(size_t top_threads) const;
+
+ private:
+  // Which lock and site name a group: recorded acquisitions vote; sections
+  // vote only for a group without any acquisition. Sites are counted
+  // Space-Saving style in kSiteCandidates slots (a new site takes the least
+  // used slot and its count, plus one): exact up to that many sites per
+  // group, and a site with more than 1/kSiteCandidates of the votes always
+  // keeps its slot, so a lock taken at hundreds of sites costs 16 entries.
+  static constexpr size_t kSiteCandidates = 16;
+  struct Votes {
+    std::map<LockId, uint64_t> locks;
+    std::map<uint64_t, std::pair<uint64_t, uint64_t>> sites;  // site -> (uses, a stack)
+    uint64_t first_kind = 0;
+  };
+  struct Group {
+    uint64_t acquisitions = 0;
+    uint64_t contended = 0;
+    uint64_t sections = 0;
+    bool hold_inferred = false;
+    DurationDistribution waits;
+    DurationDistribution holds;
+    std::map<uint64_t, ThreadTime> waiters;  // by tid
+    std::map<uint64_t, ThreadTime> holders;
+    Votes acquisition_votes;
+    Votes section_votes;
+    Log2Histogram hold_histogram{};
+  };
+  using GroupKey = std::tuple<uint64_t, uint64_t, uint64_t>;  // pid, address, site
+
+  Group& groupOf(const LockId& lock, uint64_t stack_id);
+  void vote(Votes& votes, const LockId& lock, uint64_t stack_id, uint64_t kind);
+  uint64_t siteOf(uint64_t stack_id) const { return site_of_ ? site_of_(stack_id) : stack_id; }
+
+  LockGrouping grouping_;
+  SiteOf site_of_;
+  std::map<GroupKey, Group> groups_;
+};
+
+// Every acquisition and section of `timeline` through a LockStatsBuilder.
 std::vector<LockGroupStats> computeLockStats(const LockTimeline& timeline, LockGrouping grouping,
                                              const SiteOf& site_of, size_t top_threads);
 

@@ -2,9 +2,10 @@
 // wait and hold distributions, top waiters and holders, and a hold-time
 // histogram.
 //
-// Memory: the lock rows are materialised (rows()) because holds in
-// contended mode are inferred from the order of waits; everything else is
-// per lock, per site and per thread.
+// Memory: rows stream (LockRowStream into LockStatsBuilder); what is kept is
+// per group (lock or site): two DurationDistributions of at most 32 KiB each,
+// the threads, sites and locks seen; plus, in contended mode only, 56 bytes
+// per futex wait until the holders are inferred.
 #include <iostream>
 #include <nlohmann/json.hpp>
 
@@ -128,29 +129,37 @@ nlohmann::json groupsJson(const std::vector<LockGroupStats>& groups, const LockN
 
 int reportLocks(Trace& trace, const ReportOutput& output, const LocksOptions& options) {
   LockGrouping by = options.by == "site" ? LockGrouping::kBySite : LockGrouping::kByLock;
-  std::vector<format::LockInterval> rows = trace.rows<format::LockInterval>();
-  LockTimeline timeline = buildLockTimeline(rows);
-  rows = {};
   LockSites sites(trace.symbolizer(), trace.stacks());
-  sites.addStacksOf(timeline);
-  std::vector<LockGroupStats> groups = computeLockStats(
-      timeline, by, [&](uint64_t stack) { return sites.siteOf(stack); }, kTopThreads);
+  LockStatsBuilder stats(by, [&](uint64_t stack) { return sites.siteOf(stack); });
+  LockRowStream stream({.acquisition =
+                            [&](const Acquisition& a) {
+                              sites.add(a.lock.pid, a.stack_id, a.time);
+                              stats.add(a);
+                            },
+                        .section =
+                            [&](const CriticalSection& s) {
+                              sites.add(s.lock.pid, s.stack_id, s.start);
+                              stats.add(s);
+                            }});
+  trace.forEachRow<format::LockInterval>([&](const format::LockInterval& row) { stream.add(row); });
+  LockRowCounts counts = stream.finish();
+  std::vector<LockGroupStats> groups = stats.finish(kTopThreads);
   size_t total_groups = groups.size();
   if (options.limit != 0 && groups.size() > options.limit) groups.resize(options.limit);
   LockNames names(trace, sites);
-  bool contended_only = timeline.mode == LockRecordingMode::kContended;
+  bool contended_only = counts.mode == LockRecordingMode::kContended;
 
   if (output.json) {
     nlohmann::json doc = {
         {"header", output.headerJson()},
-        {"lock_mode", lockModeName(timeline.mode)},
+        {"lock_mode", lockModeName(counts.mode)},
         {"recorded_lock_mode", trace.header().options.lock_mode},
         {"by", options.by},
         {"groups_total", total_groups},
-        {"try_failed", timeline.try_failed},
-        {"unreleased", timeline.unreleased},
-        {"malformed_rows", timeline.malformed},
-        {"inferred_sections", timeline.inferred_sections},
+        {"try_failed", counts.try_failed},
+        {"unreleased", counts.unreleased},
+        {"malformed_rows", counts.malformed},
+        {"inferred_sections", counts.inferred_sections},
         {"groups", groupsJson(groups, names, contended_only)},
     };
     writeJson(output.out(), doc);
@@ -158,14 +167,14 @@ int reportLocks(Trace& trace, const ReportOutput& output, const LocksOptions& op
   }
   std::ostream& out = output.out();
   output.printHeader();
-  out << lockModeSentence(timeline.mode) << "\n";
+  out << lockModeSentence(counts.mode) << "\n";
   if (groups.empty()) return 0;
   out << "\n";
   printDistributions(groups, names, by, contended_only, out);
   if (total_groups > groups.size()) {
     out << "(" << total_groups - groups.size() << " more; --limit 0 shows all)\n";
   }
-  if (timeline.inferred_sections > 0) out << "* hold times inferred from wakes\n";
+  if (counts.inferred_sections > 0) out << "* hold times inferred from wakes\n";
   printDetails(groups, names, by, out);
   return 0;
 }

@@ -1,6 +1,7 @@
 // Known answers for critical sections (both lock modes) and lock statistics.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "analyzer/reports/critical_sections.h"
@@ -239,6 +240,62 @@ TEST(LockStats, ContendedModeHoldsAreInferred) {
   EXPECT_EQ(groups[0].hold.count, 2u);
   EXPECT_EQ(groups[0].hold.total, 200u);  // [100,200) by 1 and [200,300) by 2
   EXPECT_EQ(groups[0].site, 21u);         // recorded acquisitions name it, first among equals
+}
+
+// What `incise locks` does: rows straight from a LockRowStream into a
+// LockStatsBuilder, in any order (sections may come before acquisitions),
+// give the timeline's answers.
+TEST(LockStats, StreamingGivesTheTimelineAnswers) {
+  std::vector<LockInterval> rows = twoLocks();
+  rows.push_back(futexWait(2, kLockB, 2000, 2100, 1, 21));
+  rows.push_back(futexWait(3, kLockB, 2050, 2200, 2, 31));
+  std::reverse(rows.begin(), rows.end());
+  LockStatsBuilder builder(LockGrouping::kByLock, {});
+  std::vector<Acquisition> acquisitions;
+  LockRowStream stream({.acquisition = [&](const Acquisition& a) { acquisitions.push_back(a); },
+                        .section = [&](const CriticalSection& s) { builder.add(s); }});
+  for (const LockInterval& row : rows) stream.add(row);
+  LockRowCounts counts = stream.finish();
+  for (const Acquisition& a : acquisitions) builder.add(a);  // after the sections
+  std::vector<LockGroupStats> streamed = builder.finish(3);
+
+  LockTimeline t = buildLockTimeline(rows);
+  std::vector<LockGroupStats> expected = computeLockStats(t, LockGrouping::kByLock, {}, 3);
+  EXPECT_EQ(counts.mode, LockRecordingMode::kMixed);
+  EXPECT_EQ(counts.inferred_sections, t.inferred_sections);
+  EXPECT_EQ(counts.inferred_sections, 2u);
+  ASSERT_EQ(streamed.size(), expected.size());
+  for (size_t i = 0; i < streamed.size(); ++i) {
+    EXPECT_EQ(streamed[i].lock, expected[i].lock);
+    EXPECT_EQ(streamed[i].site, expected[i].site);
+    EXPECT_EQ(streamed[i].kind, expected[i].kind);
+    EXPECT_EQ(streamed[i].acquisitions, expected[i].acquisitions);
+    EXPECT_EQ(streamed[i].wait.p50, expected[i].wait.p50);
+    EXPECT_EQ(streamed[i].wait.total, expected[i].wait.total);
+    EXPECT_EQ(streamed[i].hold.p90, expected[i].hold.p90);
+    EXPECT_EQ(streamed[i].hold.total, expected[i].hold.total);
+    EXPECT_EQ(streamed[i].hold_inferred, expected[i].hold_inferred);
+    ASSERT_EQ(streamed[i].top_holders.size(), expected[i].top_holders.size());
+    EXPECT_EQ(streamed[i].top_holders[0].tid, expected[i].top_holders[0].tid);
+  }
+}
+
+// A lock taken at many sites keeps a bounded set of candidate sites; the
+// dominant one still names it.
+TEST(LockStats, ManySitesStillNameTheDominantOne) {
+  std::vector<LockInterval> rows;
+  uint64_t time = 0;
+  for (uint64_t i = 0; i < 400; ++i) {
+    uint64_t stack = i % 4 == 0 ? 5 : 100 + i;  // site 5 in a quarter; 300 others once each
+    rows.push_back(exact(1, kLockA, time, time, time + 1, stack));
+    time += 10;
+  }
+  LockTimeline t = buildLockTimeline(rows);
+  std::vector<LockGroupStats> groups = computeLockStats(t, LockGrouping::kByLock, {}, 3);
+  ASSERT_EQ(groups.size(), 1u);
+  EXPECT_EQ(groups[0].site, 5u);
+  EXPECT_EQ(groups[0].site_stack_id, 5u);
+  EXPECT_EQ(groups[0].acquisitions, 400u);
 }
 
 }  // namespace
