@@ -98,6 +98,10 @@ void Chunk::setBlobs(unsigned column, std::shared_ptr<uint8_t[]> buffer, size_t 
   blobs.buffer = std::move(buffer);
 }
 
+void Chunk::releaseBlobs(unsigned column) {
+  if (column < blobs_.size()) blobs_[column] = Blobs{};
+}
+
 std::span<const uint8_t> Chunk::bytes(unsigned column, size_t row) const {
   if (column >= blobs_.size()) return {};
   const Blobs& blobs = blobs_[column];

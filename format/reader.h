@@ -102,6 +102,10 @@ class Chunk {
   // (already in mutableColumns()) are the lengths. bytes() hands out spans of
   // the buffer, never copies.
   void setBlobs(unsigned column, std::shared_ptr<uint8_t[]> buffer, size_t at, size_t size);
+  // Drops a kBytes column's blobs (bytes() then reads empty) so its buffer
+  // goes back to the pool before the chunk does: for a reader that is done
+  // with them early (the unwinder, with the stack copies).
+  void releaseBlobs(unsigned column);
 
  private:
   EventKind kind_;

@@ -19,7 +19,7 @@
 // with the chunk.
 //
 //   decoder.run(refs, columns,
-//               [&](const format::Chunk& c, unsigned worker) { return unwindAll(c, worker); },
+//               [&](format::Chunk& c, unsigned worker) { return unwindAll(c, worker); },
 //               [&](const format::ChunkRef&, const format::Chunk& c, ChunkDecoder::Prepared* p) {
 //                 ...
 //               }, on_error);
@@ -44,8 +44,9 @@ class ChunkDecoder {
     virtual ~Prepared() = default;
   };
   // Called on a decoding thread; `worker` < threads(), and one worker index
-  // is never used by two threads at once.
-  using Prepare = std::function<std::unique_ptr<Prepared>(const format::Chunk&, unsigned worker)>;
+  // is never used by two threads at once. It may release what only it needs
+  // (Chunk::releaseBlobs), so fewer big buffers are alive at once.
+  using Prepare = std::function<std::unique_ptr<Prepared>(format::Chunk&, unsigned worker)>;
   using ConsumePrepared =
       std::function<void(const format::ChunkRef&, const format::Chunk&, Prepared*)>;
 

@@ -109,7 +109,7 @@ void Trace::forEachChunk(format::EventKind kind, const ChunkVisit& visit) {
   ChunkDecoder::Prepare unwind;
   if (unwound_ && kind == format::EventKind::kCpuSample) {
     // Filtered-out samples are not unwound; passes() only reads.
-    unwind = [this](const format::Chunk& chunk, unsigned worker) {
+    unwind = [this](format::Chunk& chunk, unsigned worker) {
       return std::unique_ptr<ChunkDecoder::Prepared>(unwound_->unwindChunk(
           chunk, worker, [this](const format::CpuSample& row) { return passes(row); }));
     };

@@ -50,7 +50,7 @@ size_t UnwoundStacks::FramesHash::operator()(const std::vector<uint64_t>& frames
 }
 
 std::unique_ptr<UnwoundChunk> UnwoundStacks::unwindChunk(
-    const format::Chunk& chunk, unsigned worker,
+    format::Chunk& chunk, unsigned worker,
     const std::function<bool(const format::CpuSample&)>& keep) const {
   auto out = std::make_unique<UnwoundChunk>();
   if (chunk.kind() != format::EventKind::kCpuSample) return out;
@@ -73,6 +73,7 @@ std::unique_ptr<UnwoundChunk> UnwoundStacks::unwindChunk(
     out->ends.push_back(static_cast<uint32_t>(out->frames.size()));
     out->unwound.push_back(unwind ? 1 : 0);
   }
+  chunk.releaseBlobs(static_cast<unsigned>(format::CpuSampleColumn::user_stack));
   return out;
 }
 

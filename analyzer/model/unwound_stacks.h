@@ -55,9 +55,11 @@ class UnwoundStacks {
   static bool wanted(const format::Header& header);
 
   // Unwinds the samples of a cpu_sample chunk that have registers and pass
-  // `keep` (null: all); thread-safe across distinct `worker`s.
+  // `keep` (null: all); thread-safe across distinct `worker`s. The stack
+  // copies are released afterwards (nothing else reads them): their buffer
+  // goes back to the pool while the chunk waits for its consumer.
   std::unique_ptr<UnwoundChunk> unwindChunk(
-      const format::Chunk& chunk, unsigned worker,
+      format::Chunk& chunk, unsigned worker,
       const std::function<bool(const format::CpuSample&)>& keep) const;
 
   // The id (in stacks()) of `row`'s stack with its user part replaced by the
