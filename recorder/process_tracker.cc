@@ -284,7 +284,8 @@ void ProcessTracker::noteUserFrames(uint32_t pid, std::span<const uint64_t> fram
   auto it = processes_.find(pid);
   if (it == processes_.end()) return;
   ProcessState& state = it->second;
-  for (uint64_t address : frames) {
+  for (size_t i = 0; i < frames.size(); ++i) {
+    const uint64_t address = frames[i];
     const MappedRange* range = findRange(state, address);
     if (!range && state.alive && time - state.maps_read_time > kMapsRereadIntervalNs) {
       readMaps(pid, state, time);
@@ -292,12 +293,16 @@ void ProcessTracker::noteUserFrames(uint32_t pid, std::span<const uint64_t> fram
     }
     if (!range || range->open_path.empty()) continue;
     std::string key = range->build_id.empty() ? range->path : range->build_id;
+    // Callers' frames are return addresses: the analyzer names them at
+    // address - 1, which is in the calling function even when the call was
+    // its last instruction (a noreturn callee), so a subset keeps that too.
+    const bool return_address = i > 0;
     if (auto large = large_objects_.find(key); large != large_objects_.end()) {
-      large->second.file_offsets.insert(address - range->start + range->file_offset);
+      noteHitOffset(large->second, *range, address, return_address);
       continue;
     }
     if (hit_objects_.count(key)) continue;
-    startHitObject(key, *range, address);
+    startHitObject(key, *range, address, return_address);
   }
 }
 
@@ -311,8 +316,15 @@ Result<format::ObjectSymbols> ProcessTracker::readHitObject(const HitObject& hit
   return object;
 }
 
+void ProcessTracker::noteHitOffset(LargeObject& large, const MappedRange& range, uint64_t address,
+                                   bool return_address) {
+  const uint64_t offset = address - range.start + range.file_offset;
+  large.file_offsets.insert(offset);
+  if (return_address && offset > 0) large.file_offsets.insert(offset - 1);
+}
+
 void ProcessTracker::startHitObject(const std::string& key, const MappedRange& range,
-                                    uint64_t address) {
+                                    uint64_t address, bool return_address) {
   HitObject hit{.path = range.path, .open_path = range.open_path, .build_id = range.build_id};
   hit_objects_.emplace(key, hit);
   Result<size_t> count = countElfSymbols(hit.open_path);
@@ -320,7 +332,7 @@ void ProcessTracker::startHitObject(const std::string& key, const MappedRange& r
     LargeObject large{.hit = hit};
     if (large_objects_.size() < kMaxOpenLargeObjects)
       large.fd = open(hit.open_path.c_str(), O_RDONLY | O_CLOEXEC);
-    large.file_offsets.insert(address - range.start + range.file_offset);
+    noteHitOffset(large, range, address, return_address);
     large_objects_.emplace(key, std::move(large));
     return;
   }

@@ -65,6 +65,11 @@ class ProcessTracker {
 
   // Symbol tables with more entries than this are embedded as hit subsets.
   static constexpr size_t kFullSymbolTableLimit = 30000;
+  // With frame-pointer stacks every frame is known while recording, so any
+  // table past this small size is embedded as its hit subset: libc's 3,000
+  // and libstdc++'s 6,000 symbols were most of a recording's metadata.
+  // (-g dwarf keeps whole tables: its frames are found only offline.)
+  static constexpr size_t kFramePointerFullTableLimit = 1000;
   void setFullSymbolTableLimit(size_t symbols) { full_table_limit_ = symbols; }
   // Large objects kept open at once; past this, later ones are re-read by path.
   static constexpr size_t kMaxOpenLargeObjects = 64;
@@ -150,7 +155,8 @@ class ProcessTracker {
   void queueObject(format::ObjectSymbols object);
   Result<format::ObjectSymbols> readHitObject(const HitObject& hit);
   // Starts a hit object: a whole table now, or a large object's subset later.
-  void startHitObject(const std::string& key, const MappedRange& range, uint64_t address);
+  void startHitObject(const std::string& key, const MappedRange& range, uint64_t address,
+                      bool return_address);
   void markExited(ProcessState& state, uint64_t time);
 
   std::string proc_root_;
@@ -170,6 +176,8 @@ class ProcessTracker {
     std::unordered_set<uint64_t> file_offsets;  // of the frames that hit it
   };
   std::map<std::string, LargeObject> large_objects_;  // same key
+  void noteHitOffset(LargeObject& large, const MappedRange& range, uint64_t address,
+                     bool return_address);
   size_t full_table_limit_ = kFullSymbolTableLimit;
   std::set<uint64_t> kernel_addresses_;
   format::MetadataDelta pending_;

@@ -68,7 +68,10 @@ class ProfileSource final : public Source {
 
   Status attach(RingPoller& poller, EventSink& sink) override {
     sink_ = &sink;
-    sink.processes().setEmbedUnwindTables(config_->stacks && config_->user_stack_bytes > 0);
+    const bool copies_stacks = config_->stacks && config_->user_stack_bytes > 0;
+    sink.processes().setEmbedUnwindTables(copies_stacks);
+    if (!copies_stacks)
+      sink.processes().setFullSymbolTableLimit(ProcessTracker::kFramePointerFullTableLimit);
     if (!hardware_)
       sink.addNote("cpu samples: no hardware PMU, sampling the software cpu-clock event");
     Result<std::vector<int>> cpus = onlineCpus();

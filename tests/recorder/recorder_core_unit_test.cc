@@ -164,6 +164,53 @@ TEST(ProcessTracker, LargeTablesEmbedOnlyTheSymbolsHitReadAtTheEnd) {
   EXPECT_EQ(tracker.largeObjectCount(), 0u);
 }
 
+__attribute__((noinline)) int calledFromACallerFrame(int x) {
+  asm volatile("" : "+r"(x));
+  return x * 5 + 2;
+}
+
+// A caller's frame is a return address: the analyzer names it at address - 1,
+// which can be the end of the previous function (a call as its last
+// instruction). The subset must name it as the whole table would.
+TEST(ProcessTracker, LargeTableSubsetsKeepTheSymbolBeforeAReturnAddress) {
+  ProcessTracker tracker;
+  tracker.setFullSymbolTableLimit(10);
+  EXPECT_EQ(calledFromACallerFrame(1), 7);
+  // Both frames in the callee: only the return address reaches back before it.
+  const uint64_t return_address = reinterpret_cast<uint64_t>(&calledFromACallerFrame);
+  const uint64_t leaf = return_address + 1;
+  uint64_t frames[] = {leaf, return_address};
+  tracker.noteUserFrames(static_cast<uint32_t>(getpid()), frames, 1);
+  tracker.readLargeObjects();
+  format::MetadataDelta delta = tracker.takeDelta(2);
+  ASSERT_EQ(delta.objects.size(), 1u);
+
+  // What the whole table says about return_address - 1, in ELF addresses.
+  auto whole = readObjectSymbols({.path = delta.objects[0].path,
+                                  .open_path = "/proc/self/exe",
+                                  .build_id = delta.objects[0].build_id});
+  ASSERT_TRUE(whole) << whole.error().message();
+  auto named = [](const std::vector<format::Symbol>& symbols, uint64_t address) {
+    const format::Symbol* best = nullptr;
+    for (const auto& symbol : symbols) {
+      if (symbol.address <= address && (!best || symbol.address > best->address)) best = &symbol;
+    }
+    return best ? best->name : std::string();
+  };
+  // Runtime -> ELF address: this binary is PIE, and both functions are in it.
+  const uint64_t elf_of_callee = [&] {
+    for (const auto& symbol : whole->symbols)
+      if (symbol.name.find("calledFromACallerFrame") != std::string::npos) return symbol.address;
+    return uint64_t{0};
+  }();
+  ASSERT_NE(elf_of_callee, 0u);
+  const std::string before = named(whole->symbols, elf_of_callee - 1);
+  ASSERT_FALSE(before.empty());
+  EXPECT_EQ(named(delta.objects[0].symbols, elf_of_callee - 1), before);
+  EXPECT_NE(named(delta.objects[0].symbols, elf_of_callee).find("calledFromACallerFrame"),
+            std::string::npos);
+}
+
 TEST(SymbolCollector, KernelSubsetFromAFileEqualsTheSubsetOfTheWholeTable) {
   // Over 1 MiB of text, so the file is read in more than one slice.
   std::string text;
