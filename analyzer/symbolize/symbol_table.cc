@@ -32,11 +32,11 @@ uint64_t saturatingAdd(uint64_t a, uint64_t b) {
 
 SymbolTable::SymbolTable(std::vector<Entry> entries) {
   std::sort(entries.begin(), entries.end(), preferred);
-  for (Entry& entry : entries) {
-    if (entries_.empty() || entries_.back().start != entry.start) {
-      entries_.push_back(std::move(entry));
-    }
-  }
+  // Aliases: the preferred one sorts first at its start; the rest go, in place.
+  entries.erase(std::unique(entries.begin(), entries.end(),
+                            [](const Entry& a, const Entry& b) { return a.start == b.start; }),
+                entries.end());
+  entries_ = std::move(entries);
   starts_.reserve(entries_.size());
   ends_.reserve(entries_.size());
   for (size_t i = 0; i < entries_.size(); ++i) {
