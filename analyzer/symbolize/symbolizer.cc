@@ -157,11 +157,11 @@ Symbolizer::ObjectState& Symbolizer::resolvedObject(uint32_t index) {
 const Frame& Symbolizer::lookup(uint32_t pid, uint64_t address, uint64_t time) {
   ++counters_.lookups;
   const Key key{isKernelAddress(address) ? kKernelAnswerSpace : pid, address};
-  auto [it, inserted] = answers_.try_emplace(key);
-  CachedAnswer& answer = it->second;
+  CachedAnswer& answer = answers_[KeyHash()(key) & (kAnswerSlots - 1)];
   const Frame* frame = answer.frame;
-  if (inserted || time < answer.valid_from || time >= answer.valid_until) {
+  if (!frame || !(answer.key == key) || time < answer.valid_from || time >= answer.valid_until) {
     ++counters_.cache_misses;
+    answer.key = key;
     frame = &resolve(pid, address, time, answer);
   }
   if (!frame->known()) ++counters_.unsymbolized_frames;

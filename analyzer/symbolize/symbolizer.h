@@ -14,8 +14,9 @@
 // A user address goes: the pid's mapping valid at `time` -> file offset ->
 // ELF address through the object's PT_LOAD segments -> symbol by binary
 // search. Answers are cached per (pid, address) with the time window over
-// which they hold, and frames are shared per (object, file offset), so a
-// repeated address costs one hash lookup. Not thread-safe: one per thread,
+// which they hold, in a fixed-size direct-mapped cache, and frames are shared
+// per (object, file offset), so a repeated address costs one hash and memory
+// grows only with distinct frames. Not thread-safe: one per thread,
 // or a lock around it.
 //
 //   Symbolizer symbolizer(reader.metadata(), {.symfs = "/srv/sysroot"});
@@ -96,10 +97,16 @@ class Symbolizer {
     size_t operator()(const Key& key) const;
   };
   struct CachedAnswer {
+    Key key;
     uint64_t valid_from = 0;
     uint64_t valid_until = 0;
-    const Frame* frame = nullptr;  // owned by frames_
+    const Frame* frame = nullptr;  // owned by frames_; null in an empty slot
   };
+  // Answers live in a direct-mapped cache of fixed size: a miss costs one
+  // mapping search, and memory stays flat however many distinct (pid,
+  // address) pairs a trace has (50 processes of one binary on a 1 GiB trace
+  // made an unbounded map of them the analyzer's largest structure).
+  static constexpr size_t kAnswerSlots = size_t{1} << 16;
 
   const Frame& resolve(uint32_t pid, uint64_t address, uint64_t time, CachedAnswer& answer);
   const Frame& kernelFrame(uint64_t address);
@@ -124,7 +131,7 @@ class Symbolizer {
   SymbolTable kernel_;
   // Frames never move or die before the Symbolizer: answers_ and callers point at them.
   std::unordered_map<Key, Frame, KeyHash> frames_;
-  std::unordered_map<Key, CachedAnswer, KeyHash> answers_;
+  std::vector<CachedAnswer> answers_ = std::vector<CachedAnswer>(kAnswerSlots);
 };
 
 }  // namespace incise::analyzer
