@@ -3,6 +3,8 @@
 #include "analyzer/unwind/unwind_marker.h"
 
 #include <cstdio>
+#include <new>
+#include <type_traits>
 #include <unordered_set>
 
 namespace incise::analyzer {
@@ -157,6 +159,11 @@ Symbolizer::ObjectState& Symbolizer::resolvedObject(uint32_t index) {
 const Frame& Symbolizer::lookup(uint32_t pid, uint64_t address, uint64_t time) {
   ++counters_.lookups;
   const Key key{isKernelAddress(address) ? kKernelAnswerSpace : pid, address};
+  if (!answers_) {
+    static_assert(std::is_trivially_copyable_v<CachedAnswer>);
+    answers_.reset(static_cast<CachedAnswer*>(std::calloc(kAnswerSlots, sizeof(CachedAnswer))));
+    if (!answers_) throw std::bad_alloc();
+  }
   CachedAnswer& answer = answers_[KeyHash()(key) & (kAnswerSlots - 1)];
   const Frame* frame = answer.frame;
   if (!frame || !(answer.key == key) || time < answer.valid_from || time >= answer.valid_until) {

@@ -26,6 +26,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -131,7 +132,13 @@ class Symbolizer {
   SymbolTable kernel_;
   // Frames never move or die before the Symbolizer: answers_ and callers point at them.
   std::unordered_map<Key, Frame, KeyHash> frames_;
-  std::vector<CachedAnswer> answers_ = std::vector<CachedAnswer>(kAnswerSlots);
+  // calloc'd: the kernel's zero pages, so slots a short report never touches
+  // cost neither a memset nor a page fault (a vector zeroed 2.6 MB up front,
+  // 20% of `incise top` on a 60 k-sample trace).
+  struct FreeAnswers {
+    void operator()(CachedAnswer* answers) const { std::free(answers); }
+  };
+  std::unique_ptr<CachedAnswer[], FreeAnswers> answers_;
 };
 
 }  // namespace incise::analyzer
