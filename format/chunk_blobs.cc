@@ -16,6 +16,7 @@ namespace {
 // bounded window of chunks alive, so a handful covers a whole stream.
 class BlobBufferPool {
  public:
+  static constexpr size_t kPopulateAtLeast = 64 * 1024;
   std::shared_ptr<uint8_t[]> acquire(size_t size) {
     Buffer buffer;
     {
@@ -44,7 +45,9 @@ class BlobBufferPool {
       // One call maps the pages decompression is about to write: a page
       // fault per 4 KiB (where huge pages are unavailable) costs far more
       // in a VM. Best effort: older kernels refuse it and fault as before.
-      madvise(buffer.bytes.get(), size, MADV_POPULATE_WRITE);
+      // Small buffers (frame-pointer traces: only the copies' lengths) take
+      // their few faults; the system call cost more than they do.
+      if (size >= kPopulateAtLeast) madvise(buffer.bytes.get(), size, MADV_POPULATE_WRITE);
     }
     size_t capacity = buffer.capacity;
     uint8_t* bytes = buffer.bytes.release();

@@ -159,20 +159,26 @@ Symbolizer::ObjectState& Symbolizer::resolvedObject(uint32_t index) {
 const Frame& Symbolizer::lookup(uint32_t pid, uint64_t address, uint64_t time) {
   ++counters_.lookups;
   const Key key{isKernelAddress(address) ? kKernelAnswerSpace : pid, address};
-  if (!answers_) {
-    static_assert(std::is_trivially_copyable_v<CachedAnswer>);
-    answers_.reset(static_cast<CachedAnswer*>(std::calloc(kAnswerSlots, sizeof(CachedAnswer))));
-    if (!answers_) throw std::bad_alloc();
-  }
-  CachedAnswer& answer = answers_[KeyHash()(key) & (kAnswerSlots - 1)];
+  if (!answers_) sizeAnswerCache(kFirstAnswerSlots);
+  CachedAnswer& answer = answers_[KeyHash()(key) & (answer_slots_ - 1)];
   const Frame* frame = answer.frame;
   if (!frame || !(answer.key == key) || time < answer.valid_from || time >= answer.valid_until) {
     ++counters_.cache_misses;
     answer.key = key;
     frame = &resolve(pid, address, time, answer);
+    if (++misses_at_this_size_ > 2 * answer_slots_ && answer_slots_ < kMaxAnswerSlots)
+      sizeAnswerCache(answer_slots_ * 4);
   }
   if (!frame->known()) ++counters_.unsymbolized_frames;
   return *frame;
+}
+
+void Symbolizer::sizeAnswerCache(size_t slots) {
+  static_assert(std::is_trivially_copyable_v<CachedAnswer>);
+  answers_.reset(static_cast<CachedAnswer*>(std::calloc(slots, sizeof(CachedAnswer))));
+  if (!answers_) throw std::bad_alloc();
+  answer_slots_ = slots;
+  misses_at_this_size_ = 0;
 }
 
 const Frame* Symbolizer::tryLookup(uint32_t pid, uint64_t address, uint64_t time) {

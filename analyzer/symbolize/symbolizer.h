@@ -14,7 +14,7 @@
 // A user address goes: the pid's mapping valid at `time` -> file offset ->
 // ELF address through the object's PT_LOAD segments -> symbol by binary
 // search. Answers are cached per (pid, address) with the time window over
-// which they hold, in a fixed-size direct-mapped cache, and frames are shared
+// which they hold, in a bounded direct-mapped cache, and frames are shared
 // per (object, file offset), so a repeated address costs one hash and memory
 // grows only with distinct frames. Not thread-safe: one per thread,
 // or a lock around it.
@@ -103,11 +103,15 @@ class Symbolizer {
     uint64_t valid_until = 0;
     const Frame* frame = nullptr;  // owned by frames_; null in an empty slot
   };
-  // Answers live in a direct-mapped cache of fixed size: a miss costs one
+  // Answers live in a direct-mapped cache of bounded size: a miss costs one
   // mapping search, and memory stays flat however many distinct (pid,
   // address) pairs a trace has (50 processes of one binary on a 1 GiB trace
   // made an unbounded map of them the analyzer's largest structure).
-  static constexpr size_t kAnswerSlots = size_t{1} << 16;
+  // It starts small (a page fault per touched 4 KiB of a big table cost a
+  // small report more than its lookups) and grows, emptied, when misses
+  // show it is too small for the trace.
+  static constexpr size_t kFirstAnswerSlots = size_t{1} << 10;
+  static constexpr size_t kMaxAnswerSlots = size_t{1} << 16;
 
   const Frame& resolve(uint32_t pid, uint64_t address, uint64_t time, CachedAnswer& answer);
   const Frame& kernelFrame(uint64_t address);
@@ -132,13 +136,16 @@ class Symbolizer {
   SymbolTable kernel_;
   // Frames never move or die before the Symbolizer: answers_ and callers point at them.
   std::unordered_map<Key, Frame, KeyHash> frames_;
-  // calloc'd: the kernel's zero pages, so slots a short report never touches
-  // cost neither a memset nor a page fault (a vector zeroed 2.6 MB up front,
-  // 20% of `incise top` on a 60 k-sample trace).
+  // calloc'd: the kernel's zero pages, so untouched slots cost neither a
+  // memset nor a page fault (a vector zeroing 2.6 MB up front was 20% of
+  // `incise top` on a 60 k-sample trace).
   struct FreeAnswers {
     void operator()(CachedAnswer* answers) const { std::free(answers); }
   };
   std::unique_ptr<CachedAnswer[], FreeAnswers> answers_;
+  size_t answer_slots_ = 0;
+  uint64_t misses_at_this_size_ = 0;
+  void sizeAnswerCache(size_t slots);
 };
 
 }  // namespace incise::analyzer
