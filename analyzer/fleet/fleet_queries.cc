@@ -173,7 +173,7 @@ namespace {
 
 // Columns of a Distribution of the sorted array `values`: count, total,
 // nearest-rank p50/p90/p99 (the element at ceil(p * n / 100), as
-// distributionOf; an empty array gives 0 as index 0 does), max.
+// DurationDistribution; an empty array gives 0 as index 0 does), max.
 std::string distributionColumns(const std::string& values) {
   auto rank = [&](const char* percent) {
     return values + "[toUInt64(intDiv(" + percent + " * length(" + values + ") + 99, 100))]";

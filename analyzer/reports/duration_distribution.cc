@@ -15,19 +15,6 @@ uint64_t nearestRank(uint64_t percent, uint64_t count) {
 
 }  // namespace
 
-Distribution distributionOf(std::vector<uint64_t>& values) {
-  Distribution d;
-  if (values.empty()) return d;
-  std::sort(values.begin(), values.end());
-  d.count = values.size();
-  for (uint64_t v : values) d.total += v;
-  d.p50 = values[nearestRank(50, d.count) - 1];
-  d.p90 = values[nearestRank(90, d.count) - 1];
-  d.p99 = values[nearestRank(99, d.count) - 1];
-  d.max = values.back();
-  return d;
-}
-
 size_t DurationDistribution::bucketOf(uint64_t value) {
   if (value < kSubBuckets) return value;
   unsigned power = std::bit_width(value) - 1;  // >= kSubBucketBits

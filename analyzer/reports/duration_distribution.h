@@ -32,10 +32,6 @@ struct Distribution {
   uint64_t max = 0;
 };
 
-// Nearest-rank percentiles (the smallest value with at least p% of values at
-// or below it) of every value, exactly; sorts `values`.
-Distribution distributionOf(std::vector<uint64_t>& values);
-
 class DurationDistribution {
  public:
   static constexpr size_t kExactValues = 4096;

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "analyzer/reports/critical_sections.h"
+#include "analyzer/reports/duration_distribution.h"
 #include "analyzer/reports/lock_stats.h"
 
 namespace incise::analyzer {
@@ -133,6 +134,12 @@ TEST(CriticalSections, MixedModesAreNamed) {
   EXPECT_EQ(buildLockTimeline(rows).mode, LockRecordingMode::kMixed);
   EXPECT_EQ(buildLockTimeline({}).mode, LockRecordingMode::kNone);
   EXPECT_STREQ(lockModeName(LockRecordingMode::kContended), "contended");
+}
+
+Distribution distributionOf(const std::vector<uint64_t>& values) {
+  DurationDistribution distribution;
+  for (uint64_t v : values) distribution.add(v);
+  return distribution.summary();
 }
 
 TEST(LockStats, NearestRankPercentiles) {
