@@ -24,6 +24,7 @@
 #include "bpf/locks.h"
 #include "bpf/stack.bpf.h"
 #include "bpf/target_filter.bpf.h"
+#include "bpf/wait_stack.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -46,8 +47,6 @@ const volatile __u64 contended_threshold_ns = 50000;
 #define FUTEX_CMD_MASK (~(128 | 256)) /* without PRIVATE and CLOCK_REALTIME */
 #define NR_FUTEX 202                  /* x86-64 */
 #define EAGAIN 11
-
-#define MAX_THREADS 16384
 
 /* A lock call in progress on a thread (one at a time per thread). */
 struct pending_call {
@@ -132,11 +131,15 @@ static __always_inline __u32 releaser_since(__u32 tgid, __u32 self, __u64 addres
 
 /* Uprobe and syscall programs run in the thread's own context and never
  * interrupt each other on a CPU, so they share scratch slot 0. */
+static __always_inline void submit_lock_event(struct lock_event* e) {
+  submit_event(e, event_size_with_stack(__builtin_offsetof(struct lock_event, stack), &e->stack),
+               LOST_LOCKS);
+}
+
 static __always_inline void send_lock_event(void* ctx, struct lock_event* e) {
   /* A uprobe's or syscall's kernel stack is always the trap/entry path. */
   capture_user_stack(ctx, &e->stack);
-  submit_event(e, event_size_with_stack(__builtin_offsetof(struct lock_event, stack), &e->stack),
-               LOST_LOCKS);
+  submit_lock_event(e);
 }
 
 /* ---- uprobes: one program per role; the attach cookie says which lock ---- */
@@ -249,7 +252,7 @@ static __always_inline bool is_wake(int cmd) {
          cmd == FUTEX_WAKE_OP || cmd == FUTEX_REQUEUE || cmd == FUTEX_CMP_REQUEUE;
 }
 
-static __always_inline void on_futex_enter(__u64 uaddr, int op) {
+static __always_inline void on_futex_enter(void* ctx, __u64 uaddr, int op) {
   __u64 id = bpf_get_current_pid_tgid();
   __u32 tgid = id >> 32;
   if (!is_target(tgid)) return;
@@ -267,7 +270,13 @@ static __always_inline void on_futex_enter(__u64 uaddr, int op) {
     call->futex_waited = 1;
     wait.inside_lock_call = 1;
   }
-  if (bpf_map_update_elem(&futex_waits, &tid, &wait, BPF_ANY) != 0) count_drop(LOST_LOCKS);
+  if (bpf_map_update_elem(&futex_waits, &tid, &wait, BPF_ANY) != 0) {
+    count_drop(LOST_LOCKS);
+    return;
+  }
+  /* A wait inside a probed call is reported by the call's return, whose
+   * stack is the caller's: nothing here to reuse. */
+  if (!wait.inside_lock_call) remember_wait_stack(ctx, tid, scratch_event(0));
 }
 
 static __always_inline void on_futex_exit(void* ctx, long ret) {
@@ -290,7 +299,10 @@ static __always_inline void on_futex_exit(void* ctx, long ret) {
     releaser = releaser_since(tgid, tid, wait.uaddr, 0);
 
   struct lock_event* e = scratch_event(0);
-  if (!e) return;
+  if (!e) {
+    end_wait_stack(tid);
+    return;
+  }
   fill_header(&e->header, EVENT_FUTEX);
   e->request_ns = wait.start_ns;
   e->release_ns = 0;
@@ -299,13 +311,15 @@ static __always_inline void on_futex_exit(void* ctx, long ret) {
   e->flags = LOCK_FLAG_CONTENDED | LOCK_FLAG_CONTENDED_ONLY;
   e->releaser_tid = releaser;
   e->expects_release = 0;
-  /* Same user stack as at the wait's start: the thread never left the syscall. */
-  send_lock_event(ctx, e);
+  /* The stack walked at the wait's start: the thread never left the syscall. */
+  capture_stacks_in_wait(ctx, &e->stack, tid, false);
+  end_wait_stack(tid);
+  submit_lock_event(e);
 }
 
 SEC("tracepoint/syscalls/sys_enter_futex")
 int futex_enter_tp(struct trace_event_raw_sys_enter* ctx) {
-  on_futex_enter(ctx->args[0], (int)ctx->args[1]);
+  on_futex_enter(ctx, ctx->args[0], (int)ctx->args[1]);
   return 0;
 }
 
@@ -320,7 +334,7 @@ SEC("raw_tp/sys_enter")
 int futex_enter_raw(struct bpf_raw_tracepoint_args* ctx) {
   if (ctx->args[1] != NR_FUTEX) return 0;
   struct pt_regs* regs = (struct pt_regs*)ctx->args[0];
-  on_futex_enter(BPF_CORE_READ(regs, di), (int)BPF_CORE_READ(regs, si));
+  on_futex_enter(ctx, BPF_CORE_READ(regs, di), (int)BPF_CORE_READ(regs, si));
   return 0;
 }
 

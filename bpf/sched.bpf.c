@@ -8,7 +8,9 @@
 //
 // Every hook has a tp_btf and a raw_tp variant; the recorder autoloads the
 // tp_btf ones when the kernel has BTF-enabled tracepoints, else raw_tp.
-// Nothing is kept per CPU: threads migrate, so all state is per event.
+// Nothing is kept per CPU: threads migrate, so state is per event or per
+// thread (the user stack of a futex wait, bpf/wait_stack.bpf.h, walked once
+// by the lock program and reused by the blocking switch).
 #include "vmlinux.h"
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_helpers.h>
@@ -18,6 +20,7 @@
 #include "bpf/events.h"
 #include "bpf/stack.bpf.h"
 #include "bpf/target_filter.bpf.h"
+#include "bpf/wait_stack.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -50,10 +53,8 @@ static __always_inline int on_switch(void* ctx, bool preempt, struct task_struct
   if (sched_stacks == SCHED_STACKS_OFF || !prev_is_target || e->header.pid == 0 ||
       (preempted && sched_stacks != SCHED_STACKS_ALL))
     clear_stack(&e->stack);
-  else if (preempted)
-    capture_user_stack(ctx, &e->stack);
   else
-    capture_stacks(ctx, &e->stack);
+    capture_stacks_in_wait(ctx, &e->stack, e->header.tid, !preempted);
   submit_event(
       e, event_size_with_stack(__builtin_offsetof(struct sched_switch_event, stack), &e->stack),
       LOST_SCHED);
@@ -140,6 +141,7 @@ static __always_inline int on_exit(struct task_struct* task) {
   e.header.pid = tgid;
   e.header.tid = BPF_CORE_READ(task, pid);
   e.kind = PROCESS_EXIT;
+  drop_wait_stack(e.header.tid);
   // signal->live reached 0 before this tracepoint when the last thread exits.
   e.is_process_exit = BPF_CORE_READ(task, signal, live.counter) == 0;
   if (e.is_process_exit) e.peer_pid = exit_status(BPF_CORE_READ(task, exit_code));

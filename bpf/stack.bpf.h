@@ -20,29 +20,34 @@
 
 #define STACK_BYTES (MAX_STACK_DEPTH * sizeof(__u64))
 
-/* `ctx` is the program's context: bpf_get_stack finds the registers through it. */
+/* Frames of one walk into `frames` (room for MAX_STACK_DEPTH), leaf first;
+ * returns how many. `ctx` is the program's context: bpf_get_stack finds the
+ * registers through it. */
+static __always_inline __u32 walk_kernel_stack(void* ctx, __u64* frames) {
+  long bytes = bpf_get_stack(ctx, frames, STACK_BYTES, 0);
+  if (bytes < 0) bytes = 0;
+  __u32 count = (__u32)bytes / sizeof(__u64);
+  return count > MAX_STACK_DEPTH ? MAX_STACK_DEPTH : count;
+}
+
+static __always_inline __u32 walk_user_stack(void* ctx, __u64* frames) {
+  long bytes = bpf_get_stack(ctx, frames, STACK_BYTES, BPF_F_USER_STACK);
+  if (bytes < 0) bytes = 0;
+  __u32 count = (__u32)bytes / sizeof(__u64);
+  return count > MAX_STACK_DEPTH ? MAX_STACK_DEPTH : count;
+}
+
 static __always_inline void capture_stacks(void* ctx, struct event_stack* stack) {
-  long kernel_bytes = bpf_get_stack(ctx, stack->frames, STACK_BYTES, 0);
-  if (kernel_bytes < 0) kernel_bytes = 0;
-  __u32 kernel_count = (__u32)kernel_bytes / sizeof(__u64);
-  if (kernel_count > MAX_STACK_DEPTH) kernel_count = MAX_STACK_DEPTH;
-  long user_bytes = bpf_get_stack(ctx, &stack->frames[kernel_count], STACK_BYTES, BPF_F_USER_STACK);
-  if (user_bytes < 0) user_bytes = 0;
-  __u32 user_count = (__u32)user_bytes / sizeof(__u64);
-  if (user_count > MAX_STACK_DEPTH) user_count = MAX_STACK_DEPTH;
+  __u32 kernel_count = walk_kernel_stack(ctx, stack->frames);
+  stack->user_count = walk_user_stack(ctx, &stack->frames[kernel_count]);
   stack->kernel_count = kernel_count;
-  stack->user_count = user_count;
   stack->reserved = 0;
 }
 
 /* Only the user stack (for events whose kernel part is always the same). */
 static __always_inline void capture_user_stack(void* ctx, struct event_stack* stack) {
-  long user_bytes = bpf_get_stack(ctx, stack->frames, STACK_BYTES, BPF_F_USER_STACK);
-  if (user_bytes < 0) user_bytes = 0;
-  __u32 user_count = (__u32)user_bytes / sizeof(__u64);
-  if (user_count > MAX_STACK_DEPTH) user_count = MAX_STACK_DEPTH;
+  stack->user_count = walk_user_stack(ctx, stack->frames);
   stack->kernel_count = 0;
-  stack->user_count = user_count;
   stack->reserved = 0;
 }
 

@@ -113,6 +113,8 @@ size_t lockEventSize(const lock_event& e, size_t size) {
 
 class LockSource final : public Source {
  public:
+  explicit LockSource(std::shared_ptr<SharedMap> wait_stacks)
+      : wait_stacks_(std::move(wait_stacks)) {}
   std::string_view name() const override { return kName; }
   const bpf_object* bpfObject() const override { return skel_ ? skel_->obj : nullptr; }
 
@@ -149,7 +151,11 @@ class LockSource final : public Source {
       libcs_ = *libcs;
     }
 
+    if (Status s = wait_stacks_->useIn(skel_->maps.wait_user_stacks); !s)
+      return s.error().context("locks");
     if (int err = locks_bpf__load(skel_.get())) return libbpfError("locks: load", err);
+    if (Status s = wait_stacks_->adoptFrom(skel_->maps.wait_user_stacks); !s)
+      return s.error().context("locks");
     drops_ = DropCounter(skel_->maps.drops);
     pids_for_custom_probes_ = config.target_kind == TargetKind::kPids
                                   ? std::vector<int>(config.pids.begin(), config.pids.end())
@@ -332,6 +338,7 @@ class LockSource final : public Source {
   }
 
   LockMode mode_ = LockMode::kContended;
+  std::shared_ptr<SharedMap> wait_stacks_;
   SkeletonPtr<locks_bpf> skel_{nullptr, &locks_bpf__destroy};
   std::vector<LinkPtr> links_;
   std::vector<ResolvedLockProbe> custom_probes_;
@@ -344,8 +351,8 @@ class LockSource final : public Source {
 
 }  // namespace
 
-std::unique_ptr<Source> makeLockSource() {
-  return std::make_unique<LockSource>();
+std::unique_ptr<Source> makeLockSource(std::shared_ptr<SharedMap> wait_stacks) {
+  return std::make_unique<LockSource>(std::move(wait_stacks));
 }
 
 }  // namespace incise::recorder

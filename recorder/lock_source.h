@@ -13,16 +13,21 @@
 //   contended instead of becoming rows; other futex waits (condition
 //   variables, joins) still become kFutex rows.
 //
+// A futex wait's user stack is walked once at its entry and reused by the
+// wait's row and the scheduler's blocking switch: `wait_stacks` is the map
+// shared with the scheduler source (bpf/wait_stack.bpf.h).
+//
 //   if (config.lock_mode != LockMode::kOff || !config.lock_probes.empty())
-//     sources.push_back(makeLockSource());
+//     sources.push_back(makeLockSource(wait_stacks));
 #pragma once
 
 #include <memory>
 
+#include "recorder/shared_map.h"
 #include "recorder/source.h"
 
 namespace incise::recorder {
 
-std::unique_ptr<Source> makeLockSource();
+std::unique_ptr<Source> makeLockSource(std::shared_ptr<SharedMap> wait_stacks);
 
 }  // namespace incise::recorder

@@ -40,7 +40,8 @@ std::string commOf(const char (&comm)[TASK_COMM_LEN]) {
 
 class SchedSource final : public Source {
  public:
-  explicit SchedSource(bool emit_sched) : emit_sched_(emit_sched) {}
+  SchedSource(bool emit_sched, std::shared_ptr<SharedMap> wait_stacks)
+      : emit_sched_(emit_sched), wait_stacks_(std::move(wait_stacks)) {}
   std::string_view name() const override { return emit_sched_ ? "scheduler" : "process events"; }
   const bpf_object* bpfObject() const override { return skel_ ? skel_->obj : nullptr; }
 
@@ -53,7 +54,11 @@ class SchedSource final : public Source {
         !s)
       return s.error().context("scheduler");
     chooseVariants();
+    if (Status s = wait_stacks_->useIn(skel_->maps.wait_user_stacks); !s)
+      return s.error().context("scheduler");
     if (int err = sched_bpf__load(skel_.get())) return libbpfError("scheduler: load", err);
+    if (Status s = wait_stacks_->adoptFrom(skel_->maps.wait_user_stacks); !s)
+      return s.error().context("scheduler");
     return Status::ok();
   }
 
@@ -190,6 +195,7 @@ class SchedSource final : public Source {
   }
 
   bool emit_sched_;
+  std::shared_ptr<SharedMap> wait_stacks_;
   SchedStacks config_stacks_ = SchedStacks::kBlocked;
   bool use_btf_ = true;
   SkeletonPtr<sched_bpf> skel_{nullptr, &sched_bpf__destroy};
@@ -199,8 +205,8 @@ class SchedSource final : public Source {
 
 }  // namespace
 
-std::unique_ptr<Source> makeSchedSource(bool emit_sched) {
-  return std::make_unique<SchedSource>(emit_sched);
+std::unique_ptr<Source> makeSchedSource(bool emit_sched, std::shared_ptr<SharedMap> wait_stacks) {
+  return std::make_unique<SchedSource>(emit_sched, std::move(wait_stacks));
 }
 
 }  // namespace incise::recorder

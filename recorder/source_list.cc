@@ -15,9 +15,12 @@ std::vector<std::unique_ptr<Source>> createSources(const RecordConfig& config) {
   // Process life (fork/exec/exit/comm) comes from the scheduler program, which
   // also follows children of targets: it runs even with --no-sched and then
   // emits only process events.
-  sources.push_back(makeSchedSource(config.sched));
+  // A futex wait's user stack, walked once by the lock program and reused
+  // by the scheduler's blocking switch (bpf/wait_stack.bpf.h).
+  auto wait_stacks = std::make_shared<SharedMap>("wait_user_stacks");
+  sources.push_back(makeSchedSource(config.sched, wait_stacks));
   if (config.lock_mode != LockMode::kOff || !config.lock_probes.empty())
-    sources.push_back(makeLockSource());
+    sources.push_back(makeLockSource(wait_stacks));
   if (config.page_faults) sources.push_back(makePageFaultSource());
   return sources;
 }

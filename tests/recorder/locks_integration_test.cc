@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 #include "format/event_kinds.h"
@@ -98,6 +99,49 @@ TEST(LocksIntegration, ContendedModeSeesFutexWaitsOnTheMutex) {
   EXPECT_GT(with_releaser * 2, waits.size());
   // Contended mode puts no uprobe on the lock calls: no per-call rows.
   for (const LockInterval& row : all) EXPECT_EQ(row.lock_kind, uint64_t(LockKind::kFutex));
+}
+
+// The user stack of a futex wait is walked once, at the wait's entry
+// (bpf/wait_stack.bpf.h), and reused by the blocking switch inside the wait:
+// both must still be the stack the thread waited at.
+TEST(LocksIntegration, BlockingSwitchInAWaitHasTheWaitsUserStack) {
+  INCISE_REQUIRE_RECORDING();
+  Recording run = record(
+      {"--locks", "contended", "-F", "19"},
+      {kLockStory, "--threads", "4", "--iterations", "2000", "--burn-every", "0", "--hogs", "0"});
+  RemoveOnExit cleanup{run.trace_path};
+  ASSERT_EQ(run.exit_code, 0) << run.recorder_stderr;
+
+  TraceView trace(run.trace_path);
+  ASSERT_TRUE(trace.ok()) << trace.error();
+  std::vector<LockInterval> waits = intervalsOn(trace.rows<LockInterval>(), run.value("pid"),
+                                                run.value("mutex_address"), LockKind::kFutex);
+  ASSERT_GT(waits.size(), 0u);
+  std::map<uint64_t, std::vector<format::SchedSwitch>> blocked_by_tid;
+  for (const format::SchedSwitch& s : trace.rows<format::SchedSwitch>())
+    if (s.prev_pid == run.value("pid") && s.prev_state != 0)
+      blocked_by_tid[s.prev_tid].push_back(s);
+
+  auto userFrames = [&](uint64_t stack_id) {
+    std::vector<uint64_t> user;
+    for (uint64_t frame : trace.reader().stacks().frames(stack_id))
+      if (frame < (uint64_t{1} << 63)) user.push_back(frame);  // kernel addresses have the top bit
+    return user;
+  };
+  uint64_t compared = 0;
+  for (const LockInterval& wait : waits) {
+    ASSERT_NE(wait.stack_id, 0u);
+    std::vector<uint64_t> wait_frames = userFrames(wait.stack_id);
+    EXPECT_FALSE(wait_frames.empty());
+    for (const format::SchedSwitch& s : blocked_by_tid[wait.tid]) {
+      if (s.time < wait.time || s.time > wait.acquired_time) continue;
+      ASSERT_NE(s.stack_id, 0u);
+      EXPECT_EQ(userFrames(s.stack_id), wait_frames) << "tid " << wait.tid << " at " << s.time;
+      ++compared;
+    }
+  }
+  // Most contended waits block (the holder runs for a while).
+  EXPECT_GT(compared * 4, waits.size()) << compared << " of " << waits.size();
 }
 
 TEST(LocksIntegration, CustomLockProbeSeesEveryCall) {
