@@ -4,15 +4,14 @@
 #include "analyzer/reports/critical_sections.h"
 #include "analyzer/reports/flame_weights.h"
 #include "analyzer/reports/lock_sites.h"
+#include "analyzer/reports/trace_lock_timeline.h"
 
 namespace incise::analyzer {
 namespace {
 
 std::vector<LockSiteSummary> collectLockSites(Trace& trace) {
-  std::vector<format::LockInterval> rows = trace.rows<format::LockInterval>();
-  if (rows.empty()) return {};
-  LockTimeline timeline = buildLockTimeline(rows);
-  rows = {};
+  LockTimeline timeline = readLockTimeline(trace, /*keep_acquisitions=*/true);
+  if (timeline.acquisitions.empty() && timeline.sections.empty()) return {};
   LockSites sites(trace.symbolizer(), trace.stacks());
   sites.addStacksOf(timeline);
   std::vector<LockGroupStats> groups = computeLockStats(

@@ -11,6 +11,7 @@
 #include "analyzer/model/stack_namer.h"
 #include "analyzer/reports/critical_sections.h"
 #include "analyzer/reports/lock_report_text.h"
+#include "analyzer/reports/trace_lock_timeline.h"
 
 namespace incise::analyzer {
 namespace {
@@ -140,26 +141,22 @@ class EventWriter {
 
 void writeStates(Trace& trace, EventWriter& writer, ChromeTraceStats& stats) {
   ThreadStateMachine machine;
-  std::vector<StateSpan> spans;
   replayStateSpans(
-      trace.rows<format::SchedSwitch>(), trace.rows<format::Wakeup>(),
-      std::min(trace.window().end, trace.endTime()),
-      [&](const StateSpan& span) { spans.push_back(span); }, machine);
-  for (const StateSpan& span : spans) {
-    // The thread filter as `incise sched` applies it: by the thread's first event.
-    const ThreadSchedStats& thread = machine.threads().at(span.tid);
-    if (!trace.passesThread(thread.pid, span.tid, thread.first_time)) continue;
-    writer.slice("sched", std::string(threadStateName(span.state)), thread.pid, span.tid,
-                 span.start, span.end);
-    ++stats.state_slices;
-  }
+      trace, std::min(trace.window().end, trace.endTime()),
+      [&](const StateSpan& span) {
+        // The thread filter as `incise sched` applies it: by the thread's
+        // first event, known before any of its spans closes.
+        const ThreadSchedStats& thread = machine.threads().at(span.tid);
+        if (!trace.passesThread(thread.pid, span.tid, thread.first_time)) return;
+        writer.slice("sched", std::string(threadStateName(span.state)), thread.pid, span.tid,
+                     span.start, span.end);
+        ++stats.state_slices;
+      },
+      machine);
 }
 
 void writeLocks(Trace& trace, EventWriter& writer, ChromeTraceStats& stats) {
-  std::vector<format::LockInterval> rows = trace.rows<format::LockInterval>();
-  if (rows.empty()) return;
-  LockTimeline timeline = buildLockTimeline(rows);
-  rows = {};
+  LockTimeline timeline = readLockTimeline(trace, /*keep_acquisitions=*/false);
   for (const LockWait& w : timeline.waits) {
     std::string args = "{\"lock\":" + quoted(hexAddress(w.lock.address)) +
                        ",\"releaser_tid\":" + std::to_string(w.releaser_tid) + "}";

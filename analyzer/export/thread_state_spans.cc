@@ -50,28 +50,27 @@ std::string_view threadStateName(ThreadState state) {
   return "?";
 }
 
-void replayStateSpans(const std::vector<format::SchedSwitch>& switches,
-                      const std::vector<format::Wakeup>& wakeups, uint64_t end,
+namespace {
+
+using ScheduleReplay = std::function<void(const OnSwitch&, const OnWakeup&)>;
+
+void replayStateSpans(const ScheduleReplay& replay, uint64_t end,
                       const std::function<void(const StateSpan&)>& visit,
                       ThreadStateMachine& machine) {
-  size_t s = 0, w = 0;
-  while (s < switches.size() || w < wakeups.size()) {
-    // The order replaySchedule uses: on a tie the wake-up goes first.
-    if (w < wakeups.size() && (s == switches.size() || wakeups[w].time <= switches[s].time)) {
-      const format::Wakeup& row = wakeups[w++];
-      step(machine, {static_cast<uint32_t>(row.wakee_tid)}, row.time, visit,
-           [&] { machine.onWakeup(row); });
-    } else {
-      const format::SchedSwitch& row = switches[s++];
-      uint32_t prev = static_cast<uint32_t>(row.prev_tid),
-               next = static_cast<uint32_t>(row.next_tid);
-      if (prev == next) {
-        step(machine, {prev}, row.time, visit, [&] { machine.onSwitch(row); });
-      } else {
-        step(machine, {prev, next}, row.time, visit, [&] { machine.onSwitch(row); });
-      }
-    }
-  }
+  replay(
+      [&](const format::SchedSwitch& row) {
+        uint32_t prev = static_cast<uint32_t>(row.prev_tid),
+                 next = static_cast<uint32_t>(row.next_tid);
+        if (prev == next) {
+          step(machine, {prev}, row.time, visit, [&] { machine.onSwitch(row); });
+        } else {
+          step(machine, {prev, next}, row.time, visit, [&] { machine.onSwitch(row); });
+        }
+      },
+      [&](const format::Wakeup& row) {
+        step(machine, {static_cast<uint32_t>(row.wakee_tid)}, row.time, visit,
+             [&] { machine.onWakeup(row); });
+      });
   std::vector<std::pair<uint32_t, Totals>> before;
   for (const auto& [tid, stats] : machine.threads())
     before.emplace_back(tid, totalsOf(machine, tid));
@@ -86,6 +85,29 @@ void replayStateSpans(const std::vector<format::SchedSwitch>& switches,
       }
     }
   }
+}
+
+}  // namespace
+
+void replayStateSpans(const std::vector<format::SchedSwitch>& switches,
+                      const std::vector<format::Wakeup>& wakeups, uint64_t end,
+                      const std::function<void(const StateSpan&)>& visit,
+                      ThreadStateMachine& machine) {
+  replayStateSpans(
+      [&](const OnSwitch& on_switch, const OnWakeup& on_wakeup) {
+        forEachScheduleEvent(switches, wakeups, on_switch, on_wakeup);
+      },
+      end, visit, machine);
+}
+
+void replayStateSpans(Trace& trace, uint64_t end,
+                      const std::function<void(const StateSpan&)>& visit,
+                      ThreadStateMachine& machine) {
+  replayStateSpans(
+      [&](const OnSwitch& on_switch, const OnWakeup& on_wakeup) {
+        forEachScheduleEvent(trace, Replay::kSwitchesAndWakeups, on_switch, on_wakeup);
+      },
+      end, visit, machine);
 }
 
 }  // namespace incise::analyzer

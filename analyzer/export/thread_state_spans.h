@@ -40,5 +40,9 @@ void replayStateSpans(const std::vector<format::SchedSwitch>& switches,
                       const std::vector<format::Wakeup>& wakeups, uint64_t end,
                       const std::function<void(const StateSpan&)>& visit,
                       ThreadStateMachine& machine);
+// The same over the trace's switches and wake-ups, streamed in time order.
+void replayStateSpans(Trace& trace, uint64_t end,
+                      const std::function<void(const StateSpan&)>& visit,
+                      ThreadStateMachine& machine);
 
 }  // namespace incise::analyzer

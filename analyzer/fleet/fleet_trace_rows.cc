@@ -12,6 +12,7 @@
 #include "analyzer/reports/critical_sections.h"
 #include "analyzer/reports/lock_sites.h"
 #include "analyzer/reports/thread_states.h"
+#include "analyzer/reports/trace_lock_timeline.h"
 
 namespace incise::analyzer {
 namespace {
@@ -113,10 +114,8 @@ struct CellKeyHash {
 
 // The waits and holds collectTraceProfile groups by site, one row each.
 std::vector<FleetLockSiteTime> lockSiteTimesOf(Trace& trace) {
-  std::vector<format::LockInterval> intervals = trace.rows<format::LockInterval>();
-  if (intervals.empty()) return {};
-  LockTimeline timeline = buildLockTimeline(intervals);
-  intervals = {};
+  LockTimeline timeline = readLockTimeline(trace, /*keep_acquisitions=*/true);
+  if (timeline.acquisitions.empty() && timeline.sections.empty()) return {};
   LockSites sites(trace.symbolizer(), trace.stacks());
   sites.addStacksOf(timeline);
   std::vector<FleetLockSiteTime> times;
@@ -178,7 +177,7 @@ Result<FleetTraceRows> collectFleetRows(const std::string& path, bool progress) 
     row.ns += span.duration();
     row.count += 1;
   };
-  replaySchedule(trace.rows<format::SchedSwitch>(), {}, machine);
+  replaySchedule(trace, Replay::kSwitches, machine);
   for (auto& [key, row] : off_cpu) rows.off_cpu.push_back(std::move(row));
 
   trace.forEachRow<format::LockInterval>([&](const format::LockInterval& lock) {

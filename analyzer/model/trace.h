@@ -7,9 +7,10 @@
 //
 // Memory: forEachRow streams (one decoded chunk per decoding thread, times
 // two, is alive at a time), so reports that aggregate while streaming stay
-// bounded by what they aggregate (distinct stacks, threads, locks). rows()
-// materialises every matching row of a kind, sorted by time: use it only for
-// kinds that need a time-ordered merge (switches, locks, faults).
+// bounded by what they aggregate (distinct stacks, threads, locks). Reports
+// that need rows in time order read them with TimeOrderedRows
+// (time_ordered_rows.h), which holds only the chunks overlapping the
+// current time.
 //
 // Decoding errors are counted, not fatal: a chunk that fails to decode is
 // skipped and shows up in losses().damaged_chunks (and so in the header).
@@ -20,8 +21,7 @@
 //   (*trace)->forEachRow<format::CpuSample>([&](const format::CpuSample& s) {
 //     per_stack[s.stack_id] += 1;
 //   });
-//   std::vector<format::SchedSwitch> switches = (*trace)->rows<format::SchedSwitch>();
-//   std::string comm = (*trace)->threadName(43, switches.front().time);
+//   std::string comm = (*trace)->threadName(43, start_time);
 #pragma once
 
 #include <algorithm>
@@ -46,6 +46,10 @@ class Symbolizer;
 class UnwoundStacks;
 struct UnwoundChunk;
 
+class TimeOrderedChunks;
+template <typename Row>
+class TimeOrderedRows;
+
 class Trace {
  public:
   static Result<std::unique_ptr<Trace>> open(const std::string& path, const TraceOptions& options);
@@ -57,9 +61,6 @@ class Trace {
   // time order within a kind for a well-behaved recorder, not guaranteed).
   template <typename Row>
   void forEachRow(const std::function<void(const Row&)>& visit);
-  // Every row that passes the filter, sorted by time (stable).
-  template <typename Row>
-  std::vector<Row> rows();
 
   std::string threadName(uint32_t tid, uint64_t time) const { return names_.threadName(tid, time); }
   std::string processName(uint32_t pid, uint64_t time) const {
@@ -100,7 +101,15 @@ class Trace {
   bool passesThread(uint64_t pid, uint64_t tid, uint64_t time) const;
 
  private:
+  friend class TimeOrderedChunks;
+  template <typename Row>
+  friend class TimeOrderedRows;
+
   Trace() = default;
+  // The rows of a decoded chunk that pass the filter, with their unwound
+  // stack ids (`unwound`: see forEachChunk); counts them as used.
+  template <typename Row, typename Visit>
+  void forEachPassingRow(const format::Chunk& chunk, const UnwoundChunk* unwound, Visit&& visit);
   // Decodes every chunk of `kind` overlapping the window, in file order; for
   // cpu samples of a dwarf/hybrid trace, `unwound` holds the chunk's samples
   // unwound on the decoding threads (null otherwise).
@@ -131,30 +140,27 @@ class Trace {
 
 // ---- templates ---------------------------------------------------------------
 
-template <typename Row>
-void Trace::forEachRow(const std::function<void(const Row&)>& visit) {
-  forEachChunk(Row::kKind, [&](const format::Chunk& chunk, const UnwoundChunk* unwound) {
-    uint64_t used = 0;
-    for (size_t i = 0; i < chunk.rows(); ++i) {
-      Row row = chunk.row<Row>(i);
-      if (!passes(row)) continue;
-      if constexpr (std::is_same_v<Row, format::CpuSample>) {
-        if (unwound) row.stack_id = unwoundStackId(row, *unwound, i);
-      }
-      ++used;
-      visit(row);
+template <typename Row, typename Visit>
+void Trace::forEachPassingRow(const format::Chunk& chunk, const UnwoundChunk* unwound,
+                              Visit&& visit) {
+  uint64_t used = 0;
+  for (size_t i = 0; i < chunk.rows(); ++i) {
+    Row row = chunk.row<Row>(i);
+    if (!passes(row)) continue;
+    if constexpr (std::is_same_v<Row, format::CpuSample>) {
+      if (unwound) row.stack_id = unwoundStackId(row, *unwound, i);
     }
-    countUsed(Row::kKind, used);
-  });
+    ++used;
+    visit(row);
+  }
+  countUsed(Row::kKind, used);
 }
 
 template <typename Row>
-std::vector<Row> Trace::rows() {
-  std::vector<Row> all;
-  forEachRow<Row>([&](const Row& row) { all.push_back(row); });
-  std::stable_sort(all.begin(), all.end(),
-                   [](const Row& a, const Row& b) { return a.time < b.time; });
-  return all;
+void Trace::forEachRow(const std::function<void(const Row&)>& visit) {
+  forEachChunk(Row::kKind, [&](const format::Chunk& chunk, const UnwoundChunk* unwound) {
+    forEachPassingRow<Row>(chunk, unwound, visit);
+  });
 }
 
 }  // namespace incise::analyzer

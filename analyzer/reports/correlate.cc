@@ -20,6 +20,7 @@
 #include "analyzer/reports/lock_report_command.h"
 #include "analyzer/reports/lock_report_text.h"
 #include "analyzer/reports/lock_sites.h"
+#include "analyzer/reports/trace_lock_timeline.h"
 #include "analyzer/reports/wake_chains.h"
 
 namespace incise::analyzer {
@@ -46,10 +47,7 @@ struct Inputs {
 // wait on locks.
 Inputs readInputs(Trace& trace) {
   Inputs in;
-  {
-    std::vector<format::LockInterval> rows = trace.rows<format::LockInterval>();
-    in.timeline = buildLockTimeline(rows);
-  }
+  in.timeline = readLockTimeline(trace, /*keep_acquisitions=*/false);
   std::unordered_set<uint64_t> holders;
   std::unordered_set<uint64_t> waiters;
   for (const CriticalSection& s : in.timeline.sections) holders.insert(s.tid);

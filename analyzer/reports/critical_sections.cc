@@ -136,23 +136,40 @@ void LockRowStream::inferHolderSections() {
   }
 }
 
-LockTimeline buildLockTimeline(std::span<const format::LockInterval> rows) {
-  LockTimeline timeline;
-  LockRowStream stream(
-      {.acquisition = [&](const Acquisition& a) { timeline.acquisitions.push_back(a); },
-       .section = [&](const CriticalSection& s) { timeline.sections.push_back(s); },
-       .wait = [&](const LockWait& w) { timeline.waits.push_back(w); }});
-  for (const format::LockInterval& row : rows) stream.add(row);
-  static_cast<LockRowCounts&>(timeline) = stream.finish();
-  std::sort(timeline.sections.begin(), timeline.sections.end(),
+LockTimelineBuilder::LockTimelineBuilder(bool keep_acquisitions)
+    : stream_(std::make_unique<LockRowStream>(LockRowSinks{
+          .acquisition = keep_acquisitions ? std::function<void(const Acquisition&)>(
+                                                 [this](const Acquisition& a) {
+                                                   timeline_.acquisitions.push_back(a);
+                                                 })
+                                           : nullptr,
+          .section = [this](const CriticalSection& s) { timeline_.sections.push_back(s); },
+          .wait = [this](const LockWait& w) { timeline_.waits.push_back(w); }})) {}
+
+LockTimelineBuilder::~LockTimelineBuilder() = default;
+
+void LockTimelineBuilder::add(const format::LockInterval& row) {
+  stream_->add(row);
+}
+
+LockTimeline LockTimelineBuilder::finish() {
+  static_cast<LockRowCounts&>(timeline_) = stream_->finish();
+  std::sort(timeline_.sections.begin(), timeline_.sections.end(),
             [](const CriticalSection& a, const CriticalSection& b) {
               return std::tie(a.tid, a.start, a.end, a.lock) <
                      std::tie(b.tid, b.start, b.end, b.lock);
             });
-  std::sort(timeline.waits.begin(), timeline.waits.end(), [](const LockWait& a, const LockWait& b) {
-    return std::tie(a.lock, a.start, a.end, a.tid) < std::tie(b.lock, b.start, b.end, b.tid);
-  });
-  return timeline;
+  std::sort(
+      timeline_.waits.begin(), timeline_.waits.end(), [](const LockWait& a, const LockWait& b) {
+        return std::tie(a.lock, a.start, a.end, a.tid) < std::tie(b.lock, b.start, b.end, b.tid);
+      });
+  return std::move(timeline_);
+}
+
+LockTimeline buildLockTimeline(std::span<const format::LockInterval> rows) {
+  LockTimelineBuilder builder;
+  for (const format::LockInterval& row : rows) builder.add(row);
+  return builder.finish();
 }
 
 const char* lockModeName(LockRecordingMode mode) {

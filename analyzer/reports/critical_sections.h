@@ -19,7 +19,7 @@
 // waits are kept (56 bytes each) until finish(), because inferring the
 // holders needs every wait of a lock in wake order.
 //
-//   LockTimeline timeline = buildLockTimeline(lock_rows);
+//   LockTimeline timeline = buildLockTimeline(lock_rows);   // or LockTimelineBuilder
 //   for (const CriticalSection& s : timeline.sections) hold += s.end - s.start;
 //   for (const LockWait& w : timeline.waits) wait += w.end - w.start;
 //
@@ -30,6 +30,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -96,7 +97,24 @@ struct LockTimeline : LockRowCounts {
   std::vector<LockWait> waits;            // sorted by (lock, start): contended acquisitions only
 };
 
+// `rows` sorted by time (stable), as TimeOrderedRows hands them.
 LockTimeline buildLockTimeline(std::span<const format::LockInterval> rows);
+
+// buildLockTimeline one row at a time. Without acquisitions the timeline
+// keeps one record per critical section (80 bytes) and per lock wait
+// (64 bytes), none per uncontended acquisition.
+class LockRowStream;
+class LockTimelineBuilder {
+ public:
+  explicit LockTimelineBuilder(bool keep_acquisitions = true);
+  ~LockTimelineBuilder();
+  void add(const format::LockInterval& row);
+  LockTimeline finish();
+
+ private:
+  LockTimeline timeline_;
+  std::unique_ptr<LockRowStream> stream_;
+};
 
 // Where LockRowStream hands what it recovers; any of them may be empty.
 struct LockRowSinks {

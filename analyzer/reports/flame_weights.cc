@@ -22,8 +22,7 @@ StackWeights collectFlameWeights(Trace& trace, FlameWeighting weighting) {
         if (span.preempted || !trace.passesThread(span.pid, span.tid, span.start)) return;
         weights.add(span.pid, span.stack_id, span.start, span.duration());
       };
-      // Wake-ups do not change switch-out -> switch-in spans: switches suffice.
-      replaySchedule(trace.rows<format::SchedSwitch>(), {}, machine);
+      replaySchedule(trace, Replay::kSwitches, machine);
       break;
     }
     case FlameWeighting::kLocks:

@@ -49,7 +49,7 @@ int runOffcpu(const std::vector<std::string>& args) {
     (span.preempted ? preempted : blocked)
         .add(span.pid, span.stack_id, span.start, span.duration());
   };
-  replaySchedule(trace->rows<format::SchedSwitch>(), trace->rows<format::Wakeup>(), machine);
+  replaySchedule(*trace, Replay::kSwitchesAndWakeups, machine);
   machine.finish(std::min(trace->window().end, trace->endTime()));
 
   StackNamer namer(*trace, FrameGrouping::kFunction);

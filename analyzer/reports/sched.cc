@@ -2,10 +2,10 @@
 // runqueue, blocked — plus switches (voluntary/involuntary) and migrations.
 #include <algorithm>
 
+#include "analyzer/cli/command_line.h"
 #include "analyzer/render/json_output.h"
 #include "analyzer/render/table.h"
 #include "analyzer/reports/report_header.h"
-#include "analyzer/cli/command_line.h"
 #include "analyzer/reports/report_output.h"
 #include "analyzer/reports/thread_states.h"
 
@@ -29,7 +29,7 @@ int runSched(const std::vector<std::string>& args) {
   if (!trace) return 1;
 
   ThreadStateMachine machine;
-  replaySchedule(trace->rows<format::SchedSwitch>(), trace->rows<format::Wakeup>(), machine);
+  replaySchedule(*trace, Replay::kSwitchesAndWakeups, machine);
   machine.finish(std::min(trace->window().end, trace->endTime()));
 
   std::vector<std::pair<uint32_t, ThreadSchedStats>> threads;

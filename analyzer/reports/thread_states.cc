@@ -1,5 +1,7 @@
 #include "analyzer/reports/thread_states.h"
 
+#include "analyzer/model/time_ordered_rows.h"
+
 namespace incise::analyzer {
 
 std::pair<ThreadStateMachine::Thread&, ThreadSchedStats&> ThreadStateMachine::thread(
@@ -101,16 +103,73 @@ void ThreadStateMachine::finish(uint64_t end) {
   }
 }
 
-void replaySchedule(const std::vector<format::SchedSwitch>& switches,
-                    const std::vector<format::Wakeup>& wakeups, ThreadStateMachine& machine) {
-  size_t s = 0, w = 0;
-  while (s < switches.size() || w < wakeups.size()) {
-    if (w < wakeups.size() && (s == switches.size() || wakeups[w].time <= switches[s].time)) {
-      machine.onWakeup(wakeups[w++]);
+namespace {
+
+// A sorted vector with TimeOrderedRows' peek/pop.
+template <typename Row>
+class VectorRows {
+ public:
+  explicit VectorRows(const std::vector<Row>& rows) : rows_(rows) {}
+  const Row* peek() const { return next_ < rows_.size() ? &rows_[next_] : nullptr; }
+  void pop() { ++next_; }
+
+ private:
+  const std::vector<Row>& rows_;
+  size_t next_ = 0;
+};
+
+// On a tie the wake-up goes first; `wakeups` may be null.
+template <typename Switches, typename Wakeups>
+void mergeSchedule(Switches& switches, Wakeups* wakeups, const OnSwitch& on_switch,
+                   const OnWakeup& on_wakeup) {
+  for (;;) {
+    const format::SchedSwitch* s = switches.peek();
+    const format::Wakeup* w = wakeups ? wakeups->peek() : nullptr;
+    if (w && (!s || w->time <= s->time)) {
+      on_wakeup(*w);
+      wakeups->pop();
+    } else if (s) {
+      on_switch(*s);
+      switches.pop();
     } else {
-      machine.onSwitch(switches[s++]);
+      return;
     }
   }
+}
+
+}  // namespace
+
+void forEachScheduleEvent(const std::vector<format::SchedSwitch>& switches,
+                          const std::vector<format::Wakeup>& wakeups, const OnSwitch& on_switch,
+                          const OnWakeup& on_wakeup) {
+  VectorRows<format::SchedSwitch> switch_rows(switches);
+  VectorRows<format::Wakeup> wakeup_rows(wakeups);
+  mergeSchedule(switch_rows, &wakeup_rows, on_switch, on_wakeup);
+}
+
+void forEachScheduleEvent(Trace& trace, Replay what, const OnSwitch& on_switch,
+                          const OnWakeup& on_wakeup) {
+  TimeOrderedRows<format::SchedSwitch> switches(trace);
+  if (what == Replay::kSwitches) {
+    mergeSchedule(switches, static_cast<TimeOrderedRows<format::Wakeup>*>(nullptr), on_switch,
+                  on_wakeup);
+    return;
+  }
+  TimeOrderedRows<format::Wakeup> wakeups(trace, /*progress=*/false);
+  mergeSchedule(switches, &wakeups, on_switch, on_wakeup);
+}
+
+void replaySchedule(const std::vector<format::SchedSwitch>& switches,
+                    const std::vector<format::Wakeup>& wakeups, ThreadStateMachine& machine) {
+  forEachScheduleEvent(
+      switches, wakeups, [&](const format::SchedSwitch& s) { machine.onSwitch(s); },
+      [&](const format::Wakeup& w) { machine.onWakeup(w); });
+}
+
+void replaySchedule(Trace& trace, Replay what, ThreadStateMachine& machine) {
+  forEachScheduleEvent(
+      trace, what, [&](const format::SchedSwitch& s) { machine.onSwitch(s); },
+      [&](const format::Wakeup& w) { machine.onWakeup(w); });
 }
 
 }  // namespace incise::analyzer

@@ -18,7 +18,8 @@
 //
 //   ThreadStateMachine machine;
 //   machine.on_off_cpu = [&](const OffCpuSpan& span) { blocked[span.stack_id] += span.duration();
-//   }; replaySchedule(switches, wakeups, machine);   // both sorted by time
+//   };
+//   replaySchedule(trace, Replay::kSwitchesAndWakeups, machine);   // streams, in time order
 //   machine.finish(trace.endTime());
 //   for (const auto& [tid, stats] : machine.threads()) ...
 #pragma once
@@ -31,6 +32,8 @@
 #include "format/event_kinds.h"
 
 namespace incise::analyzer {
+
+class Trace;
 
 struct OffCpuSpan {
   uint32_t pid = 0;
@@ -103,5 +106,22 @@ class ThreadStateMachine {
 // tie the wake-up goes first (a thread is woken before it can run).
 void replaySchedule(const std::vector<format::SchedSwitch>& switches,
                     const std::vector<format::Wakeup>& wakeups, ThreadStateMachine& machine);
+
+// The same merge over the trace's rows that pass its filter, streamed in time
+// order (TimeOrderedRows: memory is the chunks overlapping the current time,
+// not the rows). Switch-out -> switch-in spans need no wake-ups: kSwitches
+// does not read them.
+enum class Replay { kSwitches, kSwitchesAndWakeups };
+void replaySchedule(Trace& trace, Replay what, ThreadStateMachine& machine);
+
+// The two merges above, handing each row to a callback instead of a machine
+// (for replays that look at the machine between rows).
+using OnSwitch = std::function<void(const format::SchedSwitch&)>;
+using OnWakeup = std::function<void(const format::Wakeup&)>;
+void forEachScheduleEvent(const std::vector<format::SchedSwitch>& switches,
+                          const std::vector<format::Wakeup>& wakeups, const OnSwitch& on_switch,
+                          const OnWakeup& on_wakeup);
+void forEachScheduleEvent(Trace& trace, Replay what, const OnSwitch& on_switch,
+                          const OnWakeup& on_wakeup);
 
 }  // namespace incise::analyzer

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "analyzer/model/stack_namer.h"
+#include "analyzer/model/time_ordered_rows.h"
 #include "tests/analyzer/reports/trace_builder.h"
 
 namespace incise::analyzer {
@@ -76,7 +77,9 @@ TEST(TraceTest, RowsAreSortedByTimeAndNamesResolve) {
   auto path = b.write();
   ASSERT_TRUE(path);
   auto trace = open(*path);
-  auto switches = trace->rows<format::SchedSwitch>();
+  std::vector<format::SchedSwitch> switches;
+  TimeOrderedRows<format::SchedSwitch> rows(*trace);
+  for (; rows.peek(); rows.pop()) switches.push_back(*rows.peek());
   ASSERT_EQ(switches.size(), 2u);
   EXPECT_LT(switches[0].time, switches[1].time);
   EXPECT_EQ(trace->threadName(101, switches[0].time), "worker");
