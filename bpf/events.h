@@ -111,7 +111,7 @@ struct wakeup_event {
   struct event_header header;
   __u32 wakee_pid;
   __u32 wakee_tid;
-  __u32 target_cpu;
+  __u32 target_cpu;  /* wakee's last cpu (sched_waking runs before the choice) */
   __u32 is_new_task; /* sched_wakeup_new */
   struct event_stack stack;
 };

@@ -2,8 +2,14 @@
 //
 // sched_switch: prev/next, prev state (0 = preempted) and prev's off-CPU
 // stack (in this tracepoint `current` is still prev, so bpf_get_stack sees
-// prev's kernel and user stacks). sched_wakeup(_new): waker = current, with
-// its stack. fork/exec/exit/rename feed the process tracker, and fork adds
+// prev's kernel and user stacks). sched_waking and sched_wakeup_new: waker =
+// current, with its stack. sched_waking rather than sched_wakeup because it
+// always runs in the waker's context: sched_wakeup of a remote wake-up can
+// run later on the wakee's cpu (the wake list's IPI), in whatever task runs
+// there. It runs before the scheduler picks the wakee's cpu, so target_cpu
+// is the cpu the wakee last ran on (where it is usually queued again); it
+// also runs under the wakee's pi_lock rather than a runqueue lock.
+// fork/exec/exit/rename feed the process tracker, and fork adds
 // children of target processes to `targets` so `-- CMD` follows the tree.
 //
 // Every hook has a tp_btf and a raw_tp variant; the recorder autoloads the
@@ -169,8 +175,8 @@ int BPF_PROG(btf_sched_switch, bool preempt, struct task_struct* prev, struct ta
   return on_switch(ctx, preempt, prev, next, prev_state);
 }
 
-SEC("tp_btf/sched_wakeup")
-int BPF_PROG(btf_sched_wakeup, struct task_struct* p) {
+SEC("tp_btf/sched_waking")
+int BPF_PROG(btf_sched_waking, struct task_struct* p) {
   return on_wakeup(ctx, p, false);
 }
 
@@ -207,8 +213,8 @@ int BPF_PROG(raw_sched_switch, bool preempt, struct task_struct* prev, struct ta
   return on_switch(ctx, preempt, prev, next, prev_state);
 }
 
-SEC("raw_tp/sched_wakeup")
-int BPF_PROG(raw_sched_wakeup, struct task_struct* p) {
+SEC("raw_tp/sched_waking")
+int BPF_PROG(raw_sched_waking, struct task_struct* p) {
   return on_wakeup(ctx, p, false);
 }
 

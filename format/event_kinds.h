@@ -65,7 +65,7 @@ enum class Compression : uint8_t {
 #define INCISE_WAKEUP_COLUMNS(C)                                \
   C(time, kDeltaVarint, "wake-up time, ns")                     \
   C(cpu, kVarint, "cpu the waker ran on")                       \
-  C(target_cpu, kVarint, "cpu the wakee is queued on")          \
+  C(target_cpu, kVarint, "cpu the wakee last ran on")           \
   C(waker_pid, kVarint, "waking process; 0 = interrupt/kernel") \
   C(waker_tid, kVarint, "waking thread")                        \
   C(wakee_pid, kVarint, "woken process")                        \

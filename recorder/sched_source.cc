@@ -81,8 +81,8 @@ class SchedSource final : public Source {
     use_btf_ = kernelHasBtf();
     auto& p = skel_->progs;
     bpf_program* switch_and_wakeup[2][3] = {
-        {p.btf_sched_switch, p.btf_sched_wakeup, p.btf_sched_wakeup_new},
-        {p.raw_sched_switch, p.raw_sched_wakeup, p.raw_sched_wakeup_new}};
+        {p.btf_sched_switch, p.btf_sched_waking, p.btf_sched_wakeup_new},
+        {p.raw_sched_switch, p.raw_sched_waking, p.raw_sched_wakeup_new}};
     bpf_program* process_life[2][4] = {{p.btf_sched_process_fork, p.btf_sched_process_exec,
                                         p.btf_sched_process_exit, p.btf_task_rename},
                                        {p.raw_sched_process_fork, p.raw_sched_process_exec,
