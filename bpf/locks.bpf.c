@@ -136,9 +136,9 @@ static __always_inline void submit_lock_event(struct lock_event* e) {
                LOST_LOCKS);
 }
 
+/* From a uretprobe. Its kernel stack is always the trap path. */
 static __always_inline void send_lock_event(void* ctx, struct lock_event* e) {
-  /* A uprobe's or syscall's kernel stack is always the trap/entry path. */
-  capture_user_stack(ctx, &e->stack);
+  capture_user_stack_in_uprobe(ctx, &e->stack);
   submit_lock_event(e);
 }
 

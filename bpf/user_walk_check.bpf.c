@@ -1,0 +1,67 @@
+// Test-only (tests/recorder/user_walk_check_test.cc): runs the recorder's
+// user-stack walker (walk_user_stack, bpf/stack.bpf.h) and the kernel's
+// (bpf_get_stack) on the same events, in the same program run, and counts
+// the walks whose frames differ. Events: futex syscall entries (a
+// tracepoint), blocking and preempting switches (tp_btf) and cpu-clock
+// samples (perf_event) of every process with a user stack.
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+#include "bpf/events.h"
+#include "bpf/stack.bpf.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+__u64 checked = 0;
+__u64 differ = 0;
+__u64 deep = 0; /* walks of more than 3 frames */
+
+struct walk_pair {
+  __u64 ours[MAX_STACK_DEPTH];
+  __u64 kernels[MAX_STACK_DEPTH];
+};
+
+struct {
+  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+  __uint(max_entries, 1);
+  __type(key, __u32);
+  __type(value, struct walk_pair);
+} pairs SEC(".maps");
+
+static __always_inline void compare_walks(void* ctx) {
+  __u32 tgid = bpf_get_current_pid_tgid() >> 32;
+  if (tgid == 0) return;
+  __u32 zero = 0;
+  struct walk_pair* pair = bpf_map_lookup_elem(&pairs, &zero);
+  if (!pair) return;
+  __u32 ours = walk_user_stack(ctx, pair->ours);
+  __u32 kernels = kernel_walk_user_stack(ctx, pair->kernels);
+  if (kernels == 0) return; /* no user stack here (kernel thread) */
+  bool same = ours == kernels;
+  for (__u32 i = 0; i < MAX_STACK_DEPTH && same; i++) {
+    if (i >= ours) break;
+    if (pair->ours[i] != pair->kernels[i]) same = false;
+  }
+  __sync_fetch_and_add(&checked, 1);
+  if (!same) __sync_fetch_and_add(&differ, 1);
+  if (kernels > 3) __sync_fetch_and_add(&deep, 1);
+}
+
+SEC("tracepoint/syscalls/sys_enter_futex")
+int futex_entry(void* ctx) {
+  compare_walks(ctx);
+  return 0;
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(switch_out, bool preempt, struct task_struct* prev) {
+  compare_walks(ctx);
+  return 0;
+}
+
+SEC("perf_event")
+int cpu_sample(struct bpf_perf_event_data* ctx) {
+  compare_walks(ctx);
+  return 0;
+}

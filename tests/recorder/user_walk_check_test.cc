@@ -1,0 +1,73 @@
+// The recorder's user-stack walker (walk_user_stack, bpf/stack.bpf.h) must
+// return exactly the kernel walker's frames: bpf/user_walk_check.bpf.c runs
+// both on the same futex entries, switches and cpu-clock samples of every
+// process while the lock and CPU workloads run, and counts differences.
+#include <bpf/libbpf.h>
+#include <gtest/gtest.h>
+#include <linux/perf_event.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tests/recorder/recorder_test_support.h"
+#include "user_walk_check.skel.h"
+
+namespace incise::testing {
+namespace {
+
+struct LinkDeleter {
+  void operator()(bpf_link* link) const { bpf_link__destroy(link); }
+};
+
+int openCpuClock(int cpu) {
+  perf_event_attr attr{};
+  attr.size = sizeof(attr);
+  attr.type = PERF_TYPE_SOFTWARE;
+  attr.config = PERF_COUNT_SW_CPU_CLOCK;
+  attr.freq = 1;
+  attr.sample_freq = 999;
+  return static_cast<int>(syscall(SYS_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC));
+}
+
+TEST(UserWalkCheck, RecorderWalkerReturnsTheKernelWalkersFrames) {
+  INCISE_REQUIRE_RECORDING();
+  std::unique_ptr<user_walk_check_bpf, void (*)(user_walk_check_bpf*)> skel(
+      user_walk_check_bpf__open_and_load(), &user_walk_check_bpf__destroy);
+  ASSERT_TRUE(skel) << "open and load bpf/user_walk_check.bpf.c";
+  std::vector<std::unique_ptr<bpf_link, LinkDeleter>> links;
+  links.emplace_back(bpf_program__attach(skel->progs.futex_entry));
+  links.emplace_back(bpf_program__attach(skel->progs.switch_out));
+  std::vector<int> perf_fds;
+  for (long cpu = 0; cpu < sysconf(_SC_NPROCESSORS_ONLN); ++cpu) {
+    int fd = openCpuClock(static_cast<int>(cpu));
+    ASSERT_GE(fd, 0) << "perf_event_open cpu-clock on cpu " << cpu;
+    perf_fds.push_back(fd);
+    links.emplace_back(bpf_program__attach_perf_event(skel->progs.cpu_sample, fd));
+  }
+  for (const auto& link : links) ASSERT_TRUE(link) << "attach";
+
+  std::string workloads = INCISE_WORKLOADS_DIR;
+  ASSERT_EQ(std::system((workloads + "/lock_story --threads 4 --iterations 3000 --burn-every 0 "
+                                     "--hogs 0 >/dev/null")
+                            .c_str()),
+            0);
+  ASSERT_EQ(std::system((workloads + "/cpu_shares --threads 2 --seconds 1 >/dev/null").c_str()), 0);
+  links.clear();
+  for (int fd : perf_fds) close(fd);
+
+  uint64_t checked = skel->bss->checked, differ = skel->bss->differ, deep = skel->bss->deep;
+  std::printf("user walks compared: %llu, deeper than 3 frames: %llu, different: %llu\n",
+              static_cast<unsigned long long>(checked), static_cast<unsigned long long>(deep),
+              static_cast<unsigned long long>(differ));
+  EXPECT_GT(checked, 1000u);
+  EXPECT_GT(deep, 0u) << "no stack deeper than 3 frames was compared";
+  EXPECT_EQ(differ, 0u) << differ << " of " << checked << " walks differ";
+}
+
+}  // namespace
+}  // namespace incise::testing
