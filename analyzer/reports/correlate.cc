@@ -3,15 +3,17 @@
 // waiting that caused; what holders did inside sections (CPU samples, page
 // faults, by stack); and who woke the longest waiters, from where.
 //
-// Memory: lock rows, and the switches, samples, faults and wake-ups of the
-// threads that hold or wait on locks, are kept for one time-ordered merge
-// per thread (holder_activity.h); everything else streams past.
+// Memory: one record per critical section and per lock wait (lock rows are
+// read once, in time order, into those); then the switches, samples, faults
+// and wake-ups stream past them in one time-ordered pass and none is kept
+// (holder_activity.h, wake_chains.h).
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <unordered_set>
 
+#include "analyzer/model/time_ordered_rows.h"
 #include "analyzer/model/trace.h"
 #include "analyzer/render/json_output.h"
 #include "analyzer/render/table.h"
@@ -37,35 +39,58 @@ struct CorrelateOptions {
 
 struct Inputs {
   LockTimeline timeline;
-  std::vector<format::SchedSwitch> switches;
-  std::vector<format::CpuSample> samples;
-  std::vector<format::PageFault> faults;
-  std::vector<format::Wakeup> wakeups;
+  uint64_t holder_switches = 0;  // switches in or out of a lock holder
 };
 
-// Reads what the correlation needs: only the rows of threads that hold or
-// wait on locks.
-Inputs readInputs(Trace& trace) {
-  Inputs in;
-  in.timeline = readLockTimeline(trace, /*keep_acquisitions=*/false);
-  std::unordered_set<uint64_t> holders;
-  std::unordered_set<uint64_t> waiters;
-  for (const CriticalSection& s : in.timeline.sections) holders.insert(s.tid);
-  for (const LockWait& w : in.timeline.waits) waiters.insert(w.tid);
-  if (holders.empty() && waiters.empty()) return in;
-  trace.forEachRow<format::SchedSwitch>([&](const format::SchedSwitch& s) {
-    if (holders.count(s.prev_tid) || holders.count(s.next_tid)) in.switches.push_back(s);
-  });
-  trace.forEachRow<format::CpuSample>([&](const format::CpuSample& s) {
-    if (holders.count(s.tid)) in.samples.push_back(s);
-  });
-  trace.forEachRow<format::PageFault>([&](const format::PageFault& f) {
-    if (holders.count(f.tid)) in.faults.push_back(f);
-  });
-  trace.forEachRow<format::Wakeup>([&](const format::Wakeup& w) {
-    if (waiters.count(w.wakee_tid)) in.wakeups.push_back(w);
-  });
-  return in;
+struct Correlation {
+  HolderActivity activity;
+  std::vector<WakeChain> chains;
+};
+
+// One time-ordered pass over the switches, samples and faults of lock
+// holders and the wake-ups of lock waiters, past the timeline's sections and
+// waits; none of those rows is kept.
+Correlation correlate(Trace& trace, Inputs& in, const SiteOf& site_of, size_t chains) {
+  HolderActivityBuilder holders(in.timeline, site_of);
+  WaitWakeups last_wakes(in.timeline);
+  std::unordered_set<uint64_t> holder_tids, waiter_tids;
+  for (const CriticalSection& s : in.timeline.sections) holder_tids.insert(s.tid);
+  for (const LockWait& w : in.timeline.waits) waiter_tids.insert(w.tid);
+  if (!holder_tids.empty() || !waiter_tids.empty()) {
+    TimeOrderedRows<format::SchedSwitch> switches(trace);
+    TimeOrderedRows<format::CpuSample> samples(trace, /*progress=*/false);
+    TimeOrderedRows<format::PageFault> faults(trace, /*progress=*/false);
+    TimeOrderedRows<format::Wakeup> wakeups(trace, /*progress=*/false);
+    for (;;) {
+      const format::SchedSwitch* sw = switches.peek();
+      const format::CpuSample* sample = samples.peek();
+      const format::PageFault* fault = faults.peek();
+      const format::Wakeup* wake = wakeups.peek();
+      uint64_t now = UINT64_MAX;
+      for (const uint64_t* time : {sw ? &sw->time : nullptr, sample ? &sample->time : nullptr,
+                                   fault ? &fault->time : nullptr, wake ? &wake->time : nullptr}) {
+        if (time) now = std::min(now, *time);
+      }
+      if (!sw && !sample && !fault && !wake) break;
+      if (sw && sw->time == now) {
+        if (holder_tids.count(sw->prev_tid) || holder_tids.count(sw->next_tid)) {
+          ++in.holder_switches;
+          holders.add(*sw);
+        }
+        switches.pop();
+      } else if (sample && sample->time == now) {
+        if (holder_tids.count(sample->tid)) holders.add(*sample);
+        samples.pop();
+      } else if (fault && fault->time == now) {
+        if (holder_tids.count(fault->tid)) holders.add(*fault);
+        faults.pop();
+      } else {
+        if (waiter_tids.count(wake->wakee_tid)) last_wakes.add(*wake);
+        wakeups.pop();
+      }
+    }
+  }
+  return {holders.finish(), wakeChains(in.timeline, last_wakes, chains, kChainDepth)};
 }
 
 const ThreadActivity* threadActivity(const HolderActivity& activity, uint64_t tid) {
@@ -174,7 +199,7 @@ class Story {
       std::string s = "The longest wait: " + chainSentence(chains_.front());
       lines.push_back(s);
     }
-    if (in_.switches.empty())
+    if (in_.holder_switches == 0)
       lines.push_back("No scheduler events: record with --sched to see preemption.");
     return lines;
   }
@@ -355,13 +380,12 @@ class Story {
 };
 
 int reportCorrelate(Trace& trace, const ReportOutput& output, const CorrelateOptions& options) {
-  Inputs in = readInputs(trace);
+  Inputs in{.timeline = readLockTimeline(trace, /*keep_acquisitions=*/false)};
   LockSites sites(trace.symbolizer(), trace.stacks());
   sites.addStacksOf(in.timeline);
-  HolderActivity activity = correlateHolders(in.timeline, in.switches, in.samples, in.faults,
-                                             [&](uint64_t stack) { return sites.siteOf(stack); });
-  std::vector<WakeChain> chains = wakeChains(in.timeline, in.wakeups, options.chains, kChainDepth);
-  Story story(trace, in, activity, chains, sites);
+  Correlation correlation = correlate(
+      trace, in, [&](uint64_t stack) { return sites.siteOf(stack); }, options.chains);
+  Story story(trace, in, correlation.activity, correlation.chains, sites);
   size_t limit = options.limit == 0 ? SIZE_MAX : options.limit;
 
   if (output.json) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 #include <tuple>
+#include <unordered_map>
 #include <unordered_set>
 
 namespace incise::analyzer {
@@ -24,8 +25,14 @@ struct Event {
   uint64_t tid;
   uint64_t time;
   EventType type;
-  uint32_t index;  // into the sections, switches, samples or faults
+  uint32_t index;  // the section, or the row's arrival order among equal times
+  uint64_t pid = 0;
+  uint64_t value = 0;  // a sample's or fault's stack id, a switch-out's prev_state
 };
+
+bool before(const Event& a, const Event& b) {
+  return std::tie(a.time, a.tid, a.type, a.index) < std::tie(b.time, b.tid, b.type, b.index);
+}
 
 struct Span {
   uint64_t start;
@@ -38,43 +45,14 @@ uint64_t overlap(uint64_t a_start, uint64_t a_end, uint64_t b_start, uint64_t b_
   return end > start ? end - start : 0;
 }
 
-std::vector<Event> mergeEvents(const LockTimeline& timeline,
-                               std::span<const format::SchedSwitch> switches,
-                               std::span<const format::CpuSample> samples,
-                               std::span<const format::PageFault> faults) {
-  std::vector<Event> events;
-  std::unordered_set<uint64_t> holders;
-  for (uint32_t i = 0; i < timeline.sections.size(); ++i) {
-    const CriticalSection& s = timeline.sections[i];
-    holders.insert(s.tid);
-    events.push_back({s.tid, s.start, EventType::kSectionStart, i});
-    events.push_back({s.tid, s.end, EventType::kSectionEnd, i});
-  }
-  for (uint32_t i = 0; i < switches.size(); ++i) {
-    const format::SchedSwitch& sw = switches[i];
-    if (holders.count(sw.prev_tid))
-      events.push_back({sw.prev_tid, sw.time, EventType::kSwitchOut, i});
-    if (holders.count(sw.next_tid))
-      events.push_back({sw.next_tid, sw.time, EventType::kSwitchIn, i});
-  }
-  for (uint32_t i = 0; i < samples.size(); ++i) {
-    events.push_back({samples[i].tid, samples[i].time, EventType::kSample, i});
-  }
-  for (uint32_t i = 0; i < faults.size(); ++i) {
-    events.push_back({faults[i].tid, faults[i].time, EventType::kFault, i});
-  }
-  std::sort(events.begin(), events.end(), [](const Event& a, const Event& b) {
-    return std::tie(a.tid, a.time, a.type, a.index) < std::tie(b.tid, b.time, b.type, b.index);
-  });
-  return events;
-}
-
 // The key of HolderActivity::held entries.
 using HeldKey = std::tuple<uint64_t, uint64_t, uint64_t, uint64_t>;  // tid, pid, address, site
 
-class HolderPass {
+}  // namespace
+
+class HolderActivityBuilder::Pass {
  public:
-  HolderPass(const LockTimeline& timeline, const SiteOf& site_of)
+  Pass(const LockTimeline& timeline, const SiteOf& site_of)
       : timeline_(timeline),
         off_spans_(timeline.sections.size()),
         switched_out_(timeline.sections.size()) {
@@ -93,17 +71,45 @@ class HolderPass {
       h.held_ns += s.duration();
       held_of_section_.push_back(it->second);
     }
+    section_events_.reserve(timeline.sections.size() * 2);
+    for (uint32_t i = 0; i < timeline.sections.size(); ++i) {
+      const CriticalSection& s = timeline.sections[i];
+      section_events_.push_back({s.tid, s.start, EventType::kSectionStart, i});
+      section_events_.push_back({s.tid, s.end, EventType::kSectionEnd, i});
+    }
+    std::sort(section_events_.begin(), section_events_.end(), before);
+    for (const CriticalSection& s : timeline.sections) holders_.insert(s.tid);
   }
 
-  void run(std::span<const Event> events, std::span<const format::SchedSwitch> switches,
-           std::span<const format::CpuSample> samples, std::span<const format::PageFault> faults) {
-    size_t begin = 0;
-    while (begin < events.size()) {
-      size_t end = begin;
-      while (end < events.size() && events[end].tid == events[begin].tid) ++end;
-      runThread(events.subspan(begin, end - begin), switches, samples, faults);
-      begin = end;
+  // Events at one time are applied together, sorted, once the time has passed.
+  void add(const Event& event) {
+    if (!pending_.empty() && event.time != pending_.front().time) flush();
+    pending_.push_back(event);
+    pending_.back().index = static_cast<uint32_t>(pending_.size());
+  }
+  void addSwitch(const format::SchedSwitch& sw) {
+    if (holders_.count(sw.prev_tid))
+      add({sw.prev_tid, sw.time, EventType::kSwitchOut, 0, sw.prev_pid, sw.prev_state});
+    if (holders_.count(sw.next_tid))
+      add({sw.next_tid, sw.time, EventType::kSwitchIn, 0, sw.next_pid, 0});
+  }
+
+  // Applies the section events before the pending rows' time, then those
+  // rows with the section events at their time, in per-thread order. With
+  // nothing pending, every section event left.
+  void flush() {
+    uint64_t now = pending_.empty() ? UINT64_MAX : pending_.front().time;
+    while (next_section_event_ < section_events_.size() &&
+           section_events_[next_section_event_].time < now) {
+      apply(section_events_[next_section_event_++]);
     }
+    while (next_section_event_ < section_events_.size() &&
+           section_events_[next_section_event_].time == now) {
+      pending_.push_back(section_events_[next_section_event_++]);
+    }
+    std::sort(pending_.begin(), pending_.end(), before);
+    for (const Event& e : pending_) apply(e);
+    pending_.clear();
   }
 
   // Other threads' waits on the same lock against each section and its
@@ -152,82 +158,88 @@ class HolderPass {
                                                        a.waiter_ns_while_held, b.tid, b.lock,
                                                        b.site);
     });
-    result.threads = std::move(threads_);
+    for (auto& [tid, thread] : threads_) result.threads.push_back(thread.activity);
+    std::sort(result.threads.begin(), result.threads.end(),
+              [](const ThreadActivity& a, const ThreadActivity& b) { return a.tid < b.tid; });
     return result;
   }
 
  private:
-  void runThread(std::span<const Event> events, std::span<const format::SchedSwitch> switches,
-                 std::span<const format::CpuSample> samples,
-                 std::span<const format::PageFault> faults) {
-    ThreadActivity thread{.tid = events.front().tid};
-    std::vector<uint32_t> active;
+  // One thread's state between its events.
+  struct Thread {
+    ThreadActivity activity;
+    std::vector<uint32_t> active;  // sections it is inside
     bool off_cpu = false;
     bool preempted = false;
     uint64_t off_since = 0;
     uint64_t union_start = 0;
-    auto closeOffSpan = [&](uint32_t section, uint64_t now) {
-      const CriticalSection& s = timeline_.sections[section];
-      uint64_t start = std::max(off_since, s.start);
-      if (now <= start) return;
-      off_spans_[section].push_back({start, now});
+  };
+
+  void closeOffSpan(Thread& t, uint32_t section, uint64_t now) {
+    const CriticalSection& s = timeline_.sections[section];
+    uint64_t start = std::max(t.off_since, s.start);
+    if (now <= start) return;
+    off_spans_[section].push_back({start, now});
+    HeldLock& h = held_[held_of_section_[section]];
+    (t.preempted ? h.off_cpu_preempted_ns : h.off_cpu_blocked_ns) += now - start;
+  }
+
+  void countInside(Thread& t, uint64_t stack_id, bool fault) {
+    if (t.active.empty()) return;
+    ++(fault ? t.activity.faults_in_sections : t.activity.samples_in_sections);
+    for (uint32_t section : t.active) {
       HeldLock& h = held_[held_of_section_[section]];
-      (preempted ? h.off_cpu_preempted_ns : h.off_cpu_blocked_ns) += now - start;
-    };
-    auto countInside = [&](uint64_t stack_id, bool fault) {
-      if (active.empty()) return;
-      ++(fault ? thread.faults_in_sections : thread.samples_in_sections);
-      for (uint32_t section : active) {
-        HeldLock& h = held_[held_of_section_[section]];
-        ++(fault ? h.faults : h.samples);
-        ++(fault ? h.fault_stacks : h.sample_stacks)[stack_id];
-      }
-    };
-    for (const Event& e : events) {
-      switch (e.type) {
-        case EventType::kSectionStart:
-          if (active.empty()) union_start = e.time;
-          active.push_back(e.index);
-          thread.pid = timeline_.sections[e.index].lock.pid;
-          break;
-        case EventType::kSectionEnd:
-          if (off_cpu) closeOffSpan(e.index, e.time);
-          std::erase(active, e.index);
-          if (active.empty()) thread.held_ns += e.time - union_start;
-          break;
-        case EventType::kSwitchOut: {
-          for (uint32_t section : active) {
-            HeldLock& h = held_[held_of_section_[section]];
-            if (!switched_out_[section]) ++h.sections_switched_out;
-            switched_out_[section] = true;
-            ++(switches[e.index].prev_state == 0 ? h.preempted_switches : h.blocked_switches);
-          }
-          // A second switch-out without a switch-in between: an event was
-          // lost; the earlier off-CPU period ends here, unmeasured.
-          off_cpu = true;
-          preempted = switches[e.index].prev_state == 0;
-          off_since = e.time;
-          break;
-        }
-        case EventType::kSwitchIn:
-          if (off_cpu) {
-            for (uint32_t section : active) closeOffSpan(section, e.time);
-          }
-          off_cpu = false;
-          break;
-        case EventType::kSample:
-          ++thread.samples;
-          thread.pid = samples[e.index].pid;
-          countInside(samples[e.index].stack_id, false);
-          break;
-        case EventType::kFault:
-          ++thread.faults;
-          thread.pid = faults[e.index].pid;
-          countInside(faults[e.index].stack_id, true);
-          break;
-      }
+      ++(fault ? h.faults : h.samples);
+      ++(fault ? h.fault_stacks : h.sample_stacks)[stack_id];
     }
-    threads_.push_back(thread);
+  }
+
+  void apply(const Event& e) {
+    auto [it, fresh] = threads_.try_emplace(e.tid);
+    Thread& t = it->second;
+    if (fresh) t.activity.tid = e.tid;
+    switch (e.type) {
+      case EventType::kSectionStart:
+        if (t.active.empty()) t.union_start = e.time;
+        t.active.push_back(e.index);
+        t.activity.pid = timeline_.sections[e.index].lock.pid;
+        break;
+      case EventType::kSectionEnd:
+        if (t.off_cpu) closeOffSpan(t, e.index, e.time);
+        std::erase(t.active, e.index);
+        if (t.active.empty()) t.activity.held_ns += e.time - t.union_start;
+        break;
+      case EventType::kSwitchOut: {
+        for (uint32_t section : t.active) {
+          HeldLock& h = held_[held_of_section_[section]];
+          if (!switched_out_[section]) ++h.sections_switched_out;
+          switched_out_[section] = true;
+          ++(e.value == 0 ? h.preempted_switches : h.blocked_switches);
+        }
+        // A second switch-out without a switch-in between: an event was
+        // lost; the earlier off-CPU period ends here, unmeasured.
+        t.off_cpu = true;
+        t.preempted = e.value == 0;
+        t.off_since = e.time;
+        break;
+      }
+      case EventType::kSwitchIn:
+        if (t.off_cpu) {
+          for (uint32_t section : t.active) closeOffSpan(t, section, e.time);
+        }
+        t.off_cpu = false;
+        break;
+      case EventType::kSample:
+        ++t.activity.samples;
+        t.activity.pid = e.pid;
+        countInside(t, e.value, false);
+        break;
+      case EventType::kFault:
+        ++t.activity.faults;
+        t.activity.pid = e.pid;
+        countInside(t, e.value, true);
+        break;
+    }
   }
 
   const LockTimeline& timeline_;
@@ -236,20 +248,60 @@ class HolderPass {
   std::vector<size_t> held_of_section_;
   std::vector<std::vector<Span>> off_spans_;
   std::vector<bool> switched_out_;  // per section
-  std::vector<ThreadActivity> threads_;
+  std::unordered_set<uint64_t> holders_;
+  std::vector<Event> section_events_;  // starts and ends, by time
+  size_t next_section_event_ = 0;
+  std::vector<Event> pending_;  // rows at one time, not applied yet
+  std::unordered_map<uint64_t, Thread> threads_;
 };
 
-}  // namespace
+HolderActivityBuilder::HolderActivityBuilder(const LockTimeline& timeline, const SiteOf& site_of)
+    : pass_(std::make_unique<Pass>(timeline, site_of)) {}
+
+HolderActivityBuilder::~HolderActivityBuilder() = default;
+
+void HolderActivityBuilder::add(const format::SchedSwitch& row) {
+  pass_->addSwitch(row);
+}
+
+void HolderActivityBuilder::add(const format::CpuSample& row) {
+  pass_->add({row.tid, row.time, EventType::kSample, 0, row.pid, row.stack_id});
+}
+
+void HolderActivityBuilder::add(const format::PageFault& row) {
+  pass_->add({row.tid, row.time, EventType::kFault, 0, row.pid, row.stack_id});
+}
+
+HolderActivity HolderActivityBuilder::finish() {
+  pass_->flush();  // the rows at the last time
+  pass_->flush();  // the sections after them
+  pass_->addWaiterOverlap();
+  return pass_->finish();
+}
 
 HolderActivity correlateHolders(const LockTimeline& timeline,
                                 std::span<const format::SchedSwitch> switches,
                                 std::span<const format::CpuSample> samples,
                                 std::span<const format::PageFault> faults, const SiteOf& site_of) {
-  std::vector<Event> events = mergeEvents(timeline, switches, samples, faults);
-  HolderPass pass(timeline, site_of);
-  pass.run(events, switches, samples, faults);
-  pass.addWaiterOverlap();
-  return pass.finish();
+  // The rows by time; among equal times, each kind in its vector's order.
+  struct Row {
+    uint64_t time;
+    uint8_t kind;
+    uint32_t index;
+  };
+  std::vector<Row> rows;
+  for (uint32_t i = 0; i < switches.size(); ++i) rows.push_back({switches[i].time, 0, i});
+  for (uint32_t i = 0; i < samples.size(); ++i) rows.push_back({samples[i].time, 1, i});
+  for (uint32_t i = 0; i < faults.size(); ++i) rows.push_back({faults[i].time, 2, i});
+  std::stable_sort(rows.begin(), rows.end(),
+                   [](const Row& a, const Row& b) { return a.time < b.time; });
+  HolderActivityBuilder builder(timeline, site_of);
+  for (const Row& row : rows) {
+    if (row.kind == 0) builder.add(switches[row.index]);
+    if (row.kind == 1) builder.add(samples[row.index]);
+    if (row.kind == 2) builder.add(faults[row.index]);
+  }
+  return builder.finish();
 }
 
 }  // namespace incise::analyzer

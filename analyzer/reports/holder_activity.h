@@ -15,13 +15,25 @@
 // `end` is not. Off-CPU time starts only at a switch-out seen in the trace.
 // Results are grouped per (holder thread, lock, acquire site).
 //
+// HolderActivityBuilder takes the switches, samples and faults one at a
+// time, in time order (TimeOrderedRows), and keeps none of them: memory is
+// the timeline's sections plus about 70 bytes per section (its two events,
+// group, off-CPU spans: 16 bytes per switch-out inside it), per thread state,
+// and the rows sharing one timestamp. correlateHolders does the same over
+// vectors in any order.
+//
 //   LockTimeline timeline = buildLockTimeline(lock_rows);
 //   HolderActivity activity = correlateHolders(timeline, switches, samples, faults, {});
 //   for (const HeldLock& h : activity.held) print(h.tid, h.preempted_switches, h.off_cpu_ns());
+//
+//   HolderActivityBuilder builder(timeline, site_of);
+//   builder.add(sample); builder.add(switch_row); ...   // in time order
+//   HolderActivity activity = builder.finish();
 #pragma once
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -73,6 +85,25 @@ struct ThreadActivity {
 struct HolderActivity {
   std::vector<HeldLock> held;  // by off-CPU time inside sections, then faults, longest first
   std::vector<ThreadActivity> threads;  // by tid
+};
+
+class HolderActivityBuilder {
+ public:
+  // `timeline` must outlive the builder.
+  HolderActivityBuilder(const LockTimeline& timeline, const SiteOf& site_of);
+  ~HolderActivityBuilder();
+  HolderActivityBuilder(const HolderActivityBuilder&) = delete;
+  HolderActivityBuilder& operator=(const HolderActivityBuilder&) = delete;
+
+  // Rows of all three kinds merged by time (any order among equal times).
+  void add(const format::SchedSwitch& row);
+  void add(const format::CpuSample& row);
+  void add(const format::PageFault& row);
+  HolderActivity finish();
+
+ private:
+  class Pass;
+  std::unique_ptr<Pass> pass_;
 };
 
 HolderActivity correlateHolders(const LockTimeline& timeline,

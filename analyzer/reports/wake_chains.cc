@@ -8,37 +8,9 @@
 namespace incise::analyzer {
 namespace {
 
-class WakeIndex {
- public:
-  explicit WakeIndex(std::span<const format::Wakeup> wakeups) : wakeups_(wakeups) {
-    order_.resize(wakeups.size());
-    std::iota(order_.begin(), order_.end(), 0);
-    std::sort(order_.begin(), order_.end(), [&](size_t a, size_t b) {
-      return std::tie(wakeups[a].wakee_tid, wakeups[a].time, a) <
-             std::tie(wakeups[b].wakee_tid, wakeups[b].time, b);
-    });
-  }
-
-  // The last wake-up of `tid` in [start, end], or nullptr.
-  const format::Wakeup* lastWake(uint64_t tid, uint64_t start, uint64_t end) const {
-    auto after =
-        std::upper_bound(order_.begin(), order_.end(), std::make_pair(tid, end),
-                         [&](const std::pair<uint64_t, uint64_t>& key, size_t i) {
-                           return key < std::make_pair(wakeups_[i].wakee_tid, wakeups_[i].time);
-                         });
-    if (after == order_.begin()) return nullptr;
-    const format::Wakeup& w = wakeups_[*std::prev(after)];
-    return w.wakee_tid == tid && w.time >= start ? &w : nullptr;
-  }
-
- private:
-  std::span<const format::Wakeup> wakeups_;
-  std::vector<size_t> order_;
-};
-
-WakeLink explain(const LockWait& wait, const WakeIndex& index) {
+WakeLink explain(const LockWait& wait, const WaitWakeups::Wake* w) {
   WakeLink link{.wait = wait};
-  if (const format::Wakeup* w = index.lastWake(wait.tid, wait.start, wait.end)) {
+  if (w) {
     link.source = WakeSource::kWakeupEvent;
     link.waker_pid = w->waker_pid;
     link.waker_tid = w->waker_tid;
@@ -55,9 +27,53 @@ WakeLink explain(const LockWait& wait, const WakeIndex& index) {
 
 }  // namespace
 
+WaitWakeups::WaitWakeups(const LockTimeline& timeline)
+    : timeline_(timeline), wakes_(timeline.waits.size()), seen_(timeline.waits.size()) {
+  for (uint32_t i = 0; i < timeline.waits.size(); ++i) {
+    Waiter& waiter = waiters_[timeline.waits[i].tid];
+    waiter.waits.push_back(i);
+    waiter.longest = std::max(waiter.longest, timeline.waits[i].duration());
+  }
+  for (auto& [tid, waiter] : waiters_) {
+    std::stable_sort(waiter.waits.begin(), waiter.waits.end(), [&](uint32_t a, uint32_t b) {
+      return timeline.waits[a].start < timeline.waits[b].start;
+    });
+  }
+}
+
+void WaitWakeups::add(const format::Wakeup& wakeup) {
+  auto found = waiters_.find(wakeup.wakee_tid);
+  if (found == waiters_.end()) return;
+  const Waiter& waiter = found->second;
+  const std::vector<LockWait>& waits = timeline_.waits;
+  // Waits with start <= time, from the latest start back to the earliest
+  // that could still be open.
+  auto after = std::upper_bound(waiter.waits.begin(), waiter.waits.end(), wakeup.time,
+                                [&](uint64_t time, uint32_t i) { return time < waits[i].start; });
+  uint64_t earliest = wakeup.time > waiter.longest ? wakeup.time - waiter.longest : 0;
+  for (auto it = after; it != waiter.waits.begin();) {
+    uint32_t i = *--it;
+    if (waits[i].start < earliest) break;
+    if (wakeup.time > waits[i].end) continue;
+    wakes_[i] = {wakeup.waker_pid, wakeup.waker_tid, wakeup.stack_id, wakeup.time};
+    seen_[i] = true;
+  }
+}
+
 std::vector<WakeChain> wakeChains(const LockTimeline& timeline,
                                   std::span<const format::Wakeup> wakeups, size_t longest,
                                   size_t max_depth) {
+  std::vector<size_t> by_time(wakeups.size());
+  std::iota(by_time.begin(), by_time.end(), 0);
+  std::stable_sort(by_time.begin(), by_time.end(),
+                   [&](size_t a, size_t b) { return wakeups[a].time < wakeups[b].time; });
+  WaitWakeups last_wakes(timeline);
+  for (size_t i : by_time) last_wakes.add(wakeups[i]);
+  return wakeChains(timeline, last_wakes, longest, max_depth);
+}
+
+std::vector<WakeChain> wakeChains(const LockTimeline& timeline, const WaitWakeups& wakeups,
+                                  size_t longest, size_t max_depth) {
   const std::vector<LockWait>& waits = timeline.waits;
   std::vector<size_t> by_length(waits.size());
   std::iota(by_length.begin(), by_length.end(), 0);
@@ -87,14 +103,13 @@ std::vector<WakeChain> wakeChains(const LockTimeline& timeline,
     return best;
   };
 
-  WakeIndex index(wakeups);
   std::vector<WakeChain> chains;
   for (size_t n = 0; n < count; ++n) {
     WakeChain chain;
     std::set<uint64_t> seen;
     const LockWait* wait = &waits[by_length[n]];
     while (wait && chain.links.size() < max_depth && seen.insert(wait->tid).second) {
-      WakeLink link = explain(*wait, index);
+      WakeLink link = explain(*wait, wakeups.lastWake(static_cast<size_t>(wait - waits.data())));
       chain.links.push_back(link);
       if (link.source == WakeSource::kNone || link.waker_tid == 0) break;
       wait = wakersOwnWait(link.waker_tid, wait->start, link.wake_time);
