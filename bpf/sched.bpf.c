@@ -83,7 +83,7 @@ static __always_inline int on_wakeup(void* ctx, struct task_struct* wakee, bool 
   // its user part says which code released the waiter. A waker outside the
   // targets gets no stack: it is mostly a bystander (a wake-up from a timer
   // or I/O interrupt runs in whatever task it interrupted), and its stack
-  // would cost a user-stack walk (~4 us here) plus the recorder reading that
+  // would cost a user-stack walk plus the recorder reading that
   // process's maps and symbol tables.
   if (sched_stacks == SCHED_STACKS_OFF || waker_tgid == 0 || !waker_is_target)
     clear_stack(&e->stack);

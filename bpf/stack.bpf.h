@@ -49,9 +49,11 @@ static __always_inline __u32 kernel_walk_user_stack(void* ctx, __u64* frames) {
  * perf_callchain_user: the user ip, then the return address of each frame
  * while fp points at a readable user frame, MAX_STACK_DEPTH in all), minus
  * its last step: it reads the frame at fp = 0 too, and that read faults.
- * The fault is taken and fixed up for every walk (~2 us of the ~2.5 us a
- * two-frame walk cost in this VM, where an exception is a round trip to
- * the hypervisor). A 32-bit task gets the kernel's walker. */
+ * The fault is taken and fixed up for every walk, and in this VM an
+ * exception is a round trip to the hypervisor: on the same events this walk
+ * took 1.2-1.6 us against bpf_get_stack's 6.6-6.9 us (under load; test
+ * UserWalkCheck prints both and checks that the frames are equal). A 32-bit
+ * task gets the kernel's walker. */
 static __always_inline __u32 walk_user_stack(void* ctx, __u64* frames) {
   struct task_struct* task = bpf_get_current_task_btf();
   if (task->flags & PF_NO_USER_STACK) return 0;

@@ -16,6 +16,11 @@ char LICENSE[] SEC("license") = "GPL";
 __u64 checked = 0;
 __u64 differ = 0;
 __u64 deep = 0; /* walks of more than 3 frames */
+/* Time in each walker for the test's report, [0] for walks of at most 3
+ * frames, [1] for deeper ones; the two run in turns first and second. */
+__u64 ours_ns[2] = {};
+__u64 kernels_ns[2] = {};
+__u64 walks[2] = {};
 
 struct walk_pair {
   __u64 ours[MAX_STACK_DEPTH];
@@ -35,9 +40,24 @@ static __always_inline void compare_walks(void* ctx) {
   __u32 zero = 0;
   struct walk_pair* pair = bpf_map_lookup_elem(&pairs, &zero);
   if (!pair) return;
-  __u32 ours = walk_user_stack(ctx, pair->ours);
-  __u32 kernels = kernel_walk_user_stack(ctx, pair->kernels);
+  bool ours_first = checked & 1;
+  __u32 ours = 0, kernels = 0;
+  __u64 start = bpf_ktime_get_ns();
+  if (ours_first)
+    ours = walk_user_stack(ctx, pair->ours);
+  else
+    kernels = kernel_walk_user_stack(ctx, pair->kernels);
+  __u64 middle = bpf_ktime_get_ns();
+  if (ours_first)
+    kernels = kernel_walk_user_stack(ctx, pair->kernels);
+  else
+    ours = walk_user_stack(ctx, pair->ours);
+  __u64 end = bpf_ktime_get_ns();
   if (kernels == 0) return; /* no user stack here (kernel thread) */
+  __u32 depth = kernels > 3 ? 1 : 0;
+  __sync_fetch_and_add(&walks[depth], 1);
+  __sync_fetch_and_add(&ours_ns[depth], ours_first ? middle - start : end - middle);
+  __sync_fetch_and_add(&kernels_ns[depth], ours_first ? end - middle : middle - start);
   bool same = ours == kernels;
   for (__u32 i = 0; i < MAX_STACK_DEPTH && same; i++) {
     if (i >= ours) break;
@@ -45,7 +65,6 @@ static __always_inline void compare_walks(void* ctx) {
   }
   __sync_fetch_and_add(&checked, 1);
   if (!same) __sync_fetch_and_add(&differ, 1);
-  if (kernels > 3) __sync_fetch_and_add(&deep, 1);
 }
 
 SEC("tracepoint/syscalls/sys_enter_futex")

@@ -5,13 +5,14 @@
  * row's stack, bpf/locks.bpf.c). The thread stays inside the syscall between
  * the two, so its user registers and frames cannot change: the futex entry
  * walks the stack once into `wait_user_stacks`, and every stack taken while
- * the thread is still in that wait copies it (~0.1 us) instead of walking
- * (~4 us here). The walk is at the entry rather than at the blocking switch
+ * the thread is still in that wait copies it instead of walking again
+ * (futex exit on lock_story: 3.3 -> 0.7 us per run with bpf_get_stack's
+ * walk). The walk is at the entry rather than at the blocking switch
  * because the switch runs with the runqueue lock held and interrupts off
  * (wake-ups of that CPU wait for it), and the wait's end is on the lock
  * hand-off's critical path (the waiter is about to become the holder); the
- * entry is the waiter's own preemptible syscall, and a wait that ends without
- * blocking (EAGAIN) also costs one walk, as before.
+ * entry is the waiter's own preemptible syscall, and a wait that ends
+ * without blocking (EAGAIN) also costs one walk, as before.
  *
  * Both objects include this header; the recorder makes their two
  * `wait_user_stacks` maps one (recorder/shared_map.h). Without the lock

@@ -60,10 +60,16 @@ TEST(UserWalkCheck, RecorderWalkerReturnsTheKernelWalkersFrames) {
   links.clear();
   for (int fd : perf_fds) close(fd);
 
-  uint64_t checked = skel->bss->checked, differ = skel->bss->differ, deep = skel->bss->deep;
-  std::printf("user walks compared: %llu, deeper than 3 frames: %llu, different: %llu\n",
-              static_cast<unsigned long long>(checked), static_cast<unsigned long long>(deep),
-              static_cast<unsigned long long>(differ));
+  const auto& bss = *skel->bss;
+  uint64_t checked = bss.checked, differ = bss.differ, deep = bss.walks[1];
+  auto perWalk = [](uint64_t ns, uint64_t walks) { return walks ? double(ns) / walks : 0.0; };
+  std::printf(
+      "user walks compared: %llu, different: %llu; ns per walk, walk_user_stack vs "
+      "bpf_get_stack: %llu walks of <= 3 frames %.0f vs %.0f, %llu deeper %.0f vs %.0f\n",
+      static_cast<unsigned long long>(checked), static_cast<unsigned long long>(differ),
+      static_cast<unsigned long long>(bss.walks[0]), perWalk(bss.ours_ns[0], bss.walks[0]),
+      perWalk(bss.kernels_ns[0], bss.walks[0]), static_cast<unsigned long long>(bss.walks[1]),
+      perWalk(bss.ours_ns[1], bss.walks[1]), perWalk(bss.kernels_ns[1], bss.walks[1]));
   EXPECT_GT(checked, 1000u);
   EXPECT_GT(deep, 0u) << "no stack deeper than 3 frames was compared";
   EXPECT_EQ(differ, 0u) << differ << " of " << checked << " walks differ";
