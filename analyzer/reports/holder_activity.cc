@@ -1,6 +1,8 @@
 #include "analyzer/reports/holder_activity.h"
 
 #include <algorithm>
+#include <numeric>
+#include <queue>
 #include <set>
 #include <tuple>
 #include <unordered_map>
@@ -53,9 +55,7 @@ using HeldKey = std::tuple<uint64_t, uint64_t, uint64_t, uint64_t>;  // tid, pid
 class HolderActivityBuilder::Pass {
  public:
   Pass(const LockTimeline& timeline, const SiteOf& site_of)
-      : timeline_(timeline),
-        off_spans_(timeline.sections.size()),
-        switched_out_(timeline.sections.size()) {
+      : timeline_(timeline), switched_out_(timeline.sections.size()) {
     held_of_section_.reserve(timeline.sections.size());
     for (const CriticalSection& s : timeline.sections) {
       uint64_t site = site_of ? site_of(s.stack_id) : s.stack_id;
@@ -69,15 +69,13 @@ class HolderActivityBuilder::Pass {
       h.inferred |= s.inferred;
       ++h.sections;
       h.held_ns += s.duration();
-      held_of_section_.push_back(it->second);
+      held_of_section_.push_back(static_cast<uint32_t>(it->second));
     }
-    section_events_.reserve(timeline.sections.size() * 2);
-    for (uint32_t i = 0; i < timeline.sections.size(); ++i) {
-      const CriticalSection& s = timeline.sections[i];
-      section_events_.push_back({s.tid, s.start, EventType::kSectionStart, i});
-      section_events_.push_back({s.tid, s.end, EventType::kSectionEnd, i});
-    }
-    std::sort(section_events_.begin(), section_events_.end(), before);
+    by_start_.resize(timeline.sections.size());
+    std::iota(by_start_.begin(), by_start_.end(), 0);
+    std::stable_sort(by_start_.begin(), by_start_.end(), [&](uint32_t a, uint32_t b) {
+      return timeline.sections[a].start < timeline.sections[b].start;
+    });
     for (const CriticalSection& s : timeline.sections) holders_.insert(s.tid);
   }
 
@@ -94,19 +92,42 @@ class HolderActivityBuilder::Pass {
       add({sw.next_tid, sw.time, EventType::kSwitchIn, 0, sw.next_pid, 0});
   }
 
+  uint64_t nextSectionTime() const {
+    uint64_t t = ends_.empty() ? UINT64_MAX : ends_.top().first;
+    if (next_start_ < by_start_.size())
+      t = std::min(t, timeline_.sections[by_start_[next_start_]].start);
+    return t;
+  }
+
+  // Moves the section starts and ends at `t` to `out` (a section may end
+  // where it starts).
+  void takeSectionEventsAt(uint64_t t, std::vector<Event>& out) {
+    for (; next_start_ < by_start_.size() && timeline_.sections[by_start_[next_start_]].start == t;
+         ++next_start_) {
+      uint32_t i = by_start_[next_start_];
+      const CriticalSection& s = timeline_.sections[i];
+      out.push_back({s.tid, s.start, EventType::kSectionStart, i});
+      ends_.push({s.end, i});
+    }
+    for (; !ends_.empty() && ends_.top().first == t; ends_.pop()) {
+      uint32_t i = ends_.top().second;
+      out.push_back({timeline_.sections[i].tid, t, EventType::kSectionEnd, i});
+    }
+  }
+
   // Applies the section events before the pending rows' time, then those
   // rows with the section events at their time, in per-thread order. With
   // nothing pending, every section event left.
   void flush() {
     uint64_t now = pending_.empty() ? UINT64_MAX : pending_.front().time;
-    while (next_section_event_ < section_events_.size() &&
-           section_events_[next_section_event_].time < now) {
-      apply(section_events_[next_section_event_++]);
+    std::vector<Event> group;
+    for (uint64_t t; (t = nextSectionTime()) < now;) {
+      group.clear();
+      takeSectionEventsAt(t, group);
+      std::sort(group.begin(), group.end(), before);
+      for (const Event& e : group) apply(e);
     }
-    while (next_section_event_ < section_events_.size() &&
-           section_events_[next_section_event_].time == now) {
-      pending_.push_back(section_events_[next_section_event_++]);
-    }
+    if (nextSectionTime() == now) takeSectionEventsAt(now, pending_);
     std::sort(pending_.begin(), pending_.end(), before);
     for (const Event& e : pending_) apply(e);
     pending_.clear();
@@ -138,7 +159,9 @@ class HolderActivityBuilder::Pass {
       for (auto w = first; w != waits.begin() + range->second.second && w->start < s.end; ++w) {
         if (w->tid == s.tid) continue;
         h.waiter_ns_while_held += overlap(s.start, s.end, w->start, w->end);
-        for (const Span& span : off_spans_[i]) {
+        auto spans = off_spans_.find(static_cast<uint32_t>(i));
+        if (spans == off_spans_.end()) continue;
+        for (const Span& span : spans->second) {
           uint64_t lost = overlap(span.start, span.end, w->start, w->end);
           h.waiter_ns_while_off_cpu += lost;
           if (lost > 0) waiters_off_cpu[held_of_section_[i]].insert(w->tid);
@@ -245,12 +268,17 @@ class HolderActivityBuilder::Pass {
   const LockTimeline& timeline_;
   std::vector<HeldLock> held_;
   std::map<HeldKey, size_t> index_of_held_;
-  std::vector<size_t> held_of_section_;
-  std::vector<std::vector<Span>> off_spans_;
+  std::vector<uint32_t> held_of_section_;
+  // Only sections with a switch-out inside have off-CPU spans.
+  std::unordered_map<uint32_t, std::vector<Span>> off_spans_;
   std::vector<bool> switched_out_;  // per section
   std::unordered_set<uint64_t> holders_;
-  std::vector<Event> section_events_;  // starts and ends, by time
-  size_t next_section_event_ = 0;
+  // Section events come from the sections by start, and from a heap of the
+  // ends of started sections (as many as are open at once).
+  std::vector<uint32_t> by_start_;
+  size_t next_start_ = 0;
+  using End = std::pair<uint64_t, uint32_t>;  // end, section
+  std::priority_queue<End, std::vector<End>, std::greater<End>> ends_;
   std::vector<Event> pending_;  // rows at one time, not applied yet
   std::unordered_map<uint64_t, Thread> threads_;
 };
