@@ -36,11 +36,6 @@ bool before(const Event& a, const Event& b) {
   return std::tie(a.time, a.tid, a.type, a.index) < std::tie(b.time, b.tid, b.type, b.index);
 }
 
-struct Span {
-  uint64_t start;
-  uint64_t end;
-};
-
 uint64_t overlap(uint64_t a_start, uint64_t a_end, uint64_t b_start, uint64_t b_end) {
   uint64_t start = std::max(a_start, b_start);
   uint64_t end = std::min(a_end, b_end);
@@ -70,6 +65,11 @@ class HolderActivityBuilder::Pass {
       ++h.sections;
       h.held_ns += s.duration();
       held_of_section_.push_back(static_cast<uint32_t>(it->second));
+    }
+    for (size_t i = 0; i < timeline.waits.size(); ++i) {
+      auto [it, fresh] = waits_of_lock_.try_emplace(timeline.waits[i].lock, WaitRange{i, i, 0});
+      it->second.last = i + 1;
+      it->second.longest = std::max(it->second.longest, timeline.waits[i].duration());
     }
     by_start_.resize(timeline.sections.size());
     std::iota(by_start_.begin(), by_start_.end(), 0);
@@ -133,43 +133,19 @@ class HolderActivityBuilder::Pass {
     pending_.clear();
   }
 
-  // Other threads' waits on the same lock against each section and its
-  // off-CPU spans. Waits are sorted by (lock, start); a wait overlapping
-  // [start, end) starts at or after start - (longest wait on that lock).
+  // Other threads' waits on the same lock that overlapped each section.
+  // Waits are sorted by (lock, start); a wait overlapping [start, end)
+  // starts at or after start - (longest wait on that lock).
   void addWaiterOverlap() {
-    const std::vector<LockWait>& waits = timeline_.waits;
-    std::map<LockId, std::pair<size_t, size_t>> range_of_lock;
-    std::map<LockId, uint64_t> longest_wait;
-    for (size_t i = 0; i < waits.size(); ++i) {
-      auto [it, fresh] = range_of_lock.try_emplace(waits[i].lock, i, i);
-      it->second.second = i + 1;
-      uint64_t& longest = longest_wait[waits[i].lock];
-      longest = std::max(longest, waits[i].duration());
-    }
-    std::vector<std::set<uint64_t>> waiters_off_cpu(held_.size());
     for (size_t i = 0; i < timeline_.sections.size(); ++i) {
       const CriticalSection& s = timeline_.sections[i];
-      auto range = range_of_lock.find(s.lock);
-      if (range == range_of_lock.end()) continue;
-      uint64_t earliest = s.start > longest_wait[s.lock] ? s.start - longest_wait[s.lock] : 0;
-      auto first = std::partition_point(waits.begin() + range->second.first,
-                                        waits.begin() + range->second.second,
-                                        [&](const LockWait& w) { return w.start < earliest; });
       HeldLock& h = held_[held_of_section_[i]];
-      for (auto w = first; w != waits.begin() + range->second.second && w->start < s.end; ++w) {
-        if (w->tid == s.tid) continue;
-        h.waiter_ns_while_held += overlap(s.start, s.end, w->start, w->end);
-        auto spans = off_spans_.find(static_cast<uint32_t>(i));
-        if (spans == off_spans_.end()) continue;
-        for (const Span& span : spans->second) {
-          uint64_t lost = overlap(span.start, span.end, w->start, w->end);
-          h.waiter_ns_while_off_cpu += lost;
-          if (lost > 0) waiters_off_cpu[held_of_section_[i]].insert(w->tid);
-        }
-      }
+      forEachOverlappingWait(s, s.start, s.end, [&](const LockWait& w) {
+        h.waiter_ns_while_held += overlap(s.start, s.end, w.start, w.end);
+      });
     }
-    for (size_t i = 0; i < held_.size(); ++i)
-      held_[i].waiters_while_off_cpu = waiters_off_cpu[i].size();
+    for (auto& [held, waiters] : waiters_off_cpu_)
+      held_[held].waiters_while_off_cpu = waiters.size();
   }
 
   HolderActivity finish() {
@@ -202,9 +178,31 @@ class HolderActivityBuilder::Pass {
     const CriticalSection& s = timeline_.sections[section];
     uint64_t start = std::max(t.off_since, s.start);
     if (now <= start) return;
-    off_spans_[section].push_back({start, now});
     HeldLock& h = held_[held_of_section_[section]];
     (t.preempted ? h.off_cpu_preempted_ns : h.off_cpu_blocked_ns) += now - start;
+    // Other threads' waiting on the lock lost while the holder was off-CPU.
+    forEachOverlappingWait(s, start, now, [&](const LockWait& w) {
+      uint64_t lost = overlap(start, now, w.start, w.end);
+      h.waiter_ns_while_off_cpu += lost;
+      if (lost > 0) waiters_off_cpu_[held_of_section_[section]].insert(w.tid);
+    });
+  }
+
+  // Other threads' waits on section `s`'s lock that start before `end` and
+  // may overlap [start, end).
+  template <typename Visit>
+  void forEachOverlappingWait(const CriticalSection& s, uint64_t start, uint64_t end,
+                              Visit&& visit) const {
+    auto range = waits_of_lock_.find(s.lock);
+    if (range == waits_of_lock_.end()) return;
+    const std::vector<LockWait>& waits = timeline_.waits;
+    const WaitRange& r = range->second;
+    uint64_t earliest = start > r.longest ? start - r.longest : 0;
+    auto first = std::partition_point(waits.begin() + r.first, waits.begin() + r.last,
+                                      [&](const LockWait& w) { return w.start < earliest; });
+    for (auto w = first; w != waits.begin() + r.last && w->start < end; ++w) {
+      if (w->tid != s.tid) visit(*w);
+    }
   }
 
   void countInside(Thread& t, uint64_t stack_id, bool fault) {
@@ -269,9 +267,15 @@ class HolderActivityBuilder::Pass {
   std::vector<HeldLock> held_;
   std::map<HeldKey, size_t> index_of_held_;
   std::vector<uint32_t> held_of_section_;
-  // Only sections with a switch-out inside have off-CPU spans.
-  std::unordered_map<uint32_t, std::vector<Span>> off_spans_;
-  std::vector<bool> switched_out_;  // per section
+  // Per lock: its waits in timeline_.waits and the longest of them.
+  struct WaitRange {
+    size_t first = 0;
+    size_t last = 0;
+    uint64_t longest = 0;
+  };
+  std::map<LockId, WaitRange> waits_of_lock_;
+  std::unordered_map<uint32_t, std::set<uint64_t>> waiters_off_cpu_;  // per held_ entry
+  std::vector<bool> switched_out_;                                    // per section
   std::unordered_set<uint64_t> holders_;
   // Section events come from the sections by start, and from a heap of the
   // ends of started sections (as many as are open at once).

@@ -17,10 +17,11 @@
 //
 // HolderActivityBuilder takes the switches, samples and faults one at a
 // time, in time order (TimeOrderedRows), and keeps none of them: memory is
-// the timeline's sections plus about 70 bytes per section (its two events,
-// group, off-CPU spans: 16 bytes per switch-out inside it), per thread state,
-// and the rows sharing one timestamp. correlateHolders does the same over
-// vectors in any order.
+// the timeline (80 bytes per section, 64 per wait) plus 8 bytes per section,
+// the open sections, per thread state, the rows sharing one timestamp, and
+// the results (one HeldLock per holder, lock and site, with its stacks).
+// Waiting lost to an off-CPU span is added up when the span closes.
+// correlateHolders does the same over vectors in any order.
 //
 //   LockTimeline timeline = buildLockTimeline(lock_rows);
 //   HolderActivity activity = correlateHolders(timeline, switches, samples, faults, {});
