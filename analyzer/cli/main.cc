@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "analyzer/cli/command.h"
+#include "analyzer/cli/heap_setup.h"
 
 namespace {
 
@@ -21,12 +22,14 @@ void printUsage(std::ostream& out) {
          "  incise info app.trace                             # what is in the file\n"
          "  incise top app.trace                              # flat profile\n"
          "  incise flame app.trace -o app.html                # flame graph\n"
-         "  incise correlate app.trace                        # lock holders preempted or faulting\n";
+         "  incise correlate app.trace                        # lock holders preempted or "
+         "faulting\n";
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
+  incise::analyzer::setUpReportHeap();
   if (argc < 2) {
     printUsage(std::cerr);
     return 2;

@@ -18,8 +18,9 @@
 #include <span>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
+
+#include "analyzer/symbolize/dense_id_index.h"
 
 namespace incise::analyzer {
 
@@ -28,10 +29,10 @@ using NameId = uint32_t;
 class NameTable {
  public:
   NameId intern(std::string_view name) {
-    auto found = ids_.find(name);
-    if (found != ids_.end()) return found->second;
-    NameId id = static_cast<NameId>(names_.size());
-    ids_.emplace(names_.emplace_back(name), id);
+    auto [id, inserted] =
+        ids_.findOrInsert(std::hash<std::string_view>()(name), static_cast<NameId>(names_.size()),
+                          [&](NameId known) { return names_[known] == name; });
+    if (inserted) names_.emplace_back(name);
     return id;
   }
   const std::string& name(NameId id) const { return names_[id]; }
@@ -50,9 +51,9 @@ class NameTable {
   }
 
  private:
-  // A deque never moves its elements, so the views keying ids_ stay valid.
+  // A deque never moves its elements: name() references stay valid.
   std::deque<std::string> names_;
-  std::unordered_map<std::string_view, NameId> ids_;
+  DenseIdIndex ids_;
 };
 
 }  // namespace incise::analyzer

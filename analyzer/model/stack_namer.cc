@@ -1,5 +1,7 @@
 #include "analyzer/model/stack_namer.h"
 
+#include <algorithm>
+
 #include "analyzer/model/trace.h"
 #include "analyzer/symbolize/symbolizer.h"
 
@@ -31,13 +33,16 @@ std::vector<std::string> StackNamer::rootFirstNames(uint32_t pid, uint64_t stack
 }
 
 NameId StackNamer::idOf(const Frame& frame) {
-  auto [it, inserted] = frame_ids_.try_emplace(&frame, 0);
-  if (inserted) {
-    bool by_module = grouping_ == FrameGrouping::kModule;
-    it->second = by_module ? names_.intern(frame.module.empty() ? "[unknown]" : frame.module)
-                           : names_.intern(frame.name);
+  if (frame.id >= by_frame_id_.size()) {
+    by_frame_id_.resize(std::max<size_t>(frame.id + 1, 2 * by_frame_id_.size()), kUnnamed);
   }
-  return it->second;
+  NameId& id = by_frame_id_[frame.id];
+  if (id == kUnnamed) {
+    bool by_module = grouping_ == FrameGrouping::kModule;
+    id = by_module ? names_.intern(frame.module.empty() ? "[unknown]" : frame.module)
+                   : names_.intern(frame.name);
+  }
+  return id;
 }
 
 }  // namespace incise::analyzer

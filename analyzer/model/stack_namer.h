@@ -1,10 +1,11 @@
 // StackNamer: a stack id in a process turned into frame names, root first,
 // grouped by function, module or source line — as ids into one NameTable.
 //
-// Each symbolizer frame is named once: the namer keeps its id per Frame
-// (frames from Symbolizer::lookup live as long as the symbolizer), so naming
-// a stack again costs one symbolizer lookup and one pointer lookup per
-// address, and no string is built or hashed. Return addresses (every frame
+// Each symbolizer frame is named once: the namer keeps its name id by
+// Frame::id in a vector (frames from Symbolizer::lookup live as long as the
+// symbolizer and are numbered densely), so naming a stack again costs one
+// symbolizer lookup and one vector read per address, and no string is built
+// or hashed. Return addresses (every frame
 // but the leaf) are looked up at address - 1, so a call that is the last
 // instruction of a function is charged to that function, not to the next
 // one. The symbolizer has no line information yet: --by line groups by
@@ -18,7 +19,6 @@
 #include <cstdint>
 #include <span>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "analyzer/model/name_table.h"
@@ -56,8 +56,9 @@ class StackNamer {
   Trace& trace_;
   FrameGrouping grouping_;
   NameTable names_;
-  std::unordered_map<const Frame*, NameId> frame_ids_;
-  std::vector<NameId> path_;  // the last rootFirst() answer
+  static constexpr NameId kUnnamed = UINT32_MAX;
+  std::vector<NameId> by_frame_id_;  // kUnnamed until the frame is first named
+  std::vector<NameId> path_;         // the last rootFirst() answer
 };
 
 }  // namespace incise::analyzer

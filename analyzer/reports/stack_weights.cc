@@ -22,25 +22,43 @@ uint64_t hashOf(std::span<const NameId> ids) {
 }  // namespace
 
 void NamedStacks::add(std::span<const NameId> root_first, uint64_t weight, uint64_t events) {
-  uint64_t hash = hashOf(root_first);
-  auto [first, last] = by_hash_.equal_range(hash);
-  for (auto it = first; it != last; ++it) {
-    WeightedStack& known = stacks_[it->second];
-    if (std::equal(known.root_first.begin(), known.root_first.end(), root_first.begin(),
-                   root_first.end())) {
-      known.weight += weight;
-      known.events += events;
-      return;
-    }
+  auto [index, inserted] = by_path_.findOrInsert(
+      hashOf(root_first), static_cast<uint32_t>(stacks_.size()), [&](uint32_t known) {
+        const std::span<const NameId> path = stacks_[known].root_first;
+        return std::equal(path.begin(), path.end(), root_first.begin(), root_first.end());
+      });
+  if (inserted) {
+    stacks_.push_back({keep(root_first), weight, events});
+    return;
   }
-  by_hash_.emplace(hash, static_cast<uint32_t>(stacks_.size()));
-  stacks_.push_back({{root_first.begin(), root_first.end()}, weight, events});
+  stacks_[index].weight += weight;
+  stacks_[index].events += events;
+}
+
+std::span<const NameId> NamedStacks::keep(std::span<const NameId> root_first) {
+  if (blocks_.empty() || root_first.size() > block_size_ - block_used_) {
+    block_size_ = std::max(kIdsPerBlock, root_first.size());
+    block_used_ = 0;
+    blocks_.push_back(std::make_unique_for_overwrite<NameId[]>(block_size_));
+  }
+  NameId* kept = blocks_.back().get() + block_used_;
+  std::copy(root_first.begin(), root_first.end(), kept);
+  block_used_ += root_first.size();
+  return {kept, root_first.size()};
 }
 
 void StackWeights::add(uint32_t pid, uint64_t stack_id, uint64_t time, uint64_t weight) {
   Entry* entry = nullptr;
   if (stack_id < kNarrowIdLimit) {
-    entry = &entries_[key(pid, stack_id)];
+    const uint64_t k = key(pid, stack_id);
+    auto [index, inserted] =
+        index_.findOrInsert(k * 0x9e3779b97f4a7c15u, static_cast<uint32_t>(keys_.size()),
+                            [&](uint32_t known) { return keys_[known] == k; });
+    if (inserted) {
+      keys_.push_back(k);
+      entries_.emplace_back();
+    }
+    entry = &entries_[index];
   } else {
     entry = &wide_[pid][stack_id];
     if (entry->events == 0) ++wide_count_;
@@ -65,8 +83,8 @@ NamedStacks StackWeights::named(StackNamer& namer, const std::string& no_stack_n
     }
     stacks.add(path, entry.weight, entry.events);
   };
-  for (const auto& [k, entry] : entries_) {
-    emit(static_cast<uint32_t>(k & 0xffffffffu), k >> 32, entry);
+  for (size_t i = 0; i < keys_.size(); ++i) {
+    emit(static_cast<uint32_t>(keys_[i] & 0xffffffffu), keys_[i] >> 32, entries_[i]);
   }
   for (const auto& [pid, by_stack] : wide_) {
     for (const auto& [stack_id, entry] : by_stack)

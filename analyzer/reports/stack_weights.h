@@ -19,30 +19,38 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "analyzer/model/name_table.h"
+#include "analyzer/symbolize/dense_id_index.h"
 
 namespace incise::analyzer {
 
 class StackNamer;
 
 // A named call path, root first, with the weight and number of events on it.
+// The ids live in the NamedStacks that holds this stack.
 struct WeightedStack {
-  std::vector<NameId> root_first;
+  std::span<const NameId> root_first;
   uint64_t weight = 0;
   uint64_t events = 0;
 };
 
 // Distinct named call paths, in the order first added; adding a path that is
 // already there adds to its weight and events. Names live in a NameTable the
-// caller keeps alive (the StackNamer's).
+// caller keeps alive (the StackNamer's). Paths are kept back to back in a few
+// large blocks (moving a NamedStacks keeps them where they are), not in a
+// vector each: one allocation per stack was a good part of naming 16 k
+// stacks, and of freeing them.
 class NamedStacks {
  public:
   explicit NamedStacks(const NameTable& names) : names_(&names) {}
+  NamedStacks(NamedStacks&&) = default;
+  NamedStacks& operator=(NamedStacks&&) = default;
   void add(std::span<const NameId> root_first, uint64_t weight, uint64_t events);
   const NameTable& names() const { return *names_; }
   std::vector<std::string> rootFirstNames(const WeightedStack& stack) const {
@@ -54,9 +62,15 @@ class NamedStacks {
   size_t size() const { return stacks_.size(); }
 
  private:
+  static constexpr size_t kIdsPerBlock = size_t{1} << 14;
+  std::span<const NameId> keep(std::span<const NameId> root_first);
+
   const NameTable* names_;
   std::vector<WeightedStack> stacks_;
-  std::unordered_multimap<uint64_t, uint32_t> by_hash_;  // hash of the ids -> index
+  DenseIdIndex by_path_;  // path -> index in stacks_
+  std::vector<std::unique_ptr<NameId[]>> blocks_;
+  size_t block_size_ = 0;  // of blocks_.back()
+  size_t block_used_ = 0;
 };
 
 class StackWeights {
@@ -77,8 +91,11 @@ class StackWeights {
   };
   static uint64_t key(uint32_t pid, uint64_t stack_id) { return stack_id << 32 | pid; }
   // Stack ids are below 2^32 in any file the writer can make; larger ones
-  // fall back to the (rarely used) wide map.
-  std::unordered_map<uint64_t, Entry> entries_;
+  // fall back to the (rarely used) wide map. Narrow entries are found
+  // through one flat index (keys_[i] -> entries_[i], in the order first seen).
+  DenseIdIndex index_;
+  std::vector<uint64_t> keys_;
+  std::vector<Entry> entries_;
   std::unordered_map<uint64_t, std::unordered_map<uint64_t, Entry>> wide_;
   size_t wide_count_ = 0;
   uint64_t total_ = 0;

@@ -36,6 +36,9 @@ struct Frame {
   uint64_t symbol_offset = 0;  // address - function start, when `function` is known
   SymbolSource source = SymbolSource::kUnknown;
   bool kernel = false;
+  // Dense per Symbolizer (0, 1, ... in the order frames were first made), so
+  // callers can keep per-frame data in a vector rather than a map.
+  uint32_t id = 0;
 
   bool known() const { return !function.empty(); }
 };

@@ -2,7 +2,8 @@
 
 #include "analyzer/unwind/unwind_marker.h"
 
-#include <cstdio>
+#include <charconv>
+#include <iterator>
 #include <new>
 #include <type_traits>
 #include <unordered_set>
@@ -20,10 +21,11 @@ uint64_t space(Space tag, uint64_t id = 0) {
 // Answers for kernel addresses are shared by every pid.
 constexpr uint64_t kKernelAnswerSpace = uint64_t{1} << 32;
 
-std::string hex(uint64_t value) {
-  char buffer[24];
-  std::snprintf(buffer, sizeof buffer, "0x%llx", static_cast<unsigned long long>(value));
-  return buffer;
+void appendHex(std::string& text, uint64_t value) {
+  char digits[16];
+  const auto converted = std::to_chars(std::begin(digits), std::end(digits), value, 16);
+  text += "0x";
+  text.append(digits, converted.ptr);
 }
 
 std::string basename(const std::string& path) {
@@ -40,8 +42,8 @@ bool isFileBacked(const format::Mapping& mapping) {
 }
 
 void nameUnknown(Frame& frame, uint64_t address) {
-  frame.name = frame.module.empty() ? "[unknown] " + hex(address)
-                                    : frame.module + "+" + hex(frame.module_offset);
+  frame.name = frame.module.empty() ? "[unknown] " : frame.module + '+';
+  appendHex(frame.name, frame.module.empty() ? address : frame.module_offset);
 }
 
 }  // namespace
@@ -99,6 +101,21 @@ Symbolizer::Symbolizer(const format::Metadata& metadata, SymbolizerOptions optio
 }
 
 Symbolizer::~Symbolizer() = default;
+
+std::pair<Frame&, bool> Symbolizer::frameFor(const Key& key) {
+  const auto next = static_cast<uint32_t>(frame_keys_.size());
+  auto [id, inserted] = frame_index_.findOrInsert(
+      KeyHash()(key), next, [&](uint32_t known) { return frame_keys_[known] == key; });
+  if (inserted) {
+    if (id % kFramesPerBlock == 0) {
+      frame_blocks_.push_back(std::make_unique<Frame[]>(kFramesPerBlock));
+    }
+    frame_keys_.push_back(key);
+  }
+  Frame& frame = frame_blocks_[id / kFramesPerBlock][id % kFramesPerBlock];
+  if (inserted) frame.id = id;
+  return {frame, inserted};
+}
 
 uint32_t Symbolizer::objectFor(const std::string& build_id, const std::string& path) {
   const std::string key = build_id.empty() ? "path:" + path : "build-id:" + build_id;
@@ -200,7 +217,7 @@ const Frame& Symbolizer::resolve(uint32_t pid, uint64_t address, uint64_t time,
   }
   if (isUnwindStop(address)) {
     // The offline unwinder's end-of-walk marker (analyzer/unwind/unwind_marker.h).
-    Frame& stop = frames_[Key{space(Space::kUnmapped), kUnwindStopAddress}];
+    Frame& stop = frameFor(Key{space(Space::kUnmapped), kUnwindStopAddress}).first;
     stop.name = stop.function = std::string(kUnwindStopName);
     stop.module = "[unwind]";
     answer.frame = &stop;
@@ -234,8 +251,7 @@ const Frame& Symbolizer::resolve(uint32_t pid, uint64_t address, uint64_t time,
 }
 
 const Frame& Symbolizer::kernelFrame(uint64_t address) {
-  auto [it, inserted] = frames_.try_emplace(Key{space(Space::kKernel), address});
-  Frame& frame = it->second;
+  auto [frame, inserted] = frameFor(Key{space(Space::kKernel), address});
   if (!inserted) return frame;
   frame.kernel = true;
   frame.module_offset = address;
@@ -254,9 +270,7 @@ const Frame& Symbolizer::kernelFrame(uint64_t address) {
 
 const Frame& Symbolizer::objectFrame(const MappingValue& mapping, uint64_t address) {
   const uint64_t file_offset = address - mapping.start + mapping.file_offset;
-  auto [it, inserted] =
-      frames_.try_emplace(Key{space(Space::kObject, mapping.object), file_offset});
-  Frame& frame = it->second;
+  auto [frame, inserted] = frameFor(Key{space(Space::kObject, mapping.object), file_offset});
   if (!inserted) return frame;
   ObjectState& object = resolvedObject(mapping.object);
   frame.module = object.module;
@@ -282,8 +296,7 @@ const Frame& Symbolizer::objectFrame(const MappingValue& mapping, uint64_t addre
 }
 
 const Frame& Symbolizer::perfMapFrame(uint32_t pid, const PerfMapValue& entry, uint64_t address) {
-  auto [it, inserted] = frames_.try_emplace(Key{space(Space::kPerfMapEntry, entry.entry), address});
-  Frame& frame = it->second;
+  auto [frame, inserted] = frameFor(Key{space(Space::kPerfMapEntry, entry.entry), address});
   if (!inserted) return frame;
   frame.function = perf_map_names_[entry.entry];
   frame.module = "perf-" + std::to_string(pid) + ".map";
@@ -295,8 +308,7 @@ const Frame& Symbolizer::perfMapFrame(uint32_t pid, const PerfMapValue& entry, u
 }
 
 const Frame& Symbolizer::unknownFrame(uint64_t address) {
-  auto [it, inserted] = frames_.try_emplace(Key{space(Space::kUnmapped), address});
-  Frame& frame = it->second;
+  auto [frame, inserted] = frameFor(Key{space(Space::kUnmapped), address});
   if (inserted) {
     frame.module_offset = address;
     nameUnknown(frame, address);

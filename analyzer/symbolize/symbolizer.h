@@ -16,8 +16,8 @@
 // search. Answers are cached per (pid, address) with the time window over
 // which they hold, in a bounded direct-mapped cache, and frames are shared
 // per (object, file offset), so a repeated address costs one hash and memory
-// grows only with distinct frames. Not thread-safe: one per thread,
-// or a lock around it.
+// grows only with distinct frames. Frames are numbered densely (Frame::id). Not thread-safe: one
+// per thread, or a lock around it.
 //
 //   Symbolizer symbolizer(reader.metadata(), {.symfs = "/srv/sysroot"});
 //   const Frame& frame = symbolizer.lookup(pid, ip, time);   // always a frame
@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "analyzer/symbolize/debug_file_finder.h"
+#include "analyzer/symbolize/dense_id_index.h"
 #include "analyzer/symbolize/frame.h"
 #include "analyzer/symbolize/symbol_table.h"
 #include "analyzer/symbolize/symbolize_counters.h"
@@ -101,7 +102,7 @@ class Symbolizer {
     Key key;
     uint64_t valid_from = 0;
     uint64_t valid_until = 0;
-    const Frame* frame = nullptr;  // owned by frames_; null in an empty slot
+    const Frame* frame = nullptr;  // in frame_blocks_; null in an empty slot
   };
   // Answers live in a direct-mapped cache of bounded size: a miss costs one
   // mapping search, and memory stays flat however many distinct (pid,
@@ -134,8 +135,16 @@ class Symbolizer {
   std::unordered_map<uint32_t, TimedIntervals<PerfMapValue>> perf_maps_;
   std::vector<std::string> perf_map_names_;
   SymbolTable kernel_;
-  // Frames never move or die before the Symbolizer: answers_ and callers point at them.
-  std::unordered_map<Key, Frame, KeyHash> frames_;
+  // Frames never move or die before the Symbolizer: answers_ and callers
+  // point at them. They live in fixed-size blocks, indexed by Frame::id, and
+  // are found by key through frame_index_ (one flat array, where a map spent
+  // an allocation per frame).
+  static constexpr size_t kFramesPerBlock = 512;
+  std::vector<std::unique_ptr<Frame[]>> frame_blocks_;
+  std::vector<Key> frame_keys_;  // by Frame::id
+  DenseIdIndex frame_index_;
+  // The frame for `key`, and whether it was just made (and so needs filling in).
+  std::pair<Frame&, bool> frameFor(const Key& key);
   // calloc'd: the kernel's zero pages, so untouched slots cost neither a
   // memset nor a page fault (a vector zeroing 2.6 MB up front was 20% of
   // `incise top` on a 60 k-sample trace).

@@ -178,6 +178,22 @@ TEST(SymbolizerUnknown, FramesAreNamedNeverDropped) {
   EXPECT_EQ(data_loss_nonzero, 2u);  // unsymbolized_frames, missing_objects
 }
 
+TEST(SymbolizerFrames, DistinctFramesAreNumberedDenselyAndKeepTheirAddress) {
+  format::Metadata metadata;
+  metadata.mappings.push_back(anonymousExec(kPid, 0x10000, 0x20000));
+  Symbolizer symbolizer(metadata, isolated());
+  std::vector<const Frame*> frames;
+  // More frames than one storage block holds, each looked up twice.
+  for (uint64_t i = 0; i < 1500; ++i) frames.push_back(&symbolizer.lookup(kPid, 0x10000 + i, 0));
+  for (uint64_t i = 0; i < 1500; ++i) {
+    const Frame& again = symbolizer.lookup(kPid + 1, 0x10000 + i, 0);
+    EXPECT_EQ(&again, frames[i]);  // no mapping in kPid + 1: the same unmapped frame
+    EXPECT_EQ(again.id, i);
+    EXPECT_EQ(again.module_offset, 0x10000 + i);
+  }
+  EXPECT_EQ(frames[1499]->name, "[unknown] 0x105db");
+}
+
 TEST(SymbolizerEmbedded, AliasesAndSizelessSymbols) {
   format::Metadata metadata;
   metadata.objects.push_back(syntheticObject("/lib/libc.so.6", "libc-id",
