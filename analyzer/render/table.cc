@@ -1,8 +1,10 @@
 #include "analyzer/render/table.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cstdio>
 #include <ctime>
+#include <iterator>
 
 namespace incise::analyzer {
 
@@ -30,7 +32,10 @@ Table::Table(std::vector<Column> columns) : columns_(std::move(columns)) {}
 void Table::addRow(std::vector<std::string> cells) {
   cells.resize(columns_.size());
   for (size_t c = 0; c < cells.size(); ++c) {
-    if (columns_[c].max_width != 0) cells[c] = truncate(cells[c], columns_[c].max_width);
+    const size_t max_width = columns_[c].max_width;
+    if (max_width != 0 && displayWidth(cells[c]) > max_width) {
+      cells[c] = truncate(cells[c], max_width);
+    }
   }
   rows_.push_back(std::move(cells));
 }
@@ -41,28 +46,34 @@ void Table::render(std::ostream& out) const {
     widths[c] = displayWidth(columns_[c].title);
     for (const auto& row : rows_) widths[c] = std::max(widths[c], displayWidth(row[c]));
   }
+  // One buffer for every line: a top with --limit 0 prints tens of thousands.
+  std::string text;
   auto line = [&](auto cell_of) {
-    std::string text;
+    text.clear();
     for (size_t c = 0; c < columns_.size(); ++c) {
       const std::string& cell = cell_of(c);
       size_t pad = widths[c] - displayWidth(cell);
       bool last = c + 1 == columns_.size();
       if (c != 0) text += "  ";
-      if (columns_[c].align == Align::kRight)
-        text += std::string(pad, ' ') + cell;
-      else
-        text += last ? cell : cell + std::string(pad, ' ');
+      if (columns_[c].align == Align::kRight) text.append(pad, ' ');
+      text += cell;
+      if (columns_[c].align == Align::kLeft && !last) text.append(pad, ' ');
     }
     while (!text.empty() && text.back() == ' ') text.pop_back();
-    out << text << "\n";
+    text += '\n';
+    out << text;
   };
   line([&](size_t c) -> const std::string& { return columns_[c].title; });
   for (const auto& row : rows_) line([&](size_t c) -> const std::string& { return row[c]; });
 }
 
 std::string formatPercent(double percent) {
+  // Exactly printf's "%.2f" (both round the exact binary value), without its parsing.
   char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%.2f", percent);
+  const auto converted =
+      std::to_chars(std::begin(buffer), std::end(buffer), percent, std::chars_format::fixed, 2);
+  if (converted.ec == std::errc()) return std::string(buffer, converted.ptr);
+  std::snprintf(buffer, sizeof buffer, "%.2f", percent);  // too long: printf's own truncation
   return buffer;
 }
 

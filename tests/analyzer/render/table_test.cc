@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <sstream>
 
 namespace incise::analyzer {
@@ -52,6 +53,22 @@ TEST(TableTest, MissingCellsAreEmpty) {
   std::ostringstream out;
   table.render(out);
   EXPECT_EQ(out.str(), "A  B\nx\n");
+}
+
+TEST(FormatTest, PercentMatchesPrintfIncludingHalfwayTies) {
+  // Percentages as reports compute them (part / whole), where ties like
+  // x.xx5 are common, plus values too long for the fast path.
+  for (uint64_t whole : {7u, 8u, 40u, 400u, 60405u}) {
+    for (uint64_t part = 0; part <= whole; part += 1 + whole / 997) {
+      double percent = percentOf(part, whole);
+      char expected[64];
+      std::snprintf(expected, sizeof expected, "%.2f", percent);
+      EXPECT_EQ(formatPercent(percent), expected) << part << " / " << whole;
+    }
+  }
+  char expected[64];
+  std::snprintf(expected, sizeof expected, "%.2f", 1e40);
+  EXPECT_EQ(formatPercent(1e40), std::string(expected).substr(0, 31));
 }
 
 TEST(FormatTest, NumbersAndDurations) {
