@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include "analyzer/model/trace.h"
+#include "analyzer/reports/thread_states.h"
 #include "tests/analyzer/reports/report_runner.h"
 #include "tests/analyzer/reports/sched_trace.h"
 
@@ -67,8 +69,66 @@ TEST(SchedTest, TableHasOneLinePerThread) {
   auto result = testing::runReport(runSched, {*path});
   ASSERT_EQ(result.exit_code, 0);
   EXPECT_NE(result.output.find("RUNNING  RUNNABLE  BLOCKED"), std::string::npos) << result.output;
-  EXPECT_NE(result.output.find("101  100  waiter   4.200 us    300 ns   500 ns    1      0     1        1\n"), std::string::npos)
+  EXPECT_NE(result.output.find(
+                "101  100  waiter   4.200 us    300 ns   500 ns    1      0     1        1\n"),
+            std::string::npos)
       << result.output;
+}
+
+// One row per chunk, switches written newest first: the replay streams them
+// back in time order and gets the answer of the ordinary file.
+TEST(SchedTest, ChunksOutOfTimeOrderGiveTheSameAnswer) {
+  testing::TraceBuilder plain;
+  auto plain_path = testing::writeSchedTrace(plain);
+  testing::TraceBuilder scattered;
+  scattered.setRowsPerChunk(1);
+  scattered.thread(101, "waiter");
+  scattered.thread(102, "spinner");
+  uint64_t blocked = scattered.stack({"futex_wait", "lock", "main"});
+  uint64_t preempted = scattered.stack({"spin", "main"});
+  scattered.sched(4000, 0, 0, 0, 102);
+  scattered.sched(3000, 0, 102, 0, 0, preempted);
+  scattered.sched(1800, 1, 0, 0, 101);
+  scattered.wakeup(1500, 102, 101, 1);
+  scattered.sched(1000, 0, 101, 1, 102, blocked);
+  scattered.sched(0, 0, 0, 0, 101);
+  scattered.setEnd(5000);
+  auto scattered_path = scattered.write();
+  ASSERT_TRUE(plain_path && scattered_path);
+  nlohmann::json expected = runReportJson(runSched, {*plain_path});
+  nlohmann::json got = runReportJson(runSched, {*scattered_path});
+  EXPECT_EQ(got["threads"], expected["threads"]);
+  EXPECT_EQ(got["threads"].size(), 2u);
+}
+
+// A wake-up and the switch-in it caused at the same time, in different
+// chunks: the wake-up goes first, so the thread waited (0 ns) in a runqueue.
+TEST(SchedTest, WakeupBeforeSwitchAtTheSameTime) {
+  testing::TraceBuilder b;
+  b.setRowsPerChunk(1);
+  b.thread(101, "waiter");
+  b.sched(0, 0, 0, 0, 101);
+  b.sched(100, 0, 101, 1, 0);
+  b.sched(500, 0, 0, 0, 101);  // written before the wake-up
+  b.wakeup(500, 102, 101);
+  b.setEnd(1000);
+  auto path = b.write();
+  ASSERT_TRUE(path);
+  TraceOptions options;
+  options.progress = false;
+  auto trace = Trace::open(*path, options);
+  ASSERT_TRUE(trace);
+  ThreadStateMachine machine;
+  replaySchedule(**trace, Replay::kSwitchesAndWakeups, machine);
+  const ThreadSchedStats& waiter = machine.threads().at(101);
+  EXPECT_EQ(waiter.wakeups, 1u);
+  EXPECT_EQ(waiter.runqueue_waits, 1u);
+  EXPECT_EQ(waiter.blocked_ns, 400u);
+
+  ThreadStateMachine switches_only;
+  replaySchedule(**trace, Replay::kSwitches, switches_only);
+  EXPECT_EQ(switches_only.threads().at(101).wakeups, 0u);
+  EXPECT_EQ(switches_only.threads().at(101).runqueue_waits, 0u);
 }
 
 }  // namespace
