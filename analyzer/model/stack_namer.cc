@@ -39,8 +39,13 @@ NameId StackNamer::idOf(const Frame& frame) {
   NameId& id = by_frame_id_[frame.id];
   if (id == kUnnamed) {
     bool by_module = grouping_ == FrameGrouping::kModule;
-    id = by_module ? names_.intern(frame.module.empty() ? "[unknown]" : frame.module)
-                   : names_.intern(frame.name);
+    // Frames outlive the namer (the trace's symbolizer keeps them): their
+    // text is referenced, not copied.
+    if (!by_module) {
+      id = names_.internKept(frame.name);
+    } else {
+      id = frame.module.empty() ? names_.intern("[unknown]") : names_.internKept(frame.module);
+    }
   }
   return id;
 }
