@@ -33,6 +33,19 @@ TEST(NameTableTest, OneIdPerDistinctNameAndStableText) {
   EXPECT_FALSE(names.namesLess(a, a));
 }
 
+TEST(NameTableTest, KeptNamesAreReferencedAndShareIdsWithCopies) {
+  NameTable names;
+  const std::string frame_name = "std::vector<int>::push_back";
+  NameId kept = names.internKept(frame_name);
+  EXPECT_EQ(&names.name(kept), &frame_name);  // no copy
+  EXPECT_EQ(names.intern("std::vector<int>::push_back"), kept);
+  NameId copied = names.intern("main");
+  const std::string main_again = "main";
+  EXPECT_EQ(names.internKept(main_again), copied);
+  EXPECT_NE(&names.name(copied), &main_again);  // the first (copied) entry stays
+  EXPECT_EQ(names.size(), 2u);
+}
+
 class NamedStacksTest : public ::testing::Test {
  protected:
   void SetUp() override {
