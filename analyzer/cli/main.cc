@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "analyzer/cli/command.h"
+#include "analyzer/cli/exit_without_teardown.h"
 #include "analyzer/cli/heap_setup.h"
 
 namespace {
@@ -30,6 +31,7 @@ void printUsage(std::ostream& out) {
 
 int main(int argc, char** argv) {
   incise::analyzer::setUpReportHeap();
+  incise::analyzer::allowExitWithoutTeardown();
   if (argc < 2) {
     printUsage(std::cerr);
     return 2;

@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "analyzer/cli/command_line.h"
+#include "analyzer/cli/exit_without_teardown.h"
 #include "analyzer/model/stack_namer.h"
 #include "analyzer/render/flame_graph.h"
 #include "analyzer/render/folded_stacks.h"
@@ -98,7 +99,7 @@ int runFlame(const std::vector<std::string>& args) {
       writeFlameGraphHtml(folded, options, out);
     }
   });
-  if (status != 0 || cli.options().json) return status;
+  if (status != 0 || cli.options().json) return exitWithoutTeardown(status);
   // Folded stacks on stdout must stay machine-readable: the header goes to stderr then.
   std::ostream& note = cli.options().output.empty() ? std::cerr : std::cout;
   if (!cli.options().output.empty() || folded.paths().empty()) {
@@ -115,7 +116,7 @@ int runFlame(const std::vector<std::string>& args) {
   } else if (folded.paths().empty()) {
     note << "no " << what << " in this trace (for the filters given)\n";
   }
-  return 0;
+  return exitWithoutTeardown(0);
 }
 
 }  // namespace incise::analyzer

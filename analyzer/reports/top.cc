@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "analyzer/cli/command_line.h"
+#include "analyzer/cli/exit_without_teardown.h"
 #include "analyzer/model/stack_namer.h"
 #include "analyzer/render/json_output.h"
 #include "analyzer/render/table.h"
@@ -44,7 +45,7 @@ int runTop(const std::vector<std::string>& args) {
   std::string fallback =
       namer.lineFallback() ? "no line information in this trace: grouped by function" : "";
 
-  return writeReport(cli, [&](std::ostream& out) {
+  return exitWithoutTeardown(writeReport(cli, [&](std::ostream& out) {
     if (cli.options().json) {
       nlohmann::json rows = nlohmann::json::array();
       for (size_t i = 0; i < shown; ++i) {
@@ -80,7 +81,7 @@ int runTop(const std::vector<std::string>& args) {
                     formatCount(row.self), formatCount(row.total), row.name});
     }
     table.render(out);
-  });
+  }));
 }
 
 }  // namespace incise::analyzer
