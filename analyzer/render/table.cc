@@ -8,10 +8,18 @@
 
 namespace incise::analyzer {
 
-size_t displayWidth(const std::string& text) {
+namespace {
+
+size_t widthOf(std::string_view text) {
   return static_cast<size_t>(std::count_if(text.begin(), text.end(), [](char c) {
     return (static_cast<unsigned char>(c) & 0xC0) != 0x80;
   }));
+}
+
+}  // namespace
+
+size_t displayWidth(const std::string& text) {
+  return widthOf(text);
 }
 
 std::string truncate(const std::string& text, size_t width) {
@@ -34,37 +42,46 @@ void Table::addRow(std::vector<std::string> cells) {
   for (size_t c = 0; c < cells.size(); ++c) {
     const size_t max_width = columns_[c].max_width;
     if (max_width != 0 && displayWidth(cells[c]) > max_width) {
-      cells[c] = truncate(cells[c], max_width);
+      text_ += truncate(cells[c], max_width);
+    } else {
+      text_ += cells[c];
     }
+    cell_ends_.push_back(text_.size());
   }
-  rows_.push_back(std::move(cells));
+  ++rows_;
+}
+
+std::string_view Table::cell(size_t row, size_t column) const {
+  const size_t index = row * columns_.size() + column;
+  const size_t begin = index == 0 ? 0 : cell_ends_[index - 1];
+  return std::string_view(text_).substr(begin, cell_ends_[index] - begin);
 }
 
 void Table::render(std::ostream& out) const {
   std::vector<size_t> widths(columns_.size());
   for (size_t c = 0; c < columns_.size(); ++c) {
-    widths[c] = displayWidth(columns_[c].title);
-    for (const auto& row : rows_) widths[c] = std::max(widths[c], displayWidth(row[c]));
+    widths[c] = widthOf(columns_[c].title);
+    for (size_t r = 0; r < rows_; ++r) widths[c] = std::max(widths[c], widthOf(cell(r, c)));
   }
   // One buffer for every line: a top with --limit 0 prints tens of thousands.
-  std::string text;
-  auto line = [&](auto cell_of) {
-    text.clear();
+  std::string line;
+  auto print = [&](auto cell_of) {
+    line.clear();
     for (size_t c = 0; c < columns_.size(); ++c) {
-      const std::string& cell = cell_of(c);
-      size_t pad = widths[c] - displayWidth(cell);
+      const std::string_view text = cell_of(c);
+      size_t pad = widths[c] - widthOf(text);
       bool last = c + 1 == columns_.size();
-      if (c != 0) text += "  ";
-      if (columns_[c].align == Align::kRight) text.append(pad, ' ');
-      text += cell;
-      if (columns_[c].align == Align::kLeft && !last) text.append(pad, ' ');
+      if (c != 0) line += "  ";
+      if (columns_[c].align == Align::kRight) line.append(pad, ' ');
+      line += text;
+      if (columns_[c].align == Align::kLeft && !last) line.append(pad, ' ');
     }
-    while (!text.empty() && text.back() == ' ') text.pop_back();
-    text += '\n';
-    out << text;
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    line += '\n';
+    out << line;
   };
-  line([&](size_t c) -> const std::string& { return columns_[c].title; });
-  for (const auto& row : rows_) line([&](size_t c) -> const std::string& { return row[c]; });
+  print([&](size_t c) -> std::string_view { return columns_[c].title; });
+  for (size_t r = 0; r < rows_; ++r) print([&](size_t c) { return cell(r, c); });
 }
 
 std::string formatPercent(double percent) {

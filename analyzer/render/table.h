@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <ostream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace incise::analyzer {
@@ -32,12 +33,19 @@ class Table {
   explicit Table(std::vector<Column> columns);
   // Missing cells are empty; extra cells are an error of the caller and dropped.
   void addRow(std::vector<std::string> cells);
-  size_t rows() const { return rows_.size(); }
+  size_t rows() const { return rows_; }
   void render(std::ostream& out) const;
 
  private:
+  std::string_view cell(size_t row, size_t column) const;
+
   std::vector<Column> columns_;
-  std::vector<std::vector<std::string>> rows_;
+  // Every cell's text back to back, and where each ends (columns_.size() per
+  // row): a top with --limit 0 has tens of thousands of rows, and a string
+  // per cell was most of its memory.
+  std::string text_;
+  std::vector<size_t> cell_ends_;
+  size_t rows_ = 0;
 };
 
 // Display width in code points.
