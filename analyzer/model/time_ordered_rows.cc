@@ -7,13 +7,16 @@
 namespace incise::analyzer {
 namespace {
 
-// Streams that read more rows than this show a progress bar (if slow enough).
-constexpr uint64_t kProgressRows = 1u << 20;
+// Streams that read more rows than this show a progress bar (if slow enough)
+// and decode a chunk ahead on another thread: below it, handing each chunk
+// over costs more wall time on a busy box than decoding it here.
+constexpr uint64_t kBigStreamRows = 1u << 20;
 
 }  // namespace
 
-TimeOrderedChunks::TimeOrderedChunks(Trace& trace, format::EventKind kind, bool progress)
-    : trace_(trace), kind_(kind), look_ahead_(trace.options().threads != 1) {
+TimeOrderedChunks::TimeOrderedChunks(Trace& trace, format::EventKind kind, bool progress,
+                                     LookAhead look_ahead)
+    : trace_(trace), kind_(kind) {
   std::vector<format::ChunkRef> in_file_order = trace.reader().chunks(kind, trace.window());
   std::vector<size_t> order(in_file_order.size());
   std::iota(order.begin(), order.end(), 0);
@@ -26,9 +29,12 @@ TimeOrderedChunks::TimeOrderedChunks(Trace& trace, format::EventKind kind, bool 
     file_order_.push_back(i);
     total_rows += in_file_order[i].rows;
   }
+  look_ahead_ = trace.options().threads != 1 &&
+                (look_ahead == LookAhead::kAlways ||
+                 (look_ahead == LookAhead::kBigStreams && total_rows >= kBigStreamRows));
   progress_ = std::make_unique<ProgressBar>(
       "reading " + std::string(format::kindName(kind)), total_rows,
-      progress && trace.options().progress && total_rows >= kProgressRows);
+      progress && trace.options().progress && total_rows >= kBigStreamRows);
 }
 
 TimeOrderedChunks::~TimeOrderedChunks() {

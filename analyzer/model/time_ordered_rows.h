@@ -11,10 +11,11 @@
 // sort of all rows in file order. A run's rows are freed when it is used up.
 //
 // Memory: the rows of the chunks whose [min_time, max_time] overlap the
-// current time, plus one chunk decoded ahead on another thread (unless the
-// trace was opened with threads = 1). Our recorder writes each kind's chunks
-// one after the other, so that is 1-2 chunks; a crafted file whose chunks all
-// overlap degrades to every row at once, never worse than sorting them all.
+// current time, plus one chunk decoded ahead on another thread (streams of
+// 2^20 rows or more, unless the trace was opened with threads = 1). Our
+// recorder writes each kind's chunks one after the other, so that is 1-2
+// chunks; a crafted file whose chunks all overlap degrades to every row at
+// once, never worse than sorting them all.
 // maxHeldRows() is the high-water mark, for tests and measurements.
 //
 // Damaged chunks are skipped and counted (Trace::losses), used rows are
@@ -51,9 +52,12 @@ class ProgressBar;
 // The chunk half of TimeOrderedRows, independent of the row type: the chunks
 // of one kind that overlap the trace's window, by min_time (then file order),
 // decoded one at a time with one decoded ahead.
+// When to decode the next chunk on another thread while this one is used.
+enum class LookAhead { kNever, kBigStreams, kAlways };
+
 class TimeOrderedChunks {
  public:
-  TimeOrderedChunks(Trace& trace, format::EventKind kind, bool progress);
+  TimeOrderedChunks(Trace& trace, format::EventKind kind, bool progress, LookAhead look_ahead);
   ~TimeOrderedChunks();
   TimeOrderedChunks(const TimeOrderedChunks&) = delete;
   TimeOrderedChunks& operator=(const TimeOrderedChunks&) = delete;
@@ -87,9 +91,11 @@ class TimeOrderedChunks {
 template <typename Row>
 class TimeOrderedRows {
  public:
-  // `progress`: show the progress bar (false for the second of two merged streams).
-  explicit TimeOrderedRows(Trace& trace, bool progress = true)
-      : trace_(trace), chunks_(trace, Row::kKind, progress) {}
+  // `progress`: show the progress bar (false for the second of two merged
+  // streams). Threads = 1 in the trace's options means LookAhead::kNever.
+  explicit TimeOrderedRows(Trace& trace, bool progress = true,
+                           LookAhead look_ahead = LookAhead::kBigStreams)
+      : trace_(trace), chunks_(trace, Row::kKind, progress, look_ahead) {}
 
   // The next row in time order, or null at the end; valid until pop().
   const Row* peek() {

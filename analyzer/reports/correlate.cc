@@ -238,7 +238,8 @@ class Story {
   void printInside(std::ostream& out, size_t limit) const {
     out << "\n(b) What holders did inside critical sections\n";
     size_t shown = 0;
-    for (const HeldLock& h : byActivity()) {
+    for (const HeldLock* held : byActivity()) {
+      const HeldLock& h = *held;
       if (shown++ == limit) break;
       out << "  " << names_.thread(h.tid, kLatest) << " holding " << lockAt(h) << ":\n";
       if (h.faults > 0) {
@@ -276,7 +277,8 @@ class Story {
       preemption.push_back(entry);
     }
     nlohmann::json inside = nlohmann::json::array();
-    for (const HeldLock& h : byActivity()) {
+    for (const HeldLock* held : byActivity()) {
+      const HeldLock& h = *held;
       if (inside.size() == limit) break;
       const ThreadActivity* t = threadActivity(activity_, h.tid);
       nlohmann::json entry = heldJson(h);
@@ -321,14 +323,15 @@ class Story {
   }
 
  private:
-  // Held locks with samples or faults inside, most faults then samples first.
-  std::vector<HeldLock> byActivity() const {
-    std::vector<HeldLock> list;
+  // Held locks with samples or faults inside, most faults then samples first
+  // (pointers: there may be one per critical section).
+  std::vector<const HeldLock*> byActivity() const {
+    std::vector<const HeldLock*> list;
     for (const HeldLock& h : activity_.held) {
-      if (h.faults + h.samples > 0) list.push_back(h);
+      if (h.faults + h.samples > 0) list.push_back(&h);
     }
-    std::stable_sort(list.begin(), list.end(), [](const HeldLock& a, const HeldLock& b) {
-      return std::tie(b.faults, b.samples) < std::tie(a.faults, a.samples);
+    std::stable_sort(list.begin(), list.end(), [](const HeldLock* a, const HeldLock* b) {
+      return std::tie(b->faults, b->samples) < std::tie(a->faults, a->samples);
     });
     return list;
   }

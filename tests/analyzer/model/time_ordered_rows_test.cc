@@ -62,7 +62,7 @@ TEST(TimeOrderedRowsTest, OverlappingChunksOutOfOrderMergeLikeAStableSortOfTheFi
     ASSERT_TRUE(trace);
     std::vector<TimeAndTid> expected = stableSortedFileOrder(*trace);
     ASSERT_EQ(expected.size(), 16u);
-    TimeOrderedRows<format::CpuSample> rows(*trace);
+    TimeOrderedRows<format::CpuSample> rows(*trace, true, LookAhead::kAlways);
     EXPECT_EQ(streamed(rows), expected) << "threads " << threads;
     EXPECT_EQ(rows.heldRows(), 0u);
     EXPECT_EQ(rows.outOfOrderRows(), 0u);
@@ -126,7 +126,7 @@ TEST(TimeOrderedRowsTest, DamagedChunkIsSkippedAndCounted) {
   }
   auto trace = open(*path);
   ASSERT_TRUE(trace);
-  TimeOrderedRows<format::CpuSample> rows(*trace);
+  TimeOrderedRows<format::CpuSample> rows(*trace, true, LookAhead::kAlways);
   std::vector<TimeAndTid> out = streamed(rows);
   ASSERT_EQ(out.size(), 20u);
   EXPECT_EQ(out[9].first, TraceBuilder::kStartNs + 9);
@@ -136,7 +136,8 @@ TEST(TimeOrderedRowsTest, DamagedChunkIsSkippedAndCounted) {
   EXPECT_EQ(losses.used_by_kind.at("cpu_sample"), 20u);
 }
 
-// Chunks one after the other in time: only one is held at a time. Chunks
+// Chunks one after the other in time: only one is held at a time (the one
+// decoded ahead is not counted: it is not a run yet). Chunks
 // that all span the whole trace: every row is held, as a sort would.
 TEST(TimeOrderedRowsTest, HoldsOnlyTheChunksOverlappingTheMergeTime) {
   const uint64_t chunks = 50, per_chunk = 8;
@@ -154,7 +155,7 @@ TEST(TimeOrderedRowsTest, HoldsOnlyTheChunksOverlappingTheMergeTime) {
   ASSERT_TRUE(sequential_path && overlapping_path);
   for (unsigned threads : {1u, 2u}) {
     auto trace = open(*sequential_path, threads);
-    TimeOrderedRows<format::CpuSample> rows(*trace);
+    TimeOrderedRows<format::CpuSample> rows(*trace, true, LookAhead::kAlways);
     size_t n = 0;
     for (; rows.peek(); rows.pop()) {
       ++n;
@@ -164,7 +165,7 @@ TEST(TimeOrderedRowsTest, HoldsOnlyTheChunksOverlappingTheMergeTime) {
     EXPECT_EQ(rows.maxHeldRows(), per_chunk);
 
     auto worst = open(*overlapping_path, threads);
-    TimeOrderedRows<format::CpuSample> all(*worst);
+    TimeOrderedRows<format::CpuSample> all(*worst, true, LookAhead::kAlways);
     std::vector<TimeAndTid> out = streamed(all);
     EXPECT_EQ(out.size(), chunks * per_chunk);
     EXPECT_TRUE(std::is_sorted(out.begin(), out.end()));
