@@ -101,7 +101,7 @@ struct LockTimeline : LockRowCounts {
 LockTimeline buildLockTimeline(std::span<const format::LockInterval> rows);
 
 // buildLockTimeline one row at a time. Without acquisitions the timeline
-// keeps one record per critical section (80 bytes) and per lock wait
+// keeps one record per critical section (72 bytes) and per lock wait
 // (64 bytes), none per uncontended acquisition.
 class LockRowStream;
 class LockTimelineBuilder {

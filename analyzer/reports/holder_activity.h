@@ -17,7 +17,7 @@
 //
 // HolderActivityBuilder takes the switches, samples and faults one at a
 // time, in time order (TimeOrderedRows), and keeps none of them: memory is
-// the timeline (80 bytes per section, 64 per wait) plus 8 bytes per section,
+// the timeline (72 bytes per section, 64 per wait) plus 8 bytes per section,
 // the open sections, per thread state, the rows sharing one timestamp, and
 // the results (one HeldLock per holder, lock and site, with its stacks).
 // Waiting lost to an off-CPU span is added up when the span closes.

@@ -3,7 +3,7 @@
 //
 // The rows stream in time order (TimeOrderedRows), exactly the order
 // buildLockTimeline expects, so the result is the same; memory is one record
-// per critical section (80 bytes) and per lock wait (64 bytes), plus one per
+// per critical section (72 bytes) and per lock wait (64 bytes), plus one per
 // acquisition (64 bytes) when `keep_acquisitions` (lock statistics need them).
 //
 //   LockTimeline timeline = readLockTimeline(trace, /*keep_acquisitions=*/false);

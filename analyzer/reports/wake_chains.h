@@ -10,7 +10,7 @@
 // at `max_depth` links or when a thread repeats.
 //
 // WaitWakeups finds each wait's last wake-up as the wake-ups stream past in
-// time order (TimeOrderedRows) and keeps only that: 40 bytes per lock wait,
+// time order (TimeOrderedRows) and keeps only that: about 40 bytes per lock wait,
 // none per wake-up.
 //
 //   auto chains = wakeChains(timeline, wakeups, /*longest=*/5, /*max_depth=*/4);
