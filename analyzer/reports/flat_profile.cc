@@ -25,8 +25,11 @@ FlatProfile computeFlatProfile(const NamedStacks& stacks) {
       total[id] += stack.weight;
     }
   }
+  constexpr size_t kAbsent = std::numeric_limits<size_t>::max();  // not in these stacks
+  profile.rows.reserve(names.size() - static_cast<size_t>(std::count(counted_in.begin(),
+                                                                     counted_in.end(), kAbsent)));
   for (NameId id = 0; id < names.size(); ++id) {
-    if (counted_in[id] == std::numeric_limits<size_t>::max()) continue;  // not in these stacks
+    if (counted_in[id] == kAbsent) continue;
     profile.rows.push_back({names.name(id), self[id], total[id],
                             percentOf(self[id], profile.weight),
                             percentOf(total[id], profile.weight)});

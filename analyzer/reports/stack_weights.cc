@@ -71,6 +71,7 @@ void StackWeights::add(uint32_t pid, uint64_t stack_id, uint64_t time, uint64_t 
 
 NamedStacks StackWeights::named(StackNamer& namer, const std::string& no_stack_name) const {
   NamedStacks stacks(namer.names());
+  stacks.reserve(distinct());  // at most one named path per (pid, stack id)
   NameId no_stack[1] = {};
   bool no_stack_interned = false;
   auto emit = [&](uint32_t pid, uint64_t stack_id, const Entry& entry) {

@@ -52,6 +52,8 @@ class NamedStacks {
   NamedStacks(NamedStacks&&) = default;
   NamedStacks& operator=(NamedStacks&&) = default;
   void add(std::span<const NameId> root_first, uint64_t weight, uint64_t events);
+  // Room for `stacks` distinct paths without growing.
+  void reserve(size_t stacks) { stacks_.reserve(stacks); }
   const NameTable& names() const { return *names_; }
   std::vector<std::string> rootFirstNames(const WeightedStack& stack) const {
     return names_->names(stack.root_first);

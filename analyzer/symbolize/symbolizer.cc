@@ -103,18 +103,18 @@ Symbolizer::Symbolizer(const format::Metadata& metadata, SymbolizerOptions optio
 Symbolizer::~Symbolizer() = default;
 
 std::pair<Frame&, bool> Symbolizer::frameFor(const Key& key) {
-  const auto next = static_cast<uint32_t>(frame_keys_.size());
+  const auto next = static_cast<uint32_t>(frame_count_);
   auto [id, inserted] = frame_index_.findOrInsert(
-      KeyHash()(key), next, [&](uint32_t known) { return frame_keys_[known] == key; });
-  if (inserted) {
-    if (id % kFramesPerBlock == 0) {
-      frame_blocks_.push_back(std::make_unique<Frame[]>(kFramesPerBlock));
-    }
-    frame_keys_.push_back(key);
+      KeyHash()(key), next, [&](uint32_t known) { return keyedFrame(known).key == key; });
+  if (!inserted) return {keyedFrame(id).frame, false};
+  if (id % kFramesPerBlock == 0) {
+    frame_blocks_.push_back(std::make_unique<KeyedFrame[]>(kFramesPerBlock));
   }
-  Frame& frame = frame_blocks_[id / kFramesPerBlock][id % kFramesPerBlock];
-  if (inserted) frame.id = id;
-  return {frame, inserted};
+  ++frame_count_;
+  KeyedFrame& made = keyedFrame(id);
+  made.key = key;
+  made.frame.id = id;
+  return {made.frame, true};
 }
 
 uint32_t Symbolizer::objectFor(const std::string& build_id, const std::string& path) {

@@ -140,9 +140,16 @@ class Symbolizer {
   // are found by key through frame_index_ (one flat array, where a map spent
   // an allocation per frame).
   static constexpr size_t kFramesPerBlock = 512;
-  std::vector<std::unique_ptr<Frame[]>> frame_blocks_;
-  std::vector<Key> frame_keys_;  // by Frame::id
+  struct KeyedFrame {
+    Key key;
+    Frame frame;
+  };
+  std::vector<std::unique_ptr<KeyedFrame[]>> frame_blocks_;
+  size_t frame_count_ = 0;
   DenseIdIndex frame_index_;
+  KeyedFrame& keyedFrame(uint32_t id) {
+    return frame_blocks_[id / kFramesPerBlock][id % kFramesPerBlock];
+  }
   // The frame for `key`, and whether it was just made (and so needs filling in).
   std::pair<Frame&, bool> frameFor(const Key& key);
   // calloc'd: the kernel's zero pages, so untouched slots cost neither a
