@@ -143,6 +143,8 @@ size_t operatorEnd(std::string_view text, size_t at) {
 
 // When "operator" starts a name at `at`, the end of that operator name.
 std::optional<size_t> operatorAt(std::string_view text, size_t at) {
+  // Called at every character of every name: most fail on the first letter.
+  if (at >= text.size() || text[at] != 'o') return std::nullopt;
   if (!startsWith(text, at, "operator") || (at > 0 && isIdentifierChar(text[at - 1]))) {
     return std::nullopt;
   }
