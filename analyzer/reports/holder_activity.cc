@@ -51,20 +51,35 @@ class HolderActivityBuilder::Pass {
  public:
   Pass(const LockTimeline& timeline, const SiteOf& site_of)
       : timeline_(timeline), switched_out_(timeline.sections.size()) {
+    // Groups first, then held_ at its final size: no vector doubling (there
+    // may be a group per section).
     held_of_section_.reserve(timeline.sections.size());
-    for (const CriticalSection& s : timeline.sections) {
-      uint64_t site = site_of ? site_of(s.stack_id) : s.stack_id;
-      HeldKey key{s.tid, s.lock.pid, s.lock.address, site};
-      auto [it, fresh] = index_of_held_.try_emplace(key, held_.size());
-      if (fresh) {
-        held_.push_back({.lock = s.lock, .tid = s.tid, .site = site, .site_stack_id = s.stack_id});
+    std::vector<uint64_t> site_of_section;
+    site_of_section.reserve(timeline.sections.size());
+    {
+      std::map<HeldKey, uint32_t> index_of_held;
+      for (const CriticalSection& s : timeline.sections) {
+        uint64_t site = site_of ? site_of(s.stack_id) : s.stack_id;
+        HeldKey key{s.tid, s.lock.pid, s.lock.address, site};
+        auto it = index_of_held.try_emplace(key, static_cast<uint32_t>(index_of_held.size())).first;
+        held_of_section_.push_back(it->second);
+        site_of_section.push_back(site);
       }
-      HeldLock& h = held_[it->second];
+      held_.resize(index_of_held.size());
+    }
+    for (size_t i = 0; i < timeline.sections.size(); ++i) {
+      const CriticalSection& s = timeline.sections[i];
+      HeldLock& h = held_[held_of_section_[i]];
+      if (h.sections == 0) {
+        h.lock = s.lock;
+        h.tid = s.tid;
+        h.site = site_of_section[i];
+        h.site_stack_id = s.stack_id;
+      }
       if (h.site_stack_id == 0) h.site_stack_id = s.stack_id;
       h.inferred |= s.inferred;
       ++h.sections;
       h.held_ns += s.duration();
-      held_of_section_.push_back(static_cast<uint32_t>(it->second));
     }
     for (size_t i = 0; i < timeline.waits.size(); ++i) {
       auto [it, fresh] = waits_of_lock_.try_emplace(timeline.waits[i].lock, WaitRange{i, i, 0});
@@ -265,7 +280,6 @@ class HolderActivityBuilder::Pass {
 
   const LockTimeline& timeline_;
   std::vector<HeldLock> held_;
-  std::map<HeldKey, size_t> index_of_held_;
   std::vector<uint32_t> held_of_section_;
   // Per lock: its waits in timeline_.waits and the longest of them.
   struct WaitRange {
