@@ -374,11 +374,12 @@ class ReaderImpl final : public Reader {
       }
       counted += count;
     }
-    size_t at = 0;
-    for (size_t i = 0; i < counts.size(); ++i) {
-      stacks_.append(layout->first_stack_id + i, frames.subspan(at, counts[i]));
-      at += counts[i];
-    }
+    // The decoded frames column becomes the table's block for these stacks, uncopied.
+    std::vector<uint64_t> frame_column;
+    auto& columns = chunk->mutableColumns();
+    const auto frames_index = static_cast<size_t>(StackColumn::kFrames);
+    if (frames_index < columns.size()) frame_column = std::move(columns[frames_index]);
+    stacks_.appendChunk(layout->first_stack_id, counts, std::move(frame_column));
     ref.rows = layout->rows;
     return Status::ok();
   }

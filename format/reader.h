@@ -173,11 +173,23 @@ class StackTable {
 
   // Used by the reader: ids arrive in order, starting at 1.
   void append(uint64_t id, std::span<const uint64_t> frames);
+  // The same for a whole decoded stack chunk: stacks first_id, first_id + 1,
+  // ... with counts[i] frames each, back to back in `frames`, which is kept
+  // as it is (no copy; copying every chunk into one growing array was a
+  // good part of opening a system-wide trace). The counts must sum to at
+  // most frames.size().
+  void appendChunk(uint64_t first_id, std::span<const uint64_t> counts,
+                   std::vector<uint64_t>&& frames);
 
  private:
-  std::vector<uint64_t> frames_;
-  // Stack `id` is frames_[offsets_[id-1], offsets_[id]); ids missing from a
+  // Frames live in blocks: one per appendChunk, and a growing one for
+  // append(). Stack `id` is frames [offsets_[id-1], offsets_[id]) of the
+  // blocks laid end to end, always within one block; ids missing from a
   // salvaged file are empty.
+  std::vector<std::vector<uint64_t>> blocks_;
+  std::vector<uint64_t> block_starts_;  // offset of each block's first frame
+  bool last_block_grows_ = false;       // blocks_.back() takes append()s
+  uint64_t frame_count_ = 0;
   std::vector<uint64_t> offsets_;
 };
 

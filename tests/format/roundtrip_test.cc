@@ -8,6 +8,33 @@
 namespace incise::format {
 namespace {
 
+TEST(StackTableTest, ChunksKeptAsBlocksAndSingleStacksAnswerTheSame) {
+  StackTable table;
+  table.append(1, std::vector<uint64_t>{11, 12});
+  table.appendChunk(2, std::vector<uint64_t>{3, 0, 1}, {21, 22, 23, 41});  // ids 2, 3, 4
+  table.appendChunk(7, std::vector<uint64_t>{2}, {71, 72});                // 5, 6 lost: empty
+  table.append(8, std::vector<uint64_t>{81});
+  table.append(9, std::vector<uint64_t>{91, 92});
+  table.appendChunk(9, std::vector<uint64_t>{1, 1}, {99, 101});  // 9 known: first wins; 10 new
+  auto frames = [&](uint64_t id) {
+    auto span = table.frames(id);
+    return std::vector<uint64_t>(span.begin(), span.end());
+  };
+  EXPECT_EQ(table.maxId(), 10u);
+  EXPECT_EQ(frames(1), (std::vector<uint64_t>{11, 12}));
+  EXPECT_EQ(frames(2), (std::vector<uint64_t>{21, 22, 23}));
+  EXPECT_TRUE(frames(3).empty());
+  EXPECT_EQ(frames(4), (std::vector<uint64_t>{41}));
+  EXPECT_TRUE(frames(5).empty());
+  EXPECT_TRUE(frames(6).empty());
+  EXPECT_EQ(frames(7), (std::vector<uint64_t>{71, 72}));
+  EXPECT_EQ(frames(8), (std::vector<uint64_t>{81}));
+  EXPECT_EQ(frames(9), (std::vector<uint64_t>{91, 92}));
+  EXPECT_EQ(frames(10), (std::vector<uint64_t>{101}));
+  EXPECT_TRUE(frames(0).empty());
+  EXPECT_TRUE(frames(11).empty());
+}
+
 using test_support::ExpectedTrace;
 using test_support::readRows;
 using test_support::TempDir;
