@@ -15,8 +15,8 @@
 // 2^20 rows or more, unless the trace was opened with threads = 1). Our
 // recorder writes each kind's chunks one after the other, so that is 1-2
 // chunks; a crafted file whose chunks all overlap degrades to every row at
-// once, never worse than sorting them all.
-// maxHeldRows() is the high-water mark, for tests and measurements.
+// once, never worse than sorting them all. maxHeldRows() is the high-water
+// mark, for tests and measurements.
 //
 // Damaged chunks are skipped and counted (Trace::losses), used rows are
 // counted per kind, and the progress bar advances as with forEachRow. The
@@ -27,11 +27,12 @@
 // stream of a trace may be open at a time (it uses unwinding worker 0).
 //
 //   TimeOrderedRows<format::SchedSwitch> switches(trace);
-//   TimeOrderedRows<format::Wakeup> wakeups(trace, /*progress=*/false);
-//   while (const format::SchedSwitch* s = switches.peek()) {
-//     if (const format::Wakeup* w = wakeups.peek(); w && w->time <= s->time) { ...; wakeups.pop();
-//     } else { ...; switches.pop(); }
+//   for (const format::SchedSwitch* s; (s = switches.peek()) != nullptr; switches.pop()) {
+//     machine.onSwitch(*s);
 //   }
+//   // Merging kinds (thread_states.cc): a stream each, the progress bar on one;
+//   // peek at each, use and pop the earliest row.
+//   TimeOrderedRows<format::Wakeup> wakeups(trace, /*progress=*/false);
 #pragma once
 
 #include <algorithm>
@@ -49,12 +50,12 @@ namespace incise::analyzer {
 
 class ProgressBar;
 
-// The chunk half of TimeOrderedRows, independent of the row type: the chunks
-// of one kind that overlap the trace's window, by min_time (then file order),
-// decoded one at a time with one decoded ahead.
 // When to decode the next chunk on another thread while this one is used.
 enum class LookAhead { kNever, kBigStreams, kAlways };
 
+// The chunk half of TimeOrderedRows, independent of the row type: the chunks
+// of one kind that overlap the trace's window, by min_time (then file order),
+// decoded one at a time, maybe with one decoded ahead.
 class TimeOrderedChunks {
  public:
   TimeOrderedChunks(Trace& trace, format::EventKind kind, bool progress, LookAhead look_ahead);
