@@ -13,6 +13,17 @@ namespace {
 
 using Prepared = ChunkDecoder::Prepared;
 
+// Unwinding is not cheap per row, so a `prepare` keeps the workers whatever
+// the number of rows.
+bool worthWorkers(const std::vector<format::ChunkRef>& refs, bool prepares,
+                  uint64_t parallel_rows) {
+  if (refs.size() <= 1) return false;
+  if (prepares) return true;
+  uint64_t rows = 0;
+  for (const auto& ref : refs) rows += ref.rows;
+  return rows >= parallel_rows;
+}
+
 struct Decoded {
   Result<format::Chunk> chunk;
   std::unique_ptr<Prepared> prepared;
@@ -94,9 +105,10 @@ void deliver(const format::ChunkRef& ref, Decoded& decoded,
 
 }  // namespace
 
-ChunkDecoder::ChunkDecoder(const format::Reader& reader, unsigned threads)
+ChunkDecoder::ChunkDecoder(const format::Reader& reader, unsigned threads, uint64_t parallel_rows)
     : reader_(reader),
-      threads_(threads != 0 ? threads : std::max(1u, std::thread::hardware_concurrency())) {}
+      threads_(threads != 0 ? threads : std::max(1u, std::thread::hardware_concurrency())),
+      parallel_rows_(parallel_rows) {}
 
 void ChunkDecoder::run(const std::vector<format::ChunkRef>& refs, format::ColumnSet columns,
                        const Consume& consume, const OnError& on_error,
@@ -112,7 +124,7 @@ void ChunkDecoder::run(const std::vector<format::ChunkRef>& refs, format::Column
 void ChunkDecoder::run(const std::vector<format::ChunkRef>& refs, format::ColumnSet columns,
                        const Prepare& prepare, const ConsumePrepared& consume,
                        const OnError& on_error, ProgressBar* progress) const {
-  if (threads_ <= 1 || refs.size() <= 1) {
+  if (threads_ <= 1 || !worthWorkers(refs, static_cast<bool>(prepare), parallel_rows_)) {
     for (const auto& ref : refs) {
       Decoded decoded = decode(reader_, ref, columns, prepare, 0);
       deliver(ref, decoded, consume, on_error, progress);
