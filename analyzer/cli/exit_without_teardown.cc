@@ -4,28 +4,17 @@
 #include <cstdlib>
 #include <iostream>
 
+#include "analyzer/cli/sanitizer_build.h"
+
 namespace incise::analyzer {
 namespace {
-
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kSanitized = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(memory_sanitizer) || \
-    __has_feature(thread_sanitizer)
-constexpr bool kSanitized = true;
-#else
-constexpr bool kSanitized = false;
-#endif
-#else
-constexpr bool kSanitized = false;
-#endif
 
 bool allowed = false;
 
 }  // namespace
 
 void allowExitWithoutTeardown() {
-  allowed = !kSanitized;
+  allowed = !kSanitizerBuild;
 }
 
 int exitWithoutTeardown(int status) {

@@ -7,21 +7,10 @@
 #include <cstdint>
 #include <cstdlib>
 
+#include "analyzer/cli/sanitizer_build.h"
+
 namespace incise::analyzer {
 namespace {
-
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kSanitizedAllocator = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(memory_sanitizer) || \
-    __has_feature(thread_sanitizer)
-constexpr bool kSanitizedAllocator = true;
-#else
-constexpr bool kSanitizedAllocator = false;
-#endif
-#else
-constexpr bool kSanitizedAllocator = false;
-#endif
 
 constexpr size_t kHugePage = size_t{2} << 20;
 constexpr size_t kAdvisedHeap = size_t{64} << 20;
@@ -39,7 +28,7 @@ uintptr_t alignDown(uintptr_t value) {
 }  // namespace
 
 void setUpReportHeap() {
-  if constexpr (kSanitizedAllocator) return;
+  if constexpr (kSanitizerBuild) return;
   // Each is only a hint: a refused one leaves glibc's default, never an error.
   mallopt(M_ARENA_MAX, 1);
   mallopt(M_MMAP_THRESHOLD, static_cast<int>(kMmapThreshold));
