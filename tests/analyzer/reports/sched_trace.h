@@ -14,21 +14,34 @@
 //      off-CPU preempted 1000 at spin.
 #pragma once
 
+#include <algorithm>
+#include <functional>
+#include <vector>
+
 #include "tests/analyzer/reports/trace_builder.h"
 
 namespace incise::analyzer::testing {
 
-inline Result<std::string> writeSchedTrace(TraceBuilder& b) {
+// kNewestFirst writes the same rows in reverse, for replays that must put
+// them back in time order themselves (with one row per chunk, say).
+enum class SchedRowOrder { kTimeOrder, kNewestFirst };
+
+inline Result<std::string> writeSchedTrace(TraceBuilder& b,
+                                           SchedRowOrder order = SchedRowOrder::kTimeOrder) {
   b.thread(101, "waiter");
   b.thread(102, "spinner");
   uint64_t blocked = b.stack({"futex_wait", "lock", "main"});
   uint64_t preempted = b.stack({"spin", "main"});
-  b.sched(0, 0, 0, 0, 101);
-  b.sched(1000, 0, 101, 1, 102, blocked);
-  b.wakeup(1500, 102, 101, 1);
-  b.sched(1800, 1, 0, 0, 101);
-  b.sched(3000, 0, 102, 0, 0, preempted);
-  b.sched(4000, 0, 0, 0, 102);
+  std::vector<std::function<void()>> rows = {
+      [&] { b.sched(0, 0, 0, 0, 101); },
+      [&] { b.sched(1000, 0, 101, 1, 102, blocked); },
+      [&] { b.wakeup(1500, 102, 101, 1); },
+      [&] { b.sched(1800, 1, 0, 0, 101); },
+      [&] { b.sched(3000, 0, 102, 0, 0, preempted); },
+      [&] { b.sched(4000, 0, 0, 0, 102); },
+  };
+  if (order == SchedRowOrder::kNewestFirst) std::reverse(rows.begin(), rows.end());
+  for (const auto& write : rows) write();
   b.setEnd(5000);
   return b.write();
 }
