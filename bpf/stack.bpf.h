@@ -20,22 +20,23 @@
 
 #define STACK_BYTES (MAX_STACK_DEPTH * sizeof(__u64))
 
-/* Frames of one walk into `frames` (room for MAX_STACK_DEPTH), leaf first;
- * returns how many. `ctx` is the program's context: bpf_get_stack finds the
- * registers through it. */
-static __always_inline __u32 walk_kernel_stack(void* ctx, __u64* frames) {
-  long bytes = bpf_get_stack(ctx, frames, STACK_BYTES, 0);
+/* Frames of one bpf_get_stack walk (`flags` 0: kernel, BPF_F_USER_STACK:
+ * user, by the kernel's own walker, perf_callchain_user) into `frames` (room
+ * for MAX_STACK_DEPTH), leaf first; returns how many. `ctx` is the program's
+ * context: bpf_get_stack finds the registers through it. */
+static __always_inline __u32 get_stack_frames(void* ctx, __u64* frames, __u64 flags) {
+  long bytes = bpf_get_stack(ctx, frames, STACK_BYTES, flags);
   if (bytes < 0) bytes = 0;
   __u32 count = (__u32)bytes / sizeof(__u64);
   return count > MAX_STACK_DEPTH ? MAX_STACK_DEPTH : count;
 }
 
-/* The user stack by the kernel's own walker (perf_callchain_user). */
+static __always_inline __u32 walk_kernel_stack(void* ctx, __u64* frames) {
+  return get_stack_frames(ctx, frames, 0);
+}
+
 static __always_inline __u32 kernel_walk_user_stack(void* ctx, __u64* frames) {
-  long bytes = bpf_get_stack(ctx, frames, STACK_BYTES, BPF_F_USER_STACK);
-  if (bytes < 0) bytes = 0;
-  __u32 count = (__u32)bytes / sizeof(__u64);
-  return count > MAX_STACK_DEPTH ? MAX_STACK_DEPTH : count;
+  return get_stack_frames(ctx, frames, BPF_F_USER_STACK);
 }
 
 /* include/linux/sched.h: tasks without a user stack to walk. */
