@@ -1,24 +1,18 @@
 #include "analyzer/diff/trace_profile.h"
 
 #include "analyzer/model/stack_namer.h"
-#include "analyzer/reports/critical_sections.h"
 #include "analyzer/reports/flame_weights.h"
 #include "analyzer/reports/lock_sites.h"
-#include "analyzer/reports/trace_lock_timeline.h"
+#include "analyzer/reports/trace_lock_stats.h"
 
 namespace incise::analyzer {
 namespace {
 
 std::vector<LockSiteSummary> collectLockSites(Trace& trace) {
-  LockTimeline timeline = readLockTimeline(trace, /*keep_acquisitions=*/true);
-  if (timeline.acquisitions.empty() && timeline.sections.empty()) return {};
   LockSites sites(trace.symbolizer(), trace.stacks());
-  sites.addStacksOf(timeline);
-  std::vector<LockGroupStats> groups = computeLockStats(
-      timeline, LockGrouping::kBySite, [&](uint64_t stack) { return sites.siteOf(stack); },
-      /*top_threads=*/0);
+  TraceLockStats stats = readLockStats(trace, LockGrouping::kBySite, sites, /*top_threads=*/0);
   std::vector<LockSiteSummary> summaries;
-  for (const LockGroupStats& group : groups) {
+  for (const LockGroupStats& group : stats.groups) {
     summaries.push_back({sites.name(group.site), sites.context(group.site), group.acquisitions,
                          group.wait, group.hold, group.hold_inferred});
   }

@@ -4,8 +4,8 @@
 // (flame, flame --off-cpu), and per acquire site lock wait and hold
 // distributions (locks --by site).
 //
-// Memory is bounded by distinct stacks and lock sites, except for the lock
-// and switch rows, which are materialised as `incise locks`/`offcpu` do.
+// Memory is bounded by distinct stacks and lock sites: every kind streams
+// (lock rows through readLockStats, as `incise locks` reads them).
 //
 //   auto trace = Trace::open("base.trace", options);
 //   TraceProfile base = collectTraceProfile(**trace);

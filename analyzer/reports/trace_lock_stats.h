@@ -1,0 +1,34 @@
+// readLockStats: a trace's lock rows (those passing its filter) streamed
+// into per-group statistics, without holding the rows.
+//
+// The one wiring of LockRowStream -> LockSites + LockStatsBuilder that
+// `incise locks` and `incise diff` share: each acquisition and section names
+// its acquire site as it arrives (symbolized once, in its process, at its
+// time) and is counted into its group. Memory is what LockRowStream and
+// LockStatsBuilder keep (per group and per in-progress wait, nothing per
+// acquisition).
+//
+//   LockSites sites(trace.symbolizer(), trace.stacks());
+//   TraceLockStats stats = readLockStats(trace, LockGrouping::kBySite, sites, /*top_threads=*/3);
+//   for (const LockGroupStats& g : stats.groups) std::cout << sites.name(g.site);
+#pragma once
+
+#include <vector>
+
+#include "analyzer/model/trace.h"
+#include "analyzer/reports/critical_sections.h"
+#include "analyzer/reports/lock_sites.h"
+#include "analyzer/reports/lock_stats.h"
+
+namespace incise::analyzer {
+
+struct TraceLockStats {
+  LockRowCounts counts;
+  std::vector<LockGroupStats> groups;  // LockStatsBuilder::finish order
+};
+
+// `sites` gets every acquire site seen; it names the groups afterwards.
+TraceLockStats readLockStats(Trace& trace, LockGrouping grouping, LockSites& sites,
+                             size_t top_threads);
+
+}  // namespace incise::analyzer
