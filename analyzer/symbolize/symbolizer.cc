@@ -41,6 +41,19 @@ bool isFileBacked(const format::Mapping& mapping) {
          path.rfind("/dev/zero", 0) != 0 && path.rfind("/SYSV", 0) != 0;
 }
 
+// The page the kernel maps at the top of user space (x86-64, 4- or 5-level
+// paging) on a process's first uprobe hit: out-of-line copies of probed
+// instructions and the uretprobe trampoline, which also stands in for the
+// return address of every function with a pending uretprobe. It never shows
+// in /proc/PID/maps at exec, so no mapping names it.
+bool isUprobePage(uint64_t address) {
+  constexpr uint64_t kPage = 4096;
+  for (uint64_t task_size : {0x7ffffffff000ULL, 0xfffffffffff000ULL}) {
+    if (address >= task_size - kPage && address < task_size) return true;
+  }
+  return false;
+}
+
 void nameUnknown(Frame& frame, uint64_t address) {
   frame.name = frame.module.empty() ? "[unknown] " : frame.module + '+';
   appendHex(frame.name, frame.module.empty() ? address : frame.module_offset);
@@ -309,10 +322,14 @@ const Frame& Symbolizer::perfMapFrame(uint32_t pid, const PerfMapValue& entry, u
 
 const Frame& Symbolizer::unknownFrame(uint64_t address) {
   auto [frame, inserted] = frameFor(Key{space(Space::kUnmapped), address});
-  if (inserted) {
-    frame.module_offset = address;
-    nameUnknown(frame, address);
+  if (!inserted) return frame;
+  frame.module_offset = address;
+  if (isUprobePage(address)) {
+    frame.name = frame.function = frame.module = "[uprobes]";
+    frame.source = SymbolSource::kKernel;
+    return frame;
   }
+  nameUnknown(frame, address);
   return frame;
 }
 

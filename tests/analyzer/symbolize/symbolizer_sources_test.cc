@@ -178,6 +178,16 @@ TEST(SymbolizerUnknown, FramesAreNamedNeverDropped) {
   EXPECT_EQ(data_loss_nonzero, 2u);  // unsymbolized_frames, missing_objects
 }
 
+TEST(SymbolizerUnknown, TheKernelsUprobePageIsNamed) {
+  format::Metadata metadata;
+  Symbolizer symbolizer(metadata, isolated());
+  // The uretprobe trampoline and an out-of-line slot, as mode `all` stacks show them.
+  EXPECT_EQ(symbolizer.lookup(kPid, 0x7fffffffe080, 0).name, "[uprobes]");
+  EXPECT_EQ(symbolizer.lookup(kPid, 0x7fffffffe00d, 0).module, "[uprobes]");
+  EXPECT_EQ(symbolizer.lookup(kPid, 0x7fffffffd000, 0).name, "[unknown] 0x7fffffffd000");
+  EXPECT_EQ(symbolizer.counters().unsymbolized_frames, 1u);
+}
+
 TEST(SymbolizerFrames, DistinctFramesAreNumberedDenselyAndKeepTheirAddress) {
   format::Metadata metadata;
   metadata.mappings.push_back(anonymousExec(kPid, 0x10000, 0x20000));
