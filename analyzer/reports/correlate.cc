@@ -3,15 +3,20 @@
 // waiting that caused; what holders did inside sections (CPU samples, page
 // faults, by stack); and who woke the longest waiters, from where.
 //
-// Memory: one record per critical section and per lock wait (lock rows are
-// read once, in time order, into those); then the switches, samples, faults
-// and wake-ups stream past them in one time-ordered pass and none is kept
-// (holder_activity.h, wake_chains.h).
+// Memory: one time-ordered pass over lock rows, switches, samples, faults and
+// wake-ups. Lock rows become sections and waits as they arrive (inferred
+// sections once their wake is settled, critical_sections.h); a thread's
+// other rows wait only while a section of it may still come that covers
+// them; sections are dropped once ended, waits once no section may overlap
+// them, settled waits once no longer wait can link to them. What grows is
+// per (holder, lock, site) group and per site (holder_activity.h,
+// wake_chains.h).
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <nlohmann/json.hpp>
-#include <unordered_set>
+#include <tuple>
+#include <unordered_map>
 
 #include "analyzer/model/time_ordered_rows.h"
 #include "analyzer/model/trace.h"
@@ -22,7 +27,6 @@
 #include "analyzer/reports/lock_report_command.h"
 #include "analyzer/reports/lock_report_text.h"
 #include "analyzer/reports/lock_sites.h"
-#include "analyzer/reports/trace_lock_timeline.h"
 #include "analyzer/reports/wake_chains.h"
 
 namespace incise::analyzer {
@@ -38,8 +42,10 @@ struct CorrelateOptions {
 };
 
 struct Inputs {
-  LockTimeline timeline;
-  uint64_t holder_switches = 0;  // switches in or out of a lock holder
+  LockRowCounts counts;
+  uint64_t sections = 0;
+  uint64_t waits = 0;
+  uint64_t holder_switches = 0;  // switches in plus switches out of lock holders
 };
 
 struct Correlation {
@@ -47,50 +53,113 @@ struct Correlation {
   std::vector<WakeChain> chains;
 };
 
-// One time-ordered pass over the switches, samples and faults of lock
-// holders and the wake-ups of lock waiters, past the timeline's sections and
-// waits; none of those rows is kept.
-Correlation correlate(Trace& trace, Inputs& in, const SiteOf& site_of, size_t chains) {
-  HolderActivityBuilder holders(in.timeline, site_of);
-  WaitWakeups last_wakes(in.timeline);
-  std::unordered_set<uint64_t> holder_tids, waiter_tids;
-  for (const CriticalSection& s : in.timeline.sections) holder_tids.insert(s.tid);
-  for (const LockWait& w : in.timeline.waits) waiter_tids.insert(w.tid);
-  if (!holder_tids.empty() || !waiter_tids.empty()) {
+// Where a site's first stack came in the order the whole-trace pass named
+// sites (sections by holder and start, then waits by lock and start): ties
+// among groups are broken by that order, as before.
+class SiteOrder {
+ public:
+  using Key = std::tuple<int, uint64_t, uint64_t, uint64_t, uint64_t, uint64_t>;
+  void add(uint64_t site, const Key& key) {
+    auto [it, fresh] = first_.try_emplace(site, key);
+    if (!fresh) it->second = std::min(it->second, key);
+  }
+  // site -> rank (0 stays 0: the unknown site).
+  std::unordered_map<uint64_t, uint64_t> ranks() const {
+    std::vector<std::pair<Key, uint64_t>> by_key;
+    for (const auto& [site, key] : first_) by_key.emplace_back(key, site);
+    std::sort(by_key.begin(), by_key.end());
+    std::unordered_map<uint64_t, uint64_t> rank{{0, 0}};
+    for (const auto& [key, site] : by_key) rank.try_emplace(site, rank.size());
+    return rank;
+  }
+
+ private:
+  std::unordered_map<uint64_t, Key> first_;
+};
+
+// One time-ordered pass over every lock row, switch, sample, fault and
+// wake-up.
+Correlation correlate(Trace& trace, Inputs& in, LockSites& sites, size_t chains) {
+  SiteOf site_of = [&](uint64_t stack) { return sites.siteOf(stack); };
+  HolderActivityBuilder holders(site_of);
+  LongestWaitChains longest(chains, kChainDepth);
+  SiteOrder site_order;
+  LockRowStream stream({.section =
+                            [&](const CriticalSection& s) {
+                              sites.add(s.lock.pid, s.stack_id, s.start);
+                              site_order.add(site_of(s.stack_id), {0, s.tid, s.start, s.end,
+                                                                   s.lock.pid, s.lock.address});
+                              holders.addSection(s);
+                              ++in.sections;
+                            },
+                        .wait =
+                            [&](const LockWait& w) {
+                              sites.add(w.lock.pid, w.stack_id, w.start);
+                              site_order.add(site_of(w.stack_id), {1, w.lock.pid, w.lock.address,
+                                                                   w.start, w.end, w.tid});
+                              holders.addWait(w);
+                              longest.addWait(w);
+                              ++in.waits;
+                            }});
+  TimeOrderedRows<format::LockInterval> locks(trace, /*progress=*/false);
+  if (locks.peek() != nullptr) {
     TimeOrderedRows<format::SchedSwitch> switches(trace);
     TimeOrderedRows<format::CpuSample> samples(trace, /*progress=*/false);
     TimeOrderedRows<format::PageFault> faults(trace, /*progress=*/false);
     TimeOrderedRows<format::Wakeup> wakeups(trace, /*progress=*/false);
+    bool started = false;
+    uint64_t settled = 0;
     for (;;) {
+      const format::LockInterval* lock = locks.peek();
       const format::SchedSwitch* sw = switches.peek();
       const format::CpuSample* sample = samples.peek();
       const format::PageFault* fault = faults.peek();
       const format::Wakeup* wake = wakeups.peek();
+      if (!lock && !sw && !sample && !fault && !wake) break;
       uint64_t now = UINT64_MAX;
-      for (const uint64_t* time : {sw ? &sw->time : nullptr, sample ? &sample->time : nullptr,
-                                   fault ? &fault->time : nullptr, wake ? &wake->time : nullptr}) {
+      for (const uint64_t* time : {lock ? &lock->time : nullptr, sw ? &sw->time : nullptr,
+                                   sample ? &sample->time : nullptr, fault ? &fault->time : nullptr,
+                                   wake ? &wake->time : nullptr}) {
         if (time) now = std::min(now, *time);
       }
-      if (!sw && !sample && !fault && !wake) break;
-      if (sw && sw->time == now) {
-        if (holder_tids.count(sw->prev_tid) || holder_tids.count(sw->next_tid)) {
-          ++in.holder_switches;
-          holders.add(*sw);
-        }
+      if (!started || now > settled) {  // everything before `now` is in
+        stream.settleBefore(now);
+        holders.settle(now, &stream);
+        longest.settle(now);
+        started = true;
+        settled = now;
+      }
+      if (lock && lock->time == now) {
+        stream.add(*lock);
+        locks.pop();
+      } else if (sw && sw->time == now) {
+        holders.add(*sw);
         switches.pop();
       } else if (sample && sample->time == now) {
-        if (holder_tids.count(sample->tid)) holders.add(*sample);
+        holders.add(*sample);
         samples.pop();
       } else if (fault && fault->time == now) {
-        if (holder_tids.count(fault->tid)) holders.add(*fault);
+        holders.add(*fault);
         faults.pop();
       } else {
-        if (waiter_tids.count(wake->wakee_tid)) last_wakes.add(*wake);
+        longest.add(*wake);
         wakeups.pop();
       }
     }
   }
-  return {holders.finish(), wakeChains(in.timeline, last_wakes, chains, kChainDepth)};
+  in.counts = stream.finish();
+  Correlation result{holders.finish(/*idle_groups=*/false), longest.finish()};
+  in.holder_switches = result.activity.holder_switches;
+  // Equal groups in the order of their sites' first stacks (see SiteOrder).
+  std::unordered_map<uint64_t, uint64_t> rank = site_order.ranks();
+  std::sort(result.activity.held.begin(), result.activity.held.end(),
+            [&](const HeldLock& a, const HeldLock& b) {
+              return std::make_tuple(b.off_cpu_ns(), b.faults, b.waiter_ns_while_held, a.tid,
+                                     a.lock, rank.at(a.site)) <
+                     std::make_tuple(a.off_cpu_ns(), a.faults, a.waiter_ns_while_held, b.tid,
+                                     b.lock, rank.at(b.site));
+            });
+  return result;
 }
 
 const ThreadActivity* threadActivity(const HolderActivity& activity, uint64_t tid) {
@@ -182,7 +251,7 @@ class Story {
       if (h.faults > 0 && (!faulting || h.faults > faulting->faults)) faulting = &h;
       if (h.samples > 0 && (!sampled || h.samples > sampled->samples)) sampled = &h;
     }
-    if (in_.timeline.sections.empty() && in_.timeline.waits.empty()) {
+    if (in_.sections == 0 && in_.waits == 0) {
       lines.push_back("No lock events: nothing to correlate.");
       return lines;
     }
@@ -383,26 +452,24 @@ class Story {
 };
 
 int reportCorrelate(Trace& trace, const ReportOutput& output, const CorrelateOptions& options) {
-  Inputs in{.timeline = readLockTimeline(trace, /*keep_acquisitions=*/false)};
+  Inputs in;
   LockSites sites(trace.symbolizer(), trace.stacks());
-  sites.addStacksOf(in.timeline);
-  Correlation correlation = correlate(
-      trace, in, [&](uint64_t stack) { return sites.siteOf(stack); }, options.chains);
+  Correlation correlation = correlate(trace, in, sites, options.chains);
   Story story(trace, in, correlation.activity, correlation.chains, sites);
   size_t limit = options.limit == 0 ? SIZE_MAX : options.limit;
 
   if (output.json) {
     nlohmann::json doc = story.json(limit);
     doc["header"] = output.headerJson();
-    doc["lock_mode"] = lockModeName(in.timeline.mode);
+    doc["lock_mode"] = lockModeName(in.counts.mode);
     doc["recorded_lock_mode"] = trace.header().options.lock_mode;
-    doc["inferred_sections"] = in.timeline.inferred_sections;
+    doc["inferred_sections"] = in.counts.inferred_sections;
     writeJson(output.out(), doc);
     return 0;
   }
   std::ostream& out = output.out();
   output.printHeader();
-  out << lockModeSentence(in.timeline.mode) << "\n\nSummary\n";
+  out << lockModeSentence(in.counts.mode) << "\n\nSummary\n";
   for (const std::string& line : story.summary()) out << "  " << line << "\n";
   story.printPreemption(out, limit);
   story.printInside(out, limit);

@@ -14,10 +14,15 @@
 // Locks are per process: a lock is (pid, address).
 //
 // LockRowStream does the same one row at a time, for reports that only
-// aggregate (incise locks): it hands each acquisition and `all`-mode section
-// on as its row arrives and keeps nothing of them; only contended-mode futex
-// waits are kept (56 bytes each) until finish(), because inferring the
-// holders needs every wait of a lock in wake order.
+// aggregate (incise locks) or replay time (incise correlate): it hands each
+// acquisition and `all`-mode section on as its row arrives and keeps nothing
+// of them. Contended-mode futex waits are kept only while in progress: rows
+// come in request-time order (TimeOrderedRows), so once a row at time t
+// arrives every wait that woke before t has arrived too, and the holders of
+// those wakes are inferred then, in wake order per lock. What stays is the
+// waits not yet settled (in a heap by wake time) and per lock the
+// acquisitions that a later wake may still turn into a section (those since
+// the lock's last wake but one), not one record per wait.
 //
 //   LockTimeline timeline = buildLockTimeline(lock_rows);   // or LockTimelineBuilder
 //   for (const CriticalSection& s : timeline.sections) hold += s.end - s.start;
@@ -25,13 +30,16 @@
 //
 //   LockRowStream stream({.acquisition = count, .section = addHold});
 //   trace.forEachRow<format::LockInterval>([&](const auto& row) { stream.add(row); });
-//   LockRowCounts counts = stream.finish();  // emits the inferred sections
+//   LockRowCounts counts = stream.finish();  // emits the last inferred sections
 #pragma once
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
+#include <set>
 #include <span>
+#include <unordered_map>
 #include <vector>
 
 #include "format/event_kinds.h"
@@ -125,11 +133,24 @@ struct LockRowSinks {
 
 class LockRowStream {
  public:
-  explicit LockRowStream(LockRowSinks sinks) : sinks_(std::move(sinks)) {}
+  explicit LockRowStream(LockRowSinks sinks);
+  ~LockRowStream();
+  // Rows in time order (TimeOrderedRows); a row earlier than the one before
+  // only delays the inference (it settles the waits woken before its time).
   void add(const format::LockInterval& row);
-  // Infers the holders' sections of contended mode, hands them on, and
-  // returns the counts. Call once, after the last row.
+  // Every row before `time` has been added: settles the waits woken before it
+  // (as add does) while time passes without lock rows.
+  void settleBefore(uint64_t time) { settleWokenBefore(time); }
+  // Infers the holders of the waits still in progress, hands those sections
+  // on, and returns the counts. Call once, after the last row.
   LockRowCounts finish();
+
+  // Lower bounds on the start of any section still to be handed on, for one
+  // holder thread or one lock, besides those of rows not added yet (which
+  // start at or after their row's time). UINT64_MAX: none.
+  uint64_t pendingSectionStart(uint64_t tid) const;
+  uint64_t pendingSectionStart(const LockId& lock) const;
+  size_t waitsInProgress() const { return in_progress_.size(); }
 
  private:
   // A contended-mode wait, as much as the holder inference needs.
@@ -138,17 +159,45 @@ class LockRowStream {
     uint64_t start = 0;
     uint64_t end = 0;
     uint64_t stack_id = 0;
+    uint64_t arrival = 0;  // ties among equal (wake, lock, waiter): row order
     uint32_t tid = 0;
     uint32_t releaser_tid = 0;
     uint8_t kind = 0;
   };
-  void inferHolderSections();
+  struct WakesLater {
+    bool operator()(const FutexWait& a, const FutexWait& b) const;
+  };
+  // An acquisition a later wake may still end (the releaser's section
+  // starts there).
+  struct Holding {
+    uint64_t tid = 0;
+    uint64_t time = 0;  // acquired
+    uint64_t request = 0;
+    uint64_t stack_id = 0;
+  };
+  struct LockState {
+    bool woken = false;
+    uint64_t wake = 0;          // the wake being (or last) settled
+    uint64_t last_release = 0;  // the wake before it
+    std::vector<Holding> holdings;
+    std::vector<uint64_t> releasers;        // given a section at `wake`
+    std::multiset<uint64_t> waiting_since;  // starts of waits in progress
+  };
+  void settleWokenBefore(uint64_t time);
+  void inferHolder(const FutexWait& wait, LockState& lock);
+  void pin(uint64_t tid, uint64_t time);
+  void unpin(uint64_t tid, uint64_t time);
 
   LockRowSinks sinks_;
   LockRowCounts counts_;
   bool saw_all_ = false;
   bool saw_contended_ = false;
-  std::vector<FutexWait> futex_waits_;
+  uint64_t arrivals_ = 0;
+  std::vector<FutexWait> in_progress_;  // a min-heap by (wake, lock, waiter, arrival)
+  std::map<LockId, LockState> locks_;   // locks with waits in progress or live acquisitions
+  // Per thread: the times a section of it may still start at (its live
+  // acquisitions, the starts of waits it is to end).
+  std::unordered_map<uint64_t, std::multiset<uint64_t>> pins_;
 };
 
 const char* lockModeName(LockRecordingMode mode);

@@ -1,12 +1,10 @@
 #include "analyzer/reports/holder_activity.h"
 
 #include <algorithm>
-#include <numeric>
-#include <queue>
+#include <deque>
 #include <set>
 #include <tuple>
 #include <unordered_map>
-#include <unordered_set>
 
 namespace incise::analyzer {
 namespace {
@@ -23,18 +21,13 @@ enum class EventType : uint8_t {
   kSwitchOut = 5,
 };
 
-struct Event {
-  uint64_t tid;
+// A switch, sample or fault of one thread, held back until settled.
+struct Row {
   uint64_t time;
   EventType type;
-  uint32_t index;  // the section, or the row's arrival order among equal times
-  uint64_t pid = 0;
-  uint64_t value = 0;  // a sample's or fault's stack id, a switch-out's prev_state
+  uint64_t pid;
+  uint64_t value;  // a sample's or fault's stack id, a switch-out's prev_state
 };
-
-bool before(const Event& a, const Event& b) {
-  return std::tie(a.time, a.tid, a.type, a.index) < std::tie(b.time, b.tid, b.type, b.index);
-}
 
 uint64_t overlap(uint64_t a_start, uint64_t a_end, uint64_t b_start, uint64_t b_end) {
   uint64_t start = std::max(a_start, b_start);
@@ -42,214 +35,323 @@ uint64_t overlap(uint64_t a_start, uint64_t a_end, uint64_t b_start, uint64_t b_
   return end > start ? end - start : 0;
 }
 
-// The key of HolderActivity::held entries.
-using HeldKey = std::tuple<uint64_t, uint64_t, uint64_t, uint64_t>;  // tid, pid, address, site
+uint64_t mix(uint64_t h, uint64_t v) {
+  h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+  return h;
+}
+
+struct LockIdHash {
+  size_t operator()(const LockId& lock) const { return mix(lock.pid, lock.address); }
+};
+
+using Ends = std::vector<std::pair<uint64_t, uint32_t>>;  // a min-heap of (time, section)
+void pushEvent(Ends& heap, uint64_t time, uint32_t section) {
+  heap.emplace_back(time, section);
+  std::push_heap(heap.begin(), heap.end(), std::greater<>{});
+}
+uint32_t popEvent(Ends& heap) {
+  std::pop_heap(heap.begin(), heap.end(), std::greater<>{});
+  uint32_t section = heap.back().second;
+  heap.pop_back();
+  return section;
+}
 
 }  // namespace
 
 class HolderActivityBuilder::Pass {
  public:
-  Pass(const LockTimeline& timeline, const SiteOf& site_of)
-      : timeline_(timeline), switched_out_(timeline.sections.size()) {
-    // Groups first, then held_ at its final size: no vector doubling (there
-    // may be a group per section).
-    held_of_section_.reserve(timeline.sections.size());
-    std::vector<uint64_t> site_of_section;
-    site_of_section.reserve(timeline.sections.size());
-    {
-      std::map<HeldKey, uint32_t> index_of_held;
-      for (const CriticalSection& s : timeline.sections) {
-        uint64_t site = site_of ? site_of(s.stack_id) : s.stack_id;
-        HeldKey key{s.tid, s.lock.pid, s.lock.address, site};
-        auto it = index_of_held.try_emplace(key, static_cast<uint32_t>(index_of_held.size())).first;
-        held_of_section_.push_back(it->second);
-        site_of_section.push_back(site);
-      }
-      held_.resize(index_of_held.size());
+  explicit Pass(SiteOf site_of) : site_of_(std::move(site_of)) {}
+
+  void addSection(const CriticalSection& s) {
+    uint64_t site = site_of_ ? site_of_(s.stack_id) : s.stack_id;
+    uint32_t g = groupOf({s.tid, s.lock.pid, s.lock.address, site});
+    Group& group = groups_[g];
+    // The stack of the group's earliest section with one.
+    if (s.stack_id != 0 && (group.site_stack_id == 0 || s.start < group.site_stack_start)) {
+      group.site_stack_id = s.stack_id;
+      group.site_stack_start = s.start;
     }
-    for (size_t i = 0; i < timeline.sections.size(); ++i) {
-      const CriticalSection& s = timeline.sections[i];
-      HeldLock& h = held_[held_of_section_[i]];
-      if (h.sections == 0) {
-        h.lock = s.lock;
-        h.tid = s.tid;
-        h.site = site_of_section[i];
-        h.site_stack_id = s.stack_id;
-      }
-      if (h.site_stack_id == 0) h.site_stack_id = s.stack_id;
-      h.inferred |= s.inferred;
-      ++h.sections;
-      h.held_ns += s.duration();
+    group.inferred |= s.inferred;
+    ++group.sections;
+    group.held_ns += s.duration();
+
+    uint32_t index;
+    if (free_.empty()) {
+      index = static_cast<uint32_t>(sections_.size());
+      sections_.emplace_back();
+    } else {
+      index = free_.back();
+      free_.pop_back();
     }
-    for (size_t i = 0; i < timeline.waits.size(); ++i) {
-      auto [it, fresh] = waits_of_lock_.try_emplace(timeline.waits[i].lock, WaitRange{i, i, 0});
-      it->second.last = i + 1;
-      it->second.longest = std::max(it->second.longest, timeline.waits[i].duration());
-    }
-    by_start_.resize(timeline.sections.size());
-    std::iota(by_start_.begin(), by_start_.end(), 0);
-    std::stable_sort(by_start_.begin(), by_start_.end(), [&](uint32_t a, uint32_t b) {
-      return timeline.sections[a].start < timeline.sections[b].start;
-    });
-    for (const CriticalSection& s : timeline.sections) holders_.insert(s.tid);
+    sections_[index] = {s.lock, s.tid, s.start, s.end, g, false};
+    ++open_sections_;
+    waitsOf(s.lock).live_starts.insert(s.start);
+    Thread& t = thread(s.tid);
+    t.holder = true;
+    pushEvent(t.to_start, s.start, index);
+    touch(s.tid, t);
   }
 
-  // Events at one time are applied together, sorted, once the time has passed.
-  void add(const Event& event) {
-    if (!pending_.empty() && event.time != pending_.front().time) flush();
-    pending_.push_back(event);
-    pending_.back().index = static_cast<uint32_t>(pending_.size());
-  }
-  void addSwitch(const format::SchedSwitch& sw) {
-    if (holders_.count(sw.prev_tid))
-      add({sw.prev_tid, sw.time, EventType::kSwitchOut, 0, sw.prev_pid, sw.prev_state});
-    if (holders_.count(sw.next_tid))
-      add({sw.next_tid, sw.time, EventType::kSwitchIn, 0, sw.next_pid, 0});
+  void addWait(const LockWait& w) {
+    waitsOf(w.lock).waits.push_back({w.start, w.end, w.tid});
+    ++waits_kept_;
   }
 
-  uint64_t nextSectionTime() const {
-    uint64_t t = ends_.empty() ? UINT64_MAX : ends_.top().first;
-    if (next_start_ < by_start_.size())
-      t = std::min(t, timeline_.sections[by_start_[next_start_]].start);
-    return t;
+  void addRow(uint64_t tid, const Row& row) {
+    Thread& t = thread(tid);
+    t.rows.push_back(row);
+    if (row.type == EventType::kSwitchIn || row.type == EventType::kSwitchOut) ++t.switches;
+    most_rows_held_back_ = std::max(most_rows_held_back_, ++rows_held_back_);
+    touch(tid, t);
   }
 
-  // Moves the section starts and ends at `t` to `out` (a section may end
-  // where it starts).
-  void takeSectionEventsAt(uint64_t t, std::vector<Event>& out) {
-    for (; next_start_ < by_start_.size() && timeline_.sections[by_start_[next_start_]].start == t;
-         ++next_start_) {
-      uint32_t i = by_start_[next_start_];
-      const CriticalSection& s = timeline_.sections[i];
-      out.push_back({s.tid, s.start, EventType::kSectionStart, i});
-      ends_.push({s.end, i});
+  void settle(uint64_t now, const LockRowStream* pending) {
+    for (uint64_t tid : touched_) {
+      Thread& t = threads_[tid];
+      t.touched = false;
+      replay(t, horizon(tid, now, pending));
     }
-    for (; !ends_.empty() && ends_.top().first == t; ends_.pop()) {
-      uint32_t i = ends_.top().second;
-      out.push_back({timeline_.sections[i].tid, t, EventType::kSectionEnd, i});
-    }
+    touched_.clear();
+    if (++settles_ % kSweepEvery != 0 && now != UINT64_MAX) return;
+    for (auto& [tid, t] : threads_) replay(t, horizon(tid, now, pending));
+    pruneWaits(now, pending);
   }
 
-  // Applies the section events before the pending rows' time, then those
-  // rows with the section events at their time, in per-thread order. With
-  // nothing pending, every section event left.
-  void flush() {
-    uint64_t now = pending_.empty() ? UINT64_MAX : pending_.front().time;
-    std::vector<Event> group;
-    for (uint64_t t; (t = nextSectionTime()) < now;) {
-      group.clear();
-      takeSectionEventsAt(t, group);
-      std::sort(group.begin(), group.end(), before);
-      for (const Event& e : group) apply(e);
-    }
-    if (nextSectionTime() == now) takeSectionEventsAt(now, pending_);
-    std::sort(pending_.begin(), pending_.end(), before);
-    for (const Event& e : pending_) apply(e);
-    pending_.clear();
-  }
-
-  // Other threads' waits on the same lock that overlapped each section.
-  // Waits are sorted by (lock, start); a wait overlapping [start, end)
-  // starts at or after start - (longest wait on that lock).
-  void addWaiterOverlap() {
-    for (size_t i = 0; i < timeline_.sections.size(); ++i) {
-      const CriticalSection& s = timeline_.sections[i];
-      HeldLock& h = held_[held_of_section_[i]];
-      forEachOverlappingWait(s, s.start, s.end, [&](const LockWait& w) {
-        h.waiter_ns_while_held += overlap(s.start, s.end, w.start, w.end);
-      });
-    }
-    for (auto& [held, waiters] : waiters_off_cpu_)
-      held_[held].waiters_while_off_cpu = waiters.size();
-  }
-
-  HolderActivity finish() {
+  HolderActivity finish(bool idle_groups) {
     HolderActivity result;
-    result.held = std::move(held_);
+    for (uint32_t g = 0; g < groups_.size(); ++g) {
+      const Group& group = groups_[g];
+      if (group.detail == kNoDetail && !idle_groups) continue;
+      HeldLock h = group.detail == kNoDetail ? HeldLock{} : std::move(details_[group.detail]);
+      h.tid = group.key.tid;
+      h.lock = {group.key.pid, group.key.address};
+      h.site = group.key.site;
+      h.site_stack_id = group.site_stack_id;
+      h.inferred = group.inferred;
+      h.sections = group.sections;
+      h.held_ns = group.held_ns;
+      h.waiter_ns_while_held = group.waiter_ns_while_held;
+      result.held.push_back(std::move(h));
+    }
+    groups_ = {};
+    details_ = {};
     std::sort(result.held.begin(), result.held.end(), [](const HeldLock& a, const HeldLock& b) {
       return std::make_tuple(b.off_cpu_ns(), b.faults, b.waiter_ns_while_held, a.tid, a.lock,
                              a.site) < std::make_tuple(a.off_cpu_ns(), a.faults,
                                                        a.waiter_ns_while_held, b.tid, b.lock,
                                                        b.site);
     });
-    for (auto& [tid, thread] : threads_) result.threads.push_back(thread.activity);
+    for (auto& [tid, thread] : threads_) {
+      if (!thread.holder) continue;
+      result.threads.push_back(thread.activity);
+      result.holder_switches += thread.switches;
+    }
     std::sort(result.threads.begin(), result.threads.end(),
               [](const ThreadActivity& a, const ThreadActivity& b) { return a.tid < b.tid; });
     return result;
   }
 
+  Footprint footprint() const {
+    return {.rows_held_back = rows_held_back_,
+            .most_rows_held_back = most_rows_held_back_,
+            .open_sections = open_sections_,
+            .waits_kept = waits_kept_,
+            .groups = groups_.size()};
+  }
+
  private:
-  // One thread's state between its events.
+  static constexpr uint32_t kNoDetail = UINT32_MAX;
+  static constexpr uint64_t kSweepEvery = 1 << 16;
+
+  struct GroupKey {
+    uint64_t tid, pid, address, site;
+    bool operator==(const GroupKey&) const = default;
+  };
+  // One (holder, lock, site): what every section adds; the rest (a
+  // HeldLock) only once a switch-out, sample or fault falls inside.
+  struct Group {
+    GroupKey key;
+    uint64_t site_stack_id = 0;
+    uint64_t site_stack_start = 0;
+    uint64_t sections = 0;
+    uint64_t held_ns = 0;
+    uint64_t waiter_ns_while_held = 0;
+    uint32_t detail = kNoDetail;
+    bool inferred = false;
+  };
+  struct Section {
+    LockId lock;
+    uint64_t tid = 0;
+    uint64_t start = 0;
+    uint64_t end = 0;
+    uint32_t group = 0;
+    bool switched_out = false;
+  };
+  struct Wait {
+    uint64_t start, end, tid;
+  };
+  // Per lock: the waits a section may still overlap, and the starts of the
+  // sections added and not yet ended.
+  struct LockWaits {
+    std::vector<Wait> waits;
+    std::multiset<uint64_t> live_starts;
+  };
+  // One thread's state between its events, and what is not applied yet.
   struct Thread {
     ThreadActivity activity;
+    bool holder = false;
+    bool touched = false;
     std::vector<uint32_t> active;  // sections it is inside
     bool off_cpu = false;
     bool preempted = false;
     uint64_t off_since = 0;
     uint64_t union_start = 0;
+    uint64_t switches = 0;
+    std::deque<Row> rows;  // time order
+    Ends to_start;         // added sections, by start
+    Ends to_end;           // started sections, by end
   };
 
-  void closeOffSpan(Thread& t, uint32_t section, uint64_t now) {
-    const CriticalSection& s = timeline_.sections[section];
-    uint64_t start = std::max(t.off_since, s.start);
-    if (now <= start) return;
-    HeldLock& h = held_[held_of_section_[section]];
-    (t.preempted ? h.off_cpu_preempted_ns : h.off_cpu_blocked_ns) += now - start;
-    // Other threads' waiting on the lock lost while the holder was off-CPU.
-    forEachOverlappingWait(s, start, now, [&](const LockWait& w) {
-      uint64_t lost = overlap(start, now, w.start, w.end);
-      h.waiter_ns_while_off_cpu += lost;
-      if (lost > 0) waiters_off_cpu_[held_of_section_[section]].insert(w.tid);
-    });
+  Thread& thread(uint64_t tid) {
+    auto [it, fresh] = threads_.try_emplace(tid);
+    if (fresh) it->second.activity.tid = tid;
+    return it->second;
+  }
+  void touch(uint64_t tid, Thread& t) {
+    if (!t.touched) touched_.push_back(tid);
+    t.touched = true;
+  }
+  LockWaits& waitsOf(const LockId& lock) { return waits_of_lock_[lock]; }
+
+  static uint64_t horizon(uint64_t tid, uint64_t now, const LockRowStream* pending) {
+    return pending ? std::min(now, pending->pendingSectionStart(tid)) : now;
   }
 
-  // Other threads' waits on section `s`'s lock that start before `end` and
-  // may overlap [start, end).
-  template <typename Visit>
-  void forEachOverlappingWait(const CriticalSection& s, uint64_t start, uint64_t end,
-                              Visit&& visit) const {
-    auto range = waits_of_lock_.find(s.lock);
-    if (range == waits_of_lock_.end()) return;
-    const std::vector<LockWait>& waits = timeline_.waits;
-    const WaitRange& r = range->second;
-    uint64_t earliest = start > r.longest ? start - r.longest : 0;
-    auto first = std::partition_point(waits.begin() + r.first, waits.begin() + r.last,
-                                      [&](const LockWait& w) { return w.start < earliest; });
-    for (auto w = first; w != waits.begin() + r.last && w->start < end; ++w) {
-      if (w->tid != s.tid) visit(*w);
+  // Open addressing over groups_ (a map node per group would cost more than
+  // the group on traces with a group per section).
+  uint32_t groupOf(const GroupKey& key) {
+    if (groups_.size() * 2 >= slots_.size()) {
+      std::vector<uint32_t> slots(std::max<size_t>(1024, slots_.size() * 2), 0);
+      for (uint32_t g = 0; g < groups_.size(); ++g) {
+        size_t i = hashOf(groups_[g].key) & (slots.size() - 1);
+        while (slots[i] != 0) i = (i + 1) & (slots.size() - 1);
+        slots[i] = g + 1;
+      }
+      slots_ = std::move(slots);
+    }
+    size_t i = hashOf(key) & (slots_.size() - 1);
+    for (; slots_[i] != 0; i = (i + 1) & (slots_.size() - 1)) {
+      if (groups_[slots_[i] - 1].key == key) return slots_[i] - 1;
+    }
+    groups_.push_back({.key = key});
+    slots_[i] = static_cast<uint32_t>(groups_.size());
+    return static_cast<uint32_t>(groups_.size() - 1);
+  }
+  static size_t hashOf(const GroupKey& k) {
+    uint64_t h = mix(mix(mix(k.tid, k.pid), k.address), k.site);
+    return h * 0x9e3779b97f4a7c15ULL >> 17;
+  }
+
+  HeldLock& detail(uint32_t g) {
+    Group& group = groups_[g];
+    if (group.detail == kNoDetail) {
+      group.detail = static_cast<uint32_t>(details_.size());
+      details_.emplace_back();
+    }
+    return details_[group.detail];
+  }
+
+  // Applies the thread's section events and rows before `until`, in time
+  // order, at one time in EventType order (rows of one type in arrival order).
+  void replay(Thread& t, uint64_t until) {
+    std::vector<Row> rows_now;
+    std::vector<uint32_t> starting;
+    for (;;) {
+      uint64_t time = UINT64_MAX;
+      if (!t.rows.empty()) time = t.rows.front().time;
+      if (!t.to_start.empty()) time = std::min(time, t.to_start.front().first);
+      if (!t.to_end.empty()) time = std::min(time, t.to_end.front().first);
+      if (time >= until) return;
+      // A section that ends where it starts had its end applied first, then
+      // its start, and stays open (as the whole-trace pass always did).
+      starting.clear();
+      while (!t.to_start.empty() && t.to_start.front().first == time)
+        starting.push_back(popEvent(t.to_start));
+      for (uint32_t s : starting) {
+        if (sections_[s].end == time) endSection(t, s, time, /*empty=*/true);
+      }
+      while (!t.to_end.empty() && t.to_end.front().first == time)
+        endSection(t, popEvent(t.to_end), time, false);
+      for (uint32_t s : starting) {
+        if (t.active.empty()) t.union_start = time;
+        t.active.push_back(s);
+        t.activity.pid = sections_[s].lock.pid;
+        if (sections_[s].end != time) pushEvent(t.to_end, sections_[s].end, s);
+      }
+      rows_now.clear();
+      while (!t.rows.empty() && t.rows.front().time == time) {
+        rows_now.push_back(t.rows.front());
+        t.rows.pop_front();
+        --rows_held_back_;
+      }
+      std::stable_sort(rows_now.begin(), rows_now.end(),
+                       [](const Row& a, const Row& b) { return a.type < b.type; });
+      for (const Row& row : rows_now) apply(t, row);
+    }
+  }
+
+  void endSection(Thread& t, uint32_t s, uint64_t time, bool empty) {
+    if (t.off_cpu) closeOffSpan(t, s, time);
+    if (!empty) std::erase(t.active, s);
+    if (t.active.empty()) t.activity.held_ns += time - t.union_start;
+    if (empty) return;
+    // Other threads' waits on the lock that overlapped the section.
+    const Section& section = sections_[s];
+    LockWaits& lock = waitsOf(section.lock);
+    uint64_t waited = 0;
+    for (const Wait& w : lock.waits) {
+      if (w.tid != section.tid) waited += overlap(section.start, section.end, w.start, w.end);
+    }
+    groups_[section.group].waiter_ns_while_held += waited;
+    lock.live_starts.erase(lock.live_starts.find(section.start));
+    free_.push_back(s);
+    --open_sections_;
+  }
+
+  void closeOffSpan(Thread& t, uint32_t s, uint64_t now) {
+    const Section& section = sections_[s];
+    uint64_t start = std::max(t.off_since, section.start);
+    if (now <= start) return;
+    HeldLock& h = detail(section.group);
+    (t.preempted ? h.off_cpu_preempted_ns : h.off_cpu_blocked_ns) += now - start;
+    // Other threads' waiting on the lock lost while the holder was off-CPU.
+    for (const Wait& w : waitsOf(section.lock).waits) {
+      if (w.tid == section.tid) continue;
+      uint64_t lost = overlap(start, now, w.start, w.end);
+      h.waiter_ns_while_off_cpu += lost;
+      if (lost == 0) continue;
+      std::set<uint64_t>& waiters = waiters_off_cpu_[section.group];
+      if (waiters.insert(w.tid).second) h.waiters_while_off_cpu = waiters.size();
     }
   }
 
   void countInside(Thread& t, uint64_t stack_id, bool fault) {
     if (t.active.empty()) return;
     ++(fault ? t.activity.faults_in_sections : t.activity.samples_in_sections);
-    for (uint32_t section : t.active) {
-      HeldLock& h = held_[held_of_section_[section]];
+    for (uint32_t s : t.active) {
+      HeldLock& h = detail(sections_[s].group);
       ++(fault ? h.faults : h.samples);
       ++(fault ? h.fault_stacks : h.sample_stacks)[stack_id];
     }
   }
 
-  void apply(const Event& e) {
-    auto [it, fresh] = threads_.try_emplace(e.tid);
-    Thread& t = it->second;
-    if (fresh) t.activity.tid = e.tid;
+  void apply(Thread& t, const Row& e) {
     switch (e.type) {
-      case EventType::kSectionStart:
-        if (t.active.empty()) t.union_start = e.time;
-        t.active.push_back(e.index);
-        t.activity.pid = timeline_.sections[e.index].lock.pid;
-        break;
-      case EventType::kSectionEnd:
-        if (t.off_cpu) closeOffSpan(t, e.index, e.time);
-        std::erase(t.active, e.index);
-        if (t.active.empty()) t.activity.held_ns += e.time - t.union_start;
-        break;
       case EventType::kSwitchOut: {
-        for (uint32_t section : t.active) {
-          HeldLock& h = held_[held_of_section_[section]];
-          if (!switched_out_[section]) ++h.sections_switched_out;
-          switched_out_[section] = true;
+        for (uint32_t s : t.active) {
+          HeldLock& h = detail(sections_[s].group);
+          if (!sections_[s].switched_out) ++h.sections_switched_out;
+          sections_[s].switched_out = true;
           ++(e.value == 0 ? h.preempted_switches : h.blocked_switches);
         }
         // A second switch-out without a switch-in between: an event was
@@ -261,7 +363,7 @@ class HolderActivityBuilder::Pass {
       }
       case EventType::kSwitchIn:
         if (t.off_cpu) {
-          for (uint32_t section : t.active) closeOffSpan(t, section, e.time);
+          for (uint32_t s : t.active) closeOffSpan(t, s, e.time);
         }
         t.off_cpu = false;
         break;
@@ -275,60 +377,90 @@ class HolderActivityBuilder::Pass {
         t.activity.pid = e.pid;
         countInside(t, e.value, true);
         break;
+      case EventType::kSectionStart:
+      case EventType::kSectionEnd:
+        break;
     }
   }
 
-  const LockTimeline& timeline_;
-  std::vector<HeldLock> held_;
-  std::vector<uint32_t> held_of_section_;
-  // Per lock: its waits in timeline_.waits and the longest of them.
-  struct WaitRange {
-    size_t first = 0;
-    size_t last = 0;
-    uint64_t longest = 0;
-  };
-  std::map<LockId, WaitRange> waits_of_lock_;
-  std::unordered_map<uint32_t, std::set<uint64_t>> waiters_off_cpu_;  // per held_ entry
-  std::vector<bool> switched_out_;                                    // per section
-  std::unordered_set<uint64_t> holders_;
-  // Section events come from the sections by start, and from a heap of the
-  // ends of started sections (as many as are open at once).
-  std::vector<uint32_t> by_start_;
-  size_t next_start_ = 0;
-  using End = std::pair<uint64_t, uint32_t>;  // end, section
-  std::priority_queue<End, std::vector<End>, std::greater<End>> ends_;
-  std::vector<Event> pending_;  // rows at one time, not applied yet
+  // A wait matters while a section that may overlap it is open or may still
+  // come: one that started before the wait ended.
+  void pruneWaits(uint64_t now, const LockRowStream* pending) {
+    for (auto it = waits_of_lock_.begin(); it != waits_of_lock_.end();) {
+      LockWaits& lock = it->second;
+      uint64_t bound = now;
+      if (pending) bound = std::min(bound, pending->pendingSectionStart(it->first));
+      if (!lock.live_starts.empty()) bound = std::min(bound, *lock.live_starts.begin());
+      waits_kept_ -= std::erase_if(lock.waits, [&](const Wait& w) { return w.end <= bound; });
+      if (lock.waits.capacity() > 2 * lock.waits.size() + 16) lock.waits.shrink_to_fit();
+      it =
+          lock.waits.empty() && lock.live_starts.empty() ? waits_of_lock_.erase(it) : std::next(it);
+    }
+  }
+
+  SiteOf site_of_;
+  std::vector<Group> groups_;
+  std::vector<uint32_t> slots_;  // groups_ index + 1; 0 = free
+  std::vector<HeldLock> details_;
+  std::unordered_map<uint32_t, std::set<uint64_t>> waiters_off_cpu_;  // per group
+  std::vector<Section> sections_;                                     // open ones, by slot
+  std::vector<uint32_t> free_;                                        // slots of ended ones
+  std::unordered_map<LockId, LockWaits, LockIdHash> waits_of_lock_;
   std::unordered_map<uint64_t, Thread> threads_;
+  std::vector<uint64_t> touched_;  // threads with rows or sections added since the last settle
+  uint64_t settles_ = 0;
+  size_t rows_held_back_ = 0;
+  size_t most_rows_held_back_ = 0;
+  size_t open_sections_ = 0;
+  size_t waits_kept_ = 0;
 };
 
-HolderActivityBuilder::HolderActivityBuilder(const LockTimeline& timeline, const SiteOf& site_of)
-    : pass_(std::make_unique<Pass>(timeline, site_of)) {}
+HolderActivityBuilder::HolderActivityBuilder(SiteOf site_of)
+    : pass_(std::make_unique<Pass>(std::move(site_of))) {}
 
 HolderActivityBuilder::~HolderActivityBuilder() = default;
 
-void HolderActivityBuilder::add(const format::SchedSwitch& row) {
-  pass_->addSwitch(row);
+void HolderActivityBuilder::addSection(const CriticalSection& section) {
+  pass_->addSection(section);
+}
+
+void HolderActivityBuilder::addWait(const LockWait& wait) {
+  pass_->addWait(wait);
+}
+
+void HolderActivityBuilder::add(const format::SchedSwitch& sw) {
+  pass_->addRow(sw.prev_tid, {sw.time, EventType::kSwitchOut, sw.prev_pid, sw.prev_state});
+  pass_->addRow(sw.next_tid, {sw.time, EventType::kSwitchIn, sw.next_pid, 0});
 }
 
 void HolderActivityBuilder::add(const format::CpuSample& row) {
-  pass_->add({row.tid, row.time, EventType::kSample, 0, row.pid, row.stack_id});
+  pass_->addRow(row.tid, {row.time, EventType::kSample, row.pid, row.stack_id});
 }
 
 void HolderActivityBuilder::add(const format::PageFault& row) {
-  pass_->add({row.tid, row.time, EventType::kFault, 0, row.pid, row.stack_id});
+  pass_->addRow(row.tid, {row.time, EventType::kFault, row.pid, row.stack_id});
 }
 
-HolderActivity HolderActivityBuilder::finish() {
-  pass_->flush();  // the rows at the last time
-  pass_->flush();  // the sections after them
-  pass_->addWaiterOverlap();
-  return pass_->finish();
+void HolderActivityBuilder::settle(uint64_t now, const LockRowStream* pending) {
+  pass_->settle(now, pending);
+}
+
+HolderActivity HolderActivityBuilder::finish(bool idle_groups) {
+  pass_->settle(UINT64_MAX, nullptr);
+  return pass_->finish(idle_groups);
+}
+
+HolderActivityBuilder::Footprint HolderActivityBuilder::footprint() const {
+  return pass_->footprint();
 }
 
 HolderActivity correlateHolders(const LockTimeline& timeline,
                                 std::span<const format::SchedSwitch> switches,
                                 std::span<const format::CpuSample> samples,
                                 std::span<const format::PageFault> faults, const SiteOf& site_of) {
+  HolderActivityBuilder builder(site_of);
+  for (const CriticalSection& s : timeline.sections) builder.addSection(s);
+  for (const LockWait& w : timeline.waits) builder.addWait(w);
   // The rows by time; among equal times, each kind in its vector's order.
   struct Row {
     uint64_t time;
@@ -341,7 +473,6 @@ HolderActivity correlateHolders(const LockTimeline& timeline,
   for (uint32_t i = 0; i < faults.size(); ++i) rows.push_back({faults[i].time, 2, i});
   std::stable_sort(rows.begin(), rows.end(),
                    [](const Row& a, const Row& b) { return a.time < b.time; });
-  HolderActivityBuilder builder(timeline, site_of);
   for (const Row& row : rows) {
     if (row.kind == 0) builder.add(switches[row.index]);
     if (row.kind == 1) builder.add(samples[row.index]);

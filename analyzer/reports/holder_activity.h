@@ -15,20 +15,29 @@
 // `end` is not. Off-CPU time starts only at a switch-out seen in the trace.
 // Results are grouped per (holder thread, lock, acquire site).
 //
-// HolderActivityBuilder takes the switches, samples and faults one at a
-// time, in time order (TimeOrderedRows), and keeps none of them: memory is
-// the timeline (72 bytes per section, 64 per wait) plus 8 bytes per section,
-// the open sections, per thread state, the rows sharing one timestamp, and
-// the results (one HeldLock per holder, lock and site, with its stacks).
-// Waiting lost to an off-CPU span is added up when the span closes.
-// correlateHolders does the same over vectors in any order.
+// HolderActivityBuilder streams: critical sections and lock waits are added
+// as they become known (LockRowStream: `all`-mode sections with their row,
+// inferred ones once their wake is settled), the switches, samples and
+// faults of every thread in time order. A thread's rows are held back only
+// while a section of it may still come that covers them: until time passes
+// them and, in contended mode, while it may hold a lock taken after a wait
+// (until the lock's next wake) or is the releaser of a wait in progress
+// (LockRowStream::pendingSectionStart). Memory: per thread its state and
+// its rows held back, the open sections, per lock the waits a section still
+// to come or still open may overlap, and the groups: per (holder, lock,
+// site) 88 bytes, plus a HeldLock (with its stacks) for those with a
+// switch-out, sample or fault inside. correlateHolders does the same over
+// vectors in any order.
 //
 //   LockTimeline timeline = buildLockTimeline(lock_rows);
 //   HolderActivity activity = correlateHolders(timeline, switches, samples, faults, {});
 //   for (const HeldLock& h : activity.held) print(h.tid, h.preempted_switches, h.off_cpu_ns());
 //
-//   HolderActivityBuilder builder(timeline, site_of);
-//   builder.add(sample); builder.add(switch_row); ...   // in time order
+//   HolderActivityBuilder builder(site_of);
+//   LockRowStream locks({.section = [&](auto& s) { builder.addSection(s); },
+//                        .wait = [&](auto& w) { builder.addWait(w); }});
+//   builder.settle(now, &locks);   // all rows before `now` added
+//   locks.add(lock_row); builder.add(sample); builder.add(switch_row); ...
 //   HolderActivity activity = builder.finish();
 #pragma once
 
@@ -86,21 +95,38 @@ struct ThreadActivity {
 struct HolderActivity {
   std::vector<HeldLock> held;  // by off-CPU time inside sections, then faults, longest first
   std::vector<ThreadActivity> threads;  // by tid
+  uint64_t holder_switches = 0;         // switches in plus switches out of holders
 };
 
 class HolderActivityBuilder {
  public:
-  // `timeline` must outlive the builder.
-  HolderActivityBuilder(const LockTimeline& timeline, const SiteOf& site_of);
+  explicit HolderActivityBuilder(SiteOf site_of);
   ~HolderActivityBuilder();
   HolderActivityBuilder(const HolderActivityBuilder&) = delete;
   HolderActivityBuilder& operator=(const HolderActivityBuilder&) = delete;
 
+  // A section or wait before any row of its thread at or after its start
+  // is settled (see settle).
+  void addSection(const CriticalSection& section);
+  void addWait(const LockWait& wait);
   // Rows of all three kinds merged by time (any order among equal times).
   void add(const format::SchedSwitch& row);
   void add(const format::CpuSample& row);
   void add(const format::PageFault& row);
-  HolderActivity finish();
+  // Every row, section and wait starting before `now` has been added, but
+  // the sections `pending` may still hand on (nullptr: none).
+  void settle(uint64_t now, const LockRowStream* pending);
+  // `idle_groups`: also the groups with no switch-out, sample or fault inside.
+  HolderActivity finish(bool idle_groups = true);
+
+  struct Footprint {
+    size_t rows_held_back = 0;
+    size_t most_rows_held_back = 0;
+    size_t open_sections = 0;
+    size_t waits_kept = 0;
+    size_t groups = 0;
+  };
+  Footprint footprint() const;
 
  private:
   class Pass;

@@ -2,121 +2,192 @@
 
 #include <algorithm>
 #include <numeric>
-#include <set>
 #include <tuple>
 
 namespace incise::analyzer {
 namespace {
 
-WakeLink explain(const LockWait& wait, const WaitWakeups::Wake* w) {
-  WakeLink link{.wait = wait};
-  if (w) {
-    link.source = WakeSource::kWakeupEvent;
-    link.waker_pid = w->waker_pid;
-    link.waker_tid = w->waker_tid;
-    link.waker_stack_id = w->stack_id;
-    link.wake_time = w->time;
-  } else if (wait.releaser_tid != 0) {
-    link.source = WakeSource::kReleaser;
-    link.waker_pid = wait.lock.pid;
-    link.waker_tid = wait.releaser_tid;
-    link.wake_time = wait.end;
-  }
-  return link;
+// Longest first; ties: earlier start, then the timeline's wait order.
+bool longer(const LockWait& a, const LockWait& b) {
+  return std::make_tuple(b.duration(), a.start, a.lock, a.end, a.tid) <
+         std::make_tuple(a.duration(), b.start, b.lock, b.end, b.tid);
 }
 
 }  // namespace
 
-WaitWakeups::WaitWakeups(const LockTimeline& timeline)
-    : timeline_(timeline), wakes_(timeline.waits.size()), seen_(timeline.waits.size()) {
-  for (uint32_t i = 0; i < timeline.waits.size(); ++i) {
-    Waiter& waiter = waiters_[timeline.waits[i].tid];
-    waiter.waits.push_back(i);
-    waiter.longest = std::max(waiter.longest, timeline.waits[i].duration());
-  }
-  for (auto& [tid, waiter] : waiters_) {
-    std::stable_sort(waiter.waits.begin(), waiter.waits.end(), [&](uint32_t a, uint32_t b) {
-      return timeline.waits[a].start < timeline.waits[b].start;
-    });
+LongestWaitChains::LongestWaitChains(size_t longest, size_t max_depth)
+    : longest_(longest), max_depth_(max_depth) {}
+
+void LongestWaitChains::addWait(const LockWait& wait) {
+  waiters_[wait.tid].in_progress.push_back({.wait = wait});
+  ends_.emplace(wait.end, wait.tid);
+  starts_.insert(wait.start);
+}
+
+void LongestWaitChains::add(const format::Wakeup& wakeup) {
+  auto found = waiters_.find(wakeup.wakee_tid);
+  if (found == waiters_.end()) return;
+  for (Wait& w : found->second.in_progress) {
+    if (w.wait.start > wakeup.time || wakeup.time > w.wait.end) continue;
+    w.woken = true;
+    w.waker_pid = wakeup.waker_pid;
+    w.waker_tid = wakeup.waker_tid;
+    w.waker_stack_id = wakeup.stack_id;
+    w.wake_time = wakeup.time;
   }
 }
 
-void WaitWakeups::add(const format::Wakeup& wakeup) {
-  auto found = waiters_.find(wakeup.wakee_tid);
-  if (found == waiters_.end()) return;
-  const Waiter& waiter = found->second;
-  const std::vector<LockWait>& waits = timeline_.waits;
-  // Waits with start <= time, from the latest start back to the earliest
-  // that could still be open.
-  auto after = std::upper_bound(waiter.waits.begin(), waiter.waits.end(), wakeup.time,
-                                [&](uint64_t time, uint32_t i) { return time < waits[i].start; });
-  uint64_t earliest = wakeup.time > waiter.longest ? wakeup.time - waiter.longest : 0;
-  for (auto it = after; it != waiter.waits.begin();) {
-    uint32_t i = *--it;
-    if (waits[i].start < earliest) break;
-    if (wakeup.time > waits[i].end) continue;
-    wakes_[i] = {wakeup.waker_pid, wakeup.waker_tid, wakeup.stack_id, wakeup.time};
-    seen_[i] = true;
+void LongestWaitChains::settle(uint64_t now) {
+  std::vector<std::pair<uint64_t, uint64_t>> batch;  // (waiter, end)
+  while (!ends_.empty() && ends_.begin()->first < now) {
+    auto [end, tid] = *ends_.begin();
+    ends_.erase(ends_.begin());
+    Waiter& waiter = waiters_[tid];
+    auto it = std::find_if(waiter.in_progress.begin(), waiter.in_progress.end(),
+                           [&](const Wait& w) { return w.wait.end == end; });
+    starts_.erase(starts_.find(it->wait.start));
+    longest_settled_ = std::max(longest_settled_, it->wait.duration());
+    waiter.settled.push_back(*it);
+    ++settled_count_;
+    waiter.in_progress.erase(it);
+    batch.emplace_back(tid, end);
   }
+  if (batch.empty()) return;
+  std::sort(batch.begin(), batch.end());
+  batch.erase(std::unique(batch.begin(), batch.end()), batch.end());
+  // Every link of these waits' chains has settled by now (links end before).
+  for (auto [tid, end] : batch) {
+    const std::deque<Wait>& settled = waiters_[tid].settled;
+    for (auto w = settled.rbegin(); w != settled.rend() && w->wait.end >= end; ++w) {
+      if (w->wait.end == end) keepIfLongest(*w);
+    }
+  }
+  if (settled_count_ < prune_at_) return;
+  // A later chain starts at a wait in progress (or not added yet): its k-th
+  // link ends at most (k - 2) x the longest settled wait before that start.
+  uint64_t earliest = starts_.empty() ? now : std::min(now, *starts_.begin());
+  uint64_t reach = max_depth_ < 2 ? UINT64_MAX : (max_depth_ - 2) * longest_settled_;
+  uint64_t cutoff = max_depth_ < 2 ? UINT64_MAX : earliest > reach ? earliest - reach : 0;
+  for (auto it = waiters_.begin(); it != waiters_.end();) {
+    std::deque<Wait>& settled = it->second.settled;
+    while (!settled.empty() && settled.front().wait.end < cutoff) {
+      settled.pop_front();
+      --settled_count_;
+    }
+    it = settled.empty() && it->second.in_progress.empty() ? waiters_.erase(it) : std::next(it);
+  }
+  prune_at_ = std::max<size_t>(1024, 2 * settled_count_);
+}
+
+void LongestWaitChains::keepIfLongest(const Wait& w) {
+  if (longest_ == 0) return;
+  if (chains_.size() == longest_ && !longer(w.wait, chains_.back().first)) return;
+  auto at = std::upper_bound(
+      chains_.begin(), chains_.end(), w.wait,
+      [](const LockWait& wait, const auto& kept) { return longer(wait, kept.first); });
+  chains_.insert(at, {w.wait, chainOf(w)});
+  if (chains_.size() > longest_) chains_.pop_back();
+}
+
+WakeLink LongestWaitChains::explain(const Wait& w) const {
+  WakeLink link{.wait = w.wait};
+  if (w.woken) {
+    link.source = WakeSource::kWakeupEvent;
+    link.waker_pid = w.waker_pid;
+    link.waker_tid = w.waker_tid;
+    link.waker_stack_id = w.waker_stack_id;
+    link.wake_time = w.wake_time;
+  } else if (w.wait.releaser_tid != 0) {
+    link.source = WakeSource::kReleaser;
+    link.waker_pid = w.wait.lock.pid;
+    link.waker_tid = w.wait.releaser_tid;
+    link.wake_time = w.wait.end;
+  }
+  return link;
+}
+
+// The waker's longest wait that ended in [from, to]; ties: the earliest end,
+// then the timeline's wait order.
+const LongestWaitChains::Wait* LongestWaitChains::wakersOwnWait(uint64_t tid, uint64_t from,
+                                                                uint64_t to) const {
+  auto found = waiters_.find(tid);
+  if (found == waiters_.end()) return nullptr;
+  const Wait* best = nullptr;
+  for (const Wait& w : found->second.settled) {
+    if (w.wait.end < from || w.wait.end > to) continue;
+    if (!best || w.wait.duration() > best->wait.duration() ||
+        (w.wait.duration() == best->wait.duration() &&
+         std::tie(w.wait.end, w.wait.lock, w.wait.start) <
+             std::tie(best->wait.end, best->wait.lock, best->wait.start))) {
+      best = &w;
+    }
+  }
+  return best;
+}
+
+WakeChain LongestWaitChains::chainOf(const Wait& first) const {
+  WakeChain chain;
+  std::set<uint64_t> seen;
+  const Wait* wait = &first;
+  while (wait && chain.links.size() < max_depth_ && seen.insert(wait->wait.tid).second) {
+    WakeLink link = explain(*wait);
+    chain.links.push_back(link);
+    if (link.source == WakeSource::kNone || link.waker_tid == 0) break;
+    wait = wakersOwnWait(link.waker_tid, wait->wait.start, link.wake_time);
+  }
+  return chain;
+}
+
+std::vector<WakeChain> LongestWaitChains::finish() {
+  settle(UINT64_MAX);
+  if (!ends_.empty()) {  // waits ending at UINT64_MAX
+    for (auto& [tid, waiter] : waiters_) {
+      for (const Wait& w : waiter.in_progress) waiter.settled.push_back(w);
+      waiter.in_progress.clear();
+    }
+    for (auto& [tid, waiter] : waiters_) {
+      for (const Wait& w : waiter.settled) {
+        if (w.wait.end == UINT64_MAX) keepIfLongest(w);
+      }
+    }
+  }
+  std::vector<WakeChain> chains;
+  for (auto& [wait, chain] : chains_) chains.push_back(std::move(chain));
+  return chains;
+}
+
+size_t LongestWaitChains::waitsKept() const {
+  return settled_count_ + starts_.size();
 }
 
 std::vector<WakeChain> wakeChains(const LockTimeline& timeline,
                                   std::span<const format::Wakeup> wakeups, size_t longest,
                                   size_t max_depth) {
-  std::vector<size_t> by_time(wakeups.size());
-  std::iota(by_time.begin(), by_time.end(), 0);
-  std::stable_sort(by_time.begin(), by_time.end(),
-                   [&](size_t a, size_t b) { return wakeups[a].time < wakeups[b].time; });
-  WaitWakeups last_wakes(timeline);
-  for (size_t i : by_time) last_wakes.add(wakeups[i]);
-  return wakeChains(timeline, last_wakes, longest, max_depth);
-}
-
-std::vector<WakeChain> wakeChains(const LockTimeline& timeline, const WaitWakeups& wakeups,
-                                  size_t longest, size_t max_depth) {
-  const std::vector<LockWait>& waits = timeline.waits;
-  std::vector<size_t> by_length(waits.size());
-  std::iota(by_length.begin(), by_length.end(), 0);
-  auto longer = [&](size_t a, size_t b) {
-    return std::make_tuple(waits[b].duration(), waits[a].start, a) <
-           std::make_tuple(waits[a].duration(), waits[b].start, b);
-  };
-  size_t count = std::min(longest, waits.size());
-  std::partial_sort(by_length.begin(), by_length.begin() + count, by_length.end(), longer);
-
-  // Each thread's waits, for "the waker had itself waited".
-  std::vector<size_t> by_thread(waits.size());
-  std::iota(by_thread.begin(), by_thread.end(), 0);
-  std::sort(by_thread.begin(), by_thread.end(), [&](size_t a, size_t b) {
-    return std::tie(waits[a].tid, waits[a].end, a) < std::tie(waits[b].tid, waits[b].end, b);
+  std::vector<size_t> waits(timeline.waits.size());
+  std::iota(waits.begin(), waits.end(), 0);
+  std::stable_sort(waits.begin(), waits.end(), [&](size_t a, size_t b) {
+    return timeline.waits[a].start < timeline.waits[b].start;
   });
-  auto wakersOwnWait = [&](uint64_t tid, uint64_t from, uint64_t to) -> const LockWait* {
-    auto first = std::lower_bound(by_thread.begin(), by_thread.end(), std::make_pair(tid, from),
-                                  [&](size_t i, const std::pair<uint64_t, uint64_t>& key) {
-                                    return std::make_pair(waits[i].tid, waits[i].end) < key;
-                                  });
-    const LockWait* best = nullptr;
-    for (auto it = first; it != by_thread.end() && waits[*it].tid == tid && waits[*it].end <= to;
-         ++it) {
-      if (!best || waits[*it].duration() > best->duration()) best = &waits[*it];
+  std::vector<size_t> wakes(wakeups.size());
+  std::iota(wakes.begin(), wakes.end(), 0);
+  std::stable_sort(wakes.begin(), wakes.end(),
+                   [&](size_t a, size_t b) { return wakeups[a].time < wakeups[b].time; });
+  LongestWaitChains chains(longest, max_depth);
+  size_t next_wait = 0;
+  for (size_t i : wakes) {
+    for (; next_wait < waits.size() && timeline.waits[waits[next_wait]].start <= wakeups[i].time;
+         ++next_wait) {
+      chains.settle(timeline.waits[waits[next_wait]].start);
+      chains.addWait(timeline.waits[waits[next_wait]]);
     }
-    return best;
-  };
-
-  std::vector<WakeChain> chains;
-  for (size_t n = 0; n < count; ++n) {
-    WakeChain chain;
-    std::set<uint64_t> seen;
-    const LockWait* wait = &waits[by_length[n]];
-    while (wait && chain.links.size() < max_depth && seen.insert(wait->tid).second) {
-      WakeLink link = explain(*wait, wakeups.lastWake(static_cast<size_t>(wait - waits.data())));
-      chain.links.push_back(link);
-      if (link.source == WakeSource::kNone || link.waker_tid == 0) break;
-      wait = wakersOwnWait(link.waker_tid, wait->start, link.wake_time);
-    }
-    chains.push_back(std::move(chain));
+    chains.settle(wakeups[i].time);
+    chains.add(wakeups[i]);
   }
-  return chains;
+  for (; next_wait < waits.size(); ++next_wait) {
+    chains.settle(timeline.waits[waits[next_wait]].start);
+    chains.addWait(timeline.waits[waits[next_wait]]);
+  }
+  return chains.finish();
 }
 
 }  // namespace incise::analyzer

@@ -9,19 +9,27 @@
 // wait, before the wake: the waker was itself held up meanwhile. Chains stop
 // at `max_depth` links or when a thread repeats.
 //
-// WaitWakeups finds each wait's last wake-up as the wake-ups stream past in
-// time order (TimeOrderedRows) and keeps only that: about 40 bytes per lock wait,
-// none per wake-up.
+// LongestWaitChains works as the waits and wake-ups stream past in time
+// order: a wait's chain is made once time has passed its end (its last
+// wake-up and every earlier link are known then), and only if it is among
+// the longest so far. It keeps the waits in progress, the `longest` chains,
+// and the settled waits a later chain may still link to: those that ended
+// at most (max_depth - 2) x the longest settled wait before the earliest
+// start of a wait in progress (a link ends inside the wait before it).
 //
 //   auto chains = wakeChains(timeline, wakeups, /*longest=*/5, /*max_depth=*/4);
 //   for (const WakeLink& l : chains[0].links) print(l.wait.tid, l.waker_tid, l.waker_stack_id);
 //
-//   WaitWakeups last_wakes(timeline);
-//   for (...) last_wakes.add(wakeup);   // in time order
-//   auto chains = wakeChains(timeline, last_wakes, 5, 4);
+//   LongestWaitChains longest(5, 4);
+//   longest.addWait(wait);        // as its lock row arrives (start order)
+//   longest.add(wakeup);          // wake-ups in time order, after the waits starting by then
+//   longest.settle(now);          // everything before `now` has been added
+//   std::vector<WakeChain> chains = longest.finish();
 #pragma once
 
 #include <cstdint>
+#include <deque>
+#include <set>
 #include <span>
 #include <unordered_map>
 #include <vector>
@@ -46,39 +54,51 @@ struct WakeChain {
   std::vector<WakeLink> links;  // links[0] explains one of the longest waits
 };
 
-// Per wait of a timeline, the last wake-up of the waiter inside [start, end].
-class WaitWakeups {
+class LongestWaitChains {
  public:
-  struct Wake {
-    uint64_t waker_pid = 0;
-    uint64_t waker_tid = 0;
-    uint64_t stack_id = 0;
-    uint64_t time = 0;
-  };
-  // `timeline` must outlive this.
-  explicit WaitWakeups(const LockTimeline& timeline);
+  LongestWaitChains(size_t longest, size_t max_depth);
+  void addWait(const LockWait& wait);
   // Wake-ups in time order (equal times: the later one wins, as in a file).
   void add(const format::Wakeup& wakeup);
-  // The last wake-up inside timeline.waits[wait], if any.
-  const Wake* lastWake(size_t wait) const { return seen_[wait] ? &wakes_[wait] : nullptr; }
+  // Every wait and wake-up before `now` has been added.
+  void settle(uint64_t now);
+  // The `longest` longest waits (ties: earlier first), each with its chain.
+  std::vector<WakeChain> finish();
+
+  size_t waitsKept() const;
 
  private:
-  const LockTimeline& timeline_;
-  std::vector<Wake> wakes_;  // per wait
-  std::vector<bool> seen_;   // per wait
-  // Per waiter: its waits by start, and its longest wait (waits overlapping
-  // a time start at most that long before it).
+  struct Wait {
+    LockWait wait;
+    bool woken = false;  // by a wake-up row inside the wait; then:
+    uint64_t waker_pid = 0;
+    uint64_t waker_tid = 0;
+    uint64_t waker_stack_id = 0;
+    uint64_t wake_time = 0;
+  };
+  WakeLink explain(const Wait& w) const;
+  const Wait* wakersOwnWait(uint64_t tid, uint64_t from, uint64_t to) const;
+  WakeChain chainOf(const Wait& w) const;
+  void keepIfLongest(const Wait& w);
+
+  size_t longest_;
+  size_t max_depth_;
+  uint64_t longest_settled_ = 0;
+  // Per waiter: its waits in progress (by start) and its settled waits (by
+  // end, as settled).
   struct Waiter {
-    std::vector<uint32_t> waits;
-    uint64_t longest = 0;
+    std::vector<Wait> in_progress;
+    std::deque<Wait> settled;
   };
   std::unordered_map<uint64_t, Waiter> waiters_;
+  std::multiset<std::pair<uint64_t, uint64_t>> ends_;  // (end, waiter) of waits in progress
+  std::multiset<uint64_t> starts_;                     // of waits in progress
+  size_t settled_count_ = 0;
+  size_t prune_at_ = 0;  // settled waits are dropped when there are this many (amortized)
+  std::vector<std::pair<LockWait, WakeChain>> chains_;  // the longest so far, longest first
 };
 
-// The `longest` longest waits (ties: earlier first), each with its chain.
-std::vector<WakeChain> wakeChains(const LockTimeline& timeline, const WaitWakeups& wakeups,
-                                  size_t longest, size_t max_depth);
-// The same from every wake-up at once (sorted by time here, stable).
+// The same over a whole timeline and its wake-ups (sorted by time here, stable).
 std::vector<WakeChain> wakeChains(const LockTimeline& timeline,
                                   std::span<const format::Wakeup> wakeups, size_t longest,
                                   size_t max_depth);

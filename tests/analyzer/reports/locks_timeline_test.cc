@@ -2,6 +2,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
+#include <random>
+#include <set>
+#include <tuple>
 #include <vector>
 
 #include "analyzer/reports/critical_sections.h"
@@ -127,6 +131,113 @@ TEST(CriticalSections, ContendedModeInfersTheReleasersSections) {
   EXPECT_EQ(sectionOf(t, 4, 800)->start, 700u);
   EXPECT_EQ(sectionOf(t, 2, 950)->start, 900u);
   EXPECT_EQ(sectionOf(t, 2, 950)->stack_id, 0u);
+}
+
+// The holder inference as a whole-trace walk: every lock's waits in wake
+// order (the definition LockRowStream settles incrementally).
+std::vector<CriticalSection> inferAtOnce(std::vector<LockInterval> waits) {
+  std::stable_sort(waits.begin(), waits.end(), [](const LockInterval& a, const LockInterval& b) {
+    return std::tie(a.address, a.acquired_time, a.tid) <
+           std::tie(b.address, b.acquired_time, b.tid);
+  });
+  std::vector<CriticalSection> sections;
+  std::map<uint64_t, const LockInterval*> acquired_by;
+  std::set<uint64_t> releasers_at_wake;
+  uint64_t last_release = 0;
+  for (size_t i = 0; i < waits.size(); ++i) {
+    const LockInterval& w = waits[i];
+    if (i == 0 || waits[i - 1].address != w.address) {
+      acquired_by.clear();
+      releasers_at_wake.clear();
+      last_release = 0;
+    } else if (waits[i - 1].acquired_time != w.acquired_time) {
+      last_release = waits[i - 1].acquired_time;
+      releasers_at_wake.clear();
+    }
+    if (w.releaser_tid != 0 && w.releaser_tid != w.tid &&
+        releasers_at_wake.insert(w.releaser_tid).second) {
+      auto it = acquired_by.find(w.releaser_tid);
+      bool recorded = it != acquired_by.end() && it->second->acquired_time >= last_release;
+      uint64_t start = recorded ? it->second->acquired_time : std::max(w.time, last_release);
+      sections.push_back({.lock = {kPid, w.address},
+                          .tid = w.releaser_tid,
+                          .stack_id = recorded ? it->second->stack_id : 0,
+                          .start = start,
+                          .end = w.acquired_time});
+    }
+    acquired_by[w.tid] = &w;
+  }
+  return sections;
+}
+
+std::vector<std::tuple<uint64_t, uint64_t, uint64_t, uint64_t, uint64_t>> keys(
+    const std::vector<CriticalSection>& sections) {
+  std::vector<std::tuple<uint64_t, uint64_t, uint64_t, uint64_t, uint64_t>> list;
+  for (const CriticalSection& s : sections)
+    list.emplace_back(s.lock.address, s.tid, s.start, s.end, s.stack_id);
+  std::sort(list.begin(), list.end());
+  return list;
+}
+
+// Waits woken out of start order, long waits spanning many others, shared
+// wakes, on a few locks: settling as rows arrive gives the whole-trace answer.
+TEST(LockRowStream, SettlingAsRowsArriveMatchesTheWholeTraceWalk) {
+  std::mt19937_64 rng(7);
+  for (int round = 0; round < 20; ++round) {
+    std::vector<LockInterval> rows;
+    for (uint64_t i = 0; i < 400; ++i) {
+      uint64_t start = rng() % 10000;
+      uint64_t length = rng() % 8 == 0 ? rng() % 5000 : rng() % 50;
+      uint64_t end = (start + length) / 10 * 10;  // shared wakes
+      if (end < start) end = start;
+      rows.push_back(
+          futexWait(1 + rng() % 6, kLockA + (rng() % 3) * 64, start, end, rng() % 7, 100 + i));
+    }
+    std::stable_sort(rows.begin(), rows.end(),
+                     [](const LockInterval& a, const LockInterval& b) { return a.time < b.time; });
+    std::vector<CriticalSection> streamed;
+    size_t most_in_progress = 0;
+    LockRowStream stream({.section = [&](const CriticalSection& s) { streamed.push_back(s); }});
+    for (const LockInterval& row : rows) {
+      stream.add(row);
+      most_in_progress = std::max(most_in_progress, stream.waitsInProgress());
+    }
+    size_t before_finish = streamed.size();
+    LockRowCounts counts = stream.finish();
+    EXPECT_EQ(keys(streamed), keys(inferAtOnce(rows))) << "round " << round;
+    EXPECT_EQ(counts.inferred_sections, streamed.size());
+    EXPECT_LT(most_in_progress, rows.size());       // settled waits are not kept
+    EXPECT_GT(before_finish, streamed.size() / 2);  // sections come as time passes
+  }
+}
+
+TEST(LockRowStream, HandsSectionsOnOnceTheWakeIsSettled) {
+  std::vector<CriticalSection> sections;
+  LockRowStream stream({.section = [&](const CriticalSection& s) { sections.push_back(s); }});
+  stream.add(futexWait(2, kLockA, 100, 200, 1, 21));
+  stream.add(futexWait(3, kLockA, 150, 200, 1, 31));  // the same wake: one section of 1
+  EXPECT_EQ(stream.pendingSectionStart(1), 100u);     // 1 is to end both waits
+  EXPECT_EQ(stream.pendingSectionStart(LockId{kPid, kLockA}), 100u);
+  stream.add(futexWait(4, kLockB, 200, 5000, 9));  // at 200: the wake at 200 may still come
+  EXPECT_TRUE(sections.empty());
+  stream.add(futexWait(4, kLockA, 201, 300, 3));
+  ASSERT_EQ(sections.size(), 1u);
+  EXPECT_EQ(sections[0].tid, 1u);
+  EXPECT_EQ(sections[0].start, 100u);
+  EXPECT_EQ(stream.waitsInProgress(), 2u);
+  // 1 released; 2 and 3 acquired at 200, either may be the next releaser.
+  EXPECT_EQ(stream.pendingSectionStart(1), UINT64_MAX);
+  EXPECT_EQ(stream.pendingSectionStart(2), 200u);
+  EXPECT_EQ(stream.pendingSectionStart(3), 200u);
+  stream.add(futexWait(5, kLockB, 301, 400, 0));  // settles 300: 3 held [200, 300)
+  ASSERT_EQ(sections.size(), 2u);
+  EXPECT_EQ(sections[1].tid, 3u);
+  EXPECT_EQ(sections[1].start, 200u);
+  EXPECT_EQ(sections[1].stack_id, 31u);
+  EXPECT_EQ(stream.pendingSectionStart(2), UINT64_MAX);  // its acquisition is past a release
+  EXPECT_EQ(stream.pendingSectionStart(4), 300u);
+  stream.finish();
+  EXPECT_EQ(sections.size(), 3u);  // 9 held B until 5000
 }
 
 TEST(CriticalSections, MixedModesAreNamed) {
