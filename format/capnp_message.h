@@ -9,11 +9,18 @@
 //   Result<uint64_t> end = readMessage(bytes, options, [](capnp::MessageReader& m) {
 //     return m.getRoot<schema::Footer>().getEndMonoNs();
 //   });
+//
+// From format 1.3 chunk headers and the footer are stored packed (Cap'n
+// Proto's packing: zero bytes of a word dropped behind a tag byte), about
+// half the size: packMessage() writes that form, unpackWords() turns it back
+// into the flat words readMessage() takes, bounded by `max_bytes`.
 #pragma once
 
 #include <capnp/message.h>
+#include <capnp/serialize-packed.h>
 #include <capnp/serialize.h>
 #include <kj/exception.h>
+#include <kj/io.h>
 
 #include <algorithm>
 #include <cstring>
@@ -31,6 +38,17 @@ inline std::string flattenMessage(capnp::MessageBuilder& message) {
   auto bytes = words.asBytes();
   return std::string(reinterpret_cast<const char*>(bytes.begin()), bytes.size());
 }
+
+inline std::string packedMessage(capnp::MessageBuilder& message) {
+  kj::VectorOutputStream stream;
+  capnp::writePackedMessage(stream, message);
+  auto bytes = stream.getArray();
+  return std::string(reinterpret_cast<const char*>(bytes.begin()), bytes.size());
+}
+
+// The flat words of a packed message; an Error when the packing runs past
+// the end of `packed` or would unpack to more than `max_bytes`.
+Result<std::string> unpackWords(codecs::ByteSpan packed, size_t max_bytes);  // packed_words.cc
 
 template <typename Fn>
 auto readMessage(codecs::ByteSpan bytes, const ReaderOptions& options, Fn&& fn)

@@ -7,6 +7,7 @@
 #include "format/block_io.h"
 #include "format/capnp_message.h"
 #include "format/codecs/byte_blob_codec.h"
+#include "format/row_order.h"
 #include "schemas/trace.capnp.h"
 
 namespace incise::format {
@@ -14,8 +15,22 @@ namespace incise::format {
 using codecs::ByteSpan;
 using codecs::Registry;
 
+namespace {
+
+// A column all of one value is stored as that value; a byte-blob column only
+// when every blob is empty (the value, a length, is then 0).
+bool storeAsConstant(std::span<const uint64_t> values, Encoding declared) {
+  return !values.empty() && values.size() <= codecs::kMaxConstantValues &&
+         codecs::allEqual(values) && (declared != Encoding::kBytes || values.front() == 0);
+}
+
+}  // namespace
+
 Status encodeChunk(const SealedChunk& chunk, int zstd_level, EncodedChunk& out) {
   const Registry& registry = Registry::instance();
+  std::vector<std::vector<uint64_t>> grouped;
+  bool by_cpu = groupRowsByCpu(chunk, grouped);
+  const std::vector<std::vector<uint64_t>>& columns = by_cpu ? grouped : chunk.columns;
   const codecs::Compressor* zstd = registry.compression(Compression::kZstd);
   std::string area;
   std::string encoded;
@@ -27,22 +42,28 @@ Status encodeChunk(const SealedChunk& chunk, int zstd_level, EncodedChunk& out) 
   header.setMinTime(chunk.min_time);
   header.setMaxTime(chunk.max_time);
   header.setFirstStackId(chunk.first_stack_id);
-  auto refs = header.initColumns(static_cast<unsigned>(chunk.columns.size()));
+  header.setRowOrder(static_cast<uint8_t>(by_cpu ? RowOrder::kGroupedByCpu : RowOrder::kAppended));
+  auto refs = header.initColumns(static_cast<unsigned>(columns.size()));
   out.raw_bytes = 0;
   out.stored_bytes = 0;
-  for (size_t i = 0; i < chunk.columns.size(); ++i) {
+  for (size_t i = 0; i < columns.size(); ++i) {
     encoded.clear();
-    if (chunk.encodings[i] == Encoding::kBytes) {
+    Encoding encoding = chunk.encodings[i];
+    if (storeAsConstant(columns[i], encoding)) encoding = Encoding::kConstant;
+    if (encoding == Encoding::kBytes) {
       std::string_view bytes = i < chunk.blobs.size() ? chunk.blobs[i] : std::string_view();
-      Status s = codecs::encodeBlobs(chunk.columns[i], bytes, encoded);
+      Status s = codecs::encodeBlobs(columns[i], bytes, encoded);
       if (!s) return s.error().context("column " + std::to_string(i));
     } else {
-      const codecs::ValueCodec* codec = registry.encoding(chunk.encodings[i]);
+      const codecs::ValueCodec* codec = registry.encoding(encoding);
       if (codec == nullptr) return Error("column " + std::to_string(i) + ": unknown encoding");
-      codec->encode(chunk.columns[i], encoded);
+      codec->encode(columns[i], encoded);
     }
-    INCISE_RETURN_IF_ERROR(zstd->compress(codecs::asBytes(encoded), zstd_level, compressed));
-    bool use_zstd = compressed.size() < encoded.size();
+    bool use_zstd = false;
+    if (encoding != Encoding::kConstant) {  // a few bytes: a frame would only add to them
+      INCISE_RETURN_IF_ERROR(zstd->compress(codecs::asBytes(encoded), zstd_level, compressed));
+      use_zstd = compressed.size() < encoded.size();
+    }
     const std::string& stored = use_zstd ? compressed : encoded;
     if (encoded.size() > codecs::kMaxRawColumnBytes) {
       return Error("column " + std::to_string(i) + " encodes to " + std::to_string(encoded.size()) +
@@ -50,7 +71,7 @@ Status encodeChunk(const SealedChunk& chunk, int zstd_level, EncodedChunk& out) 
     }
     auto ref = refs[static_cast<unsigned>(i)];
     ref.setId(static_cast<uint16_t>(i));
-    ref.setEncoding(static_cast<uint8_t>(chunk.encodings[i]));
+    ref.setEncoding(static_cast<uint8_t>(encoding));
     ref.setCompression(static_cast<uint8_t>(use_zstd ? Compression::kZstd : Compression::kNone));
     ref.setRawBytes(static_cast<uint32_t>(encoded.size()));
     ref.setStoredBytes(static_cast<uint32_t>(stored.size()));
@@ -59,10 +80,10 @@ Status encodeChunk(const SealedChunk& chunk, int zstd_level, EncodedChunk& out) 
     out.raw_bytes += encoded.size();
     out.stored_bytes += stored.size();
   }
-  std::string header_bytes = flattenMessage(message);
+  std::string header_bytes = packedMessage(message);
   out.payload.resize(4);
   putU32(reinterpret_cast<uint8_t*>(out.payload.data()),
-         static_cast<uint32_t>(header_bytes.size()));
+         static_cast<uint32_t>(header_bytes.size()) | kPackedChunkHeader);
   out.payload += header_bytes;
   out.payload += area;
   return Status::ok();
@@ -79,26 +100,35 @@ Result<ChunkLayout> parseChunk(ByteSpan payload, const ReaderOptions& options) {
   if (payload.size() < 4)
     return Error("chunk payload of " + std::to_string(payload.size()) +
                  " bytes has no header length");
-  uint32_t header_size = getU32(payload.data());
+  uint32_t header_word = getU32(payload.data());
+  uint32_t header_size = header_word & ~kPackedChunkHeader;
   if (header_size > payload.size() - 4) {
     return Error("chunk header length " + std::to_string(header_size) + " exceeds the payload");
   }
-  Result<ChunkLayout> layout =
-      readMessage(payload.subspan(4, header_size), options, [](capnp::MessageReader& message) {
-        auto r = message.getRoot<schema::ChunkHeader>();
-        ChunkLayout l;
-        l.kind = r.getKind();
-        l.rows = r.getRows();
-        l.min_time = r.getMinTime();
-        l.max_time = r.getMaxTime();
-        l.first_stack_id = r.getFirstStackId();
-        for (auto c : r.getColumns()) {
-          l.columns.push_back(ColumnInfo{c.getId(), static_cast<Encoding>(c.getEncoding()),
-                                         static_cast<Compression>(c.getCompression()),
-                                         c.getRawBytes(), c.getStoredBytes(), c.getOffset()});
-        }
-        return l;
-      });
+  ByteSpan header = payload.subspan(4, header_size);
+  std::string unpacked;
+  if ((header_word & kPackedChunkHeader) != 0) {
+    Result<std::string> words = unpackWords(header, kMaxChunkHeaderBytes);
+    if (!words) return words.error().context("chunk header");
+    unpacked = words.take();
+    header = codecs::asBytes(unpacked);
+  }
+  Result<ChunkLayout> layout = readMessage(header, options, [](capnp::MessageReader& message) {
+    auto r = message.getRoot<schema::ChunkHeader>();
+    ChunkLayout l;
+    l.kind = r.getKind();
+    l.row_order = r.getRowOrder();
+    l.rows = r.getRows();
+    l.min_time = r.getMinTime();
+    l.max_time = r.getMaxTime();
+    l.first_stack_id = r.getFirstStackId();
+    for (auto c : r.getColumns()) {
+      l.columns.push_back(ColumnInfo{c.getId(), static_cast<Encoding>(c.getEncoding()),
+                                     static_cast<Compression>(c.getCompression()), c.getRawBytes(),
+                                     c.getStoredBytes(), c.getOffset()});
+    }
+    return l;
+  });
   if (!layout) return layout.error().context("chunk header");
   layout->column_area = payload.subspan(4 + header_size);
   for (const auto& c : layout->columns) {

@@ -29,6 +29,13 @@ enum class Encoding : uint8_t {
   // with Chunk::bytes(column, row). Stored as every row's length (LEB128),
   // then all blobs concatenated: see format/codecs/byte_blob_codec.h.
   kBytes = 4,
+  // Format 1.3. Every value of the column the same: stored once (a varint).
+  // The chunk encoder picks it for such a column whatever its declared
+  // encoding; a kBytes column only when every blob is empty.
+  kConstant = 5,
+  // Format 1.3. Differences as a multiple of a period plus a remainder, the
+  // remainders in byte planes: sampling times (see period_delta_codec.cc).
+  kPeriodDelta = 6,
 };
 
 // Frozen on disk.
@@ -41,7 +48,7 @@ enum class Compression : uint8_t {
 // column macro entries: C(field, encoding, doc)
 
 #define INCISE_CPU_SAMPLE_COLUMNS(C)                                                        \
-  C(time, kDeltaVarint, "sample time, ns in the header's clock")                            \
+  C(time, kPeriodDelta, "sample time, ns in the header's clock")                            \
   C(cpu, kVarint, "cpu the sample was taken on")                                            \
   C(pid, kVarint, "process id (tgid)")                                                      \
   C(tid, kVarint, "thread id")                                                              \

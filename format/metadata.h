@@ -16,7 +16,11 @@ namespace incise::format {
 
 inline constexpr uint16_t kFormatMajor = 1;
 // 1.1: cpu samples may carry user registers and a user stack copy (kBytes).
-inline constexpr uint16_t kFormatMinor = 2;  // 1.2: metadata payloads compressed
+// 1.2: metadata payloads compressed.
+// 1.3: packed chunk headers and footer, kConstant and kPeriodDelta columns,
+//      cpu-sample rows grouped by cpu (format/row_order.h).
+inline constexpr uint16_t kFormatMinor = 3;
+inline constexpr uint16_t kFirstMinorWithPackedFooter = 3;
 
 struct RecordOptions {
   uint32_t sample_frequency_hz = 0;

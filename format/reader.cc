@@ -15,6 +15,7 @@
 #include "format/message_payload.h"
 #include "format/metadata_codec.h"
 #include "format/recovery.h"
+#include "format/row_order.h"
 #include "schemas/trace.capnp.h"
 
 namespace incise::format {
@@ -171,14 +172,24 @@ class ReaderImpl final : public Reader {
   }
 
   // Decodes the requested columns; a stack chunk's frames column holds the
-  // sum of its frame counts, every other column exactly `rows` values.
+  // sum of its frame counts, every other column exactly `rows` values. Rows
+  // stored grouped by cpu come back in appended order (format/row_order.h).
   Result<Chunk> decodeChunk(const ChunkLayout& layout, ColumnSet wanted) const {
     bool stack_table = layout.kind == kStackTableKind;
     uint16_t column_count = 2;
+    const KindSpec* spec = nullptr;
     if (!stack_table) {
-      const KindSpec* spec = kindSpec(static_cast<EventKind>(layout.kind));
+      spec = kindSpec(static_cast<EventKind>(layout.kind));
       if (spec == nullptr) return Error("unknown event kind " + std::to_string(layout.kind));
       column_count = spec->column_count;
+    }
+    std::optional<TimeAndCpu> by;
+    if (layout.row_order == static_cast<uint8_t>(RowOrder::kGroupedByCpu)) {
+      by = groupingColumns(layout.kind);
+      if (!by)
+        return Error("rows grouped by cpu in a chunk of kind " + std::to_string(layout.kind));
+    } else if (layout.row_order != static_cast<uint8_t>(RowOrder::kAppended)) {
+      return Error("unknown row order " + std::to_string(layout.row_order));
     }
     Chunk chunk(static_cast<EventKind>(layout.kind), layout.rows);
     auto& columns = chunk.mutableColumns();
@@ -186,9 +197,13 @@ class ReaderImpl final : public Reader {
     std::string scratch;
     for (uint16_t id = 0; id < column_count; ++id) {
       bool frames = stack_table && id == static_cast<uint16_t>(StackColumn::kFrames);
-      if (!wanted.has(id) && !frames) continue;
+      bool order_key = by && (id == by->time || id == by->cpu);
+      if (!wanted.has(id) && !frames && !order_key) continue;
       const ColumnInfo* info = layout.column(id);
-      if (info == nullptr) continue;  // an older writer's chunk: reads as empty
+      if (info == nullptr) {
+        if (order_key) return Error("rows grouped by cpu without column " + std::to_string(id));
+        continue;  // an older writer's chunk: reads as empty
+      }
       size_t values = layout.rows;
       if (frames) {
         Result<size_t> total = frameTotal(columns[0]);
@@ -196,14 +211,27 @@ class ReaderImpl final : public Reader {
         values = *total;
         if (!wanted.has(id)) continue;
       }
+      bool declared_bytes = spec != nullptr && spec->columns[id].encoding == Encoding::kBytes;
       if (info->encoding == Encoding::kBytes && !stack_table) {
+        // Stack copies would have to move with their rows; the writer never groups those.
+        if (by)
+          return Error("column " + std::to_string(id) + ": byte blobs in rows grouped by cpu");
         DecodedBlobs blobs;
         INCISE_RETURN_IF_ERROR(decodeBytesColumn(layout, *info, values, columns[id], blobs));
         chunk.setBlobs(id, std::move(blobs.buffer), blobs.blobs_at, blobs.blobs_size);
       } else {
         INCISE_RETURN_IF_ERROR(decodeColumn(layout, *info, values, columns[id], scratch));
+        if (declared_bytes && !columns[id].empty() && columns[id].front() != 0) {
+          return Error("column " + std::to_string(id) + ": blob lengths without blobs");
+        }
       }
       stats_.columns_decompressed.fetch_add(1, std::memory_order_relaxed);
+    }
+    if (by) {
+      std::vector<uint32_t> order = appendedOrder(columns[by->time], columns[by->cpu]);
+      for (auto& column : columns) applyOrder(order, column);
+      if (!wanted.has(by->time)) columns[by->time] = {};
+      if (!wanted.has(by->cpu)) columns[by->cpu] = {};
     }
     return chunk;
   }
@@ -240,8 +268,17 @@ class ReaderImpl final : public Reader {
         footer_at + kBlockHeaderSize + block->header.length != trailer_at) {
       return Error(blockAt(footer_at) + ": the trailer does not point at a footer");
     }
+    ByteSpan footer_words = block->payload;
+    std::string unpacked;
+    if (header_.format_minor >= kFirstMinorWithPackedFooter || header_.format_major > 1) {
+      // An index entry packs to 20-30 bytes; 64x and a page more is room to spare.
+      Result<std::string> words = unpackWords(footer_words, 64 * footer_words.size() + 4096);
+      if (!words) return words.error().context(blockAt(footer_at) + ": footer");
+      unpacked = words.take();
+      footer_words = codecs::asBytes(unpacked);
+    }
     auto parsed = readMessage(
-        block->payload, options_, [&](capnp::MessageReader& message) -> Result<FooterIndex> {
+        footer_words, options_, [&](capnp::MessageReader& message) -> Result<FooterIndex> {
           auto footer = message.getRoot<schema::Footer>();
           FooterIndex out;
           out.end_mono_ns = footer.getEndMonoNs();

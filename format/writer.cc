@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <condition_variable>
 #include <cstring>
@@ -26,6 +27,19 @@ namespace incise::format {
 namespace {
 
 constexpr size_t kKindSlots = 8;  // EventKind ids are 1..7
+
+// Metadata is written a few times per recording and is mostly symbol names,
+// which zstd's higher levels shrink a further ~10-15%; above a megabyte
+// (dwarf mode's .eh_frame copies, a system-wide first sighting) the higher
+// level would cost the writer thread seconds, so those stay at the chunks'
+// level.
+constexpr int kSmallMetadataZstdLevel = 19;
+constexpr size_t kSmallMetadataBytes = 1u << 20;
+
+int metadataZstdLevel(size_t message_bytes, int chunk_level) {
+  return message_bytes <= kSmallMetadataBytes ? std::max(chunk_level, kSmallMetadataZstdLevel)
+                                              : chunk_level;
+}
 
 struct IndexEntry {
   uint64_t offset;
@@ -232,8 +246,9 @@ class WriterImpl final : public Writer {
         if (chunk->kind < kKindSlots) totals_[chunk->kind] += chunk->rows;
       }
     } else {
+      std::string message = encodeMetadata(std::get<MetadataDelta>(job));
       std::string payload =
-          packMessage(encodeMetadata(std::get<MetadataDelta>(job)), options_.zstd_level);
+          packMessage(message, metadataZstdLevel(message.size(), options_.zstd_level));
       s = writeBlock(BlockType::kMetadata, codecs::asBytes(payload), 0, 0, 0, 0);
     }
     if (!s) setError(s.error());
@@ -300,7 +315,7 @@ class WriterImpl final : public Writer {
     }
     footer.setEndMonoNs(end_mono_ns);
     footer.setStackCount(interner_.lastId());
-    std::string payload = flattenMessage(message);
+    std::string payload = packedMessage(message);
     uint64_t footer_offset = offset_;
     INCISE_RETURN_IF_ERROR(writeBlock(BlockType::kFooter, codecs::asBytes(payload), 0, 0, 0, 0));
     uint8_t trailer[kTrailerSize];

@@ -52,6 +52,7 @@ struct ChunkHeader {
   maxTime @3 :UInt64;
   columns @4 :List(ColumnRef);
   firstStackId @5 :UInt64;           # stack-table chunks: id of the first row
+  rowOrder @6 :UInt8;                # format::RowOrder: 0 as appended, 1 grouped by cpu (1.3)
 }
 
 struct Symbol {

@@ -18,6 +18,10 @@ std::string encodingName(format::Encoding encoding) {
       return "fixed64";
     case format::Encoding::kBytes:
       return "bytes";
+    case format::Encoding::kConstant:
+      return "constant";
+    case format::Encoding::kPeriodDelta:
+      return "period-delta";
   }
   return "unknown";
 }

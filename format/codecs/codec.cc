@@ -14,7 +14,7 @@ void ValueCodec::encode(std::span<const uint64_t> values, std::string& out) cons
 
 Status ValueCodec::decode(ByteSpan bytes, size_t rows, std::vector<uint64_t>& out) const {
   // Bound the allocation by what the buffer can possibly hold.
-  if (rows > bytes.size() / minBytesPerValue()) {
+  if (rows > maxValues(bytes.size())) {
     return Error(std::string(name()) + ": " + std::to_string(bytes.size()) + " bytes cannot hold " +
                  std::to_string(rows) + " values");
   }

@@ -43,6 +43,14 @@ inline ByteSpan asBytes(std::string_view s) {
 // ColumnRef.rawBytes, so a corrupt size cannot make us allocate gigabytes.
 inline constexpr size_t kMaxRawColumnBytes = 256u << 20;
 
+// The most values a kConstant column may hold (8 MB decoded): its bytes do
+// not bound its row count, so this does. The chunk encoder stores a longer
+// constant column another way.
+inline constexpr size_t kMaxConstantValues = size_t{1} << 20;
+
+// True when every value equals the first (and for an empty span).
+bool allEqual(std::span<const uint64_t> values);  // constant_codec.cc
+
 class ValueCodec {
  public:
   virtual ~ValueCodec() = default;
@@ -51,6 +59,10 @@ class ValueCodec {
   // Fewest bytes one value can take; bounds the row count a buffer can hold.
   virtual size_t minBytesPerValue() const = 0;
   virtual size_t maxBytesPerValue() const = 0;
+  // The most values `bytes` bytes can decode to: checked before anything is
+  // allocated. A codec whose values take no bytes of their own (kConstant)
+  // bounds them another way.
+  virtual size_t maxValues(size_t bytes) const { return bytes / minBytesPerValue(); }
 
   // Appends the encoding of `values` to `out`.
   void encode(std::span<const uint64_t> values, std::string& out) const;
@@ -111,6 +123,8 @@ void registerVarintCodec(Registry& registry);
 void registerDeltaVarintCodec(Registry& registry);
 void registerFixed64Codec(Registry& registry);
 void registerByteBlobCodec(Registry& registry);  // byte_blob_codec.cc
+void registerConstantCodec(Registry& registry);
+void registerPeriodDeltaCodec(Registry& registry);
 void registerNoCompression(Registry& registry);
 void registerZstdCompression(Registry& registry);
 

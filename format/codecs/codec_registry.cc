@@ -13,6 +13,8 @@ const Registry& Registry::instance() {
     registerDeltaVarintCodec(r);
     registerFixed64Codec(r);
     registerByteBlobCodec(r);
+    registerConstantCodec(r);
+    registerPeriodDeltaCodec(r);
     registerNoCompression(r);
     registerZstdCompression(r);
     return r;
