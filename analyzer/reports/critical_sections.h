@@ -127,8 +127,9 @@ class LockTimelineBuilder {
 // Where LockRowStream hands what it recovers; any of them may be empty.
 struct LockRowSinks {
   std::function<void(const Acquisition&)> acquisition;
-  std::function<void(const CriticalSection&)> section;  // recorded at once, inferred at finish()
-  std::function<void(const LockWait&)> wait;            // contended acquisitions
+  // Recorded sections come with their row, inferred ones once their wake settles.
+  std::function<void(const CriticalSection&)> section;
+  std::function<void(const LockWait&)> wait;  // contended acquisitions
 };
 
 class LockRowStream {
