@@ -138,7 +138,7 @@ static __always_inline void submit_lock_event(struct lock_event* e) {
 
 /* From a uretprobe. Its kernel stack is always the trap path. */
 static __always_inline void send_lock_event(void* ctx, struct lock_event* e) {
-  capture_user_stack_in_uprobe(ctx, &e->stack);
+  capture_user_stack(ctx, &e->stack);
   submit_lock_event(e);
 }
 

@@ -46,6 +46,42 @@ static __always_inline __u32 kernel_walk_user_stack(void* ctx, __u64* frames) {
  * rbp); nothing is mapped this low (vm.mmap_min_addr >= 4096 unless set to 0). */
 #define LOWEST_FRAME_ADDRESS 4096
 
+/* While the kernel handles a uprobe hit on a function's first instruction
+ * (push %rbp or endbr64), the kernel's walker (x86 is_uprobe_at_func_entry)
+ * reads the return address at sp, since fp is still the caller's. */
+static __always_inline bool uprobe_hit_at_function_entry(struct uprobe_task* utask) {
+  struct arch_uprobe* probe = utask->auprobe;
+  if (!probe) return false;
+  __u8 insn[4];
+  if (bpf_probe_read_kernel(insn, sizeof(insn), probe->insn) != 0) return false;
+  if (insn[0] == 0x55) return true;                                                /* push %rbp */
+  return insn[0] == 0xf3 && insn[1] == 0x0f && insn[2] == 0x1e && insn[3] == 0xfa; /* endbr64 */
+}
+
+/* The return addresses pending uretprobes stand in for (see walk_user_stack). */
+struct pending_returns {
+  struct return_instance* next; /* innermost first; NULL: none */
+  __u64 trampoline;
+};
+
+static __always_inline struct pending_returns pending_returns_of(struct task_struct* task,
+                                                                 struct uprobe_task* utask) {
+  struct pending_returns pending = {NULL, 0};
+  if (!utask->return_instances) return pending;
+  struct xol_area* area = task->mm->uprobes_state.xol_area;
+  pending.trampoline = area ? area->vaddr : 0;
+  if (pending.trampoline) pending.next = utask->return_instances;
+  return pending;
+}
+
+/* `address`, or the real return address when it is the trampoline. */
+static __always_inline __u64 real_return_address(struct pending_returns* pending, __u64 address) {
+  if (!pending->next || address != pending->trampoline) return address;
+  __u64 real = pending->next->orig_ret_vaddr;
+  pending->next = pending->next->next;
+  return real;
+}
+
 /* The same frames as the kernel's frame-pointer walker (x86
  * perf_callchain_user: the user ip, then the return address of each frame
  * while fp points at a readable user frame, MAX_STACK_DEPTH in all), minus
@@ -54,22 +90,45 @@ static __always_inline __u32 kernel_walk_user_stack(void* ctx, __u64* frames) {
  * exception is a round trip to the hypervisor: on the same events this walk
  * took 1.2-1.6 us against bpf_get_stack's 6.6-6.9 us (under load; test
  * UserWalkCheck prints both and checks that the frames are equal). A 32-bit
- * task gets the kernel's walker. */
+ * task gets the kernel's walker.
+ *
+ * Like the kernel's walker (since 6.12) it puts back the return addresses
+ * that pending uretprobes replaced (locks `all`, --lock-probe): each probed
+ * call in progress returns to the trampoline in the uprobe page instead of
+ * its caller, and the kernel keeps the real addresses, innermost first, in
+ * the task's return_instances. Without this, a sample or an off-CPU stack
+ * inside pthread_mutex_lock loses its caller. */
 static __always_inline __u32 walk_user_stack(void* ctx, __u64* frames) {
   struct task_struct* task = bpf_get_current_task_btf();
   if (task->flags & PF_NO_USER_STACK) return 0;
   struct pt_regs* regs = (struct pt_regs*)bpf_task_pt_regs(task);
   if (!regs) return 0;
   if (regs->cs != USER_CS_64) return kernel_walk_user_stack(ctx, frames);
-  frames[0] = regs->ip;
-  __u64 fp = regs->bp;
+  struct pending_returns pending = {NULL, 0};
+  bool at_probed_entry = false;
+  struct uprobe_task* utask = task->utask;
+  if (utask) {
+    pending = pending_returns_of(task, utask);
+    at_probed_entry = uprobe_hit_at_function_entry(utask);
+  }
+  /* At the trampoline's first byte, the thread is returning to the caller:
+   * the kernel's walker names the caller there too. */
+  frames[0] = real_return_address(&pending, regs->ip);
   __u32 count = 1;
-  for (__u32 i = 1; i < MAX_STACK_DEPTH; i++) {
+  if (at_probed_entry) {
+    /* The function's frame is not built yet: its return address is at sp. */
+    __u64 return_address;
+    if (bpf_probe_read_user(&return_address, sizeof(return_address), (const void*)regs->sp) == 0) {
+      frames[count++] = real_return_address(&pending, return_address);
+    }
+  }
+  __u64 fp = regs->bp;
+  for (__u32 i = count; i < MAX_STACK_DEPTH; i++) {
     if (fp < LOWEST_FRAME_ADDRESS) break;
     __u64 frame[2]; /* saved fp, return address */
     /* A kernel address fails access_ok here without a fault. */
     if (bpf_probe_read_user(frame, sizeof(frame), (const void*)fp) != 0) break;
-    frames[i] = frame[1];
+    frames[i] = real_return_address(&pending, frame[1]);
     count = i + 1;
     fp = frame[0];
   }
@@ -86,15 +145,6 @@ static __always_inline void capture_stacks(void* ctx, struct event_stack* stack)
 /* Only the user stack (for events whose kernel part is always the same). */
 static __always_inline void capture_user_stack(void* ctx, struct event_stack* stack) {
   stack->user_count = walk_user_stack(ctx, stack->frames);
-  stack->kernel_count = 0;
-  stack->reserved = 0;
-}
-
-/* In a uprobe or uretprobe: the kernel's walker, which also puts the real
- * return address in place of the uretprobe trampoline of an outer probed
- * call still in progress. */
-static __always_inline void capture_user_stack_in_uprobe(void* ctx, struct event_stack* stack) {
-  stack->user_count = kernel_walk_user_stack(ctx, stack->frames);
   stack->kernel_count = 0;
   stack->reserved = 0;
 }

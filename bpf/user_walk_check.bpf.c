@@ -3,7 +3,10 @@
 // (bpf_get_stack) on the same events, in the same program run, and counts
 // the walks whose frames differ. Events: futex syscall entries (a
 // tracepoint), blocking and preempting switches (tp_btf) and cpu-clock
-// samples (perf_event) of every process with a user stack.
+// samples (perf_event) of every process with a user stack, and the entry
+// and return of a probed function. The uretprobe (attached by the test)
+// keeps probed calls pending, so walks inside them meet the uretprobe
+// trampoline where the caller's return address was.
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
@@ -15,7 +18,8 @@ char LICENSE[] SEC("license") = "GPL";
 
 __u64 checked = 0;
 __u64 differ = 0;
-__u64 deep = 0; /* walks of more than 3 frames */
+__u64 deep = 0;    /* walks of more than 3 frames */
+__u64 pending = 0; /* walks made while a uretprobe of the thread was pending */
 /* Time in each walker for the test's report, [0] for walks of at most 3
  * frames, [1] for deeper ones; the two run in turns first and second. */
 __u64 ours_ns[2] = {};
@@ -64,6 +68,8 @@ static __always_inline void compare_walks(void* ctx) {
     if (pair->ours[i] != pair->kernels[i]) same = false;
   }
   __sync_fetch_and_add(&checked, 1);
+  struct uprobe_task* utask = bpf_get_current_task_btf()->utask;
+  if (utask && utask->return_instances) __sync_fetch_and_add(&pending, 1);
   if (!same) __sync_fetch_and_add(&differ, 1);
 }
 
@@ -81,6 +87,19 @@ int BPF_PROG(switch_out, bool preempt, struct task_struct* prev) {
 
 SEC("perf_event")
 int cpu_sample(struct bpf_perf_event_data* ctx) {
+  compare_walks(ctx);
+  return 0;
+}
+
+/* In uprobe context too: locks.bpf.c takes its acquire stacks there. */
+SEC("uprobe")
+int acquire_entry(void* ctx) {
+  compare_walks(ctx);
+  return 0;
+}
+
+SEC("uretprobe")
+int acquire_return(void* ctx) {
   compare_walks(ctx);
   return 0;
 }
