@@ -2,6 +2,7 @@
 #include "format/metadata_codec.h"
 
 #include "format/capnp_message.h"
+#include "format/symbol_table_blob.h"
 #include "schemas/trace.capnp.h"
 
 namespace incise::format {
@@ -130,11 +131,7 @@ std::string encodeMetadata(const MetadataDelta& d) {
   fillList(b.initObjects(d.objects.size()), d.objects, [](auto o, const ObjectSymbols& s) {
     o.setBuildId(dataOf(s.build_id));
     o.setPath(s.path);
-    fillList(o.initSymbols(s.symbols.size()), s.symbols, [](auto y, const Symbol& sym) {
-      y.setAddress(sym.address);
-      y.setSize(sym.size);
-      y.setName(sym.name);
-    });
+    if (!s.symbols.empty()) o.setSymbolTable(dataOf(encodeSymbols(s.symbols)));
     fillList(o.initSegments(s.segments.size()), s.segments, [](auto g, const Segment& seg) {
       g.setVaddr(seg.vaddr);
       g.setFileOffset(seg.file_offset);
@@ -149,12 +146,8 @@ std::string encodeMetadata(const MetadataDelta& d) {
     o.setEhFrameVaddr(s.eh_frame_vaddr);
     o.setEhFrameHdrVaddr(s.eh_frame_hdr_vaddr);
   });
-  fillList(b.initKernelSymbols(d.kernel_symbols.size()), d.kernel_symbols,
-           [](auto o, const KernelSymbol& k) {
-             o.setAddress(k.address);
-             o.setName(k.name);
-             o.setModule(k.module);
-           });
+  if (!d.kernel_symbols.empty())
+    b.setKernelSymbolTable(dataOf(encodeKernelSymbols(d.kernel_symbols)));
   fillList(b.initPerfMaps(d.perf_maps.size()), d.perf_maps, [](auto o, const PerfMapSnapshot& s) {
     o.setPid(s.pid);
     o.setTime(s.time);
@@ -168,60 +161,84 @@ std::string encodeMetadata(const MetadataDelta& d) {
   return flattenMessage(message);
 }
 
+namespace {
+
+// A 1.3 symbol blob, after whatever the list held (older files fill only the list).
+template <typename T>
+Status appendBlob(std::vector<T>& into, capnp::Data::Reader blob,
+                  Result<std::vector<T>> (*decode)(codecs::ByteSpan)) {
+  if (blob.size() == 0) return Status::ok();
+  Result<std::vector<T>> symbols = decode(codecs::ByteSpan(blob.begin(), blob.size()));
+  if (!symbols) return symbols.error();
+  for (T& s : *symbols) into.push_back(std::move(s));
+  return Status::ok();
+}
+
+}  // namespace
+
 Result<MetadataDelta> decodeMetadata(codecs::ByteSpan bytes, const ReaderOptions& options) {
-  return readMessage(bytes, options, [](capnp::MessageReader& message) {
-    auto r = message.getRoot<schema::MetadataDelta>();
-    MetadataDelta d;
-    d.time = r.getTime();
-    d.processes = readList<Process>(r.getProcesses(), [](auto p) {
-      return Process{p.getPid(), p.getPpid(), fromText(p.getComm()), textList(p.getCmdline()),
-                     p.getTime()};
-    });
-    d.threads = readList<Thread>(r.getThreads(), [](auto t) {
-      return Thread{t.getTid(), t.getPid(), fromText(t.getComm()), t.getTime()};
-    });
-    d.mappings = readList<Mapping>(r.getMappings(), [](auto m) {
-      return Mapping{m.getPid(),
-                     m.getStart(),
-                     m.getEnd(),
-                     m.getFileOffset(),
-                     fromText(m.getPath()),
-                     fromData(m.getBuildId()),
-                     m.getProt(),
-                     m.getTime()};
-    });
-    d.objects = readList<ObjectSymbols>(r.getObjects(), [](auto o) {
-      ObjectSymbols s;
-      s.build_id = fromData(o.getBuildId());
-      s.path = fromText(o.getPath());
-      s.symbols = readList<Symbol>(o.getSymbols(), [](auto y) {
-        return Symbol{y.getAddress(), y.getSize(), fromText(y.getName())};
+  auto decoded =
+      readMessage(bytes, options, [](capnp::MessageReader& message) -> Result<MetadataDelta> {
+        auto r = message.getRoot<schema::MetadataDelta>();
+        MetadataDelta d;
+        d.time = r.getTime();
+        d.processes = readList<Process>(r.getProcesses(), [](auto p) {
+          return Process{p.getPid(), p.getPpid(), fromText(p.getComm()), textList(p.getCmdline()),
+                         p.getTime()};
+        });
+        d.threads = readList<Thread>(r.getThreads(), [](auto t) {
+          return Thread{t.getTid(), t.getPid(), fromText(t.getComm()), t.getTime()};
+        });
+        d.mappings = readList<Mapping>(r.getMappings(), [](auto m) {
+          return Mapping{m.getPid(),
+                         m.getStart(),
+                         m.getEnd(),
+                         m.getFileOffset(),
+                         fromText(m.getPath()),
+                         fromData(m.getBuildId()),
+                         m.getProt(),
+                         m.getTime()};
+        });
+        Status symbols_read = Status::ok();
+        d.objects = readList<ObjectSymbols>(r.getObjects(), [&](auto o) {
+          ObjectSymbols s;
+          s.build_id = fromData(o.getBuildId());
+          s.path = fromText(o.getPath());
+          s.symbols = readList<Symbol>(o.getSymbols(), [](auto y) {
+            return Symbol{y.getAddress(), y.getSize(), fromText(y.getName())};
+          });
+          Status blob = appendBlob(s.symbols, o.getSymbolTable(), &decodeSymbols);
+          if (!blob && symbols_read) symbols_read = blob.error().context(s.path);
+          s.segments = readList<Segment>(o.getSegments(), [](auto g) {
+            return Segment{g.getVaddr(), g.getFileOffset(), g.getFileSize(), g.getMemSize(),
+                           g.getFlags()};
+          });
+          s.elf_type = o.getElfType();
+          s.debug_link = fromText(o.getDebugLink());
+          s.eh_frame = fromData(o.getEhFrame());
+          s.eh_frame_hdr = fromData(o.getEhFrameHdr());
+          s.eh_frame_vaddr = o.getEhFrameVaddr();
+          s.eh_frame_hdr_vaddr = o.getEhFrameHdrVaddr();
+          return s;
+        });
+        INCISE_RETURN_IF_ERROR(symbols_read);
+        d.kernel_symbols = readList<KernelSymbol>(r.getKernelSymbols(), [](auto k) {
+          return KernelSymbol{k.getAddress(), fromText(k.getName()), fromText(k.getModule())};
+        });
+        INCISE_RETURN_IF_ERROR(
+            appendBlob(d.kernel_symbols, r.getKernelSymbolTable(), &decodeKernelSymbols));
+        d.perf_maps = readList<PerfMapSnapshot>(r.getPerfMaps(), [](auto s) {
+          PerfMapSnapshot snap{s.getPid(), s.getTime(), {}};
+          snap.entries = readList<PerfMapEntry>(s.getEntries(), [](auto e) {
+            return PerfMapEntry{e.getStart(), e.getSize(), fromText(e.getName())};
+          });
+          return snap;
+        });
+        d.notes = textList(r.getNotes());
+        return d;
       });
-      s.segments = readList<Segment>(o.getSegments(), [](auto g) {
-        return Segment{g.getVaddr(), g.getFileOffset(), g.getFileSize(), g.getMemSize(),
-                       g.getFlags()};
-      });
-      s.elf_type = o.getElfType();
-      s.debug_link = fromText(o.getDebugLink());
-      s.eh_frame = fromData(o.getEhFrame());
-      s.eh_frame_hdr = fromData(o.getEhFrameHdr());
-      s.eh_frame_vaddr = o.getEhFrameVaddr();
-      s.eh_frame_hdr_vaddr = o.getEhFrameHdrVaddr();
-      return s;
-    });
-    d.kernel_symbols = readList<KernelSymbol>(r.getKernelSymbols(), [](auto k) {
-      return KernelSymbol{k.getAddress(), fromText(k.getName()), fromText(k.getModule())};
-    });
-    d.perf_maps = readList<PerfMapSnapshot>(r.getPerfMaps(), [](auto s) {
-      PerfMapSnapshot snap{s.getPid(), s.getTime(), {}};
-      snap.entries = readList<PerfMapEntry>(s.getEntries(), [](auto e) {
-        return PerfMapEntry{e.getStart(), e.getSize(), fromText(e.getName())};
-      });
-      return snap;
-    });
-    d.notes = textList(r.getNotes());
-    return d;
-  });
+  if (!decoded) return decoded.error();
+  return decoded->take();
 }
 
 namespace {

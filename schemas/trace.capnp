@@ -80,6 +80,7 @@ struct ObjectSymbols {
   ehFrameHdr @7 :Data;
   ehFrameVaddr @8 :UInt64;
   ehFrameHdrVaddr @9 :UInt64;
+  symbolTable @10 :Data;             # 1.3: the symbols as one blob (format/symbol_table_blob.h); list empty
 }
 
 struct Process {
@@ -137,6 +138,7 @@ struct MetadataDelta {
   kernelSymbols @5 :List(KernelSymbol);
   perfMaps @6 :List(PerfMapSnapshot);
   notes @7 :List(Text);              # recorder warnings a reader should show (degraded sources)
+  kernelSymbolTable @8 :Data;        # 1.3: kernel symbols as one blob (format/symbol_table_blob.h); list empty
 }
 
 struct ChunkIndexEntry {

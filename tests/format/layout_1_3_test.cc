@@ -7,6 +7,7 @@
 
 #include "format/capnp_message.h"
 #include "format/row_order.h"
+#include "format/symbol_table_blob.h"
 #include "schemas/trace.capnp.h"
 #include "tests/format/trace_fixture.h"
 
@@ -197,6 +198,43 @@ TEST(PackedWords, RoundTripAndHostileInput) {
   }
 }
 
+TEST(SymbolTableBlob, RoundTripsInAnyOrderAndRejectsHostileBytes) {
+  std::vector<KernelSymbol> kernel = {{0xffffffff81000000, "do_syscall_64", ""},
+                                      {0xffffffff8225a6c1, "asm_sysvec_apic_timer_interrupt", ""},
+                                      {0xffffffffc0001000, "ext4_read", "ext4"},
+                                      {0xffffffff81000010, "", ""}};
+  std::string blob = encodeKernelSymbols(kernel);
+  auto back = decodeKernelSymbols(codecs::asBytes(blob));
+  ASSERT_TRUE(back) << back.error().message();
+  ASSERT_EQ(back->size(), kernel.size());
+  for (size_t i = 0; i < kernel.size(); ++i) {
+    EXPECT_EQ((*back)[i].address, kernel[i].address);
+    EXPECT_EQ((*back)[i].name, kernel[i].name);
+    EXPECT_EQ((*back)[i].module, kernel[i].module);
+  }
+  std::vector<Symbol> symbols = {{0x2060, 1, "_dl_debug_state"}, {0x1000, 0, "_start"}};
+  auto symbols_back = decodeSymbols(codecs::asBytes(encodeSymbols(symbols)));
+  ASSERT_TRUE(symbols_back) << symbols_back.error().message();
+  ASSERT_EQ(symbols_back->size(), 2u);
+  EXPECT_EQ((*symbols_back)[1].address, 0x1000u);
+  EXPECT_EQ((*symbols_back)[0].size, 1u);
+  EXPECT_EQ((*symbols_back)[1].name, "_start");
+
+  for (size_t cut = 0; cut < blob.size(); ++cut) {
+    EXPECT_FALSE(decodeKernelSymbols(codecs::asBytes(blob.substr(0, cut)))) << cut;
+  }
+  EXPECT_FALSE(decodeKernelSymbols(codecs::asBytes(blob + '\x00')));
+  // A count no bytes could hold is refused before anything is sized.
+  EXPECT_FALSE(decodeKernelSymbols(codecs::asBytes(std::string("\xFF\xFF\xFF\xFF\x0F", 5))));
+  std::mt19937_64 rng(8);
+  for (int round = 0; round < 2000; ++round) {
+    std::string junk(rng() % 48, '\0');
+    for (auto& c : junk) c = static_cast<char>(rng() % 4 == 0 ? rng() : rng() % 8);
+    (void)decodeKernelSymbols(codecs::asBytes(junk));
+    (void)decodeSymbols(codecs::asBytes(junk));
+  }
+}
+
 // tests/format/data/format_1_2.trace was written by the format 1.2 writer
 // (commit 06996fa) with writeRandomTrace(path, 12, {.rows_per_chunk = 16}, 40):
 // unpacked chunk headers and footer, no constant or grouped columns.
@@ -219,6 +257,30 @@ TEST(Format12, AFileOfTheLastMinorVersionStillReads) {
     auto got = r.stacks().frames(id);
     EXPECT_EQ(std::vector<uint64_t>(got.begin(), got.end()), frames) << "stack " << id;
   }
+}
+
+TEST(Metadata, SymbolsStoredAsBlobsReadBackAsLists) {
+  TempDir dir;
+  std::string path = dir.path("t.trace");
+  auto writer = Writer::create(path, test_support::testHeader(), {});
+  ASSERT_TRUE(writer);
+  MetadataDelta delta = test_support::testMetadata(10, 42);
+  delta.kernel_symbols.push_back(KernelSymbol{0xffffffffc0000000, "nf_hook", "nf_tables"});
+  delta.objects[0].symbols.push_back(Symbol{0x900, 8, "_init"});
+  (*writer)->addMetadata(delta);
+  ASSERT_TRUE((*writer)->close(20));
+  auto reader = Reader::open(path);
+  ASSERT_TRUE(reader) << reader.error().message();
+  const Metadata& got = (*reader)->metadata();
+  ASSERT_EQ(got.kernel_symbols.size(), 2u);
+  EXPECT_EQ(got.kernel_symbols[1].name, "nf_hook");
+  EXPECT_EQ(got.kernel_symbols[1].module, "nf_tables");
+  EXPECT_EQ(got.kernel_symbols[0].address, 0xffffffff81000000u);
+  ASSERT_EQ(got.objects.size(), 1u);
+  ASSERT_EQ(got.objects[0].symbols.size(), 2u);
+  EXPECT_EQ(got.objects[0].symbols[0].name, "_Z4mainv");
+  EXPECT_EQ(got.objects[0].symbols[1].address, 0x900u);
+  EXPECT_EQ(got.objects[0].symbols[1].size, 8u);
 }
 
 }  // namespace
