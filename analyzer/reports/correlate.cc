@@ -415,8 +415,7 @@ class Story {
             {"off_cpu_ns", h.off_cpu_ns()}};
   }
 
-  std::vector<std::pair<uint64_t, uint64_t>> topStacks(
-      const std::map<uint64_t, uint64_t>& stacks) const {
+  std::vector<std::pair<uint64_t, uint64_t>> topStacks(const StackCounts& stacks) const {
     std::vector<std::pair<uint64_t, uint64_t>> list(stacks.begin(), stacks.end());
     std::stable_sort(list.begin(), list.end(),
                      [](const auto& a, const auto& b) { return a.second > b.second; });
@@ -428,14 +427,14 @@ class Story {
     return describeStack(trace_.symbolizer(), trace_.stacks(), h.lock.pid, stack_id, kLatest, 4);
   }
 
-  void printStacks(std::ostream& out, const HeldLock& h, const std::map<uint64_t, uint64_t>& stacks,
+  void printStacks(std::ostream& out, const HeldLock& h, const StackCounts& stacks,
                    const char* what) const {
     for (const auto& [stack, count] : topStacks(stacks)) {
       out << "      " << formatCount(count) << " " << what << " at " << stackText(h, stack) << "\n";
     }
   }
 
-  nlohmann::json stacksJson(const HeldLock& h, const std::map<uint64_t, uint64_t>& stacks) const {
+  nlohmann::json stacksJson(const HeldLock& h, const StackCounts& stacks) const {
     nlohmann::json list = nlohmann::json::array();
     for (const auto& [stack, count] : topStacks(stacks)) {
       list.push_back({{"count", count}, {"stack", stackText(h, stack)}});

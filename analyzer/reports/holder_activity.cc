@@ -64,16 +64,16 @@ class HolderActivityBuilder::Pass {
 
   void addSection(const CriticalSection& s) {
     uint64_t site = site_of_ ? site_of_(s.stack_id) : s.stack_id;
-    uint32_t g = groupOf({s.tid, s.lock.pid, s.lock.address, site});
-    Group& group = groups_[g];
+    uint32_t g = groupOf(s.tid, s.lock, site);
+    HeldLock& h = groups_[g];
     // The stack of the group's earliest section with one.
-    if (s.stack_id != 0 && (group.site_stack_id == 0 || s.start < group.site_stack_start)) {
-      group.site_stack_id = s.stack_id;
-      group.site_stack_start = s.start;
+    if (s.stack_id != 0 && (h.site_stack_id == 0 || s.start < site_stack_starts_[g])) {
+      h.site_stack_id = s.stack_id;
+      site_stack_starts_[g] = s.start;
     }
-    group.inferred |= s.inferred;
-    ++group.sections;
-    group.held_ns += s.duration();
+    h.inferred |= s.inferred;
+    ++h.sections;
+    h.held_ns += s.duration();
 
     uint32_t index;
     if (free_.empty()) {
@@ -119,22 +119,18 @@ class HolderActivityBuilder::Pass {
 
   HolderActivity finish(bool idle_groups) {
     HolderActivity result;
-    for (uint32_t g = 0; g < groups_.size(); ++g) {
-      const Group& group = groups_[g];
-      if (group.detail == kNoDetail && !idle_groups) continue;
-      HeldLock h = group.detail == kNoDetail ? HeldLock{} : std::move(details_[group.detail]);
-      h.tid = group.key.tid;
-      h.lock = {group.key.pid, group.key.address};
-      h.site = group.key.site;
-      h.site_stack_id = group.site_stack_id;
-      h.inferred = group.inferred;
-      h.sections = group.sections;
-      h.held_ns = group.held_ns;
-      h.waiter_ns_while_held = group.waiter_ns_while_held;
-      result.held.push_back(std::move(h));
+    auto shown = [&](const HeldLock& h) {
+      return idle_groups || h.preempted_switches + h.blocked_switches + h.samples + h.faults +
+                                    h.off_cpu_ns() + h.waiter_ns_while_off_cpu >
+                                0;
+    };
+    result.held.reserve(std::count_if(groups_.begin(), groups_.end(), shown));
+    // Moved out front first, so the groups' memory is handed back as it goes.
+    slots_ = {};
+    site_stack_starts_ = {};
+    for (; !groups_.empty(); groups_.pop_front()) {
+      if (shown(groups_.front())) result.held.push_back(std::move(groups_.front()));
     }
-    groups_ = {};
-    details_ = {};
     std::sort(result.held.begin(), result.held.end(), [](const HeldLock& a, const HeldLock& b) {
       return std::make_tuple(b.off_cpu_ns(), b.faults, b.waiter_ns_while_held, a.tid, a.lock,
                              a.site) < std::make_tuple(a.off_cpu_ns(), a.faults,
@@ -160,25 +156,8 @@ class HolderActivityBuilder::Pass {
   }
 
  private:
-  static constexpr uint32_t kNoDetail = UINT32_MAX;
   static constexpr uint64_t kSweepEvery = 1 << 16;
 
-  struct GroupKey {
-    uint64_t tid, pid, address, site;
-    bool operator==(const GroupKey&) const = default;
-  };
-  // One (holder, lock, site): what every section adds; the rest (a
-  // HeldLock) only once a switch-out, sample or fault falls inside.
-  struct Group {
-    GroupKey key;
-    uint64_t site_stack_id = 0;
-    uint64_t site_stack_start = 0;
-    uint64_t sections = 0;
-    uint64_t held_ns = 0;
-    uint64_t waiter_ns_while_held = 0;
-    uint32_t detail = kNoDetail;
-    bool inferred = false;
-  };
   struct Section {
     LockId lock;
     uint64_t tid = 0;
@@ -227,38 +206,32 @@ class HolderActivityBuilder::Pass {
     return pending ? std::min(now, pending->pendingSectionStart(tid)) : now;
   }
 
-  // Open addressing over groups_ (a map node per group would cost more than
-  // the group on traces with a group per section).
-  uint32_t groupOf(const GroupKey& key) {
+  // Open addressing over groups_ (a map node per group would cost as much
+  // as the group on traces with a group per section).
+  uint32_t groupOf(uint64_t tid, const LockId& lock, uint64_t site) {
     if (groups_.size() * 2 >= slots_.size()) {
       std::vector<uint32_t> slots(std::max<size_t>(1024, slots_.size() * 2), 0);
       for (uint32_t g = 0; g < groups_.size(); ++g) {
-        size_t i = hashOf(groups_[g].key) & (slots.size() - 1);
+        const HeldLock& h = groups_[g];
+        size_t i = hashOf(h.tid, h.lock, h.site) & (slots.size() - 1);
         while (slots[i] != 0) i = (i + 1) & (slots.size() - 1);
         slots[i] = g + 1;
       }
       slots_ = std::move(slots);
     }
-    size_t i = hashOf(key) & (slots_.size() - 1);
+    size_t i = hashOf(tid, lock, site) & (slots_.size() - 1);
     for (; slots_[i] != 0; i = (i + 1) & (slots_.size() - 1)) {
-      if (groups_[slots_[i] - 1].key == key) return slots_[i] - 1;
+      const HeldLock& h = groups_[slots_[i] - 1];
+      if (h.tid == tid && h.lock == lock && h.site == site) return slots_[i] - 1;
     }
-    groups_.push_back({.key = key});
+    groups_.push_back({.lock = lock, .tid = tid, .site = site});
+    site_stack_starts_.push_back(0);
     slots_[i] = static_cast<uint32_t>(groups_.size());
     return static_cast<uint32_t>(groups_.size() - 1);
   }
-  static size_t hashOf(const GroupKey& k) {
-    uint64_t h = mix(mix(mix(k.tid, k.pid), k.address), k.site);
+  static size_t hashOf(uint64_t tid, const LockId& lock, uint64_t site) {
+    uint64_t h = mix(mix(mix(tid, lock.pid), lock.address), site);
     return h * 0x9e3779b97f4a7c15ULL >> 17;
-  }
-
-  HeldLock& detail(uint32_t g) {
-    Group& group = groups_[g];
-    if (group.detail == kNoDetail) {
-      group.detail = static_cast<uint32_t>(details_.size());
-      details_.emplace_back();
-    }
-    return details_[group.detail];
   }
 
   // Applies the thread's section events and rows before `until`, in time
@@ -322,7 +295,7 @@ class HolderActivityBuilder::Pass {
     const Section& section = sections_[s];
     uint64_t start = std::max(t.off_since, section.start);
     if (now <= start) return;
-    HeldLock& h = detail(section.group);
+    HeldLock& h = groups_[section.group];
     (t.preempted ? h.off_cpu_preempted_ns : h.off_cpu_blocked_ns) += now - start;
     // Other threads' waiting on the lock lost while the holder was off-CPU.
     for (const Wait& w : waitsOf(section.lock).waits) {
@@ -339,7 +312,7 @@ class HolderActivityBuilder::Pass {
     if (t.active.empty()) return;
     ++(fault ? t.activity.faults_in_sections : t.activity.samples_in_sections);
     for (uint32_t s : t.active) {
-      HeldLock& h = detail(sections_[s].group);
+      HeldLock& h = groups_[sections_[s].group];
       ++(fault ? h.faults : h.samples);
       ++(fault ? h.fault_stacks : h.sample_stacks)[stack_id];
     }
@@ -349,7 +322,7 @@ class HolderActivityBuilder::Pass {
     switch (e.type) {
       case EventType::kSwitchOut: {
         for (uint32_t s : t.active) {
-          HeldLock& h = detail(sections_[s].group);
+          HeldLock& h = groups_[sections_[s].group];
           if (!sections_[s].switched_out) ++h.sections_switched_out;
           sections_[s].switched_out = true;
           ++(e.value == 0 ? h.preempted_switches : h.blocked_switches);
@@ -399,9 +372,10 @@ class HolderActivityBuilder::Pass {
   }
 
   SiteOf site_of_;
-  std::vector<Group> groups_;
-  std::vector<uint32_t> slots_;  // groups_ index + 1; 0 = free
-  std::vector<HeldLock> details_;
+  // Per (holder, lock, site); a deque, so growing never copies them all.
+  std::deque<HeldLock> groups_;
+  std::deque<uint64_t> site_stack_starts_;  // per group: the start of its site_stack_id's section
+  std::vector<uint32_t> slots_;             // groups_ index + 1; 0 = free
   std::unordered_map<uint32_t, std::set<uint64_t>> waiters_off_cpu_;  // per group
   std::vector<Section> sections_;                                     // open ones, by slot
   std::vector<uint32_t> free_;                                        // slots of ended ones
