@@ -14,9 +14,12 @@
 //    16  u64  payload_hash XXH64 of the payload, seed 0
 //
 // Payloads:
-//   kHeader, kMetadata, kFooter: one Cap'n Proto message (flat array, unpacked).
+//   kHeader: one Cap'n Proto message (flat array, unpacked), in every version.
+//   kMetadata: the same, behind a compression prefix from 1.2 (message_payload.h).
+//   kFooter: the same, packed (Cap'n Proto packing) from 1.3.
 //   kEventChunk, kStackChunk: u32 LE n, then n bytes of a Cap'n Proto ChunkHeader
 //     message, then the column area; each column is ColumnRef.offset bytes into it.
+//     From 1.3 the top bit of n says the header is packed (chunk_codec.h).
 //
 // The first block is always kHeader. The footer is the last block; the trailer
 // points at it. A file without a valid trailer is recovered by scanning blocks
