@@ -119,17 +119,15 @@ class HolderActivityBuilder::Pass {
 
   HolderActivity finish(bool idle_groups) {
     HolderActivity result;
-    auto shown = [&](const HeldLock& h) {
-      return idle_groups || h.preempted_switches + h.blocked_switches + h.samples + h.faults +
-                                    h.off_cpu_ns() + h.waiter_ns_while_off_cpu >
-                                0;
-    };
-    result.held.reserve(std::count_if(groups_.begin(), groups_.end(), shown));
-    // Moved out front first, so the groups' memory is handed back as it goes.
     slots_ = {};
     site_stack_starts_ = {};
-    for (; !groups_.empty(); groups_.pop_front()) {
-      if (shown(groups_.front())) result.held.push_back(std::move(groups_.front()));
+    result.held = std::move(groups_);
+    if (!idle_groups) {
+      std::erase_if(result.held, [](const HeldLock& h) {
+        return h.preempted_switches + h.blocked_switches + h.samples + h.faults + h.off_cpu_ns() +
+                   h.waiter_ns_while_off_cpu ==
+               0;
+      });
     }
     std::sort(result.held.begin(), result.held.end(), [](const HeldLock& a, const HeldLock& b) {
       return std::make_tuple(b.off_cpu_ns(), b.faults, b.waiter_ns_while_held, a.tid, a.lock,
@@ -224,7 +222,7 @@ class HolderActivityBuilder::Pass {
       const HeldLock& h = groups_[slots_[i] - 1];
       if (h.tid == tid && h.lock == lock && h.site == site) return slots_[i] - 1;
     }
-    groups_.push_back({.lock = lock, .tid = tid, .site = site});
+    groups_.push_back({.lock = lock, .tid = static_cast<uint32_t>(tid), .site = site});
     site_stack_starts_.push_back(0);
     slots_[i] = static_cast<uint32_t>(groups_.size());
     return static_cast<uint32_t>(groups_.size() - 1);

@@ -25,7 +25,7 @@
 // (LockRowStream::pendingSectionStart). Memory: per thread its state and
 // its rows held back, the open sections, per lock the waits a section still
 // to come or still open may overlap, and the groups: a HeldLock per
-// (holder, lock, site), 200 bytes plus 16 per distinct stack inside. correlateHolders does the same
+// (holder, lock, site), 160 bytes plus 16 per distinct stack inside. correlateHolders does the same
 // over vectors in any order.
 //
 //   LockTimeline timeline = buildLockTimeline(lock_rows);
@@ -42,6 +42,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <span>
 #include <stdexcept>
@@ -90,27 +91,28 @@ class StackCounts {
 };
 
 // One holder thread holding one lock, taken at one site, over all its sections.
+// Counts are 32-bit (a group per critical section on some traces; see above).
 struct HeldLock {
   LockId lock;
-  uint64_t tid = 0;
+  uint32_t tid = 0;
+  uint32_t sections = 0;
   uint64_t site = 0;           // site_of(acquire stack)
   uint64_t site_stack_id = 0;  // a stack of that site, for naming it
-  bool inferred = false;       // some sections were inferred (contended mode)
-  uint64_t sections = 0;
-  uint64_t sections_switched_out = 0;  // sections with at least one switch-out inside
   uint64_t held_ns = 0;
-  uint64_t preempted_switches = 0;
-  uint64_t blocked_switches = 0;
+  uint32_t sections_switched_out = 0;  // sections with at least one switch-out inside
+  uint32_t preempted_switches = 0;
+  uint32_t blocked_switches = 0;
+  // How many distinct threads waited on this lock while the holder was
+  // off-CPU inside these sections, and how long in all.
+  uint32_t waiters_while_off_cpu = 0;
   uint64_t off_cpu_preempted_ns = 0;
   uint64_t off_cpu_blocked_ns = 0;
-  // Other threads' wait on this lock that overlapped the holder's off-CPU
-  // time inside these sections, and how many distinct threads waited then.
   uint64_t waiter_ns_while_off_cpu = 0;
-  uint64_t waiters_while_off_cpu = 0;
   // Other threads' wait on this lock that overlapped these sections at all.
   uint64_t waiter_ns_while_held = 0;
-  uint64_t samples = 0;
-  uint64_t faults = 0;
+  uint32_t samples = 0;
+  uint32_t faults = 0;
+  bool inferred = false;      // some sections were inferred (contended mode)
   StackCounts sample_stacks;  // stack id -> samples inside
   StackCounts fault_stacks;   // stack id -> faults inside
 
@@ -129,7 +131,9 @@ struct ThreadActivity {
 };
 
 struct HolderActivity {
-  std::vector<HeldLock> held;  // by off-CPU time inside sections, then faults, longest first
+  // By off-CPU time inside sections, then faults, longest first. A deque:
+  // the groups as they were built, not a copy (there may be one per section).
+  std::deque<HeldLock> held;
   std::vector<ThreadActivity> threads;  // by tid
   uint64_t holder_switches = 0;         // switches in plus switches out of holders
 };

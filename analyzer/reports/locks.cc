@@ -4,8 +4,9 @@
 //
 // Memory: rows stream (LockRowStream into LockStatsBuilder); what is kept is
 // per group (lock or site): two DurationDistributions of at most 32 KiB each,
-// the threads, sites and locks seen; plus, in contended mode only, 56 bytes
-// per futex wait until the holders are inferred.
+// the threads, sites and locks seen; plus, in contended mode only, the futex
+// waits in progress and per lock the acquisitions its next wake may end
+// (critical_sections.h), not a record per wait.
 #include <iostream>
 #include <nlohmann/json.hpp>
 
