@@ -238,6 +238,7 @@ Result<MetadataDelta> decodeMetadata(codecs::ByteSpan bytes, const ReaderOptions
         return d;
       });
   if (!decoded) return decoded.error();
+  if (!*decoded) return decoded->error();  // a symbol blob that does not decode
   return decoded->take();
 }
 
