@@ -51,7 +51,7 @@ inline constexpr uint8_t kStackTableKind = 0x80;
 // Stack-table chunk columns.
 enum class StackColumn : uint16_t {
   kFrameCount = 0,  // frames per stack (varint)
-  kFrames = 1,      // all frames, leaf first, concatenated (delta varint)
+  kFrames = 1,      // all frames, leaf first, concatenated (delta varint; fixed64 from 1.3)
 };
 
 }  // namespace incise::format
