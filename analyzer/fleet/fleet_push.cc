@@ -64,15 +64,28 @@ class TableWriter {
   template <typename Rows, typename Format>
   Status write(const std::string& table, const std::string& columns, const Rows& rows,
                Format format) {
+    return writeEach(table, columns, [&](const auto& send) {
+      for (const auto& row : rows) send(format(row));
+    });
+  }
+
+  // `produce(send)` calls send(TabSeparatedRow) once per row; rows go out in
+  // batches as they come, so none is held beyond its batch. After a failed
+  // batch the rest are dropped and the error is returned.
+  template <typename Produce>
+  Status writeEach(const std::string& table, const std::string& columns, Produce produce) {
     if (options_.before_table) INCISE_RETURN_IF_ERROR(options_.before_table(table));
     std::string statement =
         "INSERT INTO " + options_.database + "." + table + " (" + columns + ") FORMAT TabSeparated";
     std::string body;
     size_t lines = 0;
-    for (const auto& row : rows) {
-      body += format(row).line();
-      if (++lines == options_.batch_rows) INCISE_RETURN_IF_ERROR(flush(statement, body, lines));
-    }
+    Status status;
+    produce([&](const TabSeparatedRow& row) {
+      if (!status) return;
+      body += row.line();
+      if (++lines == options_.batch_rows) status = flush(statement, body, lines);
+    });
+    INCISE_RETURN_IF_ERROR(status);
     return flush(statement, body, lines);
   }
 
@@ -141,16 +154,55 @@ Result<PushResult> pushTrace(ClickHouseClient& client, const std::string& path,
     result.already_present = true;
     return result;
   }
-  auto collected = collectFleetRows(path, options.progress);
-  if (!collected) return collected.error();
-  const FleetTraceRows& rows = *collected;
+  auto opened = FleetTrace::open(path, options.progress);
+  if (!opened) return opened.error();
+  FleetTrace& fleet = **opened;
+  const FleetTraceRows& rows = fleet.rows();
   auto cleaned = deletePartialRows(client, options.database, rows.trace_id);
   if (!cleaned) return cleaned.error();
   result.cleaned_tables = *cleaned;
 
-  ProgressBar bar("pushing " + rows.trace_id, rows.rowCount(), options.progress);
+  // Samples and lock rows first: they are streamed from the trace, and the
+  // stacks they name join frames and stacks, which go after them. (The
+  // total is an upper bound until they are sent: a cell per sample at most,
+  // a lock interval gives one row and one or two site times.)
+  ProgressBar bar("pushing " + rows.trace_id,
+                  rows.rowCount() + fleet.sampleRows() + 3 * fleet.lockRows(), options.progress);
   TableWriter writer(client, options, bar, result.rows);
   const std::string date = utcText(rows.facts.start_wall_ns, "%Y-%m-%d");
+  INCISE_RETURN_IF_ERROR(writer.writeEach(
+      "samples", "trace_id, start_date, second, pid, tid, stack_key, samples, weight",
+      [&](const auto& send) {
+        fleet.forEachSampleCell([&](const FleetSampleCell& c) {
+          TabSeparatedRow row;
+          row.add(rows.trace_id).add(date).add(uint64_t{c.second}).add(uint64_t{c.pid});
+          row.add(uint64_t{c.tid}).add(c.stack_key).add(c.samples).add(c.weight);
+          send(row);
+        });
+      }));
+  INCISE_RETURN_IF_ERROR(writer.writeEach(
+      "lock_intervals",
+      "trace_id, start_date, time_ns, wait_ns, hold_ns, pid, tid, address, lock_kind, flags, "
+      "stack_key, releaser_tid",
+      [&](const auto& send) {
+        fleet.forEachLockRow([&](const FleetLockRow& l) {
+          TabSeparatedRow row;
+          row.add(rows.trace_id).add(date).add(l.time_ns).add(l.wait_ns).add(l.hold_ns);
+          row.add(uint64_t{l.pid}).add(uint64_t{l.tid}).add(l.address).add(l.lock_kind);
+          row.add(uint64_t{l.flags}).add(l.stack_key).add(uint64_t{l.releaser_tid});
+          send(row);
+        });
+      }));
+  INCISE_RETURN_IF_ERROR(writer.writeEach(
+      "lock_site_times", "trace_id, start_date, site, context, measure, ns, inferred",
+      [&](const auto& send) {
+        fleet.forEachLockSiteTime([&](const FleetLockSiteTime& t) {
+          TabSeparatedRow row;
+          row.add(rows.trace_id).add(date).add(t.site).add(t.context);
+          row.add(t.hold ? "hold" : "wait").add(t.ns).add(uint64_t{t.inferred});
+          send(row);
+        });
+      }));
   INCISE_RETURN_IF_ERROR(writer.write("frames", "frame_key, name, module, build_id", rows.frames,
                                       [](const FleetFrame& f) {
                                         TabSeparatedRow row;
@@ -163,33 +215,6 @@ Result<PushResult> pushTrace(ClickHouseClient& client, const std::string& path,
         row.add(s.key).addArray(s.frame_keys).addArray(s.names);
         return row;
       }));
-  INCISE_RETURN_IF_ERROR(
-      writer.write("samples", "trace_id, start_date, second, pid, tid, stack_key, samples, weight",
-                   rows.samples, [&](const FleetSampleCell& c) {
-                     TabSeparatedRow row;
-                     row.add(rows.trace_id).add(date).add(uint64_t{c.second}).add(uint64_t{c.pid});
-                     row.add(uint64_t{c.tid}).add(c.stack_key).add(c.samples).add(c.weight);
-                     return row;
-                   }));
-  INCISE_RETURN_IF_ERROR(writer.write(
-      "lock_intervals",
-      "trace_id, start_date, time_ns, wait_ns, hold_ns, pid, tid, address, lock_kind, flags, "
-      "stack_key, releaser_tid",
-      rows.locks, [&](const FleetLockRow& l) {
-        TabSeparatedRow row;
-        row.add(rows.trace_id).add(date).add(l.time_ns).add(l.wait_ns).add(l.hold_ns);
-        row.add(uint64_t{l.pid}).add(uint64_t{l.tid}).add(l.address).add(l.lock_kind);
-        row.add(uint64_t{l.flags}).add(l.stack_key).add(uint64_t{l.releaser_tid});
-        return row;
-      }));
-  INCISE_RETURN_IF_ERROR(
-      writer.write("lock_site_times", "trace_id, start_date, site, context, measure, ns, inferred",
-                   rows.lock_site_times, [&](const FleetLockSiteTime& t) {
-                     TabSeparatedRow row;
-                     row.add(rows.trace_id).add(date).add(t.site).add(t.context);
-                     row.add(t.hold ? "hold" : "wait").add(t.ns).add(uint64_t{t.inferred});
-                     return row;
-                   }));
   INCISE_RETURN_IF_ERROR(writer.write("off_cpu",
                                       "trace_id, start_date, stack_key, reason, ns, count",
                                       rows.off_cpu, [&](const FleetOffCpuRow& o) {

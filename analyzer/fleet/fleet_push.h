@@ -5,8 +5,9 @@
 //      means pushed before, and nothing is done (rows are never doubled);
 //   2. rows a previous, interrupted push of the same trace left in the
 //      per-trace tables are deleted (ALTER ... DELETE, waited for);
-//   3. frames, stacks, samples, lock intervals and off-CPU rows go in
-//      TabSeparated batches of `batch_rows`;
+//   3. lock intervals and lock-site times (streamed from the trace, one row
+//      per event, never all held), then frames, stacks, samples and off-CPU
+//      rows go in TabSeparated batches of `batch_rows`;
 //   4. the `traces` row goes last. Queries only read trace ids listed in
 //      `traces`, so until this row lands the pushed rows are invisible.
 // frames and stacks are keyed by content: inserting them again is harmless.

@@ -8,11 +8,11 @@
 
 #include "analyzer/archive/trace_id.h"
 #include "analyzer/model/stack_namer.h"
+#include "analyzer/model/time_ordered_rows.h"
 #include "analyzer/model/trace.h"
 #include "analyzer/reports/critical_sections.h"
 #include "analyzer/reports/lock_sites.h"
 #include "analyzer/reports/thread_states.h"
-#include "analyzer/reports/trace_lock_timeline.h"
 
 namespace incise::analyzer {
 namespace {
@@ -41,11 +41,24 @@ std::string blockedReason(uint64_t state) {
   return text;
 }
 
+struct CellKey {
+  uint32_t second, pid, tid;
+  uint64_t stack_key;
+  bool operator==(const CellKey&) const = default;
+};
+struct CellKeyHash {
+  size_t operator()(const CellKey& k) const {
+    return k.stack_key ^ (uint64_t{k.second} << 40) ^ (uint64_t{k.tid} << 20) ^ k.pid;
+  }
+};
+
+}  // namespace
+
 // Names every (pid, stack id) once, by function and by module, and keys the
 // result by content.
-class StackKeys {
+class FleetStackKeys {
  public:
-  StackKeys(Trace& trace, FleetTraceRows& rows)
+  FleetStackKeys(Trace& trace, FleetTraceRows& rows)
       : functions_(trace, FrameGrouping::kFunction),
         modules_(trace, FrameGrouping::kModule),
         rows_(rows) {
@@ -101,70 +114,21 @@ class StackKeys {
   std::unordered_map<uint64_t, bool> known_stacks_, known_frames_;
 };
 
-struct CellKey {
-  uint32_t second, pid, tid;
-  uint64_t stack_key;
-  bool operator==(const CellKey&) const = default;
-};
-struct CellKeyHash {
-  size_t operator()(const CellKey& k) const {
-    return k.stack_key ^ (uint64_t{k.second} << 40) ^ (uint64_t{k.tid} << 20) ^ k.pid;
-  }
-};
-
-// The waits and holds collectTraceProfile groups by site, one row each.
-std::vector<FleetLockSiteTime> lockSiteTimesOf(Trace& trace) {
-  LockTimeline timeline = readLockTimeline(trace, /*keep_acquisitions=*/true);
-  if (timeline.acquisitions.empty() && timeline.sections.empty()) return {};
-  LockSites sites(trace.symbolizer(), trace.stacks());
-  sites.addStacksOf(timeline);
-  std::vector<FleetLockSiteTime> times;
-  times.reserve(timeline.acquisitions.size() + timeline.sections.size());
-  auto add = [&](uint64_t stack_id, bool hold, uint64_t ns, bool inferred) {
-    uint64_t site = sites.siteOf(stack_id);
-    times.push_back({sites.name(site), sites.context(site), hold, ns, inferred});
-  };
-  for (const Acquisition& a : timeline.acquisitions) add(a.stack_id, false, a.wait_ns, false);
-  for (const CriticalSection& s : timeline.sections) {
-    add(s.stack_id, true, s.duration(), s.inferred);
-  }
-  return times;
-}
-
-}  // namespace
-
-Result<FleetTraceRows> collectFleetRows(const std::string& path, bool progress) {
+Result<std::unique_ptr<FleetTrace>> FleetTrace::open(const std::string& path, bool progress) {
   auto id = traceIdOfFile(path);
   if (!id) return id.error();
   TraceOptions options;
   options.progress = progress;
   auto opened = Trace::open(path, options);
   if (!opened) return opened.error();
-  Trace& trace = **opened;
-  FleetTraceRows rows;
+  std::unique_ptr<FleetTrace> fleet(new FleetTrace());
+  fleet->trace_ = std::move(*opened);
+  Trace& trace = *fleet->trace_;
+  FleetTraceRows& rows = fleet->rows_;
   rows.trace_id = *id;
   rows.facts = traceFactsOf(trace.reader());
-  StackKeys keys(trace, rows);
-  const uint64_t start = trace.startTime();
-
-  std::unordered_map<CellKey, FleetSampleCell, CellKeyHash> cells;
-  trace.forEachRow<format::CpuSample>([&](const format::CpuSample& s) {
-    auto pid = static_cast<uint32_t>(s.pid);
-    CellKey key{static_cast<uint32_t>((s.time > start ? s.time - start : 0) / kNsPerSecond), pid,
-                static_cast<uint32_t>(s.tid), keys.keyOf(pid, s.stack_id, s.time)};
-    FleetSampleCell& cell = cells[key];
-    cell.samples += 1;
-    cell.weight += s.weight;
-    ++rows.cpu_samples;
-  });
-  rows.samples.reserve(cells.size());
-  for (auto& [key, cell] : cells) {
-    cell.second = key.second;
-    cell.pid = key.pid;
-    cell.tid = key.tid;
-    cell.stack_key = key.stack_key;
-    rows.samples.push_back(cell);
-  }
+  fleet->keys_ = std::make_unique<FleetStackKeys>(trace, rows);
+  FleetStackKeys& keys = *fleet->keys_;
 
   std::map<std::pair<uint64_t, std::string>, FleetOffCpuRow> off_cpu;
   ThreadStateMachine machine;
@@ -180,7 +144,51 @@ Result<FleetTraceRows> collectFleetRows(const std::string& path, bool progress) 
   replaySchedule(trace, Replay::kSwitches, machine);
   for (auto& [key, row] : off_cpu) rows.off_cpu.push_back(std::move(row));
 
-  trace.forEachRow<format::LockInterval>([&](const format::LockInterval& lock) {
+  rows.lost = trace.losses().lost_by_source;
+  fleet->lock_rows_ = trace.reader().rows(format::EventKind::kLock);
+  fleet->sample_rows_ = trace.reader().rows(format::EventKind::kCpuSample);
+  return fleet;
+}
+
+void FleetTrace::forEachSampleCell(const std::function<void(const FleetSampleCell&)>& emit) {
+  const uint64_t start = trace_->startTime();
+  rows_.cpu_samples = 0;
+  std::unordered_map<CellKey, FleetSampleCell, CellKeyHash> cells;
+  uint32_t open_second = 0;
+  auto sendCells = [&] {
+    for (auto& [key, cell] : cells) {
+      cell.second = key.second;
+      cell.pid = key.pid;
+      cell.tid = key.tid;
+      cell.stack_key = key.stack_key;
+      emit(cell);
+    }
+    cells.clear();
+  };
+  // In time order, a second's cells are complete once a later second starts.
+  TimeOrderedRows<format::CpuSample> samples(*trace_);
+  for (const format::CpuSample* s; (s = samples.peek()) != nullptr; samples.pop()) {
+    auto pid = static_cast<uint32_t>(s->pid);
+    auto second = static_cast<uint32_t>((s->time > start ? s->time - start : 0) / kNsPerSecond);
+    if (second != open_second) {
+      sendCells();
+      open_second = second;
+    }
+    CellKey key{second, pid, static_cast<uint32_t>(s->tid),
+                keys_->keyOf(pid, s->stack_id, s->time)};
+    FleetSampleCell& cell = cells[key];
+    cell.samples += 1;
+    cell.weight += s->weight;
+    ++rows_.cpu_samples;
+  }
+  sendCells();
+}
+
+FleetTrace::~FleetTrace() = default;
+
+void FleetTrace::forEachLockRow(const std::function<void(const FleetLockRow&)>& emit) {
+  const uint64_t start = trace_->startTime();
+  trace_->forEachRow<format::LockInterval>([&](const format::LockInterval& lock) {
     FleetLockRow row;
     row.time_ns = lock.time > start ? lock.time - start : 0;
     row.wait_ns = lock.acquired_time > lock.time ? lock.acquired_time - lock.time : 0;
@@ -191,13 +199,33 @@ Result<FleetTraceRows> collectFleetRows(const std::string& path, bool progress) 
     row.address = lock.address;
     row.lock_kind = std::string(format::lockKindName(lock.lock_kind));
     row.flags = static_cast<uint32_t>(lock.flags);
-    row.stack_key = keys.keyOf(row.pid, lock.stack_id, lock.time);
+    row.stack_key = keys_->keyOf(row.pid, lock.stack_id, lock.time);
     row.releaser_tid = static_cast<uint32_t>(lock.releaser_tid);
-    rows.locks.push_back(std::move(row));
+    emit(row);
   });
-  rows.lock_site_times = lockSiteTimesOf(trace);
-  rows.lost = trace.losses().lost_by_source;
-  return rows;
+}
+
+void FleetTrace::forEachLockSiteTime(const std::function<void(const FleetLockSiteTime&)>& emit) {
+  LockSites sites(trace_->symbolizer(), trace_->stacks());
+  auto send = [&](uint64_t pid, uint64_t stack_id, uint64_t time, bool hold, uint64_t ns,
+                  bool inferred) {
+    sites.add(pid, stack_id, time);
+    uint64_t site = sites.siteOf(stack_id);
+    emit({sites.name(site), sites.context(site), hold, ns, inferred});
+  };
+  LockRowStream stream({.acquisition =
+                            [&](const Acquisition& a) {
+                              send(a.lock.pid, a.stack_id, a.time, false, a.wait_ns, false);
+                            },
+                        .section =
+                            [&](const CriticalSection& s) {
+                              send(s.lock.pid, s.stack_id, s.start, true, s.duration(), s.inferred);
+                            }});
+  TimeOrderedRows<format::LockInterval> rows(*trace_);
+  for (const format::LockInterval* row; (row = rows.peek()) != nullptr; rows.pop()) {
+    stream.add(*row);
+  }
+  stream.finish();
 }
 
 }  // namespace incise::analyzer

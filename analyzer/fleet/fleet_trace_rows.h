@@ -1,29 +1,34 @@
-// FleetTraceRows: one trace turned into the rows of the fleet tables
-// (fleet_schema.h), before any of it is sent.
+// FleetTrace: one trace turned into the rows of the fleet tables
+// (fleet_schema.h).
 //
 // Stacks are named the way `incise top`/`diff` name them (StackNamer, by
 // function; a stack without frames is "[no stack]"), and keyed by a hash of
 // their frames' content, so the same call path from any host and any trace
 // is one stacks row. Samples are counted per (1-second bucket, pid, thread,
-// stack); off-CPU spans are summed per (stack, reason); lock intervals stay
-// one row each. Lock-site times are the values `incise diff` takes its lock
-// percentiles from (buildLockTimeline, LockSites, as collectTraceProfile):
-// one wait per acquisition, one hold per critical section (recorded, or
-// inferred from wakes in contended mode), each with its site's name. The trace id is the XXH3-64 of
-// the file's bytes, the same id the local archive gives it, so pushing the same file twice is
+// stack), streamed second by second; off-CPU spans are summed per (stack,
+// reason) by open(). Lock intervals stay one row each, and lock-site times
+// are the values `incise diff` takes its lock percentiles from (LockRowStream
+// and LockSites, as readLockStats): one wait per acquisition, one hold per
+// critical section (recorded, or inferred from wakes in contended mode),
+// each with its site's name. Streamed rows go to the caller (the push sends
+// them in batches) and are never all held; the stacks they name join
+// rows().stacks and rows().frames, so send those after them. The trace id is the XXH3-64 of the
+// file's bytes, the same id the local archive gives it, so pushing the same file twice is
 // detectable.
 //
-// Memory: bounded by distinct stacks and (second, thread, stack) cells,
-// except lock intervals and scheduler switches, materialised as the local
-// reports do.
+// Memory: bounded by distinct stacks, one second's (thread, stack) cells,
+// and what LockRowStream keeps (per lock and per wait in progress).
 //
-//   auto rows = collectFleetRows("app.trace", /*progress=*/true);
-//   rows->trace_id;                 // "3f9c0a1b2c3d4e5f"
-//   rows->samples.size();           // aggregated sample rows
+//   auto trace = FleetTrace::open("app.trace", /*progress=*/true);
+//   (*trace)->rows().trace_id;         // "3f9c0a1b2c3d4e5f"
+//   (*trace)->forEachLockRow([&](const FleetLockRow& row) { send(row); });
+//   (*trace)->rows().stacks.size();    // every stack named so far
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -73,23 +78,46 @@ struct FleetOffCpuRow {
   uint64_t ns = 0, count = 0;
 };
 
+// The aggregated rows of one trace.
 struct FleetTraceRows {
   std::string trace_id;
   TraceFacts facts;
-  uint64_t cpu_samples = 0;              // CPU samples counted into `samples`
+  uint64_t cpu_samples = 0;              // CPU samples forEachSampleCell counted (after it ran)
   std::map<std::string, uint64_t> lost;  // source -> events the kernel dropped
   std::vector<FleetFrame> frames;
   std::vector<FleetStack> stacks;
-  std::vector<FleetSampleCell> samples;
-  std::vector<FleetLockRow> locks;
-  std::vector<FleetLockSiteTime> lock_site_times;
   std::vector<FleetOffCpuRow> off_cpu;
-  uint64_t rowCount() const {
-    return frames.size() + stacks.size() + samples.size() + locks.size() + lock_site_times.size() +
-           off_cpu.size() + 1;
-  }
+  uint64_t rowCount() const { return frames.size() + stacks.size() + off_cpu.size() + 1; }
 };
 
-Result<FleetTraceRows> collectFleetRows(const std::string& path, bool progress);
+class Trace;
+class FleetStackKeys;
+
+class FleetTrace {
+ public:
+  static Result<std::unique_ptr<FleetTrace>> open(const std::string& path, bool progress);
+  ~FleetTrace();
+  FleetTrace(const FleetTrace&) = delete;
+  FleetTrace& operator=(const FleetTrace&) = delete;
+
+  const FleetTraceRows& rows() const { return rows_; }
+  uint64_t lockRows() const { return lock_rows_; }      // rows forEachLockRow hands on
+  uint64_t sampleRows() const { return sample_rows_; }  // at most as many cells
+  // CPU samples counted per (1-second bucket, pid, thread, stack), handed on
+  // second by second (only one second's cells are held).
+  void forEachSampleCell(const std::function<void(const FleetSampleCell&)>& emit);
+  // One row per lock interval, in file order.
+  void forEachLockRow(const std::function<void(const FleetLockRow&)>& emit);
+  // One wait per acquisition and one hold per critical section, as they settle.
+  void forEachLockSiteTime(const std::function<void(const FleetLockSiteTime&)>& emit);
+
+ private:
+  FleetTrace() = default;
+  std::unique_ptr<Trace> trace_;
+  FleetTraceRows rows_;
+  std::unique_ptr<FleetStackKeys> keys_;
+  uint64_t lock_rows_ = 0;
+  uint64_t sample_rows_ = 0;
+};
 
 }  // namespace incise::analyzer

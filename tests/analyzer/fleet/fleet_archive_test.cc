@@ -391,13 +391,19 @@ TEST_F(FleetArchive, InterruptedPushIsInvisibleAndCleanedOnRetry) {
   auto retried = push(*path, {});
   ASSERT_TRUE(retried) << retried.error().message();
   EXPECT_GE(retried->cleaned_tables, 1u);
-  auto rows = collectFleetRows(*path, false);
-  ASSERT_TRUE(rows);
-  EXPECT_EQ(count("SELECT count() FROM " + database_ + ".samples"), rows->samples.size());
-  EXPECT_EQ(count("SELECT count() FROM " + database_ + ".lock_intervals"), rows->locks.size());
-  EXPECT_EQ(count("SELECT count() FROM " + database_ + ".lock_site_times"),
-            rows->lock_site_times.size());
-  EXPECT_EQ(count("SELECT count() FROM " + database_ + ".off_cpu"), rows->off_cpu.size());
+  auto fleet = FleetTrace::open(*path, false);
+  ASSERT_TRUE(fleet);
+  uint64_t cells = 0, lock_rows = 0, site_times = 0;
+  (*fleet)->forEachSampleCell([&](const FleetSampleCell&) { ++cells; });
+  (*fleet)->forEachLockRow([&](const FleetLockRow&) { ++lock_rows; });
+  (*fleet)->forEachLockSiteTime([&](const FleetLockSiteTime&) { ++site_times; });
+  const FleetTraceRows& rows = (*fleet)->rows();
+  EXPECT_GT(lock_rows, 0u);
+  EXPECT_EQ(lock_rows, (*fleet)->lockRows());
+  EXPECT_EQ(count("SELECT count() FROM " + database_ + ".samples"), cells);
+  EXPECT_EQ(count("SELECT count() FROM " + database_ + ".lock_intervals"), lock_rows);
+  EXPECT_EQ(count("SELECT count() FROM " + database_ + ".lock_site_times"), site_times);
+  EXPECT_EQ(count("SELECT count() FROM " + database_ + ".off_cpu"), rows.off_cpu.size());
   EXPECT_EQ(count("SELECT sum(samples) FROM " + database_ + ".samples"), 12u);
   EXPECT_TRUE(queryMatchedTraces(*client_, database_, *all));
 }
