@@ -25,8 +25,9 @@
 // (LockRowStream::pendingSectionStart). Memory: per thread its state and
 // its rows held back, the open sections, per lock the waits a section still
 // to come or still open may overlap, and the groups: a HeldLock per
-// (holder, lock, site), 160 bytes plus 16 per distinct stack inside. correlateHolders does the same
-// over vectors in any order.
+// (holder, lock, site), 160 bytes plus 16 per distinct stack inside, and
+// 12-16 bytes of index. correlateHolders does the same over vectors in any
+// order.
 //
 //   LockTimeline timeline = buildLockTimeline(lock_rows);
 //   HolderActivity activity = correlateHolders(timeline, switches, samples, faults, {});
@@ -35,8 +36,11 @@
 //   HolderActivityBuilder builder(site_of);
 //   LockRowStream locks({.section = [&](auto& s) { builder.addSection(s); },
 //                        .wait = [&](auto& w) { builder.addWait(w); }});
-//   builder.settle(now, &locks);   // all rows before `now` added
-//   locks.add(lock_row); builder.add(sample); builder.add(switch_row); ...
+//   // whenever time moves on to `now` (every row before it added):
+//   locks.settleBefore(now);
+//   builder.settle(now, &locks);
+//   locks.add(lock_row); builder.add(sample); builder.add(switch_row); ...   // rows at `now`
+//   locks.finish();
 //   HolderActivity activity = builder.finish();
 #pragma once
 
