@@ -148,17 +148,12 @@ Correlation correlate(Trace& trace, Inputs& in, LockSites& sites, size_t chains)
     }
   }
   in.counts = stream.finish();
-  Correlation result{holders.finish(/*idle_groups=*/false), longest.finish()};
-  in.holder_switches = result.activity.holder_switches;
   // Equal groups in the order of their sites' first stacks (see SiteOrder).
   std::unordered_map<uint64_t, uint64_t> rank = site_order.ranks();
-  std::sort(result.activity.held.begin(), result.activity.held.end(),
-            [&](const HeldLock& a, const HeldLock& b) {
-              return std::make_tuple(b.off_cpu_ns(), b.faults, b.waiter_ns_while_held, a.tid,
-                                     a.lock, rank.at(a.site)) <
-                     std::make_tuple(a.off_cpu_ns(), a.faults, a.waiter_ns_while_held, b.tid,
-                                     b.lock, rank.at(b.site));
-            });
+  Correlation result{
+      holders.finish(/*idle_groups=*/false, [&](uint64_t site) { return rank.at(site); }),
+      longest.finish()};
+  in.holder_switches = result.activity.holder_switches;
   return result;
 }
 

@@ -117,7 +117,7 @@ class HolderActivityBuilder::Pass {
     pruneWaits(now, pending);
   }
 
-  HolderActivity finish(bool idle_groups) {
+  HolderActivity finish(bool idle_groups, const SiteOf& site_order) {
     HolderActivity result;
     slots_ = {};
     site_stack_starts_ = {};
@@ -129,11 +129,16 @@ class HolderActivityBuilder::Pass {
                0;
       });
     }
-    std::sort(result.held.begin(), result.held.end(), [](const HeldLock& a, const HeldLock& b) {
-      return std::make_tuple(b.off_cpu_ns(), b.faults, b.waiter_ns_while_held, a.tid, a.lock,
-                             a.site) < std::make_tuple(a.off_cpu_ns(), a.faults,
-                                                       a.waiter_ns_while_held, b.tid, b.lock,
-                                                       b.site);
+    // Most off-CPU time, faults, waiting while held first; then by holder,
+    // lock and site (ranked only between otherwise equal groups).
+    std::sort(result.held.begin(), result.held.end(), [&](const HeldLock& a, const HeldLock& b) {
+      auto weight = [](const HeldLock& h) {
+        return std::make_tuple(h.off_cpu_ns(), h.faults, h.waiter_ns_while_held);
+      };
+      if (weight(a) != weight(b)) return weight(a) > weight(b);
+      if (std::tie(a.tid, a.lock) != std::tie(b.tid, b.lock))
+        return std::tie(a.tid, a.lock) < std::tie(b.tid, b.lock);
+      return site_order ? site_order(a.site) < site_order(b.site) : a.site < b.site;
     });
     for (auto& [tid, thread] : threads_) {
       if (!thread.holder) continue;
@@ -235,8 +240,8 @@ class HolderActivityBuilder::Pass {
   // Applies the thread's section events and rows before `until`, in time
   // order, at one time in EventType order (rows of one type in arrival order).
   void replay(Thread& t, uint64_t until) {
-    std::vector<Row> rows_now;
-    std::vector<uint32_t> starting;
+    std::vector<Row>& rows_now = rows_now_;
+    std::vector<uint32_t>& starting = starting_;
     for (;;) {
       uint64_t time = UINT64_MAX;
       if (!t.rows.empty()) time = t.rows.front().time;
@@ -379,7 +384,9 @@ class HolderActivityBuilder::Pass {
   std::vector<uint32_t> free_;                                        // slots of ended ones
   std::unordered_map<LockId, LockWaits, LockIdHash> waits_of_lock_;
   std::unordered_map<uint64_t, Thread> threads_;
-  std::vector<uint64_t> touched_;  // threads with rows or sections added since the last settle
+  std::vector<Row> rows_now_;       // replay's scratch: a thread's rows at one time
+  std::vector<uint32_t> starting_;  // and its sections starting then
+  std::vector<uint64_t> touched_;   // threads with rows or sections added since the last settle
   uint64_t settles_ = 0;
   size_t rows_held_back_ = 0;
   size_t most_rows_held_back_ = 0;
@@ -417,9 +424,9 @@ void HolderActivityBuilder::settle(uint64_t now, const LockRowStream* pending) {
   pass_->settle(now, pending);
 }
 
-HolderActivity HolderActivityBuilder::finish(bool idle_groups) {
+HolderActivity HolderActivityBuilder::finish(bool idle_groups, const SiteOf& site_order) {
   pass_->settle(UINT64_MAX, nullptr);
-  return pass_->finish(idle_groups);
+  return pass_->finish(idle_groups, site_order);
 }
 
 HolderActivityBuilder::Footprint HolderActivityBuilder::footprint() const {

@@ -161,7 +161,9 @@ class HolderActivityBuilder {
   // the sections `pending` may still hand on (nullptr: none).
   void settle(uint64_t now, const LockRowStream* pending);
   // `idle_groups`: also the groups with no switch-out, sample or fault inside.
-  HolderActivity finish(bool idle_groups = true);
+  // `site_order`: ranks sites for the order of otherwise equal groups
+  // (default: by site id).
+  HolderActivity finish(bool idle_groups = true, const SiteOf& site_order = {});
 
   struct Footprint {
     size_t rows_held_back = 0;
