@@ -10,7 +10,7 @@
 //     return m.getRoot<schema::Footer>().getEndMonoNs();
 //   });
 //
-// From format 1.3 chunk headers and the footer are stored packed (Cap'n
+// From format 2.0 chunk headers and the footer are stored packed (Cap'n
 // Proto's packing: zero bytes of a word dropped behind a tag byte), about
 // half the size: packMessage() writes that form, unpackWords() turns it back
 // into the flat words readMessage() takes, bounded by `max_bytes`.

@@ -43,7 +43,7 @@ ChunkBuilder ChunkBuilder::stackTable(uint32_t capacity) {
   ChunkBuilder b;
   b.kind_ = kStackTableKind;
   b.capacity_ = capacity;
-  // Frames as 8 bytes each, not delta varints (format 1.3): stacks repeat
+  // Frames as 8 bytes each, not delta varints (format 2.0): stacks repeat
   // frames (their callers, the timer interrupt's kernel path), and zstd finds
   // an address repeated whole, but not a difference that depends on the
   // frame before it. lock_story's stack table: 5,256 -> 4,110 bytes.

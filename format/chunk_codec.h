@@ -2,7 +2,7 @@
 //   u32 LE n | n bytes: Cap'n Proto ChunkHeader | column area
 // Each column is encoded (varint, delta, ...) then zstd-compressed on its own
 // unless compression would not shrink it; ColumnRef says where it lies.
-// From format 1.3: when n has its top bit set (kPackedChunkHeader) the
+// From format 2.0: when n has its top bit set (kPackedChunkHeader) the
 // header is stored packed in n & 0x7FFFFFFF bytes; a column of equal values
 // is stored as kConstant; cpu-sample rows may be grouped by cpu
 // (format/row_order.h). Readers of 1.2 files see none of these.
@@ -54,7 +54,7 @@ struct ColumnInfo {
   uint32_t offset = 0;
 };
 
-// The top bit of the header length: the header is packed (format 1.3).
+// The top bit of the header length: the header is packed (format 2.0).
 inline constexpr uint32_t kPackedChunkHeader = 0x80000000u;
 // The most a packed chunk header may unpack to; ours are a few hundred bytes.
 inline constexpr size_t kMaxChunkHeaderBytes = 1u << 20;

@@ -29,11 +29,11 @@ enum class Encoding : uint8_t {
   // with Chunk::bytes(column, row). Stored as every row's length (LEB128),
   // then all blobs concatenated: see format/codecs/byte_blob_codec.h.
   kBytes = 4,
-  // Format 1.3. Every value of the column the same: stored once (a varint).
+  // Format 2.0. Every value of the column the same: stored once (a varint).
   // The chunk encoder picks it for such a column whatever its declared
   // encoding; a kBytes column only when every blob is empty.
   kConstant = 5,
-  // Format 1.3. Differences as a multiple of a period plus a remainder, the
+  // Format 2.0. Differences as a multiple of a period plus a remainder, the
   // remainders in byte planes: sampling times (see period_delta_codec.cc).
   kPeriodDelta = 6,
 };

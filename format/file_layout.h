@@ -16,10 +16,10 @@
 // Payloads:
 //   kHeader: one Cap'n Proto message (flat array, unpacked), in every version.
 //   kMetadata: the same, behind a compression prefix from 1.2 (message_payload.h).
-//   kFooter: the same, packed (Cap'n Proto packing) from 1.3.
+//   kFooter: the same, packed (Cap'n Proto packing) from 2.0.
 //   kEventChunk, kStackChunk: u32 LE n, then n bytes of a Cap'n Proto ChunkHeader
 //     message, then the column area; each column is ColumnRef.offset bytes into it.
-//     From 1.3 the top bit of n says the header is packed (chunk_codec.h).
+//     From 2.0 the top bit of n says the header is packed (chunk_codec.h).
 //
 // The first block is always kHeader. The footer is the last block; the trailer
 // points at it. A file without a valid trailer is recovered by scanning blocks
@@ -51,7 +51,7 @@ inline constexpr uint8_t kStackTableKind = 0x80;
 // Stack-table chunk columns.
 enum class StackColumn : uint16_t {
   kFrameCount = 0,  // frames per stack (varint)
-  kFrames = 1,      // all frames, leaf first, concatenated (delta varint; fixed64 from 1.3)
+  kFrames = 1,      // all frames, leaf first, concatenated (delta varint; fixed64 from 2.0)
 };
 
 }  // namespace incise::format

@@ -14,12 +14,17 @@
 
 namespace incise::format {
 
-inline constexpr uint16_t kFormatMajor = 1;
 // 1.1: cpu samples may carry user registers and a user stack copy (kBytes).
 // 1.2: metadata payloads compressed.
-// 1.3: packed chunk headers and footer, kConstant and kPeriodDelta columns,
-//      cpu-sample rows grouped by cpu (format/row_order.h).
-inline constexpr uint16_t kFormatMinor = 3;
+// 2.0: packed chunk headers and footer, kConstant and kPeriodDelta columns,
+//      cpu-sample rows grouped by cpu (format/row_order.h), symbol blobs,
+//      stack-table frames as fixed64. A new major because a 1.x reader would
+//      take the packed headers for damage; with 2 it refuses the file by name
+//      ("newer than this reader understands ... upgrade incise"). This reader
+//      reads 1.0-1.2 and 2.0 (and the 1.3 files written while 2.0 was built).
+inline constexpr uint16_t kFormatMajor = 2;
+inline constexpr uint16_t kFormatMinor = 0;
+// Major 1 files with the packed footer: the 1.3 files written while 2.0 was built.
 inline constexpr uint16_t kFirstMinorWithPackedFooter = 3;
 
 struct RecordOptions {

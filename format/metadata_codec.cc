@@ -163,7 +163,7 @@ std::string encodeMetadata(const MetadataDelta& d) {
 
 namespace {
 
-// A 1.3 symbol blob, after whatever the list held (older files fill only the list).
+// A 2.0 symbol blob, after whatever the list held (older files fill only the list).
 template <typename T>
 Status appendBlob(std::vector<T>& into, capnp::Data::Reader blob,
                   Result<std::vector<T>> (*decode)(codecs::ByteSpan)) {

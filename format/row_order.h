@@ -1,4 +1,4 @@
-// Row order inside a cpu_sample chunk (format 1.3): rows stored grouped by
+// Row order inside a cpu_sample chunk (format 2.0): rows stored grouped by
 // cpu, read back in the order they were appended.
 //
 // Samples of two cpus interleave in time, so stored as appended a chunk's
@@ -30,7 +30,7 @@ namespace incise::format {
 
 // ChunkHeader.rowOrder. Frozen on disk.
 enum class RowOrder : uint8_t {
-  kAppended = 0,      // as the writer received them (every chunk before 1.3)
+  kAppended = 0,      // as the writer received them (every chunk before 2.0)
   kGroupedByCpu = 1,  // stably by cpu; rows of one cpu in appended order
 };
 

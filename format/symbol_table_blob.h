@@ -1,4 +1,4 @@
-// Symbol lists as one column-wise blob (format 1.3): kernel symbols and an
+// Symbol lists as one column-wise blob (format 2.0): kernel symbols and an
 // object's ELF symbols, in MetadataDelta.kernelSymbolTable and
 // ObjectSymbols.symbolTable instead of Cap'n Proto lists.
 //

@@ -52,7 +52,7 @@ struct ChunkHeader {
   maxTime @3 :UInt64;
   columns @4 :List(ColumnRef);
   firstStackId @5 :UInt64;           # stack-table chunks: id of the first row
-  rowOrder @6 :UInt8;                # format::RowOrder: 0 as appended, 1 grouped by cpu (1.3)
+  rowOrder @6 :UInt8;                # format::RowOrder: 0 as appended, 1 grouped by cpu (2.0)
 }
 
 struct Symbol {
@@ -80,7 +80,7 @@ struct ObjectSymbols {
   ehFrameHdr @7 :Data;
   ehFrameVaddr @8 :UInt64;
   ehFrameHdrVaddr @9 :UInt64;
-  symbolTable @10 :Data;             # 1.3: the symbols as one blob (format/symbol_table_blob.h); list empty
+  symbolTable @10 :Data;             # 2.0: the symbols as one blob (format/symbol_table_blob.h); list empty
 }
 
 struct Process {
@@ -138,7 +138,7 @@ struct MetadataDelta {
   kernelSymbols @5 :List(KernelSymbol);
   perfMaps @6 :List(PerfMapSnapshot);
   notes @7 :List(Text);              # recorder warnings a reader should show (degraded sources)
-  kernelSymbolTable @8 :Data;        # 1.3: kernel symbols as one blob (format/symbol_table_blob.h); list empty
+  kernelSymbolTable @8 :Data;        # 2.0: kernel symbols as one blob (format/symbol_table_blob.h); list empty
 }
 
 struct ChunkIndexEntry {

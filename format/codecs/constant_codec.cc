@@ -1,4 +1,4 @@
-// Encoding::kConstant (format 1.3): a column whose values are all the same,
+// Encoding::kConstant (format 2.0): a column whose values are all the same,
 // stored as that value once. The row count comes from the chunk header.
 //
 // Byte layout: varint(value), nothing else, whatever the row count.

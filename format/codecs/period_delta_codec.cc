@@ -1,4 +1,4 @@
-// Encoding::kPeriodDelta (format 1.3): differences split into a multiple of a
+// Encoding::kPeriodDelta (format 2.0): differences split into a multiple of a
 // period and a remainder, for times that tick at a sampling period.
 //
 // Each difference d[i] = v[i] - v[i-1] (v[-1] = 0, wrapping modulo 2^64, read

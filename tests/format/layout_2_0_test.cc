@@ -1,4 +1,4 @@
-// Format 1.3's smaller layout: cpu-sample rows grouped by cpu on disk and
+// Format 2.0's smaller layout: cpu-sample rows grouped by cpu on disk and
 // read back in appended order, constant columns, packed chunk headers and
 // footer, and a 1.2 file still read as before.
 #include <gtest/gtest.h>
