@@ -2,11 +2,12 @@
 // wait and hold distributions, top waiters and holders, and a hold-time
 // histogram.
 //
-// Memory: rows stream (LockRowStream into LockStatsBuilder); what is kept is
-// per group (lock or site): two DurationDistributions of at most 32 KiB each,
-// the threads, sites and locks seen; plus, in contended mode only, the futex
-// waits in progress and per lock the acquisitions its next wake may end
-// (critical_sections.h), not a record per wait.
+// Memory: rows stream in time order (readLockStats: LockRowStream into
+// LockStatsBuilder); what is kept is per group (lock or site): two
+// DurationDistributions of at most 32 KiB each, the threads, sites and locks
+// seen; plus, in contended mode only, the futex waits in progress and per
+// lock the acquisitions its next wake may end (critical_sections.h), not a
+// record per wait.
 #include <iostream>
 #include <nlohmann/json.hpp>
 
@@ -19,6 +20,7 @@
 #include "analyzer/reports/lock_sites.h"
 #include "analyzer/reports/lock_stats.h"
 #include "analyzer/reports/log2_histogram_chart.h"
+#include "analyzer/reports/trace_lock_stats.h"
 
 namespace incise::analyzer {
 namespace {
@@ -131,20 +133,9 @@ nlohmann::json groupsJson(const std::vector<LockGroupStats>& groups, const LockN
 int reportLocks(Trace& trace, const ReportOutput& output, const LocksOptions& options) {
   LockGrouping by = options.by == "site" ? LockGrouping::kBySite : LockGrouping::kByLock;
   LockSites sites(trace.symbolizer(), trace.stacks());
-  LockStatsBuilder stats(by, [&](uint64_t stack) { return sites.siteOf(stack); });
-  LockRowStream stream({.acquisition =
-                            [&](const Acquisition& a) {
-                              sites.add(a.lock.pid, a.stack_id, a.time);
-                              stats.add(a);
-                            },
-                        .section =
-                            [&](const CriticalSection& s) {
-                              sites.add(s.lock.pid, s.stack_id, s.start);
-                              stats.add(s);
-                            }});
-  trace.forEachRow<format::LockInterval>([&](const format::LockInterval& row) { stream.add(row); });
-  LockRowCounts counts = stream.finish();
-  std::vector<LockGroupStats> groups = stats.finish(kTopThreads);
+  TraceLockStats stats = readLockStats(trace, by, sites, kTopThreads);
+  const LockRowCounts& counts = stats.counts;
+  std::vector<LockGroupStats>& groups = stats.groups;
   size_t total_groups = groups.size();
   if (options.limit != 0 && groups.size() > options.limit) groups.resize(options.limit);
   LockNames names(trace, sites);
