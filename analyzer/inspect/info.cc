@@ -84,7 +84,7 @@ json infoJson(const format::Reader& reader, const TraceSummary& s) {
                  {"columns", json::array()}};
     for (const auto& c : k.columns) {
       kind["columns"].push_back({{"name", c.name},
-                                 {"encoding", encodingName(c.encoding)},
+                                 {"encoding", storedEncodingNames(c)},
                                  {"raw_bytes", c.raw_bytes},
                                  {"stored_bytes", c.stored_bytes}});
     }
@@ -174,8 +174,8 @@ void printInfo(std::ostream& out, const format::Reader& reader, const TraceSumma
   for (const auto& k : s.kinds) {
     for (const auto& c : k.columns) {
       out << "  " << std::left << std::setw(28)
-          << (std::string(format::kindName(k.kind)) + "." + c.name) << std::setw(14)
-          << encodingName(c.encoding) << std::right << std::setw(12) << c.raw_bytes << " -> "
+          << (std::string(format::kindName(k.kind)) + "." + c.name) << std::setw(22)
+          << storedEncodingNames(c) << std::right << std::setw(12) << c.raw_bytes << " -> "
           << std::setw(12) << c.stored_bytes << "\n";
     }
   }

@@ -1,6 +1,7 @@
 // Per-kind and per-column totals of a trace.
 #include "analyzer/inspect/trace_summary.h"
 
+#include <algorithm>
 #include <ostream>
 
 namespace incise::analyzer {
@@ -26,6 +27,15 @@ std::string encodingName(format::Encoding encoding) {
   return "unknown";
 }
 
+std::string storedEncodingNames(const ColumnTotals& column) {
+  if (column.stored_as.empty()) return encodingName(column.encoding);
+  std::string names;
+  for (format::Encoding encoding : column.stored_as) {
+    names += (names.empty() ? "" : "+") + encodingName(encoding);
+  }
+  return names;
+}
+
 TraceSummary summarize(const format::Reader& reader) {
   TraceSummary s;
   for (EventKind kind : format::kAllEventKinds) {
@@ -45,8 +55,13 @@ TraceSummary summarize(const format::Reader& reader) {
       }
       for (const auto& c : *sizes) {
         if (c.id < k.columns.size()) {
-          k.columns[c.id].raw_bytes += c.raw_bytes;
-          k.columns[c.id].stored_bytes += c.stored_bytes;
+          ColumnTotals& column = k.columns[c.id];
+          column.raw_bytes += c.raw_bytes;
+          column.stored_bytes += c.stored_bytes;
+          if (std::find(column.stored_as.begin(), column.stored_as.end(), c.encoding) ==
+              column.stored_as.end()) {
+            column.stored_as.push_back(c.encoding);
+          }
         }
         s.raw_column_bytes += c.raw_bytes;
         s.stored_column_bytes += c.stored_bytes;

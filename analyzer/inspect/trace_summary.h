@@ -22,7 +22,8 @@ namespace incise::analyzer {
 
 struct ColumnTotals {
   std::string name;
-  format::Encoding encoding{};
+  format::Encoding encoding{};              // declared by the kind (format/event_kinds.h)
+  std::vector<format::Encoding> stored_as;  // what the chunks used, in first-seen order
   uint64_t raw_bytes = 0;
   uint64_t stored_bytes = 0;
 };
@@ -50,6 +51,9 @@ struct TraceSummary {
 TraceSummary summarize(const format::Reader& reader);
 
 std::string encodingName(format::Encoding encoding);
+// The encodings a column's chunks were stored with, "+"-joined ("varint+constant":
+// a column the writer stored as one value where it could); the declared one without chunks.
+std::string storedEncodingNames(const ColumnTotals& column);
 void printRecovery(std::ostream& out, const format::RecoveryReport& report);
 nlohmann::json recoveryJson(const format::RecoveryReport& report);
 
