@@ -61,13 +61,16 @@ format::MetadataDelta describeProcesses(uint64_t time) {
 
 int main(int argc, char** argv) {
   if (argc < 3) {
-    std::cerr << "usage: incise_big_trace OUT.trace SIZE_MB [SEED]\n"
+    std::cerr << "usage: incise_big_trace OUT.trace SIZE_MB [SEED [LOCKS]]\n"
+                 "  LOCKS: locks per process, each always taken at its own site (a program's\n"
+                 "  few locks); default: 1000 locks per process taken at random sites\n"
                  "  example: incise_big_trace /var/tmp/big.trace 1100\n";
     return 2;
   }
   const std::string path = argv[1];
   const uint64_t target_bytes = std::strtoull(argv[2], nullptr, 10) << 20;
   std::mt19937_64 rng(argc > 3 ? std::strtoull(argv[3], nullptr, 10) : 1);
+  const uint64_t locks_at_own_site = argc > 4 ? std::strtoull(argv[4], nullptr, 10) : 0;
   if (target_bytes == 0) {
     std::cerr << "incise_big_trace: SIZE_MB must be positive\n";
     return 2;
@@ -127,16 +130,22 @@ int main(int argc, char** argv) {
       }
       if (i % 8 == 0) {
         const uint64_t wait = rng() % 2 ? 0 : rng() % 100000;
+        // The default draws its lock where it always did, so its traces stay the same.
+        uint64_t own_lock = 0, lock_stack = stack;
+        if (locks_at_own_site != 0) {
+          own_lock = rng() % locks_at_own_site;
+          lock_stack = w.internStack(stacks[own_lock]);
+        }
         w.append(format::LockInterval{
             .time = time,
             .acquired_time = time + wait,
             .release_time = time + wait + 1 + rng() % 50000,
             .pid = pid,
             .tid = tid,
-            .address = kLockArea + (rng() % kLocks) * 64,
+            .address = kLockArea + (locks_at_own_site ? own_lock : rng() % kLocks) * 64,
             .lock_kind = static_cast<uint64_t>(format::LockKind::kMutex),
             .flags = wait ? uint64_t{format::kLockContended} : 0,
-            .stack_id = stack,
+            .stack_id = lock_stack,
             .releaser_tid = wait ? pid + static_cast<uint32_t>(rng() % kThreadsPerProcess) : 0});
         ++rows;
       }
