@@ -9,9 +9,9 @@
 
 #include "analyzer/export/thread_state_spans.h"
 #include "analyzer/model/stack_namer.h"
-#include "analyzer/model/time_ordered_rows.h"
 #include "analyzer/reports/critical_sections.h"
 #include "analyzer/reports/lock_report_text.h"
+#include "analyzer/reports/trace_lock_rows.h"
 
 namespace incise::analyzer {
 namespace {
@@ -159,30 +159,24 @@ void writeStates(Trace& trace, EventWriter& writer, ChromeTraceStats& stats) {
 // waits with their row, holds with their row (mode `all`) or once the wake
 // that ends them is settled (contended mode). Nothing is kept per row.
 void writeLocks(Trace& trace, EventWriter& writer, ChromeTraceStats& stats) {
-  LockRowStream stream({.section =
-                            [&](const CriticalSection& s) {
-                              std::string args =
-                                  "{\"lock\":" + quoted(hexAddress(s.lock.address)) +
-                                  ",\"contended\":" + (s.contended ? "true" : "false") +
-                                  ",\"inferred\":" + (s.inferred ? "true" : "false") + "}";
-                              writer.asyncSlice("hold " + hexAddress(s.lock.address), s.lock.pid,
-                                                s.tid, s.start, s.end, args);
-                              ++stats.lock_slices;
-                            },
-                        .wait =
-                            [&](const LockWait& w) {
-                              std::string args =
-                                  "{\"lock\":" + quoted(hexAddress(w.lock.address)) +
-                                  ",\"releaser_tid\":" + std::to_string(w.releaser_tid) + "}";
-                              writer.asyncSlice("wait " + hexAddress(w.lock.address), w.lock.pid,
-                                                w.tid, w.start, w.end, args);
-                              ++stats.lock_slices;
-                            }});
-  TimeOrderedRows<format::LockInterval> rows(trace);
-  for (const format::LockInterval* row; (row = rows.peek()) != nullptr; rows.pop()) {
-    stream.add(*row);
-  }
-  stream.finish();
+  streamLockRows(
+      trace, {.section =
+                  [&](const CriticalSection& s) {
+                    std::string args = "{\"lock\":" + quoted(hexAddress(s.lock.address)) +
+                                       ",\"contended\":" + (s.contended ? "true" : "false") +
+                                       ",\"inferred\":" + (s.inferred ? "true" : "false") + "}";
+                    writer.asyncSlice("hold " + hexAddress(s.lock.address), s.lock.pid, s.tid,
+                                      s.start, s.end, args);
+                    ++stats.lock_slices;
+                  },
+              .wait =
+                  [&](const LockWait& w) {
+                    std::string args = "{\"lock\":" + quoted(hexAddress(w.lock.address)) +
+                                       ",\"releaser_tid\":" + std::to_string(w.releaser_tid) + "}";
+                    writer.asyncSlice("wait " + hexAddress(w.lock.address), w.lock.pid, w.tid,
+                                      w.start, w.end, args);
+                    ++stats.lock_slices;
+                  }});
 }
 
 void writeSamples(Trace& trace, EventWriter& writer, StackFrameTable& frames,

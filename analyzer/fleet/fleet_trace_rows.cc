@@ -13,6 +13,7 @@
 #include "analyzer/reports/critical_sections.h"
 #include "analyzer/reports/lock_sites.h"
 #include "analyzer/reports/thread_states.h"
+#include "analyzer/reports/trace_lock_rows.h"
 
 namespace incise::analyzer {
 namespace {
@@ -213,19 +214,15 @@ void FleetTrace::forEachLockSiteTime(const std::function<void(const FleetLockSit
     uint64_t site = sites.siteOf(stack_id);
     emit({sites.name(site), sites.context(site), hold, ns, inferred});
   };
-  LockRowStream stream({.acquisition =
-                            [&](const Acquisition& a) {
-                              send(a.lock.pid, a.stack_id, a.time, false, a.wait_ns, false);
-                            },
-                        .section =
-                            [&](const CriticalSection& s) {
-                              send(s.lock.pid, s.stack_id, s.start, true, s.duration(), s.inferred);
-                            }});
-  TimeOrderedRows<format::LockInterval> rows(*trace_);
-  for (const format::LockInterval* row; (row = rows.peek()) != nullptr; rows.pop()) {
-    stream.add(*row);
-  }
-  stream.finish();
+  streamLockRows(*trace_, {.acquisition =
+                               [&](const Acquisition& a) {
+                                 send(a.lock.pid, a.stack_id, a.time, false, a.wait_ns, false);
+                               },
+                           .section =
+                               [&](const CriticalSection& s) {
+                                 send(s.lock.pid, s.stack_id, s.start, true, s.duration(),
+                                      s.inferred);
+                               }});
 }
 
 }  // namespace incise::analyzer

@@ -58,12 +58,6 @@ std::string describeStack(Symbolizer& symbolizer, const format::StackTable& stac
 LockSites::LockSites(Symbolizer& symbolizer, const format::StackTable& stacks)
     : symbolizer_(symbolizer), stacks_(stacks) {}
 
-void LockSites::addStacksOf(const LockTimeline& timeline) {
-  for (const Acquisition& a : timeline.acquisitions) add(a.lock.pid, a.stack_id, a.time);
-  for (const CriticalSection& s : timeline.sections) add(s.lock.pid, s.stack_id, s.start);
-  for (const LockWait& w : timeline.waits) add(w.lock.pid, w.stack_id, w.start);
-}
-
 void LockSites::add(uint64_t pid, uint64_t stack_id, uint64_t time) {
   if (stack_id == 0 || site_of_stack_.count(stack_id)) return;
   std::vector<Frame> frames = framesOf(symbolizer_, stacks_, pid, stack_id, time);

@@ -12,7 +12,7 @@
 // "[unknown site]" (stack id 0).
 //
 //   LockSites sites(trace.symbolizer(), trace.stacks());
-//   sites.addStacksOf(timeline);                 // symbolizes each acquire stack once
+//   sites.add(pid, stack_id, time);              // symbolizes each acquire stack once
 //   uint64_t id = sites.siteOf(stack_id);
 //   std::cout << sites.name(id);                 // "update_account"
 #pragma once
@@ -23,7 +23,6 @@
 #include <unordered_map>
 #include <vector>
 
-#include "analyzer/reports/critical_sections.h"
 #include "analyzer/symbolize/frame.h"
 #include "format/reader.h"
 
@@ -46,9 +45,6 @@ class LockSites {
  public:
   LockSites(Symbolizer& symbolizer, const format::StackTable& stacks);
 
-  // Symbolizes every acquire stack of the timeline (in the process and at
-  // the time it was first used).
-  void addStacksOf(const LockTimeline& timeline);
   // Symbolizes `stack_id` in `pid` at `time`, the first time it is seen.
   void add(uint64_t pid, uint64_t stack_id, uint64_t time);
   // 0 for a stack not added or without frames.

@@ -1,16 +1,16 @@
-#include "analyzer/reports/trace_lock_timeline.h"
+#include "analyzer/reports/trace_lock_rows.h"
 
 #include "analyzer/model/time_ordered_rows.h"
 
 namespace incise::analyzer {
 
-LockTimeline readLockTimeline(Trace& trace, bool keep_acquisitions) {
-  LockTimelineBuilder builder(keep_acquisitions);
+LockRowCounts streamLockRows(Trace& trace, LockRowSinks sinks) {
+  LockRowStream stream(std::move(sinks));
   TimeOrderedRows<format::LockInterval> rows(trace);
   for (const format::LockInterval* row; (row = rows.peek()) != nullptr; rows.pop()) {
-    builder.add(*row);
+    stream.add(*row);
   }
-  return builder.finish();
+  return stream.finish();
 }
 
 }  // namespace incise::analyzer
