@@ -248,21 +248,23 @@ class HolderActivityBuilder::Pass {
       if (!t.to_start.empty()) time = std::min(time, t.to_start.front().first);
       if (!t.to_end.empty()) time = std::min(time, t.to_end.front().first);
       if (time >= until) return;
-      // A section that ends where it starts had its end applied first, then
-      // its start, and stays open (as the whole-trace pass always did).
       starting.clear();
       while (!t.to_start.empty() && t.to_start.front().first == time)
         starting.push_back(popEvent(t.to_start));
-      for (uint32_t s : starting) {
-        if (sections_[s].end == time) endSection(t, s, time, /*empty=*/true);
-      }
       while (!t.to_end.empty() && t.to_end.front().first == time)
-        endSection(t, popEvent(t.to_end), time, false);
+        endSection(t, popEvent(t.to_end), time);
       for (uint32_t s : starting) {
+        t.activity.pid = sections_[s].lock.pid;
+        // [time, time) holds nothing: it counts as a section (addSection)
+        // but is never entered, or every later row of the thread would be
+        // charged to it.
+        if (sections_[s].end == time) {
+          retireSection(s);
+          continue;
+        }
         if (t.active.empty()) t.union_start = time;
         t.active.push_back(s);
-        t.activity.pid = sections_[s].lock.pid;
-        if (sections_[s].end != time) pushEvent(t.to_end, sections_[s].end, s);
+        pushEvent(t.to_end, sections_[s].end, s);
       }
       rows_now.clear();
       while (!t.rows.empty() && t.rows.front().time == time) {
@@ -276,12 +278,16 @@ class HolderActivityBuilder::Pass {
     }
   }
 
-  void endSection(Thread& t, uint32_t s, uint64_t time, bool empty) {
+  void endSection(Thread& t, uint32_t s, uint64_t time) {
     if (t.off_cpu) closeOffSpan(t, s, time);
-    if (!empty) std::erase(t.active, s);
+    std::erase(t.active, s);
     if (t.active.empty()) t.activity.held_ns += time - t.union_start;
-    if (empty) return;
-    // Other threads' waits on the lock that overlapped the section.
+    retireSection(s);
+  }
+
+  // A section is over: what other threads' waits on its lock overlapped it,
+  // and its slot and its hold on those waits go.
+  void retireSection(uint32_t s) {
     const Section& section = sections_[s];
     LockWaits& lock = waitsOf(section.lock);
     uint64_t waited = 0;

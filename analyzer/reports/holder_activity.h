@@ -12,7 +12,9 @@
 // overlapped the holder's off-CPU time inside the section.
 //
 // Sections are half-open [start, end): an event at `start` is inside, one at
-// `end` is not. Off-CPU time starts only at a switch-out seen in the trace.
+// `end` is not, so a section acquired and released at one time counts as a
+// section but has nothing inside. Off-CPU time starts only at a switch-out
+// seen in the trace.
 // Results are grouped per (holder thread, lock, acquire site).
 //
 // HolderActivityBuilder streams: critical sections and lock waits are added

@@ -215,6 +215,68 @@ TEST(HolderActivity, InferredSectionsOfAContendedTrace) {
   EXPECT_EQ(h.site_stack_id, 0u);
 }
 
+// A section acquired and released at one time ([1000, 1000), e.g. at the
+// clock's resolution) happened but holds nothing: the preemption, fault and
+// sample that follow it outside any section are not charged to its lock,
+// nor to the thread's time in sections; a later real section still is.
+TEST(HolderActivity, AZeroLengthSectionHoldsNothingAfterIt) {
+  std::vector<LockInterval> locks = {lockRow(1, kLock, 900, 1000, 1000, 11),
+                                     lockRow(1, kInner, 5000, 5000, 6000, 12)};
+  std::vector<SchedSwitch> switches = {switchOut(1000, 1, kPreempted), switchIn(1500, 1),
+                                       switchOut(2000, 1, kPreempted), switchIn(3000, 1)};
+  std::vector<CpuSample> samples = {sample(1000, 1, 21), sample(2600, 1, 22), sample(5500, 1, 23)};
+  std::vector<PageFault> faults = {fault(2500, 1, 31)};
+  LockTimeline t = buildLockTimeline(locks);
+  HolderActivity a = correlateHolders(t, switches, samples, faults, {});
+  const HeldLock& zero = heldBy(a, 1, kLock);
+  EXPECT_EQ(zero.sections, 1u);
+  EXPECT_EQ(zero.held_ns, 0u);
+  EXPECT_EQ(zero.sections_switched_out, 0u);
+  EXPECT_EQ(zero.preempted_switches, 0u);
+  EXPECT_EQ(zero.off_cpu_ns(), 0u);
+  EXPECT_EQ(zero.samples, 0u);
+  EXPECT_EQ(zero.faults, 0u);
+  const HeldLock& later = heldBy(a, 1, kInner);
+  EXPECT_EQ(later.samples, 1u);
+  EXPECT_EQ(later.sample_stacks.at(23), 1u);
+  const ThreadActivity& holder = thread(a, 1);
+  EXPECT_EQ(holder.samples, 3u);
+  EXPECT_EQ(holder.samples_in_sections, 1u);
+  EXPECT_EQ(holder.faults_in_sections, 0u);
+  EXPECT_EQ(holder.held_ns, 1000u);  // the real section only
+}
+
+// Contended mode: 5 and 6 are woken at one time, 6 by 5, which had just
+// taken the lock: 5's inferred section is [500, 500). Nothing later tells
+// that 5 held the lock, so its rows after 500 are outside every section,
+// and once settled nothing of that section is kept.
+TEST(HolderActivity, AZeroLengthInferredSectionHoldsNothingAfterIt) {
+  std::vector<LockInterval> locks = {
+      lockRow(5, kLock, 100, 500, 0, 51, format::kLockContendedOnly, 4),
+      lockRow(6, kLock, 200, 500, 0, 61, format::kLockContendedOnly, 5)};
+  std::vector<SchedSwitch> switches = {switchOut(700, 5, kBlocked), switchIn(900, 5)};
+  std::vector<PageFault> faults = {fault(800, 5, 52), fault(1000, 5, 53)};
+  LockTimeline t = buildLockTimeline(locks);
+  HolderActivity a = correlateHolders(t, switches, {}, faults, {});
+  const HeldLock& zero = heldBy(a, 5, kLock);
+  EXPECT_TRUE(zero.inferred);
+  EXPECT_EQ(zero.sections, 1u);
+  EXPECT_EQ(zero.held_ns, 0u);
+  EXPECT_EQ(zero.blocked_switches, 0u);
+  EXPECT_EQ(zero.off_cpu_ns(), 0u);
+  EXPECT_EQ(zero.faults, 0u);
+  EXPECT_EQ(thread(a, 5).faults_in_sections, 0u);
+  EXPECT_EQ(thread(a, 5).held_ns, 0u);
+
+  HolderActivityBuilder builder({});
+  for (const CriticalSection& s : t.sections) builder.addSection(s);
+  for (const LockWait& w : t.waits) builder.addWait(w);
+  for (const SchedSwitch& sw : switches) builder.add(sw);
+  builder.settle(2000, nullptr);
+  EXPECT_EQ(builder.footprint().open_sections, 0u);
+  EXPECT_EQ(builder.footprint().rows_held_back, 0u);
+}
+
 TEST(HolderActivity, ASwitchInWithoutASwitchOutAddsNoOffCpuTime) {
   std::vector<LockInterval> locks = {lockRow(1, kLock, 0, 0, 1000, 11)};
   std::vector<SchedSwitch> switches = {switchIn(500, 1)};
