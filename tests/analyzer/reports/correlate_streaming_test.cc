@@ -267,21 +267,23 @@ TEST(CorrelateStreaming, OnePassGivesTheWholeTraceAnswers) {
   }
 }
 
+// A contended-mode futex wait on kLock: [start, end), woken by `releaser`.
+LockInterval futexWait(uint64_t tid, uint64_t start, uint64_t end, uint64_t releaser) {
+  return {.time = start,
+          .acquired_time = end,
+          .pid = kPid,
+          .tid = tid,
+          .address = kLock,
+          .lock_kind = static_cast<uint64_t>(format::LockKind::kFutex),
+          .flags = format::kLockContendedOnly,
+          .releaser_tid = releaser};
+}
+
 // Contended mode: 2 takes the lock at 100 after a wait; only the next wake
 // (at 500, releaser 2) tells that it held it until then. Its samples wait
 // that long; another thread's are applied as time passes.
 TEST(CorrelateStreaming, HoldsBackOnlyTheRowsASectionMayStillCover) {
   Rows rows;
-  auto futexWait = [](uint64_t tid, uint64_t start, uint64_t end, uint64_t releaser) {
-    return LockInterval{.time = start,
-                        .acquired_time = end,
-                        .pid = kPid,
-                        .tid = tid,
-                        .address = kLock,
-                        .lock_kind = static_cast<uint64_t>(format::LockKind::kFutex),
-                        .flags = format::kLockContendedOnly,
-                        .releaser_tid = releaser};
-  };
   rows.locks = {futexWait(2, 0, 100, 1), futexWait(3, 200, 500, 2)};
   for (uint64_t time = 5; time < 1000; time += 10) {
     rows.samples.push_back({.time = time, .pid = kPid, .tid = 4, .stack_id = 9});
@@ -301,6 +303,39 @@ TEST(CorrelateStreaming, HoldsBackOnlyTheRowsASectionMayStillCover) {
   // 2's 40 samples, and at most the row of 4 at the current time.
   EXPECT_GE(streamed.footprint.most_rows_held_back, 40u);
   EXPECT_LE(streamed.footprint.most_rows_held_back, 41u);
+}
+
+// Why a thread's rows after it took a lock in contended mode wait for that
+// lock's next wake, however late: only that wake tells whether the thread
+// held the lock all along. Here 2 takes the lock at 100; with a wait woken by
+// 2 at 900000 its samples from 100 on were taken holding the lock, without
+// one they were not, and nothing 2 does in between tells the two apart.
+TEST(CorrelateStreaming, OnlyTheNextWakeTellsWhatAThreadHeldSinceItsAcquisition) {
+  Rows quiet;
+  quiet.locks = {futexWait(2, 0, 100, 1)};
+  for (uint64_t time = 150; time < 1000000; time += 1000) {
+    quiet.samples.push_back({.time = time, .pid = kPid, .tid = 2, .stack_id = 8});
+    quiet.samples.push_back({.time = time + 500, .pid = kPid, .tid = 4, .stack_id = 9});
+  }
+  Rows woken = quiet;
+  woken.locks.push_back(futexWait(3, 850000, 900000, 2));
+  for (const Rows* rows : {&quiet, &woken}) {
+    Streamed streamed = stream(*rows, 1, 4);
+    HolderActivity expected =
+        correlateHolders(buildLockTimeline(rows->locks), {}, rows->samples, {}, {});
+    uint64_t inside = 0;
+    for (const HeldLock& h : streamed.activity.held) {
+      if (h.tid == 2) inside += h.samples;
+    }
+    uint64_t expected_inside = 0;
+    for (const HeldLock& h : expected.held) {
+      if (h.tid == 2) expected_inside += h.samples;
+    }
+    EXPECT_EQ(inside, expected_inside);
+    EXPECT_EQ(streamed.footprint.rows_held_back, 0u);
+    // 2's samples at 150, 1150, ..., 899150 fall in [100, 900000).
+    EXPECT_EQ(inside, rows == &woken ? 900u : 0u);
+  }
 }
 
 // A wait spanning many short ones: settled waits are dropped once no later
