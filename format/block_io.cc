@@ -49,8 +49,7 @@ Result<BlockHeader> parseBlockHeader(ByteSpan bytes) {
   }
   BlockHeader h;
   h.type = static_cast<BlockType>(p[4]);
-  if (p[4] < static_cast<uint8_t>(BlockType::kHeader) ||
-      p[4] > static_cast<uint8_t>(BlockType::kFooter)) {
+  if (p[4] < static_cast<uint8_t>(BlockType::kHeader) || p[4] > kLastBlockType) {
     return Error("unknown block type " + std::to_string(p[4]));
   }
   h.length = getU32(p + 8);
@@ -77,6 +76,22 @@ Status writeAll(int fd, ByteSpan bytes, const std::string& path) {
     if (n == 0) return Error("writing " + path + ": no progress");
     p += n;
     left -= static_cast<size_t>(n);
+  }
+  return Status::ok();
+}
+
+Status pwriteAll(int fd, uint64_t offset, ByteSpan bytes, const std::string& path) {
+  size_t done = 0;
+  while (done < bytes.size()) {
+    ssize_t n =
+        ::pwrite(fd, bytes.data() + done, bytes.size() - done, static_cast<off_t>(offset + done));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return Error("writing " + path + " at offset " + std::to_string(offset + done) + ": " +
+                   std::strerror(errno));
+    }
+    if (n == 0) return Error("writing " + path + ": no progress");
+    done += static_cast<size_t>(n);
   }
   return Status::ok();
 }

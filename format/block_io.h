@@ -41,6 +41,8 @@ uint64_t getU64(const uint8_t* p);
 
 // write(2) until done; retries EINTR and short writes.
 Status writeAll(int fd, ByteSpan bytes, const std::string& path);
+// pwrite(2) all of `bytes` at `offset`; retries EINTR and short writes.
+Status pwriteAll(int fd, uint64_t offset, ByteSpan bytes, const std::string& path);
 // pread(2) exactly bytes.size() bytes at `offset`; a short read is an Error.
 Status preadAll(int fd, uint64_t offset, std::span<uint8_t> bytes, const std::string& path);
 

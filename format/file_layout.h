@@ -20,6 +20,12 @@
 //   kEventChunk, kStackChunk: u32 LE n, then n bytes of a Cap'n Proto ChunkHeader
 //     message, then the column area; each column is ColumnRef.offset bytes into it.
 //     From 2.0 the top bit of n says the header is packed (chunk_codec.h).
+//   kRegionCopy (2.1): u64 LE start | u64 LE end | whole blocks, back to back.
+//     Written at the end of the file while the writer merges the small chunks
+//     in [start, end) (format/region_merge.h); a scan that finds one whole
+//     takes its blocks instead of whatever lies in [start, end). The writer
+//     truncates it away once the merged blocks are in place, so a file that
+//     was closed has none, and a footer never indexes one.
 //
 // The first block is always kHeader. The footer is the last block; the trailer
 // points at it. A file without a valid trailer is recovered by scanning blocks
@@ -43,7 +49,10 @@ enum class BlockType : uint8_t {
   kStackChunk = 3,
   kMetadata = 4,
   kFooter = 5,
+  kRegionCopy = 6,
 };
+inline constexpr uint8_t kLastBlockType = static_cast<uint8_t>(BlockType::kRegionCopy);
+inline constexpr uint32_t kRegionCopyPrefix = 16;  // start and end before the blocks
 
 // ChunkHeader.kind of a stack-table chunk.
 inline constexpr uint8_t kStackTableKind = 0x80;

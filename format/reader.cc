@@ -339,7 +339,7 @@ class ReaderImpl final : public Reader {
           }
           return s;
         },
-        damage));
+        damage, &recovery_.regions_from_copies));
     recovery_.damage = std::move(damage);
     for (const auto& d : recovery_.damage)
       recovery_.first_damage = std::min(recovery_.first_damage, d.offset);
@@ -354,6 +354,8 @@ class ReaderImpl final : public Reader {
         return Error(blockAt(offset) + ": a second trace header");
       case BlockType::kFooter:
         return Status::ok();  // a scan rebuilds the index itself
+      case BlockType::kRegionCopy:
+        return Error(blockAt(offset) + ": a region copy where only a scan opens one");
       case BlockType::kMetadata: {
         std::string unpacked;
         if (header_.format_minor >= kFirstMinorWithPackedMetadata || header_.format_major > 1) {

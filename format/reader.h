@@ -148,6 +148,9 @@ struct RecoveryReport {
   uint64_t file_size = 0;
   uint64_t first_damage = UINT64_MAX;  // offset where the first damage starts
   std::vector<Damage> damage;
+  // Regions read from the copy the writer makes while merging small chunks
+  // (format/region_merge.h): it was stopped in the middle of a merge.
+  uint64_t regions_from_copies = 0;
   bool clean() const { return used_footer && damage.empty(); }
 };
 

@@ -41,6 +41,73 @@ uint64_t findNextBlock(const TraceFile& file, uint64_t from) {
   return file.size;
 }
 
+// A region copy (file_layout.h): a whole one stands for the blocks in
+// [start, end); one cut short (the writer was killed appending it) for
+// nothing, and its own bytes [at, next) are skipped.
+struct RegionCopy {
+  uint64_t at = 0;
+  uint64_t next = 0;
+  bool whole = false;
+  uint64_t start = 0;
+  uint64_t end = 0;
+};
+
+RegionCopy readRegionCopy(const TraceFile& file, uint64_t at, const BlockHeader& header) {
+  RegionCopy copy{.at = at, .next = std::min(file.size, at + kBlockHeaderSize + header.length)};
+  if (at + kBlockHeaderSize + header.length > file.size || header.length < kRegionCopyPrefix) {
+    return copy;
+  }
+  std::vector<uint8_t> payload(header.length);
+  if (!preadAll(file.fd, at + kBlockHeaderSize, payload, file.path)) return copy;
+  if (!payloadMatches(header, payload)) return copy;
+  copy.start = getU64(payload.data());
+  copy.end = getU64(payload.data() + 8);
+  copy.whole = copy.start < copy.end && copy.end <= at;
+  return copy;
+}
+
+// Finds the region copies by walking block headers alone (a 24-byte read a
+// block), resynchronising as the scan does where a header does not verify.
+std::vector<RegionCopy> findRegionCopies(const TraceFile& file, uint64_t start) {
+  std::vector<RegionCopy> copies;
+  uint64_t pos = start;
+  uint8_t raw[kBlockHeaderSize];
+  while (pos + kBlockHeaderSize <= file.size && !isTrailerAt(file, pos)) {
+    Result<BlockHeader> header = preadAll(file.fd, pos, raw, file.path)
+                                     ? parseBlockHeader(ByteSpan(raw, sizeof(raw)))
+                                     : Result<BlockHeader>(Error("unreadable"));
+    if (!header) {
+      pos = findNextBlock(file, pos + 1);
+      continue;
+    }
+    if (header->type == BlockType::kRegionCopy)
+      copies.push_back(readRegionCopy(file, pos, *header));
+    pos += kBlockHeaderSize + header->length;
+  }
+  return copies;
+}
+
+// Visits the blocks inside a whole region copy at their offsets in the file.
+void visitCopiedBlocks(uint64_t at, ByteSpan payload, const BlockVisitor& visit,
+                       std::vector<Damage>& damage) {
+  uint64_t pos = kRegionCopyPrefix;
+  while (pos < payload.size()) {
+    uint64_t offset = at + kBlockHeaderSize + pos;
+    Result<BlockHeader> header = parseBlockHeader(payload.subspan(pos));
+    if (!header || header->type == BlockType::kRegionCopy ||
+        header->length > payload.size() - pos - kBlockHeaderSize ||
+        !payloadMatches(*header, payload.subspan(pos + kBlockHeaderSize, header->length))) {
+      damage.push_back(Damage{offset, payload.size() - pos, "a block in a region copy is damaged"});
+      return;
+    }
+    ByteSpan inner = payload.subspan(pos + kBlockHeaderSize, header->length);
+    pos += kBlockHeaderSize + header->length;
+    Status used = visit(offset, *header, inner);
+    if (!used)
+      damage.push_back(Damage{offset, kBlockHeaderSize + inner.size(), used.error().message()});
+  }
+}
+
 }  // namespace
 
 Result<VerifiedBlock> readVerifiedBlock(const TraceFile& file, uint64_t offset, uint64_t end) {
@@ -68,13 +135,38 @@ Result<VerifiedBlock> readVerifiedBlock(const TraceFile& file, uint64_t offset, 
 }
 
 Status scanBlocks(const TraceFile& file, uint64_t start, const BlockVisitor& visit,
-                  std::vector<Damage>& damage) {
+                  std::vector<Damage>& damage, uint64_t* regions_from_copies) {
+  // [from, to) ranges the scan skips: regions a whole copy replaces, and the
+  // bytes of copies cut short.
+  std::vector<std::pair<uint64_t, uint64_t>> skip;
+  for (const RegionCopy& copy : findRegionCopies(file, start)) {
+    if (copy.whole) {
+      skip.emplace_back(copy.start, copy.end);
+      if (regions_from_copies != nullptr) ++*regions_from_copies;
+    } else {
+      skip.emplace_back(copy.at, copy.next);
+      damage.push_back(Damage{copy.at, copy.next - copy.at,
+                              "a region copy cut short (the writer stopped while merging small "
+                              "chunks); the region's own chunks are read"});
+    }
+  }
   uint64_t pos = start;
   while (pos < file.size) {
     if (isTrailerAt(file, pos)) break;
+    auto skipped = std::find_if(skip.begin(), skip.end(),
+                                [&](const auto& r) { return pos >= r.first && pos < r.second; });
+    if (skipped != skip.end()) {
+      pos = skipped->second;
+      continue;
+    }
     Result<VerifiedBlock> block = readVerifiedBlock(file, pos, file.size);
     if (block) {
       uint64_t next = pos + kBlockHeaderSize + block->header.length;
+      if (block->header.type == BlockType::kRegionCopy) {
+        visitCopiedBlocks(pos, block->payload, visit, damage);
+        pos = next;
+        continue;
+      }
       Status used = visit(pos, block->header, block->payload);
       if (!used) damage.push_back(Damage{pos, next - pos, used.error().message()});
       pos = next;

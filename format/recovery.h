@@ -41,7 +41,10 @@ using BlockVisitor = std::function<Status(uint64_t offset, const BlockHeader&, B
 // Visits every verified block from `start` to the end of the file (a valid
 // trailer at the very end is not damage). Appends what could not be read to
 // `damage`. Fails only when the file cannot be read at all.
+// A whole region copy (file_layout.h) is visited block by block, at the
+// blocks' offsets inside it, instead of the region it replaces; those are
+// counted in `regions_from_copies`.
 Status scanBlocks(const TraceFile& file, uint64_t start, const BlockVisitor& visit,
-                  std::vector<Damage>& damage);
+                  std::vector<Damage>& damage, uint64_t* regions_from_copies = nullptr);
 
 }  // namespace incise::format

@@ -20,6 +20,7 @@
 #include "format/chunk_builder.h"
 #include "format/message_payload.h"
 #include "format/metadata_codec.h"
+#include "format/region_merge.h"
 #include "format/stack_interner.h"
 #include "schemas/trace.capnp.h"
 
@@ -37,22 +38,25 @@ constexpr size_t kKindSlots = 8;  // EventKind ids are 1..7
 constexpr int kHighMetadataZstdLevel = 19;
 constexpr uint64_t kHighLevelMetadataBytes = 256u << 10;
 
-struct IndexEntry {
-  uint64_t offset;
-  uint32_t length;
-  BlockType type;
-  uint8_t kind;
-  uint32_t rows;
-  uint64_t min_time;
-  uint64_t max_time;
-};
+// What a merge region may keep in memory (values of its small chunks, bytes
+// of the blocks it keeps whole) before it is merged; the recorder's memory
+// budget is 64 MiB.
+constexpr uint64_t kMergeRegionBytes = 8u << 20;
 
 using Job = std::variant<SealedChunk, MetadataDelta>;
 
 class WriterImpl final : public Writer {
  public:
-  WriterImpl(int fd, std::string path, const WriterOptions& options)
-      : fd_(fd), path_(std::move(path)), options_(options), interner_(options.max_interned_stacks) {
+  WriterImpl(int fd, std::string path, const WriterOptions& options, bool can_rewrite)
+      : fd_(fd),
+        path_(std::move(path)),
+        options_(options),
+        interner_(options.max_interned_stacks),
+        merging_(options.merge_small_chunks && can_rewrite),
+        region_(MergeLimits{.rows_per_chunk = std::max<uint32_t>(options.rows_per_chunk, 1),
+                            .blob_bytes = options.max_chunk_blob_bytes,
+                            .held_bytes = kMergeRegionBytes,
+                            .frames_per_stack_chunk = uint64_t{options.rows_per_chunk} * 16}) {
     if (options_.rows_per_chunk == 0) options_.rows_per_chunk = 1;
     if (options_.queue_depth == 0) options_.queue_depth = 1;
     for (EventKind kind : kAllEventKinds) {
@@ -70,7 +74,8 @@ class WriterImpl final : public Writer {
     INCISE_RETURN_IF_ERROR(writeRaw(
         codecs::ByteSpan(reinterpret_cast<const uint8_t*>(kFileMagic), sizeof(kFileMagic))));
     std::string payload = encodeHeader(header);
-    INCISE_RETURN_IF_ERROR(writeBlock(BlockType::kHeader, codecs::asBytes(payload), 0, 0, 0, 0));
+    INCISE_RETURN_IF_ERROR(writeBlock(BlockType::kHeader, codecs::asBytes(payload), {}));
+    region_.restart(offset_);
     if (options_.background) worker_ = std::thread([this] { workerLoop(); });
     return Status::ok();
   }
@@ -146,6 +151,7 @@ class WriterImpl final : public Writer {
     Status flushed = flush();
     closed_ = true;
     stopWorker();
+    if (flushed) flushed = mergeRegion();
     if (flushed) flushed = writeFooter(end_mono_ns);
     if (::close(fd_) != 0 && flushed) {
       flushed = Error("closing " + path_ + ": " + std::strerror(errno));
@@ -232,8 +238,14 @@ class WriterImpl final : public Writer {
       if (s) {
         BlockType type =
             chunk->kind == kStackTableKind ? BlockType::kStackChunk : BlockType::kEventChunk;
-        s = writeBlock(type, codecs::asBytes(encoded_.payload), chunk->kind, chunk->rows,
-                       chunk->min_time, chunk->max_time);
+        buildBlock(type, codecs::asBytes(encoded_.payload));
+        if (merging_ && !region_.fits(*chunk, block_.size())) s = mergeRegion();
+      }
+      if (s) {
+        s = writeBuiltBlock(IndexEntry{.kind = chunk->kind,
+                                       .rows = chunk->rows,
+                                       .min_time = chunk->min_time,
+                                       .max_time = chunk->max_time});
       }
       if (s) {
         std::lock_guard lock(mutex_);
@@ -241,6 +253,7 @@ class WriterImpl final : public Writer {
         stats_.stored_column_bytes += encoded_.stored_bytes;
         if (chunk->kind < kKindSlots) totals_[chunk->kind] += chunk->rows;
       }
+      if (s && merging_) region_.add(std::move(*chunk), block_, index_.back());
     } else {
       std::string message = encodeMetadata(std::get<MetadataDelta>(job));
       int level = options_.zstd_level;
@@ -249,9 +262,75 @@ class WriterImpl final : public Writer {
         high_level_metadata_bytes_ += message.size();
       }
       std::string payload = packMessage(message, level);
-      s = writeBlock(BlockType::kMetadata, codecs::asBytes(payload), 0, 0, 0, 0);
+      buildBlock(BlockType::kMetadata, codecs::asBytes(payload));
+      if (merging_ && !region_.fitsBlock(block_.size())) s = mergeRegion();
+      if (s) s = writeBuiltBlock({});
+      if (s && merging_) region_.addBlock(block_, index_.back());
     }
     if (!s) setError(s.error());
+  }
+
+  // Rewrites the region written since the last merge with one chunk per kind
+  // (format/region_merge.h): a whole copy at the end of the file first, so
+  // that a kill at any point leaves something a scan can read, then the
+  // merged blocks in place, then the file cut after them.
+  Status mergeRegion() {
+    if (!merging_) return Status::ok();
+    uint64_t start = region_.start();
+    uint64_t end = offset_;
+    if (!region_.worthMerging()) {
+      region_.restart(end);
+      return Status::ok();
+    }
+    MergedRegion merged;
+    Status encoded = region_.merge(options_.zstd_level, merged);
+    region_.restart(end);
+    if (!encoded) return encoded;
+    if (merged.blocks.size() >= end - start) return Status::ok();  // nothing to gain
+
+    std::string copy(kRegionCopyPrefix, '\0');
+    putU64(reinterpret_cast<uint8_t*>(copy.data()), start);
+    putU64(reinterpret_cast<uint8_t*>(copy.data()) + 8, end);
+    copy += merged.blocks;
+    // Not in block_: that holds the block waiting for this merge.
+    auto copy_header = encodeBlockHeader(BlockType::kRegionCopy, codecs::asBytes(copy));
+    copy.insert(0, reinterpret_cast<const char*>(copy_header.data()), copy_header.size());
+    if (!pwriteAll(fd_, end, codecs::asBytes(copy), path_)) {
+      // Most likely a full disk: keep the small chunks as they are (the next
+      // write reports the error, if it lasts) and merge no more.
+      merging_ = false;
+      if (::ftruncate(fd_, static_cast<off_t>(end)) != 0) {
+        return Error("truncating " + path_ + ": " + std::strerror(errno));
+      }
+      return Status::ok();
+    }
+    uint64_t merged_at = start;
+    Status in_place = pwriteAll(fd_, start, codecs::asBytes(merged.blocks), path_);
+    if (in_place && ::ftruncate(fd_, static_cast<off_t>(start + merged.blocks.size())) != 0) {
+      in_place = Error("truncating " + path_ + ": " + std::strerror(errno));
+    }
+    if (in_place) {
+      offset_ = start + merged.blocks.size();
+    } else {
+      // The copy at the end is whole and a scan prefers it to the region;
+      // index its blocks where they lie and go on after it.
+      merging_ = false;
+      merged_at = end + kBlockHeaderSize + kRegionCopyPrefix;
+      offset_ = end + copy.size();
+    }
+    auto first_in_region = std::find_if(index_.begin(), index_.end(),
+                                        [&](const IndexEntry& e) { return e.offset >= start; });
+    index_.erase(first_in_region, index_.end());
+    for (IndexEntry e : merged.entries) {
+      e.offset += merged_at;
+      index_.push_back(e);
+    }
+    region_.restart(offset_);
+    std::lock_guard lock(mutex_);
+    stats_.bytes_written = offset_;
+    stats_.blocks = index_.size();
+    ++stats_.region_merges;
+    return Status::ok();
   }
 
   void setError(const Error& e) {
@@ -260,7 +339,7 @@ class WriterImpl final : public Writer {
   }
 
   Status writeRaw(codecs::ByteSpan bytes) {
-    Status s = writeAll(fd_, bytes, path_);
+    Status s = pwriteAll(fd_, offset_, bytes, path_);
     if (s) {
       offset_ += bytes.size();
       std::lock_guard lock(mutex_);
@@ -269,23 +348,33 @@ class WriterImpl final : public Writer {
     return s;
   }
 
-  Status writeBlock(BlockType type, codecs::ByteSpan payload, uint8_t kind, uint32_t rows,
-                    uint64_t min_time, uint64_t max_time) {
-    if (payload.size() > kMaxBlockPayload) {
-      return Error("block of " + std::to_string(payload.size()) + " bytes exceeds the limit");
-    }
-    IndexEntry entry{offset_, static_cast<uint32_t>(payload.size()), type, kind, rows, min_time,
-                     max_time};
+  // The block's header and payload, in block_.
+  void buildBlock(BlockType type, codecs::ByteSpan payload) {
     auto header = encodeBlockHeader(type, payload);
-    // One write per block: header and payload together, so a crash leaves at
-    // most one partial block.
     block_.assign(header.begin(), header.end());
     block_.insert(block_.end(), payload.begin(), payload.end());
+  }
+
+  // Appends block_ in one write (a crash leaves at most one partial block)
+  // and indexes it as `entry`.
+  Status writeBuiltBlock(IndexEntry entry) {
+    if (block_.size() - kBlockHeaderSize > kMaxBlockPayload) {
+      return Error("block of " + std::to_string(block_.size() - kBlockHeaderSize) +
+                   " bytes exceeds the limit");
+    }
+    entry.offset = offset_;
+    entry.length = static_cast<uint32_t>(block_.size() - kBlockHeaderSize);
+    entry.type = static_cast<BlockType>(block_[4]);
     INCISE_RETURN_IF_ERROR(writeRaw(block_));
     index_.push_back(entry);
     std::lock_guard lock(mutex_);
     ++stats_.blocks;
     return Status::ok();
+  }
+
+  Status writeBlock(BlockType type, codecs::ByteSpan payload, IndexEntry entry) {
+    buildBlock(type, payload);
+    return writeBuiltBlock(entry);
   }
 
   Status writeFooter(uint64_t end_mono_ns) {
@@ -317,7 +406,7 @@ class WriterImpl final : public Writer {
     footer.setStackCount(interner_.lastId());
     std::string payload = packedMessage(message);
     uint64_t footer_offset = offset_;
-    INCISE_RETURN_IF_ERROR(writeBlock(BlockType::kFooter, codecs::asBytes(payload), 0, 0, 0, 0));
+    INCISE_RETURN_IF_ERROR(writeBlock(BlockType::kFooter, codecs::asBytes(payload), {}));
     uint8_t trailer[kTrailerSize];
     putU64(trailer, footer_offset);
     std::memcpy(trailer + 8, kTrailerMagic, sizeof(kTrailerMagic));
@@ -346,6 +435,8 @@ class WriterImpl final : public Writer {
   uint64_t high_level_metadata_bytes_ = 0;  // metadata compressed at kHighMetadataZstdLevel
   std::vector<IndexEntry> index_;
   uint64_t totals_[kKindSlots] = {};
+  bool merging_;  // off for a file that cannot be rewritten, and after a failed merge
+  MergeRegion region_;
 
   // Shared, under mutex_.
   mutable std::mutex mutex_;
@@ -372,7 +463,9 @@ Result<std::unique_ptr<Writer>> Writer::create(const std::string& path, const He
     ::close(fd);
     return e;
   }
-  auto writer = std::make_unique<WriterImpl>(fd, path, options);
+  // A merge rewrites the end of the file in place: only a regular file can.
+  bool can_rewrite = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+  auto writer = std::make_unique<WriterImpl>(fd, path, options, can_rewrite);
   INCISE_RETURN_IF_ERROR(writer->start(header));
   return std::unique_ptr<Writer>(std::move(writer));
 }

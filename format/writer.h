@@ -4,7 +4,8 @@
 // sealed and handed to a background thread that encodes and compresses each
 // column and appends the block, so the caller (the recorder's ring-buffer
 // drain) never waits on zstd or the disk unless that thread falls a bounded
-// queue behind. Memory is bounded by rows_per_chunk x kinds x queue depth plus
+// queue behind. The small chunks that frequent flushes leave are merged into
+// one per kind later on that thread (format/region_merge.h). Memory is bounded by rows_per_chunk x kinds x queue depth plus
 // the stack-intern table, which is reset (new ids) when it grows past
 // max_interned_stacks.
 //
@@ -40,6 +41,9 @@ struct WriterOptions {
   // reach this size, whatever its row count: bounds memory and column size.
   uint32_t max_chunk_blob_bytes = 8u << 20;
   bool background = true;  // false: encode and write on the caller's thread
+  // Rewrite the small chunks that flushes leave with one chunk per kind, now
+  // and then and at close (format/region_merge.h). Only for a regular file.
+  bool merge_small_chunks = true;
 };
 
 struct WriterStats {
@@ -50,6 +54,7 @@ struct WriterStats {
   uint64_t bytes_written = 0;        // file size so far
   uint64_t raw_column_bytes = 0;     // encoded, before compression
   uint64_t stored_column_bytes = 0;  // after compression
+  uint64_t region_merges = 0;        // regions of small chunks rewritten merged
 };
 
 class Writer {

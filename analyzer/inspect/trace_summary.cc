@@ -101,6 +101,10 @@ void printRecovery(std::ostream& out, const format::RecoveryReport& report) {
         << "  salvaged " << report.blocks_salvaged << " blocks, " << report.bytes_salvaged << " of "
         << report.file_size << " bytes\n";
   }
+  if (report.regions_from_copies > 0) {
+    out << "  the recorder stopped while merging small chunks: " << report.regions_from_copies
+        << " region(s) read from the merged copy it had written\n";
+  }
   if (!report.damage.empty()) {
     out << "  damage starts at offset " << report.first_damage << "\n";
     for (const auto& d : report.damage) {
@@ -116,6 +120,7 @@ nlohmann::json recoveryJson(const format::RecoveryReport& report) {
                       {"blocks_salvaged", report.blocks_salvaged},
                       {"bytes_salvaged", report.bytes_salvaged},
                       {"file_size", report.file_size},
+                      {"regions_from_copies", report.regions_from_copies},
                       {"damage", nlohmann::json::array()}};
   if (!report.damage.empty()) j["first_damage"] = report.first_damage;
   for (const auto& d : report.damage) {

@@ -36,14 +36,14 @@ class SmallTmpfs {
 
 TEST(FullDisk, RecorderStopsWithTheReasonAndAReadableFile) {
   INCISE_REQUIRE_RECORDING();
-  SmallTmpfs tmpfs("384k");
+  SmallTmpfs tmpfs("192k");
   ASSERT_TRUE(tmpfs.mounted()) << "mount -t tmpfs failed: " << std::strerror(errno);
   std::string path = tmpfs.path("full.trace");
   ChildProcess workload = ChildProcess::start(
       {INCISE_WORKLOADS_DIR "/cpu_shares", "--seconds", "60", "--threads", "2"});
-  // Every CPU at 999 Hz with stacks and switches fills 384 KiB within the 40 s (about 0.7 MB
-  // in 40 s on an idle 2-CPU box; the first blocks must fit: metadata of every process comes
-  // first).
+  // Every CPU at 999 Hz with stacks and switches fills 192 KiB within the 40 s (0.35 MB in
+  // 40 s on an idle 2-CPU box with small chunks merged; the first blocks must fit: metadata of
+  // every process comes first).
   ChildProcess recorder =
       ChildProcess::start({INCISE_RECORD_BIN, "-F", "999", "-a", "-d", "40", "-o", path});
   std::optional<int> status = recorder.waitFor(std::chrono::seconds(60));

@@ -1,0 +1,175 @@
+// What a merge of the region's small chunks writes.
+#include "format/region_merge.h"
+
+#include <algorithm>
+
+#include "format/block_io.h"
+
+namespace incise::format {
+namespace {
+
+// A chunk sealed with this many rows or more already amortises its header
+// and frames; merging it would only spend CPU.
+constexpr uint32_t kSmallChunkShare = 4;  // of rows_per_chunk
+
+uint64_t valueBytes(const SealedChunk& chunk) {
+  uint64_t n = 0;
+  for (const auto& c : chunk.columns) n += c.size() * sizeof(uint64_t);
+  for (const auto& b : chunk.blobs) n += b.size();
+  return n;
+}
+
+uint64_t blobBytes(const SealedChunk& chunk) {
+  uint64_t n = 0;
+  for (const auto& b : chunk.blobs) n += b.size();
+  return n;
+}
+
+void appendRows(SealedChunk& into, SealedChunk&& from) {
+  into.rows += from.rows;
+  if (from.rows > 0 && from.min_time != 0) {
+    into.min_time = into.min_time == 0 ? from.min_time : std::min(into.min_time, from.min_time);
+  }
+  into.max_time = std::max(into.max_time, from.max_time);
+  if (into.blobs.size() < from.blobs.size()) into.blobs.resize(from.blobs.size());
+  for (size_t i = 0; i < from.columns.size() && i < into.columns.size(); ++i) {
+    into.columns[i].insert(into.columns[i].end(), from.columns[i].begin(), from.columns[i].end());
+  }
+  for (size_t i = 0; i < from.blobs.size(); ++i) into.blobs[i] += from.blobs[i];
+}
+
+// Owns its vectors at their size: a sealed chunk's columns were reserved for
+// a full chunk, and the region may hold dozens of them.
+SealedChunk compactCopy(SealedChunk&& chunk) {
+  SealedChunk c;
+  c.kind = chunk.kind;
+  c.rows = chunk.rows;
+  c.min_time = chunk.min_time;
+  c.max_time = chunk.max_time;
+  c.first_stack_id = chunk.first_stack_id;
+  c.encodings = std::move(chunk.encodings);
+  c.columns.reserve(chunk.columns.size());
+  for (auto& column : chunk.columns) c.columns.emplace_back(column.begin(), column.end());
+  c.blobs = std::move(chunk.blobs);
+  return c;
+}
+
+void appendBlock(MergedRegion& out, BlockType type, codecs::ByteSpan payload, IndexEntry entry) {
+  auto header = encodeBlockHeader(type, payload);
+  entry.offset = out.blocks.size();
+  entry.length = static_cast<uint32_t>(payload.size());
+  entry.type = type;
+  out.blocks.append(reinterpret_cast<const char*>(header.data()), header.size());
+  out.blocks.append(reinterpret_cast<const char*>(payload.data()), payload.size());
+  out.entries.push_back(entry);
+}
+
+}  // namespace
+
+MergeRegion::MergeRegion(MergeLimits limits) : limits_(limits) {
+  rows_.resize(kAllEventKinds.size() + 1);
+}
+
+void MergeRegion::restart(uint64_t start) {
+  start_ = start;
+  held_ = 0;
+  kept_.clear();
+  for (auto& r : rows_) r = Rows();
+}
+
+std::optional<size_t> MergeRegion::slotOf(uint8_t kind) {
+  if (kind == kStackTableKind) return 0;
+  if (kind >= 1 && kind <= kAllEventKinds.size()) return kind;
+  return std::nullopt;
+}
+
+bool MergeRegion::isSmall(const SealedChunk& chunk) const {
+  if (!slotOf(chunk.kind)) return false;
+  if (chunk.rows >= limits_.rows_per_chunk / kSmallChunkShare) return false;
+  if (blobBytes(chunk) >= limits_.blob_bytes / kSmallChunkShare) return false;
+  return chunk.kind != kStackTableKind || chunk.columns.size() < 2 ||
+         chunk.columns[1].size() < limits_.frames_per_stack_chunk / kSmallChunkShare;
+}
+
+bool MergeRegion::fitsBlock(size_t block_bytes) const {
+  return held_ + block_bytes <= limits_.held_bytes;
+}
+
+bool MergeRegion::fits(const SealedChunk& chunk, size_t block_bytes) const {
+  std::optional<size_t> slot = slotOf(chunk.kind);
+  if (!isSmall(chunk)) {
+    // Kept whole, it is written before the merged rows of its kind: only
+    // right when none of them came before it.
+    return fitsBlock(block_bytes) && (!slot || rows_[*slot].parts == 0);
+  }
+  if (held_ + valueBytes(chunk) > limits_.held_bytes) return false;
+  const Rows& rows = rows_[*slot];
+  if (!rows.merged) return true;
+  const SealedChunk& m = *rows.merged;
+  if (m.rows + uint64_t{chunk.rows} > limits_.rows_per_chunk) return false;
+  if (blobBytes(m) + blobBytes(chunk) > limits_.blob_bytes) return false;
+  if (chunk.kind == kStackTableKind) {
+    // Stack ids run on from one table chunk to the next; merged, they must still.
+    if (chunk.first_stack_id != m.first_stack_id + m.rows) return false;
+    if (m.columns.size() < 2 || chunk.columns.size() < 2 ||
+        m.columns[1].size() + chunk.columns[1].size() > limits_.frames_per_stack_chunk) {
+      return false;
+    }
+  }
+  return m.encodings == chunk.encodings;
+}
+
+void MergeRegion::addBlock(codecs::ByteSpan block, const IndexEntry& entry) {
+  held_ += block.size();
+  kept_.push_back(
+      KeptBlock{std::string(reinterpret_cast<const char*>(block.data()), block.size()), entry});
+}
+
+void MergeRegion::add(SealedChunk&& chunk, codecs::ByteSpan block, const IndexEntry& entry) {
+  if (!isSmall(chunk)) {
+    addBlock(block, entry);
+    return;
+  }
+  held_ += valueBytes(chunk);
+  Rows& rows = rows_[*slotOf(chunk.kind)];
+  ++rows.parts;
+  if (!rows.merged) {
+    rows.merged = compactCopy(std::move(chunk));
+  } else {
+    appendRows(*rows.merged, std::move(chunk));
+  }
+}
+
+bool MergeRegion::worthMerging() const {
+  auto extra = [](const Rows& r) { return r.parts > 1 ? r.parts - 1 : 0; };
+  uint32_t merges = 0;
+  for (const auto& r : rows_) merges += extra(r);
+  return merges > 0;
+}
+
+Status MergeRegion::merge(int zstd_level, MergedRegion& out) const {
+  out.blocks.clear();
+  out.entries.clear();
+  for (const auto& kept : kept_) {
+    IndexEntry entry = kept.entry;
+    entry.offset = out.blocks.size();
+    out.blocks += kept.bytes;
+    out.entries.push_back(entry);
+  }
+  // Slot 0, the stack table, first: a reader checks stack ids only increase.
+  EncodedChunk encoded;
+  for (size_t slot = 0; slot < rows_.size(); ++slot) {
+    if (!rows_[slot].merged) continue;
+    const SealedChunk& chunk = *rows_[slot].merged;
+    INCISE_RETURN_IF_ERROR(encodeChunk(chunk, zstd_level, encoded));
+    appendBlock(out, slot == 0 ? BlockType::kStackChunk : BlockType::kEventChunk,
+                codecs::asBytes(encoded.payload),
+                IndexEntry{.kind = chunk.kind,
+                           .rows = chunk.rows,
+                           .min_time = chunk.min_time,
+                           .max_time = chunk.max_time});
+  }
+  return Status::ok();
+}
+
+}  // namespace incise::format
