@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "format/block_io.h"
+#include "format/metadata_codec.h"
 
 namespace incise::format {
 namespace {
@@ -11,6 +12,10 @@ namespace {
 // A chunk sealed with this many rows or more already amortises its header
 // and frames; merging it would only spend CPU.
 constexpr uint32_t kSmallChunkShare = 4;  // of rows_per_chunk
+// A flush's new threads and mappings take a few hundred bytes; the symbol
+// tables of a burst of new objects take megabytes, and encoding them again
+// would cost more than their block header saves.
+constexpr size_t kSmallMetadataBytes = 64u << 10;
 
 uint64_t valueBytes(const SealedChunk& chunk) {
   uint64_t n = 0;
@@ -75,6 +80,8 @@ void MergeRegion::restart(uint64_t start) {
   held_ = 0;
   kept_.clear();
   for (auto& r : rows_) r = Rows();
+  metadata_ = MetadataDelta();
+  metadata_parts_ = 0;
 }
 
 std::optional<size_t> MergeRegion::slotOf(uint8_t kind) {
@@ -119,6 +126,23 @@ bool MergeRegion::fits(const SealedChunk& chunk, size_t block_bytes) const {
   return m.encodings == chunk.encodings;
 }
 
+bool MergeRegion::fitsMetadata(size_t message_bytes, size_t block_bytes) const {
+  if (message_bytes >= kSmallMetadataBytes) return fitsBlock(block_bytes) && metadata_parts_ == 0;
+  // The decoded delta takes about twice its message.
+  return held_ + 2 * message_bytes <= limits_.held_bytes;
+}
+
+void MergeRegion::addMetadata(MetadataDelta&& delta, size_t message_bytes, codecs::ByteSpan block,
+                              const IndexEntry& entry) {
+  if (message_bytes >= kSmallMetadataBytes) {
+    addBlock(block, entry);
+    return;
+  }
+  held_ += 2 * message_bytes;
+  ++metadata_parts_;
+  mergeMetadata(metadata_, std::move(delta));
+}
+
 void MergeRegion::addBlock(codecs::ByteSpan block, const IndexEntry& entry) {
   held_ += block.size();
   kept_.push_back(
@@ -142,12 +166,13 @@ void MergeRegion::add(SealedChunk&& chunk, codecs::ByteSpan block, const IndexEn
 
 bool MergeRegion::worthMerging() const {
   auto extra = [](const Rows& r) { return r.parts > 1 ? r.parts - 1 : 0; };
-  uint32_t merges = 0;
+  uint32_t merges = metadata_parts_ > 1 ? metadata_parts_ - 1 : 0;
   for (const auto& r : rows_) merges += extra(r);
   return merges > 0;
 }
 
-Status MergeRegion::merge(int zstd_level, MergedRegion& out) const {
+Status MergeRegion::merge(int zstd_level, const MetadataEncoder& encode_metadata,
+                          MergedRegion& out) const {
   out.blocks.clear();
   out.entries.clear();
   for (const auto& kept : kept_) {
@@ -155,6 +180,10 @@ Status MergeRegion::merge(int zstd_level, MergedRegion& out) const {
     entry.offset = out.blocks.size();
     out.blocks += kept.bytes;
     out.entries.push_back(entry);
+  }
+  if (metadata_parts_ > 0) {
+    std::string payload = encode_metadata(metadata_);
+    appendBlock(out, BlockType::kMetadata, codecs::asBytes(payload), IndexEntry{});
   }
   // Slot 0, the stack table, first: a reader checks stack ids only increase.
   EncodedChunk encoded;

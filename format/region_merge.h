@@ -20,16 +20,18 @@
 //   if (!region.fits(chunk, block_bytes)) { merge and rewrite; region.restart(end); }
 //   write the block; region.add(chunk, block, entry);
 //   MergedRegion merged;
-//   if (region.worthMerging()) INCISE_RETURN_IF_ERROR(region.merge(3, merged));
+//   if (region.worthMerging()) INCISE_RETURN_IF_ERROR(region.merge(3, encodeDelta, merged));
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "format/chunk_codec.h"
 #include "format/file_layout.h"
+#include "format/metadata.h"
 #include "format/status.h"
 
 namespace incise::format {
@@ -70,17 +72,24 @@ class MergeRegion {
   bool fits(const SealedChunk& chunk, size_t block_bytes) const;
   bool fitsBlock(size_t block_bytes) const;
 
+  // The same for a metadata delta whose message is `message_bytes` long.
+  bool fitsMetadata(size_t message_bytes, size_t block_bytes) const;
+
   // After the block was written at entry.offset. Small chunks are kept as
-  // values; anything else as the block's bytes.
+  // values, small metadata deltas as deltas; anything else as the block's bytes.
   void add(SealedChunk&& chunk, codecs::ByteSpan block, const IndexEntry& entry);
+  void addMetadata(MetadataDelta&& delta, size_t message_bytes, codecs::ByteSpan block,
+                   const IndexEntry& entry);
   void addBlock(codecs::ByteSpan block, const IndexEntry& entry);
 
-  // Some kind (or the stack table) has two small chunks or more.
+  // Some kind, the stack table or the metadata has two small parts or more.
   bool worthMerging() const;
 
-  // The region as blocks kept whole (in file order), then one stack-table
-  // chunk, then one chunk per event kind.
-  Status merge(int zstd_level, MergedRegion& out) const;
+  // The region as blocks kept whole (in file order), then one metadata block
+  // (its payload from `encode_metadata`), one stack-table chunk and one chunk
+  // per event kind.
+  using MetadataEncoder = std::function<std::string(const MetadataDelta&)>;
+  Status merge(int zstd_level, const MetadataEncoder& encode_metadata, MergedRegion& out) const;
 
  private:
   struct KeptBlock {
@@ -102,6 +111,8 @@ class MergeRegion {
   uint64_t held_ = 0;
   std::vector<KeptBlock> kept_;
   std::vector<Rows> rows_;  // by slotOf(kind)
+  MetadataDelta metadata_;  // the small deltas, concatenated in file order
+  uint32_t metadata_parts_ = 0;
 };
 
 }  // namespace incise::format

@@ -37,6 +37,9 @@ constexpr size_t kKindSlots = 8;  // EventKind ids are 1..7
 // recording get the chunks' level after that, ~0.1 s extra at most.
 constexpr int kHighMetadataZstdLevel = 19;
 constexpr uint64_t kHighLevelMetadataBytes = 256u << 10;
+// A merge encodes a region's small deltas again as one message: at level 19
+// up to this size (~30 ms), since merges recur all through a recording.
+constexpr uint64_t kHighLevelMergedMetadataBytes = 64u << 10;
 
 // What a merge region may keep in memory (values of its small chunks, bytes
 // of the blocks it keeps whole) before it is merged; the recorder's memory
@@ -255,7 +258,8 @@ class WriterImpl final : public Writer {
       }
       if (s && merging_) region_.add(std::move(*chunk), block_, index_.back());
     } else {
-      std::string message = encodeMetadata(std::get<MetadataDelta>(job));
+      MetadataDelta& delta = std::get<MetadataDelta>(job);
+      std::string message = encodeMetadata(delta);
       int level = options_.zstd_level;
       if (high_level_metadata_bytes_ + message.size() <= kHighLevelMetadataBytes) {
         level = std::max(level, kHighMetadataZstdLevel);
@@ -263,9 +267,10 @@ class WriterImpl final : public Writer {
       }
       std::string payload = packMessage(message, level);
       buildBlock(BlockType::kMetadata, codecs::asBytes(payload));
-      if (merging_ && !region_.fitsBlock(block_.size())) s = mergeRegion();
+      if (merging_ && !region_.fitsMetadata(message.size(), block_.size())) s = mergeRegion();
       if (s) s = writeBuiltBlock({});
-      if (s && merging_) region_.addBlock(block_, index_.back());
+      if (s && merging_)
+        region_.addMetadata(std::move(delta), message.size(), block_, index_.back());
     }
     if (!s) setError(s.error());
   }
@@ -283,7 +288,15 @@ class WriterImpl final : public Writer {
       return Status::ok();
     }
     MergedRegion merged;
-    Status encoded = region_.merge(options_.zstd_level, merged);
+    // Merged small deltas, at level 19 while that stays quick.
+    auto encode_metadata = [&](const MetadataDelta& delta) {
+      std::string message = encodeMetadata(delta);
+      int level = message.size() <= kHighLevelMergedMetadataBytes
+                      ? std::max(options_.zstd_level, kHighMetadataZstdLevel)
+                      : options_.zstd_level;
+      return packMessage(message, level);
+    };
+    Status encoded = region_.merge(options_.zstd_level, encode_metadata, merged);
     region_.restart(end);
     if (!encoded) return encoded;
     if (merged.blocks.size() >= end - start) return Status::ok();  // nothing to gain
