@@ -64,36 +64,35 @@ bool payloadMatches(const BlockHeader& header, ByteSpan payload) {
   return payload.size() == header.length && hashBytes(payload) == header.payload_hash;
 }
 
-Status writeAll(int fd, ByteSpan bytes, const std::string& path) {
-  const uint8_t* p = bytes.data();
-  size_t left = bytes.size();
-  while (left > 0) {
-    ssize_t n = ::write(fd, p, left);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return Error("writing " + path + ": " + std::strerror(errno));
-    }
-    if (n == 0) return Error("writing " + path + ": no progress");
-    p += n;
-    left -= static_cast<size_t>(n);
-  }
-  return Status::ok();
-}
+namespace {
 
-Status pwriteAll(int fd, uint64_t offset, ByteSpan bytes, const std::string& path) {
+// write(2) at the file position, or pwrite(2) at *offset, until done.
+Status writeFully(int fd, const uint64_t* offset, ByteSpan bytes, const std::string& path) {
   size_t done = 0;
   while (done < bytes.size()) {
-    ssize_t n =
-        ::pwrite(fd, bytes.data() + done, bytes.size() - done, static_cast<off_t>(offset + done));
+    const uint8_t* from = bytes.data() + done;
+    size_t left = bytes.size() - done;
+    ssize_t n = offset != nullptr ? ::pwrite(fd, from, left, static_cast<off_t>(*offset + done))
+                                  : ::write(fd, from, left);
     if (n < 0) {
       if (errno == EINTR) continue;
-      return Error("writing " + path + " at offset " + std::to_string(offset + done) + ": " +
-                   std::strerror(errno));
+      std::string at = offset != nullptr ? " at offset " + std::to_string(*offset + done) : "";
+      return Error("writing " + path + at + ": " + std::strerror(errno));
     }
     if (n == 0) return Error("writing " + path + ": no progress");
     done += static_cast<size_t>(n);
   }
   return Status::ok();
+}
+
+}  // namespace
+
+Status writeAll(int fd, ByteSpan bytes, const std::string& path) {
+  return writeFully(fd, nullptr, bytes, path);
+}
+
+Status pwriteAll(int fd, uint64_t offset, ByteSpan bytes, const std::string& path) {
+  return writeFully(fd, &offset, bytes, path);
 }
 
 Status preadAll(int fd, uint64_t offset, std::span<uint8_t> bytes, const std::string& path) {

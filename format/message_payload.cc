@@ -12,8 +12,8 @@ std::string packMessage(const std::string& message, int zstd_level) {
   const auto& registry = codecs::Registry::instance();
   std::string stored;
   Compression compression = Compression::kZstd;
-  Status s = registry.compression(Compression::kZstd)->compress(codecs::asBytes(message),
-                                                                zstd_level, stored);
+  Status s = registry.compression(Compression::kZstd)
+                 ->compress(codecs::asBytes(message), zstd_level, stored);
   if (!s || stored.size() >= message.size()) {
     compression = Compression::kNone;
     stored = message;

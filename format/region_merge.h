@@ -55,7 +55,7 @@ struct MergedRegion {
 struct MergeLimits {
   uint32_t rows_per_chunk = 65536;  // rows of one kind in a merged chunk
   uint64_t blob_bytes = 8u << 20;   // stack-copy bytes of one kind in a merged chunk
-  uint64_t held_bytes = 8u << 20;   // values and block bytes the region keeps in memory
+  uint64_t held_bytes = 4u << 20;   // values and block bytes the region keeps in memory
   uint64_t frames_per_stack_chunk = 1u << 20;
 };
 
@@ -77,7 +77,7 @@ class MergeRegion {
 
   // After the block was written at entry.offset. Small chunks are kept as
   // values, small metadata deltas as deltas; anything else as the block's bytes.
-  void add(SealedChunk&& chunk, codecs::ByteSpan block, const IndexEntry& entry);
+  void add(const SealedChunk& chunk, codecs::ByteSpan block, const IndexEntry& entry);
   void addMetadata(MetadataDelta&& delta, size_t message_bytes, codecs::ByteSpan block,
                    const IndexEntry& entry);
   void addBlock(codecs::ByteSpan block, const IndexEntry& entry);
@@ -96,9 +96,10 @@ class MergeRegion {
     std::string bytes;
     IndexEntry entry;
   };
-  // Small chunks of one kind (or the stack table), concatenated.
+  // Small chunks of one kind (or the stack table), concatenated. Emptied,
+  // not freed, between regions: the next region fills the same columns.
   struct Rows {
-    std::optional<SealedChunk> merged;
+    SealedChunk merged;
     uint32_t parts = 0;
   };
 

@@ -39,7 +39,7 @@ bool groupRowsByCpu(const SealedChunk& chunk, std::vector<std::vector<uint64_t>>
   std::iota(order.begin(), order.end(), 0u);
   std::stable_sort(order.begin(), order.end(),
                    [&](uint32_t a, uint32_t b) { return cpu[a] < cpu[b]; });
-  grouped.assign(chunk.columns.size(), {});
+  grouped.resize(chunk.columns.size());  // keeps the columns' capacity: the writer reuses them
   for (size_t c = 0; c < chunk.columns.size(); ++c) {
     grouped[c].resize(chunk.rows);
     for (size_t i = 0; i < chunk.rows; ++i) grouped[c][i] = chunk.columns[c][order[i]];

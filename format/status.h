@@ -66,8 +66,8 @@ class [[nodiscard]] Result {
 
 }  // namespace incise
 
-#define INCISE_RETURN_IF_ERROR(expr)            \
-  do {                                          \
-    ::incise::Status incise_status_ = (expr);   \
+#define INCISE_RETURN_IF_ERROR(expr)                    \
+  do {                                                  \
+    ::incise::Status incise_status_ = (expr);           \
     if (!incise_status_) return incise_status_.error(); \
   } while (0)

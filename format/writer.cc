@@ -37,14 +37,14 @@ constexpr size_t kKindSlots = 8;  // EventKind ids are 1..7
 // recording get the chunks' level after that, ~0.1 s extra at most.
 constexpr int kHighMetadataZstdLevel = 19;
 constexpr uint64_t kHighLevelMetadataBytes = 256u << 10;
-// A merge encodes a region's small deltas again as one message: at level 19
-// up to this size (~30 ms), since merges recur all through a recording.
+// The last merge encodes a region's small deltas again as one message: at
+// level 19 up to this size (~30 ms).
 constexpr uint64_t kHighLevelMergedMetadataBytes = 64u << 10;
 
 // What a merge region may keep in memory (values of its small chunks, bytes
 // of the blocks it keeps whole) before it is merged; the recorder's memory
 // budget is 64 MiB.
-constexpr uint64_t kMergeRegionBytes = 8u << 20;
+constexpr uint64_t kMergeRegionBytes = 4u << 20;
 
 using Job = std::variant<SealedChunk, MetadataDelta>;
 
@@ -154,7 +154,7 @@ class WriterImpl final : public Writer {
     Status flushed = flush();
     closed_ = true;
     stopWorker();
-    if (flushed) flushed = mergeRegion();
+    if (flushed) flushed = mergeRegion(/*closing=*/true);
     if (flushed) flushed = writeFooter(end_mono_ns);
     if (::close(fd_) != 0 && flushed) {
       flushed = Error("closing " + path_ + ": " + std::strerror(errno));
@@ -256,7 +256,7 @@ class WriterImpl final : public Writer {
         stats_.stored_column_bytes += encoded_.stored_bytes;
         if (chunk->kind < kKindSlots) totals_[chunk->kind] += chunk->rows;
       }
-      if (s && merging_) region_.add(std::move(*chunk), block_, index_.back());
+      if (s && merging_) region_.add(*chunk, block_, index_.back());
     } else {
       MetadataDelta& delta = std::get<MetadataDelta>(job);
       std::string message = encodeMetadata(delta);
@@ -279,7 +279,7 @@ class WriterImpl final : public Writer {
   // (format/region_merge.h): a whole copy at the end of the file first, so
   // that a kill at any point leaves something a scan can read, then the
   // merged blocks in place, then the file cut after them.
-  Status mergeRegion() {
+  Status mergeRegion(bool closing = false) {
     if (!merging_) return Status::ok();
     uint64_t start = region_.start();
     uint64_t end = offset_;
@@ -288,10 +288,12 @@ class WriterImpl final : public Writer {
       return Status::ok();
     }
     MergedRegion merged;
-    // Merged small deltas, at level 19 while that stays quick.
+    // Merged small deltas at level 19 only once the recording is over: a
+    // recording's first region holds its start-up metadata, and encoding
+    // that again at 19 mid-run was most of a merge's CPU (~6 of 12 ms).
     auto encode_metadata = [&](const MetadataDelta& delta) {
       std::string message = encodeMetadata(delta);
-      int level = message.size() <= kHighLevelMergedMetadataBytes
+      int level = closing && message.size() <= kHighLevelMergedMetadataBytes
                       ? std::max(options_.zstd_level, kHighMetadataZstdLevel)
                       : options_.zstd_level;
       return packMessage(message, level);

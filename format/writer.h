@@ -5,8 +5,8 @@
 // column and appends the block, so the caller (the recorder's ring-buffer
 // drain) never waits on zstd or the disk unless that thread falls a bounded
 // queue behind. The small chunks that frequent flushes leave are merged into
-// one per kind later on that thread (format/region_merge.h). Memory is bounded by rows_per_chunk x kinds x queue depth plus
-// the stack-intern table, which is reset (new ids) when it grows past
+// one per kind later on that thread (format/region_merge.h). Memory is bounded by rows_per_chunk x
+// kinds x queue depth plus the stack-intern table, which is reset (new ids) when it grows past
 // max_interned_stacks.
 //
 //   auto writer = format::Writer::create("out.trace", header, {});

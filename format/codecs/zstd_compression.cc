@@ -33,10 +33,17 @@ class ZstdCompression final : public Compressor {
 
  private:
   Status doCompress(ByteSpan raw, int level, std::string& out) const override {
-    thread_local std::unique_ptr<ZSTD_CCtx, CctxDeleter> cctx(ZSTD_createCCtx());
-    if (!cctx) return Error("cannot create a zstd context");
+    // One context for small inputs and one for large: a context sizes its
+    // tables for its input and frees them after ~128 much smaller ones, so
+    // one context taking a merged chunk's columns between many small ones
+    // allocated and faulted in a megabyte and more at every merge.
+    constexpr size_t kLargeInput = 64u << 10;
+    thread_local std::unique_ptr<ZSTD_CCtx, CctxDeleter> small(ZSTD_createCCtx());
+    thread_local std::unique_ptr<ZSTD_CCtx, CctxDeleter> large(ZSTD_createCCtx());
+    ZSTD_CCtx* cctx = raw.size() >= kLargeInput ? large.get() : small.get();
+    if (cctx == nullptr) return Error("cannot create a zstd context");
     out.resize(ZSTD_compressBound(raw.size()));
-    size_t n = ZSTD_compressCCtx(cctx.get(), out.data(), out.size(), raw.data(), raw.size(), level);
+    size_t n = ZSTD_compressCCtx(cctx, out.data(), out.size(), raw.data(), raw.size(), level);
     if (ZSTD_isError(n)) return Error(std::string("compress: ") + ZSTD_getErrorName(n));
     out.resize(n);
     return Status::ok();

@@ -70,9 +70,10 @@ TEST(RegionMerge, AMergedFileReadsTheSameRowsInOneChunkPerKind) {
 
 TEST(RegionMerge, RegionsMergeOneAfterAnother) {
   TempDir dir;
-  // Chunks of up to 1,000 rows: five 200-row flushes make one, twice over.
-  WriterOptions small{.rows_per_chunk = 1000, .background = false};
-  ExpectedTrace expected = writeRandomTrace(dir.path("m.trace"), 5, small, kRowsPerKind);
+  // Chunks of up to 3,300 rows (200-row flushes are small below 3,300 / 16):
+  // 6,000 rows a kind merge into 3,200 and 2,800.
+  WriterOptions small{.rows_per_chunk = 3300, .background = false};
+  ExpectedTrace expected = writeRandomTrace(dir.path("m.trace"), 5, small, 6000);
   auto reader = Reader::open(dir.path("m.trace"));
   ASSERT_TRUE(reader) << reader.error().message();
   EXPECT_TRUE((*reader)->recovery().clean());
