@@ -79,7 +79,6 @@ MergeRegion::MergeRegion(MergeLimits limits) : limits_(limits) {
 void MergeRegion::restart(uint64_t start) {
   start_ = start;
   held_ = 0;
-  kept_.clear();
   for (auto& r : rows_) r.parts = 0;
   metadata_ = MetadataDelta();
   metadata_parts_ = 0;
@@ -99,18 +98,13 @@ bool MergeRegion::isSmall(const SealedChunk& chunk) const {
          chunk.columns[1].size() < limits_.frames_per_stack_chunk / kSmallChunkShare;
 }
 
-bool MergeRegion::fitsBlock(size_t block_bytes) const {
-  return held_ + block_bytes <= limits_.held_bytes;
+bool MergeRegion::isSmallMetadata(size_t message_bytes) {
+  return message_bytes < kSmallMetadataBytes;
 }
 
-bool MergeRegion::fits(const SealedChunk& chunk, size_t block_bytes) const {
+bool MergeRegion::fits(const SealedChunk& chunk) const {
   std::optional<size_t> slot = slotOf(chunk.kind);
-  if (!isSmall(chunk)) {
-    // Kept whole, it is written before the merged rows of its kind: only
-    // right when none of them came before it.
-    return fitsBlock(block_bytes) && (!slot || rows_[*slot].parts == 0);
-  }
-  if (held_ + valueBytes(chunk) > limits_.held_bytes) return false;
+  if (!slot || held_ + valueBytes(chunk) > limits_.held_bytes) return false;
   const Rows& rows = rows_[*slot];
   if (rows.parts == 0) return true;
   const SealedChunk& m = rows.merged;
@@ -127,34 +121,18 @@ bool MergeRegion::fits(const SealedChunk& chunk, size_t block_bytes) const {
   return m.encodings == chunk.encodings;
 }
 
-bool MergeRegion::fitsMetadata(size_t message_bytes, size_t block_bytes) const {
-  if (message_bytes >= kSmallMetadataBytes) return fitsBlock(block_bytes) && metadata_parts_ == 0;
+bool MergeRegion::fitsMetadata(size_t message_bytes) const {
   // The decoded delta takes about twice its message.
   return held_ + 2 * message_bytes <= limits_.held_bytes;
 }
 
-void MergeRegion::addMetadata(MetadataDelta&& delta, size_t message_bytes, codecs::ByteSpan block,
-                              const IndexEntry& entry) {
-  if (message_bytes >= kSmallMetadataBytes) {
-    addBlock(block, entry);
-    return;
-  }
+void MergeRegion::addMetadata(MetadataDelta&& delta, size_t message_bytes) {
   held_ += 2 * message_bytes;
   ++metadata_parts_;
   mergeMetadata(metadata_, std::move(delta));
 }
 
-void MergeRegion::addBlock(codecs::ByteSpan block, const IndexEntry& entry) {
-  held_ += block.size();
-  kept_.push_back(
-      KeptBlock{std::string(reinterpret_cast<const char*>(block.data()), block.size()), entry});
-}
-
-void MergeRegion::add(const SealedChunk& chunk, codecs::ByteSpan block, const IndexEntry& entry) {
-  if (!isSmall(chunk)) {
-    addBlock(block, entry);
-    return;
-  }
+void MergeRegion::add(const SealedChunk& chunk) {
   held_ += valueBytes(chunk);
   Rows& rows = rows_[*slotOf(chunk.kind)];
   appendRows(rows.merged, rows.parts == 0, chunk);
@@ -172,12 +150,6 @@ Status MergeRegion::merge(int zstd_level, const MetadataEncoder& encode_metadata
                           MergedRegion& out) const {
   out.blocks.clear();
   out.entries.clear();
-  for (const auto& kept : kept_) {
-    IndexEntry entry = kept.entry;
-    entry.offset = out.blocks.size();
-    out.blocks += kept.bytes;
-    out.entries.push_back(entry);
-  }
   if (metadata_parts_ > 0) {
     std::string payload = encode_metadata(metadata_);
     appendBlock(out, BlockType::kMetadata, codecs::asBytes(payload), IndexEntry{});

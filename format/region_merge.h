@@ -6,9 +6,10 @@
 // zstd frames and index entries outweigh their data: cpu_shares at 99 Hz for
 // 20 s took 25,398 bytes in 800-ms chunks and 14,825 with one chunk per kind.
 // So the writer remembers the region of the file written since the last
-// merge: the values of its small chunks, the bytes of everything else (big
-// chunks, metadata). When the region is full, or the file closes, it rewrites
-// the region with one chunk per kind (format/writer.cc does the I/O):
+// merge, as long as it holds only small chunks and small metadata deltas:
+// their values and deltas. When a large block comes, the region is full, or
+// the file closes, it rewrites the region with one metadata block and one
+// chunk per kind (format/writer.cc does the I/O):
 //   1. append one kRegionCopy block: the region's bounds and the merged blocks;
 //   2. overwrite the region in place with the merged blocks;
 //   3. truncate the file after them.
@@ -17,8 +18,8 @@
 //
 //   MergeRegion region({.rows_per_chunk = 16384});
 //   region.restart(offset);
-//   if (!region.fits(chunk, block_bytes)) { merge and rewrite; region.restart(end); }
-//   write the block; region.add(chunk, block, entry);
+//   if (!region.fits(chunk)) { merge and rewrite; region.restart(end); }
+//   write the block; region.isSmall(chunk) ? region.add(chunk) : region.restart(after it);
 //   MergedRegion merged;
 //   if (region.worthMerging()) INCISE_RETURN_IF_ERROR(region.merge(3, encodeDelta, merged));
 #pragma once
@@ -55,7 +56,7 @@ struct MergedRegion {
 struct MergeLimits {
   uint32_t rows_per_chunk = 65536;  // rows of one kind in a merged chunk
   uint64_t blob_bytes = 8u << 20;   // stack-copy bytes of one kind in a merged chunk
-  uint64_t held_bytes = 4u << 20;   // values and block bytes the region keeps in memory
+  uint64_t held_bytes = 4u << 20;   // values and deltas the region keeps in memory
   uint64_t frames_per_stack_chunk = 1u << 20;
 };
 
@@ -67,35 +68,29 @@ class MergeRegion {
   void restart(uint64_t start);
   uint64_t start() const { return start_; }
 
-  // Whether `chunk`, whose block is `block_bytes` long, can join the region;
-  // if not, merge the region first and start a new one.
-  bool fits(const SealedChunk& chunk, size_t block_bytes) const;
-  bool fitsBlock(size_t block_bytes) const;
+  // Small chunks (and metadata deltas) are merged; a large one is written
+  // as it is, after the region is merged, and a new region starts after it.
+  bool isSmall(const SealedChunk& chunk) const;
+  static bool isSmallMetadata(size_t message_bytes);
 
-  // The same for a metadata delta whose message is `message_bytes` long.
-  bool fitsMetadata(size_t message_bytes, size_t block_bytes) const;
+  // Whether a small `chunk` can join the region; if not, merge the region
+  // first and start a new one.
+  bool fits(const SealedChunk& chunk) const;
+  bool fitsMetadata(size_t message_bytes) const;
 
-  // After the block was written at entry.offset. Small chunks are kept as
-  // values, small metadata deltas as deltas; anything else as the block's bytes.
-  void add(const SealedChunk& chunk, codecs::ByteSpan block, const IndexEntry& entry);
-  void addMetadata(MetadataDelta&& delta, size_t message_bytes, codecs::ByteSpan block,
-                   const IndexEntry& entry);
-  void addBlock(codecs::ByteSpan block, const IndexEntry& entry);
+  // After the small chunk's (or delta's) block was written.
+  void add(const SealedChunk& chunk);
+  void addMetadata(MetadataDelta&& delta, size_t message_bytes);
 
   // Some kind, the stack table or the metadata has two small parts or more.
   bool worthMerging() const;
 
-  // The region as blocks kept whole (in file order), then one metadata block
-  // (its payload from `encode_metadata`), one stack-table chunk and one chunk
-  // per event kind.
+  // The region as one metadata block (its payload from `encode_metadata`),
+  // one stack-table chunk and one chunk per event kind.
   using MetadataEncoder = std::function<std::string(const MetadataDelta&)>;
   Status merge(int zstd_level, const MetadataEncoder& encode_metadata, MergedRegion& out) const;
 
  private:
-  struct KeptBlock {
-    std::string bytes;
-    IndexEntry entry;
-  };
   // Small chunks of one kind (or the stack table), concatenated. Emptied,
   // not freed, between regions: the next region fills the same columns.
   struct Rows {
@@ -105,12 +100,10 @@ class MergeRegion {
 
   // Index into rows_ of a chunk kind: 0 for the stack table, else its EventKind id.
   static std::optional<size_t> slotOf(uint8_t kind);
-  bool isSmall(const SealedChunk& chunk) const;
 
   MergeLimits limits_;
   uint64_t start_ = 0;
   uint64_t held_ = 0;
-  std::vector<KeptBlock> kept_;
   std::vector<Rows> rows_;  // by slotOf(kind)
   MetadataDelta metadata_;  // the small deltas, concatenated in file order
   uint32_t metadata_parts_ = 0;

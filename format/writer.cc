@@ -41,9 +41,9 @@ constexpr uint64_t kHighLevelMetadataBytes = 256u << 10;
 // level 19 up to this size (~30 ms).
 constexpr uint64_t kHighLevelMergedMetadataBytes = 64u << 10;
 
-// What a merge region may keep in memory (values of its small chunks, bytes
-// of the blocks it keeps whole) before it is merged; the recorder's memory
-// budget is 64 MiB.
+// What a merge region may keep in memory (values of its small chunks, its
+// small metadata deltas) before it is merged; the recorder's memory budget
+// is 64 MiB.
 constexpr uint64_t kMergeRegionBytes = 4u << 20;
 
 using Job = std::variant<SealedChunk, MetadataDelta>;
@@ -236,13 +236,15 @@ class WriterImpl final : public Writer {
   void process(Job job) {
     if (!status()) return;
     Status s;
+    bool small = false;  // merged later (format/region_merge.h)
     if (auto* chunk = std::get_if<SealedChunk>(&job)) {
       s = encodeChunk(*chunk, options_.zstd_level, encoded_);
       if (s) {
         BlockType type =
             chunk->kind == kStackTableKind ? BlockType::kStackChunk : BlockType::kEventChunk;
         buildBlock(type, codecs::asBytes(encoded_.payload));
-        if (merging_ && !region_.fits(*chunk, block_.size())) s = mergeRegion();
+        small = region_.isSmall(*chunk);
+        if (merging_ && (!small || !region_.fits(*chunk))) s = mergeRegion();
       }
       if (s) {
         s = writeBuiltBlock(IndexEntry{.kind = chunk->kind,
@@ -256,7 +258,7 @@ class WriterImpl final : public Writer {
         stats_.stored_column_bytes += encoded_.stored_bytes;
         if (chunk->kind < kKindSlots) totals_[chunk->kind] += chunk->rows;
       }
-      if (s && merging_) region_.add(*chunk, block_, index_.back());
+      if (s && merging_ && small) region_.add(*chunk);
     } else {
       MetadataDelta& delta = std::get<MetadataDelta>(job);
       std::string message = encodeMetadata(delta);
@@ -267,11 +269,13 @@ class WriterImpl final : public Writer {
       }
       std::string payload = packMessage(message, level);
       buildBlock(BlockType::kMetadata, codecs::asBytes(payload));
-      if (merging_ && !region_.fitsMetadata(message.size(), block_.size())) s = mergeRegion();
+      small = MergeRegion::isSmallMetadata(message.size());
+      if (merging_ && (!small || !region_.fitsMetadata(message.size()))) s = mergeRegion();
       if (s) s = writeBuiltBlock({});
-      if (s && merging_)
-        region_.addMetadata(std::move(delta), message.size(), block_, index_.back());
+      if (s && merging_ && small) region_.addMetadata(std::move(delta), message.size());
     }
+    // A large block is written once, outside any region.
+    if (s && merging_ && !small) region_.restart(offset_);
     if (!s) setError(s.error());
   }
 
