@@ -262,12 +262,9 @@ class WriterImpl final : public Writer {
     } else {
       MetadataDelta& delta = std::get<MetadataDelta>(job);
       std::string message = encodeMetadata(delta);
-      int level = options_.zstd_level;
-      if (high_level_metadata_bytes_ + message.size() <= kHighLevelMetadataBytes) {
-        level = std::max(level, kHighMetadataZstdLevel);
-        high_level_metadata_bytes_ += message.size();
-      }
-      std::string payload = packMessage(message, level);
+      bool high = high_level_metadata_bytes_ + message.size() <= kHighLevelMetadataBytes;
+      if (high) high_level_metadata_bytes_ += message.size();
+      std::string payload = metadataPayload(message, high);
       buildBlock(BlockType::kMetadata, codecs::asBytes(payload));
       small = MergeRegion::isSmallMetadata(message.size());
       if (merging_ && (!small || !region_.fitsMetadata(message.size()))) s = mergeRegion();
@@ -297,10 +294,7 @@ class WriterImpl final : public Writer {
     // that again at 19 mid-run was most of a merge's CPU (~6 of 12 ms).
     auto encode_metadata = [&](const MetadataDelta& delta) {
       std::string message = encodeMetadata(delta);
-      int level = closing && message.size() <= kHighLevelMergedMetadataBytes
-                      ? std::max(options_.zstd_level, kHighMetadataZstdLevel)
-                      : options_.zstd_level;
-      return packMessage(message, level);
+      return metadataPayload(message, closing && message.size() <= kHighLevelMergedMetadataBytes);
     };
     Status encoded = region_.merge(options_.zstd_level, encode_metadata, merged);
     region_.restart(end);
@@ -350,6 +344,12 @@ class WriterImpl final : public Writer {
     stats_.blocks = index_.size();
     ++stats_.region_merges;
     return Status::ok();
+  }
+
+  // A metadata block's payload: zstd at level 19 when `high`, else at the chunks' level.
+  std::string metadataPayload(const std::string& message, bool high) const {
+    return packMessage(message, high ? std::max(options_.zstd_level, kHighMetadataZstdLevel)
+                                     : options_.zstd_level);
   }
 
   void setError(const Error& e) {
