@@ -87,24 +87,22 @@ std::vector<RegionCopy> findRegionCopies(const TraceFile& file, uint64_t start) 
   return copies;
 }
 
-// Visits the blocks inside a whole region copy at their offsets in the file.
-void visitCopiedBlocks(uint64_t at, ByteSpan payload, const BlockVisitor& visit,
+// Visits the blocks inside a whole region copy (its hash verified by
+// readRegionCopy) where they lie in the file, each read and verified as any
+// block is.
+void visitCopiedBlocks(const TraceFile& file, const RegionCopy& copy, const BlockVisitor& visit,
                        std::vector<Damage>& damage) {
-  uint64_t pos = kRegionCopyPrefix;
-  while (pos < payload.size()) {
-    uint64_t offset = at + kBlockHeaderSize + pos;
-    Result<BlockHeader> header = parseBlockHeader(payload.subspan(pos));
-    if (!header || header->type == BlockType::kRegionCopy ||
-        header->length > payload.size() - pos - kBlockHeaderSize ||
-        !payloadMatches(*header, payload.subspan(pos + kBlockHeaderSize, header->length))) {
-      damage.push_back(Damage{offset, payload.size() - pos, "a block in a region copy is damaged"});
+  uint64_t pos = copy.at + kBlockHeaderSize + kRegionCopyPrefix;
+  while (pos < copy.next) {
+    Result<VerifiedBlock> block = readVerifiedBlock(file, pos, copy.next);
+    if (!block || block->header.type == BlockType::kRegionCopy) {
+      damage.push_back(Damage{pos, copy.next - pos, "a block in a region copy is damaged"});
       return;
     }
-    ByteSpan inner = payload.subspan(pos + kBlockHeaderSize, header->length);
-    pos += kBlockHeaderSize + header->length;
-    Status used = visit(offset, *header, inner);
-    if (!used)
-      damage.push_back(Damage{offset, kBlockHeaderSize + inner.size(), used.error().message()});
+    uint64_t next = pos + kBlockHeaderSize + block->header.length;
+    Status used = visit(pos, block->header, block->payload);
+    if (!used) damage.push_back(Damage{pos, next - pos, used.error().message()});
+    pos = next;
   }
 }
 
@@ -139,7 +137,8 @@ Status scanBlocks(const TraceFile& file, uint64_t start, const BlockVisitor& vis
   // [from, to) ranges the scan skips: regions a whole copy replaces, and the
   // bytes of copies cut short.
   std::vector<std::pair<uint64_t, uint64_t>> skip;
-  for (const RegionCopy& copy : findRegionCopies(file, start)) {
+  std::vector<RegionCopy> copies = findRegionCopies(file, start);
+  for (const RegionCopy& copy : copies) {
     if (copy.whole) {
       skip.emplace_back(copy.start, copy.end);
       if (regions_from_copies != nullptr) ++*regions_from_copies;
@@ -159,14 +158,16 @@ Status scanBlocks(const TraceFile& file, uint64_t start, const BlockVisitor& vis
       pos = skipped->second;
       continue;
     }
+    auto copy = std::find_if(copies.begin(), copies.end(),
+                             [&](const RegionCopy& c) { return c.whole && c.at == pos; });
+    if (copy != copies.end()) {
+      visitCopiedBlocks(file, *copy, visit, damage);
+      pos = copy->next;
+      continue;
+    }
     Result<VerifiedBlock> block = readVerifiedBlock(file, pos, file.size);
     if (block) {
       uint64_t next = pos + kBlockHeaderSize + block->header.length;
-      if (block->header.type == BlockType::kRegionCopy) {
-        visitCopiedBlocks(pos, block->payload, visit, damage);
-        pos = next;
-        continue;
-      }
       Status used = visit(pos, block->header, block->payload);
       if (!used) damage.push_back(Damage{pos, next - pos, used.error().message()});
       pos = next;
