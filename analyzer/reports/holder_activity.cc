@@ -6,6 +6,8 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "analyzer/reports/holder_activity_waits.h"
+
 namespace incise::analyzer {
 namespace {
 
@@ -28,12 +30,6 @@ struct Row {
   uint64_t pid;
   uint64_t value;  // a sample's or fault's stack id, a switch-out's prev_state
 };
-
-uint64_t overlap(uint64_t a_start, uint64_t a_end, uint64_t b_start, uint64_t b_end) {
-  uint64_t start = std::max(a_start, b_start);
-  uint64_t end = std::min(a_end, b_end);
-  return end > start ? end - start : 0;
-}
 
 uint64_t mix(uint64_t h, uint64_t v) {
   h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
@@ -93,8 +89,10 @@ class HolderActivityBuilder::Pass {
   }
 
   void addWait(const LockWait& w) {
-    waitsOf(w.lock).waits.push_back({w.start, w.end, w.tid});
-    ++waits_kept_;
+    LockWaitIndex& waits = waitsOf(w.lock).waits;
+    size_t before = waits.size();
+    waits.add({.start = w.start, .end = w.end, .tid = w.tid});
+    waits_kept_ += waits.size() - before;
   }
 
   void addRow(uint64_t tid, const Row& row) {
@@ -155,7 +153,8 @@ class HolderActivityBuilder::Pass {
             .most_rows_held_back = most_rows_held_back_,
             .open_sections = open_sections_,
             .waits_kept = waits_kept_,
-            .groups = groups_.size()};
+            .groups = groups_.size(),
+            .wait_work = wait_work_};
   }
 
  private:
@@ -169,14 +168,19 @@ class HolderActivityBuilder::Pass {
     uint32_t group = 0;
     bool switched_out = false;
   };
-  struct Wait {
-    uint64_t start, end, tid;
-  };
   // Per lock: the waits a section may still overlap, and the starts of the
   // sections added and not yet ended.
   struct LockWaits {
-    std::vector<Wait> waits;
+    explicit LockWaits(uint64_t* work) : waits(work) {}
+    LockWaitIndex waits;
     std::multiset<uint64_t> live_starts;
+  };
+  // Per group with waiting lost while its holder was off-CPU: who waited,
+  // and the latest start and end of its off-CPU spans measured so far.
+  struct OffCpuWaiters {
+    std::set<uint64_t> tids;
+    uint64_t latest_start = 0;
+    uint64_t latest_end = 0;
   };
   // One thread's state between its events, and what is not applied yet.
   struct Thread {
@@ -203,7 +207,9 @@ class HolderActivityBuilder::Pass {
     if (!t.touched) touched_.push_back(tid);
     t.touched = true;
   }
-  LockWaits& waitsOf(const LockId& lock) { return waits_of_lock_[lock]; }
+  LockWaits& waitsOf(const LockId& lock) {
+    return waits_of_lock_.try_emplace(lock, &wait_work_).first->second;
+  }
 
   static uint64_t horizon(uint64_t tid, uint64_t now, const LockRowStream* pending) {
     return pending ? std::min(now, pending->pendingSectionStart(tid)) : now;
@@ -290,11 +296,8 @@ class HolderActivityBuilder::Pass {
   void retireSection(uint32_t s) {
     const Section& section = sections_[s];
     LockWaits& lock = waitsOf(section.lock);
-    uint64_t waited = 0;
-    for (const Wait& w : lock.waits) {
-      if (w.tid != section.tid) waited += overlap(section.start, section.end, w.start, w.end);
-    }
-    groups_[section.group].waiter_ns_while_held += waited;
+    groups_[section.group].waiter_ns_while_held +=
+        lock.waits.waitedDuring(section.start, section.end, section.tid);
     lock.live_starts.erase(lock.live_starts.find(section.start));
     free_.push_back(s);
     --open_sections_;
@@ -307,14 +310,25 @@ class HolderActivityBuilder::Pass {
     HeldLock& h = groups_[section.group];
     (t.preempted ? h.off_cpu_preempted_ns : h.off_cpu_blocked_ns) += now - start;
     // Other threads' waiting on the lock lost while the holder was off-CPU.
-    for (const Wait& w : waitsOf(section.lock).waits) {
-      if (w.tid == section.tid) continue;
-      uint64_t lost = overlap(start, now, w.start, w.end);
-      h.waiter_ns_while_off_cpu += lost;
-      if (lost == 0) continue;
-      std::set<uint64_t>& waiters = waiters_off_cpu_[section.group];
-      if (waiters.insert(w.tid).second) h.waiters_while_off_cpu = waiters.size();
+    LockWaitIndex& waits = waitsOf(section.lock).waits;
+    uint64_t lost = waits.waitedDuring(start, now, section.tid);
+    h.waiter_ns_while_off_cpu += lost;
+    auto found = waiters_off_cpu_.find(section.group);
+    if (lost == 0 && found == waiters_off_cpu_.end()) return;
+    OffCpuWaiters& waiters =
+        found != waiters_off_cpu_.end() ? found->second : waiters_off_cpu_[section.group];
+    // A wait that started before an earlier span ended and overlaps this
+    // one, starting no earlier, overlapped that span too: its thread is
+    // counted. So only waits since then are looked at (all of them when
+    // spans come out of order: nested sections of one group).
+    uint64_t since = start >= waiters.latest_start ? waiters.latest_end : 0;
+    if (lost > 0) {
+      waits.forEachWaiter(start, now, since, section.tid,
+                          [&](uint64_t tid) { waiters.tids.insert(tid); });
+      h.waiters_while_off_cpu = static_cast<uint32_t>(waiters.tids.size());
     }
+    waiters.latest_start = std::max(waiters.latest_start, start);
+    waiters.latest_end = std::max(waiters.latest_end, now);
   }
 
   void countInside(Thread& t, uint64_t stack_id, bool fault) {
@@ -373,8 +387,9 @@ class HolderActivityBuilder::Pass {
       uint64_t bound = now;
       if (pending) bound = std::min(bound, pending->pendingSectionStart(it->first));
       if (!lock.live_starts.empty()) bound = std::min(bound, *lock.live_starts.begin());
-      waits_kept_ -= std::erase_if(lock.waits, [&](const Wait& w) { return w.end <= bound; });
-      if (lock.waits.capacity() > 2 * lock.waits.size() + 16) lock.waits.shrink_to_fit();
+      waits_kept_ -= lock.waits.size();
+      lock.waits.prune(bound);
+      waits_kept_ += lock.waits.size();
       it =
           lock.waits.empty() && lock.live_starts.empty() ? waits_of_lock_.erase(it) : std::next(it);
     }
@@ -385,9 +400,9 @@ class HolderActivityBuilder::Pass {
   std::deque<HeldLock> groups_;
   std::deque<uint64_t> site_stack_starts_;  // per group: the start of its site_stack_id's section
   std::vector<uint32_t> slots_;             // groups_ index + 1; 0 = free
-  std::unordered_map<uint32_t, std::set<uint64_t>> waiters_off_cpu_;  // per group
-  std::vector<Section> sections_;                                     // open ones, by slot
-  std::vector<uint32_t> free_;                                        // slots of ended ones
+  std::unordered_map<uint32_t, OffCpuWaiters> waiters_off_cpu_;  // per group
+  std::vector<Section> sections_;                                // open ones, by slot
+  std::vector<uint32_t> free_;                                   // slots of ended ones
   std::unordered_map<LockId, LockWaits, LockIdHash> waits_of_lock_;
   std::unordered_map<uint64_t, Thread> threads_;
   std::vector<Row> rows_now_;       // replay's scratch: a thread's rows at one time
@@ -398,6 +413,7 @@ class HolderActivityBuilder::Pass {
   size_t most_rows_held_back_ = 0;
   size_t open_sections_ = 0;
   size_t waits_kept_ = 0;
+  uint64_t wait_work_ = 0;
 };
 
 HolderActivityBuilder::HolderActivityBuilder(SiteOf site_of)

@@ -173,6 +173,9 @@ class HolderActivityBuilder {
     size_t open_sections = 0;
     size_t waits_kept = 0;
     size_t groups = 0;
+    // Steps taken measuring sections and off-CPU spans against the waits
+    // (holder_activity_waits.h): linear in the rows, whatever the locks.
+    uint64_t wait_work = 0;
   };
   Footprint footprint() const;
 
