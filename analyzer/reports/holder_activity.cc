@@ -56,9 +56,16 @@ uint32_t popEvent(Ends& heap) {
 
 class HolderActivityBuilder::Pass {
  public:
-  explicit Pass(SiteOf site_of) : site_of_(std::move(site_of)) {}
+  Pass(SiteOf site_of, HolderFocus focus)
+      : site_of_(std::move(site_of)), focus_(std::move(focus)) {}
 
-  void addSection(const CriticalSection& s) {
+  void addSection(const CriticalSection& in) {
+    CriticalSection s = in;
+    if (focus_.windowed()) {  // cut to the window; one outside it is not counted at all
+      if (s.start > focus_.end || s.end < focus_.start) return;
+      s.start = std::max(s.start, focus_.start);
+      s.end = std::max(s.start, std::min(s.end, windowEnd()));
+    }
     uint64_t site = site_of_ ? site_of_(s.stack_id) : s.stack_id;
     uint32_t g = groupOf(s.tid, s.lock, site);
     HeldLock& h = groups_[g];
@@ -67,7 +74,9 @@ class HolderActivityBuilder::Pass {
       h.site_stack_id = s.stack_id;
       site_stack_starts_[g] = s.start;
     }
+    if (h.sections == 0) h.kind = static_cast<uint8_t>(s.kind);
     h.inferred |= s.inferred;
+    h.holder_in_focus = h.holder_in_focus || focus_.threadIn(s.lock.pid, s.tid, s.start);
     ++h.sections;
     h.held_ns += s.duration();
 
@@ -91,14 +100,20 @@ class HolderActivityBuilder::Pass {
   void addWait(const LockWait& w) {
     LockWaitIndex& waits = waitsOf(w.lock).waits;
     size_t before = waits.size();
-    waits.add({.start = w.start, .end = w.end, .tid = w.tid});
+    waits.add({.start = std::max(w.start, focus_.start),
+               .end = std::min(w.end, windowEnd()),
+               .tid = w.tid,
+               .focus = focus_.threadIn(w.lock.pid, w.tid, w.start)});
     waits_kept_ += waits.size() - before;
   }
 
   void addRow(uint64_t tid, const Row& row) {
     Thread& t = thread(tid);
     t.rows.push_back(row);
-    if (row.type == EventType::kSwitchIn || row.type == EventType::kSwitchOut) ++t.switches;
+    if ((row.type == EventType::kSwitchIn || row.type == EventType::kSwitchOut) &&
+        focus_.covers(row.time)) {
+      ++t.switches;
+    }
     most_rows_held_back_ = std::max(most_rows_held_back_, ++rows_held_back_);
     touch(tid, t);
   }
@@ -138,6 +153,13 @@ class HolderActivityBuilder::Pass {
         return std::tie(a.tid, a.lock) < std::tie(b.tid, b.lock);
       return site_order ? site_order(a.site) < site_order(b.site) : a.site < b.site;
     });
+    if (!focus_.thread) {
+      for (HeldLock& h : result.held) {
+        h.holder_in_focus = true;
+        h.focus_waiter_ns_while_held = h.waiter_ns_while_held;
+        h.focus_waiter_ns_while_off_cpu = h.waiter_ns_while_off_cpu;
+      }
+    }
     for (auto& [tid, thread] : threads_) {
       if (!thread.holder) continue;
       result.threads.push_back(thread.activity);
@@ -171,7 +193,7 @@ class HolderActivityBuilder::Pass {
   // Per lock: the waits a section may still overlap, and the starts of the
   // sections added and not yet ended.
   struct LockWaits {
-    explicit LockWaits(uint64_t* work) : waits(work) {}
+    LockWaits(uint64_t* work, bool track_focus) : waits(work, track_focus) {}
     LockWaitIndex waits;
     std::multiset<uint64_t> live_starts;
   };
@@ -208,8 +230,10 @@ class HolderActivityBuilder::Pass {
     t.touched = true;
   }
   LockWaits& waitsOf(const LockId& lock) {
-    return waits_of_lock_.try_emplace(lock, &wait_work_).first->second;
+    return waits_of_lock_.try_emplace(lock, &wait_work_, bool(focus_.thread)).first->second;
   }
+  // The window's end as the end of a half-open interval.
+  uint64_t windowEnd() const { return focus_.end == UINT64_MAX ? UINT64_MAX : focus_.end + 1; }
 
   static uint64_t horizon(uint64_t tid, uint64_t now, const LockRowStream* pending) {
     return pending ? std::min(now, pending->pendingSectionStart(tid)) : now;
@@ -296,8 +320,12 @@ class HolderActivityBuilder::Pass {
   void retireSection(uint32_t s) {
     const Section& section = sections_[s];
     LockWaits& lock = waitsOf(section.lock);
-    groups_[section.group].waiter_ns_while_held +=
-        lock.waits.waitedDuring(section.start, section.end, section.tid);
+    HeldLock& h = groups_[section.group];
+    h.waiter_ns_while_held += lock.waits.waitedDuring(section.start, section.end, section.tid);
+    if (focus_.thread) {
+      h.focus_waiter_ns_while_held +=
+          lock.waits.waitedDuring(section.start, section.end, section.tid, /*focus_only=*/true);
+    }
     lock.live_starts.erase(lock.live_starts.find(section.start));
     free_.push_back(s);
     --open_sections_;
@@ -313,6 +341,9 @@ class HolderActivityBuilder::Pass {
     LockWaitIndex& waits = waitsOf(section.lock).waits;
     uint64_t lost = waits.waitedDuring(start, now, section.tid);
     h.waiter_ns_while_off_cpu += lost;
+    if (focus_.thread) {
+      h.focus_waiter_ns_while_off_cpu += waits.waitedDuring(start, now, section.tid, true);
+    }
     auto found = waiters_off_cpu_.find(section.group);
     if (lost == 0 && found == waiters_off_cpu_.end()) return;
     OffCpuWaiters& waiters =
@@ -364,11 +395,13 @@ class HolderActivityBuilder::Pass {
         t.off_cpu = false;
         break;
       case EventType::kSample:
+        if (!focus_.covers(e.time)) break;
         ++t.activity.samples;
         t.activity.pid = e.pid;
         countInside(t, e.value, false);
         break;
       case EventType::kFault:
+        if (!focus_.covers(e.time)) break;
         ++t.activity.faults;
         t.activity.pid = e.pid;
         countInside(t, e.value, true);
@@ -396,6 +429,7 @@ class HolderActivityBuilder::Pass {
   }
 
   SiteOf site_of_;
+  HolderFocus focus_;
   // Per (holder, lock, site); a deque, so growing never copies them all.
   std::deque<HeldLock> groups_;
   std::deque<uint64_t> site_stack_starts_;  // per group: the start of its site_stack_id's section
@@ -416,8 +450,8 @@ class HolderActivityBuilder::Pass {
   uint64_t wait_work_ = 0;
 };
 
-HolderActivityBuilder::HolderActivityBuilder(SiteOf site_of)
-    : pass_(std::make_unique<Pass>(std::move(site_of))) {}
+HolderActivityBuilder::HolderActivityBuilder(SiteOf site_of, HolderFocus focus)
+    : pass_(std::make_unique<Pass>(std::move(site_of), std::move(focus))) {}
 
 HolderActivityBuilder::~HolderActivityBuilder() = default;
 

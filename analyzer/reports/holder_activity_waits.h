@@ -4,11 +4,13 @@
 // HolderActivityBuilder measures every retired section and every off-CPU
 // span of a holder against the waits on its lock. Scanning the lock's waits
 // each time costs sections x waits on a hot lock (a 40-s trace with one
-// such lock took minutes); here each question costs O(log n) plus what it
-// reports:
+// such lock took minutes). A lock with at most kScanUpTo waits kept is
+// still scanned (the cheapest for the many locks with few waits); past
+// that, each question costs O(log n) plus what it reports:
 //  - waitedDuring: the integral over [a, b) of the number of waits in
 //    progress (WaitingIntegral: a breakpoint at every wait start and end),
-//    for the lock minus the asking thread's own;
+//    for the lock minus the asking thread's own; of every wait, or only of
+//    those marked `focus` (the threads a filtered report is about);
 //  - forEachWaiter: the waits overlapping [a, b) that started at or after
 //    `since`, found through a tree of the largest end over the waits in
 //    start order, so waits that ended before `a` cost nothing.
@@ -33,7 +35,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <deque>
 #include <unordered_map>
 #include <vector>
 
@@ -63,7 +64,8 @@ class WaitingIntegral {
   void sweepTo(uint64_t time);
   void addPoint(uint64_t time, bool wait_starts);
 
-  std::deque<Point> points_;    // by time
+  std::vector<Point> points_;   // by time, from first_point_
+  size_t first_point_ = 0;      // points before it are dropped (compacted now and then)
   std::vector<uint64_t> ends_;  // a min-heap: ends not swept yet
   uint64_t swept_ = 0;          // points_ describe the integral up to here
   uint64_t latest_end_ = 0;
@@ -76,19 +78,25 @@ class LockWaitIndex {
     uint64_t start = 0;
     uint64_t end = 0;
     uint64_t tid = 0;
+    bool focus = true;
   };
 
   // `work`, when given, counts the steps taken (entries read, tree nodes
-  // visited, breakpoints written): tests check it grows linearly.
-  explicit LockWaitIndex(uint64_t* work = nullptr)
-      : work_(work ? work : &own_work_), waiting_(work_) {}
+  // visited, breakpoints written): tests check it grows linearly. Without
+  // `track_focus` every wait is in focus.
+  explicit LockWaitIndex(uint64_t* work = nullptr, bool track_focus = false)
+      : work_(work ? work : &own_work_),
+        track_focus_(track_focus),
+        waiting_(work_),
+        focus_waiting_(work_) {}
   LockWaitIndex(const LockWaitIndex&) = delete;
   LockWaitIndex& operator=(const LockWaitIndex&) = delete;
 
   // A zero-length wait overlaps nothing and is not kept.
   void add(Wait wait);
-  // Other threads' (not `holder`'s) waiting that overlapped [a, b), in ns.
-  uint64_t waitedDuring(uint64_t a, uint64_t b, uint64_t holder);
+  // Other threads' (not `holder`'s) waiting that overlapped [a, b), in ns;
+  // with `focus_only`, of the waits marked focus.
+  uint64_t waitedDuring(uint64_t a, uint64_t b, uint64_t holder, bool focus_only = false);
   // visit(tid) for each wait of a thread other than `holder` that overlaps
   // [a, b) and started at or after `since`.
   template <typename Visit>
@@ -100,7 +108,13 @@ class LockWaitIndex {
   bool empty() const { return waits_.empty(); }
   size_t size() const { return waits_.size(); }
 
+  static constexpr size_t kScanUpTo = 32;
+  bool indexed() const { return indexed_; }  // answering from the integrals and the tree
+
  private:
+  void buildIndex();
+  void integralsAdd(const Wait& wait);
+  uint64_t scanWaited(uint64_t a, uint64_t b, uint64_t holder, bool focus_only);
   void buildTree(size_t capacity);
   void updateLeaf(size_t index);
   template <typename Visit>
@@ -109,13 +123,18 @@ class LockWaitIndex {
 
   uint64_t own_work_ = 0;
   uint64_t* work_;
+  bool track_focus_;
+  bool indexed_ = false;           // past kScanUpTo: the integrals and the tree below
+  uint64_t asked_until_ = 0;       // the latest end of a span asked about
   std::vector<Wait> waits_;        // by start
   std::vector<uint64_t> max_end_;  // tree over waits_: node 1 covers [0, capacity_)
   size_t capacity_ = 0;            // leaves (a power of two, >= waits_.size())
   size_t kept_at_compaction_ = 0;
-  uint64_t earliest_start_ = 0;  // a later wait counts from here (see above)
-  WaitingIntegral waiting_;      // every thread's
-  std::unordered_map<uint64_t, WaitingIntegral> waiting_of_;  // per waiting thread
+  uint64_t earliest_start_ = 0;    // a later wait counts from here (see above)
+  WaitingIntegral waiting_;        // every thread's
+  WaitingIntegral focus_waiting_;  // the focus waits'
+  // Per waiting thread, and per waiting thread's focus waits (key 2 tid + 1).
+  std::unordered_map<uint64_t, WaitingIntegral> waiting_of_;
 };
 
 // ---- templates ---------------------------------------------------------------
@@ -124,6 +143,13 @@ template <typename Visit>
 void LockWaitIndex::forEachWaiter(uint64_t a, uint64_t b, uint64_t since, uint64_t holder,
                                   Visit&& visit) {
   if (b <= a || waits_.empty()) return;
+  if (!indexed_) {
+    for (const Wait& w : waits_) {
+      ++*work_;
+      if (w.start >= since && w.start < b && w.end > a && w.tid != holder) visit(w.tid);
+    }
+    return;
+  }
   auto by_start = [](const Wait& w, uint64_t time) { return w.start < time; };
   size_t lo = std::lower_bound(waits_.begin(), waits_.end(), since, by_start) - waits_.begin();
   size_t hi = std::lower_bound(waits_.begin(), waits_.end(), b, by_start) - waits_.begin();
