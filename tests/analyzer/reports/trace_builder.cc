@@ -15,8 +15,9 @@ constexpr uint64_t kKernelBase = 0xffffffff81000000ull;
 constexpr uint32_t kReadExecute = 5;  // PF_R | PF_X, and PROT_READ | PROT_EXEC
 constexpr uint16_t kElfDyn = 3;
 
-format::Header makeHeader() {
+format::Header makeHeader(const std::string& lock_mode = "off") {
   format::Header header;
+  header.options.lock_mode = lock_mode;
   header.host = "testhost";
   header.kernel_release = "6.0-test";
   header.start_mono_ns = TraceBuilder::kStartNs;
@@ -158,7 +159,7 @@ Result<std::string> TraceBuilder::write() {
   format::WriterOptions options;
   options.rows_per_chunk = rows_per_chunk_;
   options.background = false;
-  auto writer = format::Writer::create(path_, makeHeader(), options);
+  auto writer = format::Writer::create(path_, makeHeader(lock_mode_), options);
   if (!writer) return writer.error();
   format::Writer& w = **writer;
 

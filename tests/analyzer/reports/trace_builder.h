@@ -79,6 +79,8 @@ class TraceBuilder {
 
   // Trace end, ns from start; default: the last event time + 1.
   void setEnd(uint64_t time) { end_ = time; }
+  // The header's recorded lock mode ("all", "contended"; default "off").
+  void setLockMode(std::string mode) { lock_mode_ = std::move(mode); }
   // Rows per chunk (small values make many chunks, for the parallel decoder).
   void setRowsPerChunk(uint32_t rows) { rows_per_chunk_ = rows; }
 
@@ -110,6 +112,7 @@ class TraceBuilder {
   uint64_t last_time_ = 0;
   uint64_t end_ = 0;
   uint32_t rows_per_chunk_ = 65536;
+  std::string lock_mode_ = "off";
   std::string path_;
 };
 
