@@ -81,6 +81,8 @@ class TraceBuilder {
   void setEnd(uint64_t time) { end_ = time; }
   // The header's recorded lock mode ("all", "contended"; default "off").
   void setLockMode(std::string mode) { lock_mode_ = std::move(mode); }
+  // Whether the header says scheduler events were recorded (default true).
+  void setSchedRecorded(bool recorded) { sched_recorded_ = recorded; }
   // Rows per chunk (small values make many chunks, for the parallel decoder).
   void setRowsPerChunk(uint32_t rows) { rows_per_chunk_ = rows; }
 
@@ -113,6 +115,7 @@ class TraceBuilder {
   uint64_t end_ = 0;
   uint32_t rows_per_chunk_ = 65536;
   std::string lock_mode_ = "off";
+  bool sched_recorded_ = true;
   std::string path_;
 };
 
