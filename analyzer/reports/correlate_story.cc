@@ -6,6 +6,7 @@
 #include "analyzer/model/trace.h"
 #include "analyzer/render/json_output.h"
 #include "analyzer/render/table.h"
+#include "analyzer/render/terminal_text.h"
 #include "analyzer/reports/lock_sites.h"
 
 namespace incise::analyzer {
@@ -255,21 +256,25 @@ void CorrelateStory::printTree(std::ostream& out) const {
     std::string lead = n.depth == 0 ? std::to_string(n.chain) : "";
     lead.resize(std::max<size_t>(lead.size(), 3), ' ');
     std::string head = "  " + lead + pad;
+    // Names and stacks come from the trace: each line is escaped as printed.
     if (n.see != 0) {
-      out << head << names_.thread(w.tid, kLatest) << "'s wait of "
-          << formatDurationNs(w.duration()) << ": as in chain " << n.see << "\n";
+      out << terminalText(head + names_.thread(w.tid, kLatest) + "'s wait of " +
+                          formatDurationNs(w.duration()) + ": as in chain " + std::to_string(n.see))
+          << "\n";
       continue;
     }
     std::string also;
     for (size_t rank : n.ranks) {
       if (n.depth != 0 || rank != n.chain) also += (also.empty() ? "" : ", ") + ordinal(rank);
     }
-    out << head << names_.thread(w.tid, kLatest) << (n.depth == 0 ? " waited " : " had waited ")
-        << (same_lock ? formatDurationNs(w.duration()) + " for the same " + lockNoun(w.kind)
-                      : waitText(w))
-        << (also.empty() ? "" : " (the " + also + " longest)") << "\n";
-    out << "  " << std::string(3 + (n.depth == 0 ? 0 : 2 * n.depth), ' ') << wakerText(*n.link)
+    out << terminalText(
+               head + names_.thread(w.tid, kLatest) + (n.depth == 0 ? " waited " : " had waited ") +
+               (same_lock ? formatDurationNs(w.duration()) + " for the same " + lockNoun(w.kind)
+                          : waitText(w)) +
+               (also.empty() ? "" : " (the " + also + " longest)"))
         << "\n";
+    out << "  " << std::string(3 + (n.depth == 0 ? 0 : 2 * n.depth), ' ')
+        << terminalText(wakerText(*n.link)) << "\n";
   }
 }
 
@@ -283,11 +288,11 @@ void CorrelateStory::print(std::ostream& out, size_t limit) const {
   for (size_t i = 0; i < findings.size(); ++i) {
     char number[32];
     std::snprintf(number, sizeof number, "%3zu. ", i + 1);
-    out << number << sentence(findings[i]) << "\n";
+    out << number << terminalText(sentence(findings[i])) << "\n";
   }
   std::vector<std::string> lines = notes(left_out);
   if (!lines.empty()) out << "\n";
-  for (const std::string& line : lines) out << "  " << line << "\n";
+  for (const std::string& line : lines) out << "  " << terminalText(line) << "\n";
   printTree(out);
 }
 

@@ -239,6 +239,109 @@ TEST(CorrelateReport, TakesNoCpuFilter) {
   EXPECT_EQ(runReportJson(runCorrelate, {*path, "--cpu", "0"}, doc), 2);
 }
 
+// --limit keeps the heaviest findings, in text and JSON alike, and says
+// that more were left out; --limit 0 keeps them all.
+TEST(CorrelateReport, LimitKeepsTheHeaviestFindings) {
+  TraceBuilder b;
+  buildLockStory(b, false);
+  auto path = b.write();
+  ASSERT_TRUE(path) << path.error().message();
+  const std::string more = "More findings: --limit 0 lists them all.";
+
+  testing::ReportResult text = testing::runReport(runCorrelate, {*path, "--limit", "1"});
+  ASSERT_EQ(text.exit_code, 0) << text.output;
+  EXPECT_NE(text.output.find("\n  1. The longest lock wait: waiter-1 (202)"), std::string::npos)
+      << text.output;
+  EXPECT_EQ(text.output.find("\n  2. "), std::string::npos) << text.output;
+  EXPECT_NE(text.output.find(more), std::string::npos) << text.output;
+
+  nlohmann::json doc;
+  ASSERT_EQ(runReportJson(runCorrelate, {*path, "--limit", "1"}, doc), 0);
+  ASSERT_EQ(doc["findings"].size(), 1u) << doc["findings"].dump(2);
+  EXPECT_EQ(doc["findings"][0]["kind"], "longest_wait");
+  EXPECT_EQ(doc["findings"][0]["rank"], 1);
+  EXPECT_NE(std::find(doc["notes"].begin(), doc["notes"].end(), more), doc["notes"].end())
+      << doc["notes"].dump(2);
+
+  ASSERT_EQ(runReportJson(runCorrelate, {*path, "--limit", "0"}, doc), 0);
+  ASSERT_EQ(doc["findings"].size(), 3u) << doc["findings"].dump(2);
+  EXPECT_EQ(doc["findings"][2]["kind"], "holder_off_cpu");
+  EXPECT_EQ(std::find(doc["notes"].begin(), doc["notes"].end(), more), doc["notes"].end());
+  text = testing::runReport(runCorrelate, {*path, "--limit", "0"});
+  EXPECT_NE(text.output.find("\n  3. holder (201) was switched out"), std::string::npos)
+      << text.output;
+  EXPECT_EQ(text.output.find(more), std::string::npos) << text.output;
+}
+
+// A report filtered by name still reads the scheduler rows that explain the
+// threads shown, and never asks for a recorder option that does not exist:
+// only a trace recorded without the scheduler says so, naming --no-sched.
+TEST(CorrelateReport, AFilteredReportUsesTheSchedulerEvents) {
+  TraceBuilder b;
+  buildLockStory(b, false);
+  auto path = b.write();
+  ASSERT_TRUE(path) << path.error().message();
+  for (const char* comm : {"bank", "waiter-1"}) {
+    nlohmann::json doc;
+    ASSERT_EQ(runReportJson(runCorrelate, {*path, "--comm", comm}, doc), 0) << comm;
+    ASSERT_EQ(doc["preemption"].size(), 1u) << comm << doc.dump(2);
+    EXPECT_EQ(doc["preemption"][0]["preempted_switches"], 1) << comm;
+    EXPECT_EQ(doc["preemption"][0]["blocked_switches"], 1) << comm;
+    testing::ReportResult text = testing::runReport(runCorrelate, {*path, "--comm", comm});
+    ASSERT_EQ(text.exit_code, 0) << text.output;
+    EXPECT_NE(text.output.find("holder (201) was switched out 2 times"), std::string::npos)
+        << comm << "\n"
+        << text.output;
+    EXPECT_EQ(text.output.find("scheduler events"), std::string::npos) << text.output;
+    EXPECT_EQ(text.output.find("--sched"), std::string::npos) << text.output;
+  }
+
+  // Recorded with --no-sched: sections but no switches to place in them.
+  TraceBuilder quiet;
+  quiet.setSchedRecorded(false);
+  quiet.process(TraceBuilder::kPid, "bank");
+  quiet.thread(301, "A");
+  quiet.thread(302, "B");
+  quiet.function("pthread_mutex_lock", "libc.so.6");
+  uint64_t acquire = quiet.stack({"pthread_mutex_lock", "transfer", "worker_main"});
+  quiet.lock(301, 0x6000, 1000, 1000, 3000, acquire);
+  quiet.lock(302, 0x6000, 1500, 3000, 3100, acquire, format::kLockContended);
+  auto quiet_path = quiet.write();
+  ASSERT_TRUE(quiet_path) << quiet_path.error().message();
+  testing::ReportResult text = testing::runReport(runCorrelate, {*quiet_path});
+  ASSERT_EQ(text.exit_code, 0) << text.output;
+  EXPECT_NE(text.output.find("The trace has no scheduler events (recorded with --no-sched)"),
+            std::string::npos)
+      << text.output;
+  EXPECT_EQ(text.output.find(" --sched"), std::string::npos) << text.output;
+}
+
+// Thread names come from the traced program: a name with terminal control
+// sequences is printed escaped, in findings and in the wake tree alike.
+TEST(CorrelateReport, NamesFromTheTraceAreEscaped) {
+  TraceBuilder b;
+  b.process(TraceBuilder::kPid, "bank");
+  b.thread(301, "A\x1b]0;PWNED\x07");
+  b.thread(302, "B\x1b[31m");
+  b.function("pthread_mutex_lock", "libc.so.6");
+  b.function("pthread_mutex_unlock", "libc.so.6");
+  uint64_t acquire = b.stack({"pthread_mutex_lock", "transfer", "worker_main"});
+  uint64_t release = b.stack({"pthread_mutex_unlock", "transfer", "worker_main"});
+  b.lock(302, 0x6000, 900, 900, 4000, acquire);
+  b.lock(301, 0x6000, 1000, 4000, 4100, acquire, format::kLockContended);
+  b.wakeup(3990, 302, 301, 0, release);
+  auto path = b.write();
+  ASSERT_TRUE(path) << path.error().message();
+  testing::ReportResult text = testing::runReport(runCorrelate, {*path});
+  ASSERT_EQ(text.exit_code, 0) << text.output;
+  EXPECT_EQ(text.output.find('\x1b'), std::string::npos) << text.output;
+  EXPECT_EQ(text.output.find('\x07'), std::string::npos) << text.output;
+  EXPECT_NE(text.output.find("1. The longest lock wait: A\\x1b]0;PWNED\\x07 (301) waited"),
+            std::string::npos)
+      << text.output;
+  EXPECT_NE(text.output.find("woken by B\\x1b[31m (302) from"), std::string::npos) << text.output;
+}
+
 // A chain of three waits: A waits longest, woken by B, whose own wait was
 // ended by C, whose wait was ended by D. The three are also the three
 // longest waits: printed chain by chain they came three times (A-B-C,
