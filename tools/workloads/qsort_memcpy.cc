@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <vector>
@@ -38,7 +39,18 @@ std::uint64_t nowNs() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc > 1 && (std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0)) {
+    std::fprintf(stderr,
+                 "usage: qsort_memcpy [SECONDS]\n"
+                 "  sorts with libc's qsort and copies with memcpy for SECONDS (default 5)\n"
+                 "example: qsort_memcpy 3\n");
+    return 0;
+  }
   const double seconds = argc > 1 ? std::atof(argv[1]) : 5.0;
+  if (!(seconds > 0 && seconds < 3600)) {
+    std::fprintf(stderr, "qsort_memcpy: SECONDS must be in (0, 3600), got '%s'\n", argv[1]);
+    return 2;
+  }
   incise::workloads::report("pid", static_cast<std::uint64_t>(getpid()));
   std::vector<int> values(64 * 1024);
   std::vector<char> from(4 << 20, 'x'), to(4 << 20);
