@@ -1,16 +1,16 @@
 #include "analyzer/symbolize/symbolizer.h"
 
-#include "analyzer/symbolize/stack_frames.h"
-#include "analyzer/unwind/unwind_marker.h"
-
 #include <sys/mman.h>
-#include <algorithm>
 
+#include <algorithm>
 #include <charconv>
 #include <iterator>
 #include <new>
 #include <type_traits>
 #include <unordered_set>
+
+#include "analyzer/symbolize/stack_frames.h"
+#include "analyzer/unwind/unwind_marker.h"
 
 namespace incise::analyzer {
 namespace {
