@@ -7,6 +7,7 @@
 
 #include "analyzer/render/flame_graph_script.h"
 #include "analyzer/render/table.h"
+#include "analyzer/render/terminal_text.h"
 
 namespace incise::analyzer {
 namespace {
@@ -101,48 +102,17 @@ std::string colourOf(const std::string& name, FlamePalette palette) {
   return buffer;
 }
 
-// Length of the UTF-8 sequence starting at text[i] when it is valid and
-// allowed in XML 1.0 (no surrogates, no U+FFFE/U+FFFF, at most U+10FFFF); 0
-// otherwise. ASCII is handled by the caller.
-size_t validSequence(const std::string& text, size_t i) {
-  auto byte = [&](size_t k) { return static_cast<unsigned char>(text[k]); };
-  unsigned char lead = byte(i);
-  size_t length = lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : lead >= 0xc2 ? 2 : 0;
-  if (length == 0 || lead > 0xf4 || i + length > text.size()) return 0;
-  uint32_t code = lead & (0x7f >> length);
-  for (size_t k = 1; k < length; ++k) {
-    if ((byte(i + k) & 0xc0) != 0x80) return 0;
-    code = (code << 6) | (byte(i + k) & 0x3f);
-  }
-  static constexpr uint32_t kSmallest[] = {0, 0, 0x80, 0x800, 0x10000};
-  if (code < kSmallest[length] || code > 0x10ffff) return 0;  // overlong or too large
-  if ((code >= 0xd800 && code <= 0xdfff) || code == 0xfffe || code == 0xffff) return 0;
-  return length;
-}
-
-// The name as it is shown: valid UTF-8 kept, control characters as "\xNN",
-// anything else as U+FFFD. Markup characters are left for escapeMarkup.
+// The name as it is shown: terminalText (control characters, bidi controls
+// and bytes that are not UTF-8 as \xNN or \u{NNNN}, the same text a report
+// prints), and the two code points XML 1.0 forbids that it keeps, U+FFFE
+// and U+FFFF, as \u{fffe} and \u{ffff}. Markup characters are left for
+// escapeMarkup.
 std::string displayText(const std::string& text) {
-  std::string shown;
-  shown.reserve(text.size());
-  for (size_t i = 0; i < text.size();) {
-    unsigned char c = static_cast<unsigned char>(text[i]);
-    if (c < 0x80) {
-      if (c < 0x20 || c == 0x7f) {
-        char hex[8];
-        std::snprintf(hex, sizeof hex, "\\x%02x", c);
-        shown += hex;
-      } else {
-        shown += static_cast<char>(c);
-      }
-      ++i;
-    } else if (size_t length = validSequence(text, i)) {
-      shown.append(text, i, length);
-      i += length;
-    } else {
-      shown += "\xef\xbf\xbd";  // U+FFFD
-      ++i;
-    }
+  std::string shown = terminalText(text);
+  for (size_t at = shown.find("\xef\xbf"); at != std::string::npos;
+       at = shown.find("\xef\xbf", at + 1)) {
+    if (at + 2 < shown.size() && (shown[at + 2] == '\xbe' || shown[at + 2] == '\xbf'))
+      shown.replace(at, 3, shown[at + 2] == '\xbe' ? "\\u{fffe}" : "\\u{ffff}");
   }
   return shown;
 }

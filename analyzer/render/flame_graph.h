@@ -14,11 +14,12 @@
 // character, a little wider than the 7.2 px Chromium draws 12 px monospace
 // with.
 //
-// Every name from the trace is escaped for XML: markup characters become
-// entities, control characters become visible "\xNN" text (XML 1.0 allows no
-// control character other than tab and newline, not even as a reference),
-// and bytes that are not UTF-8 become U+FFFD, so the output is well-formed
-// whatever the names hold.
+// Every name from the trace is escaped for XML: it is shown as reports
+// print it (terminalText: control characters and bytes that are not UTF-8
+// as "\xNN", C1 and bidi controls as "\u{NNNN}"; XML 1.0 allows no control
+// character other than tab and newline, not even as a reference), U+FFFE and
+// U+FFFF as "\u{fffe}"/"\u{ffff}", markup characters as entities, so the
+// output is well-formed whatever the names hold.
 //
 //   FlameGraphOptions options{.title = "app.trace: on-CPU", .unit = "samples"};
 //   writeFlameGraphHtml(folded, options, out);
@@ -87,8 +88,8 @@ void writeFlameGraphSvg(const FoldedStacks& folded, const FlameGraphOptions& opt
 void writeFlameGraphHtml(const FoldedStacks& folded, const FlameGraphOptions& options,
                          std::ostream& out);
 
-// Text for XML content and attribute values: &, <, >, " and ' as entities,
-// control characters as "\xNN", invalid UTF-8 as U+FFFD.
+// Text for XML content and attribute values: as terminalText shows it, with
+// U+FFFE/U+FFFF escaped too and &, <, >, " and ' as entities.
 std::string escapeXml(const std::string& text);
 
 }  // namespace incise::analyzer

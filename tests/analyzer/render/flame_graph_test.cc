@@ -132,12 +132,15 @@ TEST(FlameGraphTest, LabelsFitTheirFrames) {
 TEST(FlameGraphTest, HostileNamesStayWellFormed) {
   EXPECT_EQ(escapeXml("\x1b]0;PWNED\x07"), "\\x1b]0;PWNED\\x07");
   EXPECT_EQ(escapeXml("a\tb\nc\x7f"), "a\\x09b\\x0ac\\x7f");
-  EXPECT_EQ(escapeXml("bad \xff\xfe end"), "bad \xef\xbf\xbd\xef\xbf\xbd end");
-  EXPECT_EQ(escapeXml("cut \xe2\x82"), "cut \xef\xbf\xbd\xef\xbf\xbd");
-  EXPECT_EQ(escapeXml("overlong \xc0\xaf"), "overlong \xef\xbf\xbd\xef\xbf\xbd");
-  EXPECT_EQ(escapeXml("surrogate \xed\xa0\x80"), "surrogate \xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd");
-  EXPECT_EQ(escapeXml("nonchar \xef\xbf\xbe"), "nonchar \xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd");
-  EXPECT_EQ(escapeXml("ok \xe2\x82\xac \xf0\x9f\x94\xa5"), "ok \xe2\x82\xac \xf0\x9f\x94\xa5");
+  EXPECT_EQ(escapeXml("bad \xff\xfe end"), "bad \\xff\\xfe end");
+  EXPECT_EQ(escapeXml("cut \xe2\x82"), "cut \\xe2\\x82");
+  EXPECT_EQ(escapeXml("overlong \xc0\xaf"), "overlong \\xc0\\xaf");
+  EXPECT_EQ(escapeXml("surrogate \xed\xa0\x80"), "surrogate \\xed\\xa0\\x80");
+  EXPECT_EQ(escapeXml("nonchar \xef\xbf\xbe \xef\xbf\xbf"), "nonchar \\u{fffe} \\u{ffff}");
+  EXPECT_EQ(escapeXml("c1 \xc2\x9b"), "c1 \\u{009b}");
+  EXPECT_EQ(escapeXml("ok \xe2\x82\xac \xf0\x9f\x94\xa5 \xef\xbf\xbd"),
+            "ok \xe2\x82\xac \xf0\x9f\x94\xa5 \xef\xbf\xbd");
+  EXPECT_EQ(escapeXml("<a&'\">"), "&lt;a&amp;&#39;&quot;&gt;");
 }
 
 TEST(FlameGraphTest, NarrowFramesAreLeftOut) {
