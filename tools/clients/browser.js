@@ -11,6 +11,7 @@ async function launch() {
   return puppeteer.launch({
     executablePath: chromiumPath(),
     headless: true,
+    timeout: 180000,
     args: ['--no-sandbox', '--disable-gpu', '--use-angle=swiftshader', '--enable-unsafe-swiftshader',
            '--window-size=1400,900'],
     defaultViewport: { width: 1400, height: 900 },

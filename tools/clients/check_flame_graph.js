@@ -40,7 +40,8 @@ async function main() {
     result.messages = collectMessages(page);
     let answer = '';
     page.on('dialog', async d => { await d.accept(answer); });
-    await page.goto('file://' + path.resolve(file), { waitUntil: 'load' });
+    page.setDefaultTimeout(180000);  // a loaded machine takes its time
+    await page.goto('file://' + path.resolve(file), { waitUntil: 'load', timeout: 180000 });
     await sleep(200);
     result.parsed = await page.evaluate(() =>
       !document.querySelector('parsererror') && !!document.getElementById('flame'));

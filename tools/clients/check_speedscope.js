@@ -48,9 +48,11 @@ async function main() {
       const messages = collectMessages(page);
       const url = `${base}/index.html#profileURL=${encodeURIComponent(`${base}/files/${i}`)}` +
                   `&title=${encodeURIComponent(path.basename(files[i]))}`;
-      await page.goto(url, { waitUntil: 'networkidle0' });
+      // Generous limits: a loaded machine (a CI box building) takes its time.
+      page.setDefaultTimeout(180000);
+      await page.goto(url, { waitUntil: 'networkidle0', timeout: 180000 });
       let text = '';
-      for (let waited = 0; waited < 20000; waited += 250) {
+      for (let waited = 0; waited < 120000; waited += 250) {
         await sleep(250);
         text = await page.evaluate(() => document.body.innerText);
         if (!/Loading/i.test(text) && text.trim().length > 0) break;
