@@ -2,6 +2,7 @@
 // for is simply not created; each source decides for itself whether this
 // kernel can run it (Source::open says why not).
 #include "recorder/lock_source.h"
+#include "recorder/mmap_source.h"
 #include "recorder/page_fault_source.h"
 #include "recorder/profile_source.h"
 #include "recorder/sched_source.h"
@@ -11,6 +12,8 @@ namespace incise::recorder {
 
 std::vector<std::unique_ptr<Source>> createSources(const RecordConfig& config) {
   std::vector<std::unique_ptr<Source>> sources;
+  // First, so its records flow before any sample that lands in a new mapping.
+  sources.push_back(makeMmapSource());
   sources.push_back(makeProfileSource());
   // Process life (fork/exec/exit/comm) comes from the scheduler program, which
   // also follows children of targets: it runs even with --no-sched and then

@@ -1,11 +1,16 @@
 // MappingTable's process-life rules on records built by hand (the order the
 // kernel writes them, and the orders two CPUs' rings can deliver them in),
-// /proc snapshots and the observer interface.
+// /proc snapshots, the observer interface, and the kernel-record decoder on
+// record bytes laid out as the kernel lays them out.
 #include "recorder/mapping_table.h"
 
 #include <gtest/gtest.h>
+#include <linux/perf_event.h>
 #include <sys/mman.h>
 
+#include <cstring>
+
+#include "recorder/kernel_records.h"
 
 namespace incise::recorder {
 namespace {
@@ -161,6 +166,112 @@ TEST(MappingTable, Vdso64BitProcessesShareTheImageObject) {
   table.map(mapping(table, 10, 0x7ffd00000000, 0x7ffd00002000, 100, "[vdso]"));
   EXPECT_EQ(table.find(10, 0x7fff1000)->object->build_id, "");
   EXPECT_EQ(table.find(10, 0x7ffd00001000)->object, image);
+}
+
+template <typename T>
+void append(std::vector<uint8_t>& out, const T& value) {
+  const size_t at = out.size();
+  out.resize(at + sizeof(value));
+  std::memcpy(out.data() + at, &value, sizeof(value));
+}
+
+// Bytes of one record as the kernel writes it: header, body, sample_id.
+std::vector<uint8_t> record(uint32_t type, uint16_t misc, const std::vector<uint8_t>& body,
+                            uint32_t pid, uint32_t tid, uint64_t time) {
+  perf_event_header header{.type = type,
+                           .misc = misc,
+                           .size = static_cast<uint16_t>(sizeof(perf_event_header) + body.size() +
+                                                         2 * sizeof(uint32_t) + sizeof(uint64_t))};
+  std::vector<uint8_t> bytes;
+  append(bytes, header);
+  for (uint8_t byte : body) bytes.push_back(byte);
+  append(bytes, pid);
+  append(bytes, tid);
+  append(bytes, time);
+  return bytes;
+}
+
+std::vector<uint8_t> mmap2Body(bool with_build_id, const std::string& path) {
+  std::vector<uint8_t> body;
+  append(body, uint32_t{42});
+  append(body, uint32_t{43});
+  append(body, uint64_t{0x7f0000001000});
+  append(body, uint64_t{0x2000});
+  append(body, uint64_t{0x3000});
+  if (with_build_id) {
+    append(body, uint8_t{4});
+    append(body, uint8_t{0});
+    append(body, uint16_t{0});
+    uint8_t id[20] = {0xde, 0xad, 0xbe, 0xef};
+    append(body, id);
+  } else {
+    append(body, uint32_t{8});
+    append(body, uint32_t{1});
+    append(body, uint64_t{777});
+    append(body, uint64_t{0});
+  }
+  append(body, uint32_t{PROT_READ | PROT_EXEC});
+  append(body, uint32_t{0});
+  body.insert(body.end(), path.begin(), path.end());
+  body.resize((body.size() + 8) / 8 * 8, 0);  // NUL-terminated, padded to 8
+  return body;
+}
+
+TEST(KernelRecords, DecodesMmap2WithAndWithoutBuildIdExecAndFork) {
+  auto with_id = record(PERF_RECORD_MMAP2, PERF_RECORD_MISC_MMAP_BUILD_ID,
+                        mmap2Body(true, "/usr/lib/libc.so.6"), 42, 43, 12345);
+  std::optional<KernelRecord> m = decodeKernelRecord(with_id);
+  ASSERT_TRUE(m);
+  EXPECT_EQ(m->kind, KernelRecord::kMmap);
+  EXPECT_EQ(m->time, 12345u);
+  EXPECT_EQ(m->pid, 42u);
+  EXPECT_EQ(m->start, 0x7f0000001000u);
+  EXPECT_EQ(m->length, 0x2000u);
+  EXPECT_EQ(m->file_offset, 0x3000u);
+  EXPECT_EQ(m->prot, static_cast<uint32_t>(PROT_READ | PROT_EXEC));
+  EXPECT_EQ(m->path, "/usr/lib/libc.so.6");
+  EXPECT_EQ(m->build_id, std::string("\xde\xad\xbe\xef"));
+
+  auto with_inode = record(PERF_RECORD_MMAP2, 0, mmap2Body(false, "//anon"), 42, 43, 5);
+  m = decodeKernelRecord(with_inode);
+  ASSERT_TRUE(m);
+  EXPECT_TRUE(m->build_id.empty());
+  EXPECT_EQ(m->inode, 777u);
+  EXPECT_EQ(m->path, "//anon");
+
+  std::vector<uint8_t> comm;
+  append(comm, uint32_t{42});
+  append(comm, uint32_t{42});
+  comm.insert(comm.end(), {'a', 'p', 'p', 0, 0, 0, 0, 0});
+  m = decodeKernelRecord(record(PERF_RECORD_COMM, PERF_RECORD_MISC_COMM_EXEC, comm, 42, 42, 9));
+  ASSERT_TRUE(m);
+  EXPECT_EQ(m->kind, KernelRecord::kExec);
+  EXPECT_FALSE(decodeKernelRecord(record(PERF_RECORD_COMM, 0, comm, 42, 42, 9)));  // a rename
+
+  std::vector<uint8_t> fork;
+  for (uint32_t v : {50u, 42u, 50u, 43u}) append(fork, v);
+  append(fork, uint64_t{77});
+  m = decodeKernelRecord(record(PERF_RECORD_FORK, 0, fork, 50, 50, 77));
+  ASSERT_TRUE(m);
+  EXPECT_EQ(m->kind, KernelRecord::kFork);
+  EXPECT_EQ(m->pid, 50u);
+  EXPECT_EQ(m->parent_pid, 42u);
+}
+
+TEST(KernelRecords, RefusesRecordsThatDoNotAddUp) {
+  auto good = record(PERF_RECORD_MMAP2, PERF_RECORD_MISC_MMAP_BUILD_ID,
+                     mmap2Body(true, "/usr/lib/libc.so.6"), 42, 43, 1);
+  // Every truncation, and a header that claims more than there is.
+  for (size_t size = 0; size < good.size(); ++size) {
+    std::vector<uint8_t> cut(good.begin(), good.begin() + static_cast<long>(size));
+    EXPECT_FALSE(decodeKernelRecord(cut)) << size;
+  }
+  auto lying = good;
+  lying[6] = static_cast<uint8_t>(good.size() + 8);
+  EXPECT_FALSE(decodeKernelRecord(lying));
+  auto bad_id = good;
+  bad_id[sizeof(perf_event_header) + 32] = 21;  // build_id_size past its 20 bytes
+  EXPECT_FALSE(decodeKernelRecord(bad_id));
 }
 
 }  // namespace
