@@ -101,6 +101,14 @@ void ProcessTracker::useKernelRecords(uint64_t stream_start, std::function<void(
   catch_up_ = std::move(catch_up);
 }
 
+Status ProcessTracker::useVdsoImage() {
+  Result<VdsoImage> image = VdsoImage::ofThisProcess();
+  if (!image) return image.error();
+  vdso_.emplace(image.take());
+  table_.setVdso(table_.object("[vdso]", vdso_->buildId(), vdso_->path()));
+  return Status::ok();
+}
+
 void ProcessTracker::readProcess(uint32_t pid, uint64_t time) {
   ProcessState& state = processes_[pid];
   readIdentity(pid, state, time);

@@ -54,6 +54,7 @@
 #include "format/status.h"
 #include "recorder/build_id_cache.h"
 #include "recorder/mapping_table.h"
+#include "recorder/vdso_image.h"
 
 namespace incise::recorder {
 
@@ -97,6 +98,9 @@ class ProcessTracker {
   bool usesKernelRecords() const { return kernel_records_; }
   // The records' source is going away: the table keeps what it learned.
   void stopCatchUp() { catch_up_ = nullptr; }
+  // Names every 64-bit process's [vdso] after the recorder's own image
+  // (recorder/vdso_image.h): its frames then resolve like any object's.
+  Status useVdsoImage();
 
   // First sighting of a process reads its comm, cmdline, ppid and (unless
   // the kernel's records already hold them) maps.
@@ -206,6 +210,7 @@ class ProcessTracker {
   MappingWriter mapping_writer_{*this};
   bool kernel_records_ = false;  // the kernel's mmap records feed table_
   std::function<void()> catch_up_;
+  std::optional<VdsoImage> vdso_;
   uint64_t stream_start_ = 0;
   std::map<std::string, HitObject> hit_objects_;  // key: build id or path
   struct LargeObject {

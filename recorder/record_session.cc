@@ -206,6 +206,7 @@ class Session {
     if (!writer) return fail("cannot write " + config_.output + ": " + writer.error().message());
     writer_ = writer.take();
     sink_.emplace(*writer_, tracker_);
+    if (Status s = tracker_.useVdsoImage(); !s) sink_->addNote(s.message());
     tracker_.setMetadataPressure(kMetadataPressureBytes, [this] {
       writer_->addMetadata(tracker_.takeDelta(monotonicNowNs()));
       if (Status flushed = writer_->flush(); flushed) releaseFreedMemory();
