@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "recorder/kernel_records.h"
+#include "recorder/own_frames.h"
 
 namespace incise::recorder {
 namespace {
@@ -272,6 +273,24 @@ TEST(KernelRecords, RefusesRecordsThatDoNotAddUp) {
   auto bad_id = good;
   bad_id[sizeof(perf_event_header) + 32] = 21;  // build_id_size past its 20 bytes
   EXPECT_FALSE(decodeKernelRecord(bad_id));
+}
+
+TEST(OwnFrames, CutsProgramAndGlueFramesOnlyAtTheLeaf) {
+  OwnFrames own;
+  own.addProgramRange(0xffffffffc0001000, 0xffffffffc0001400);
+  own.addGlueRange(0xffffffff81100000, 0xffffffff81100100);  // bpf_trace_run4
+  own.finish();
+  const uint64_t schedule = 0xffffffff81900010;
+  std::vector<uint64_t> taken_by_program = {0xffffffffc0001234, 0xffffffff81100040, schedule};
+  EXPECT_EQ(own.leading(taken_by_program), 2u);
+  // Glue without the program at the leaf (a sample in someone else's tracing): kept.
+  std::vector<uint64_t> glue_leaf = {0xffffffff81100040, schedule};
+  EXPECT_EQ(own.leading(glue_leaf), 0u);
+  std::vector<uint64_t> plain = {schedule, 0xffffffff81100040};
+  EXPECT_EQ(own.leading(plain), 0u);
+  EXPECT_TRUE(OwnFrames::isTracingGlue("bpf_trace_run4"));
+  EXPECT_TRUE(OwnFrames::isTracingGlue("__bpf_trace_sched_switch"));
+  EXPECT_FALSE(OwnFrames::isTracingGlue("__schedule"));
 }
 
 }  // namespace
