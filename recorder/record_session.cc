@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <future>
 #include <iostream>
 #include <optional>
 
@@ -23,6 +24,7 @@
 #include "recorder/capabilities.h"
 #include "recorder/command_launcher.h"
 #include "recorder/event_sink.h"
+#include "recorder/own_frames.h"
 #include "recorder/perf_map_watcher.h"
 #include "recorder/process_tracker.h"
 #include "recorder/profile_source.h"
@@ -216,7 +218,14 @@ class Session {
       if (Status s = bpf_stats_.enable(); !s)
         std::cerr << "incise-record: warning: " << s.message() << "\n";
     }
+    // The tracing glue's addresses, read while the sources load.
+    std::future<OwnFrames> glue =
+        std::async(std::launch::async, [] { return OwnFrames::read("/proc/kallsyms"); });
     if (int code = startSources(); code != 0) return code;
+    OwnFrames own = glue.get();
+    for (const auto& source : sources_) own.addPrograms(source->bpfObject());
+    own.finish();
+    sink_->setOwnFrames(std::move(own));
     for (uint32_t pid : config_.pids) tracker_.notePid(pid, monotonicNowNs());
     flushMetadata(monotonicNowNs());
     if (child_) {
