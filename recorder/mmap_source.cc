@@ -3,7 +3,6 @@
 
 #include <fcntl.h>
 #include <linux/perf_event.h>
-#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -12,11 +11,12 @@
 #include <cstdio>
 #include <cstring>
 #include <ctime>
+#include <optional>
 
-#include "recorder/build_id_cache.h"
 #include "recorder/event_sink.h"
 #include "recorder/kernel_records.h"
 #include "recorder/libbpf_error.h"
+#include "recorder/mmap_record_feed.h"
 #include "recorder/online_cpus.h"
 #include "recorder/perf_ring.h"
 #include "recorder/ring_poller.h"
@@ -126,8 +126,9 @@ class MmapSource final : public Source {
       if (!ring) return ring.error().context("mmap records: cpu " + std::to_string(cpu));
       rings_.push_back(ring.take());
     }
-    INCISE_RETURN_IF_ERROR(poller.addDrain(fds_, [this] { drain(); }));
     ProcessTracker& tracker = sink.processes();
+    feed_.emplace(tracker.mappings());
+    INCISE_RETURN_IF_ERROR(poller.addDrain(fds_, [this] { drain(); }));
     tracker.mappings().setFollowOnlyKnown(only_targets_);
     tracker.mappings().ignorePid(static_cast<uint32_t>(getpid()));
     tracker.useKernelRecords(stream_start, [this] { drain(); });
@@ -137,29 +138,33 @@ class MmapSource final : public Source {
   }
 
   void pollLost(EventSink& sink) override {
-    if (lost_ == reported_lost_) return;
-    sink.noteLost(format::LostSource::kProcess, lost_ - reported_lost_);
-    reported_lost_ = lost_;
+    if (!feed_ || feed_->lost() == reported_lost_) return;
+    sink.noteLost(format::LostSource::kProcess, feed_->lost() - reported_lost_);
+    reported_lost_ = feed_->lost();
   }
 
   void finish(EventSink& sink) override {
+    if (!feed_) return;
     drain();
     // What following the mappings cost, in the trace and with -v.
-    char note[160];
+    char note[200];
     std::snprintf(note, sizeof(note),
-                  "mmap records: %llu applied (%llu stale, %llu lost), %.1f ms of recorder CPU",
-                  static_cast<unsigned long long>(applied_),
+                  "mmap records: %llu applied (%llu stale, %llu lost) in %llu drains, %.1f ms of "
+                  "recorder CPU",
+                  static_cast<unsigned long long>(feed_->applied()),
                   static_cast<unsigned long long>(sink.processes().mappings().staleRecords()),
-                  static_cast<unsigned long long>(lost_), static_cast<double>(cpu_ns_) / 1e6);
+                  static_cast<unsigned long long>(feed_->lost()),
+                  static_cast<unsigned long long>(timed_drains_),
+                  static_cast<double>(cpu_ns_) / 1e6);
     sink.addNote(note);
     if (verbose_) std::fprintf(stderr, "incise-record: %s\n", note);
   }
 
  private:
-  // Takes every ring's records, puts them in time order (a process that
-  // moved between CPUs has its records in two rings) and applies them.
+  // Takes every ring's records and applies them (MmapRecordFeed puts them
+  // in time order).
   void drain() {
-    if (draining_ || rings_.empty()) return;
+    if (draining_ || !feed_) return;
     bool any = false;
     for (const PerfRing& ring : rings_) any = any || !ring.empty();
     if (!any) return;
@@ -172,61 +177,10 @@ class MmapSource final : public Source {
         if (record) batch_.push_back(std::move(*record));
       });
     }
-    std::stable_sort(batch_.begin(), batch_.end(),
-                     [](const KernelRecord& a, const KernelRecord& b) { return a.time < b.time; });
-    for (KernelRecord& record : batch_) apply(record);
-    applied_ += batch_.size();
-    batch_.clear();
+    feed_->apply(batch_);
+    ++timed_drains_;
     cpu_ns_ += clockNs(CLOCK_THREAD_CPUTIME_ID) - cpu_start;
     draining_ = false;
-  }
-
-  void apply(KernelRecord& record) {
-    MappingTable& table = sink_->processes().mappings();
-    switch (record.kind) {
-      case KernelRecord::kMmap:
-        if (record.prot & PROT_EXEC) table.map(mappingOf(table, record));
-        break;
-      case KernelRecord::kExec:
-        table.exec(record.pid, record.time);
-        break;
-      case KernelRecord::kFork:
-        table.fork(record.parent_pid, record.pid, record.time);
-        break;
-      case KernelRecord::kLost:
-        lost_ += record.lost;
-        table.markAllIncomplete();  // a miss now re-reads /proc/PID/maps
-        break;
-    }
-  }
-
-  ExecutableMapping mappingOf(MappingTable& table, KernelRecord& record) {
-    ExecutableMapping mapping{.pid = record.pid,
-                              .start = record.start,
-                              .end = record.start + record.length,
-                              .file_offset = record.file_offset,
-                              .prot = record.prot,
-                              .time = record.time};
-    MappedObject probe{.path = record.path};
-    if (probe.fileBacked()) {
-      const std::string dir = "/proc/" + std::to_string(record.pid);
-      if (probe.deleted()) {
-        char range[64];
-        std::snprintf(range, sizeof(range), "%lx-%lx", static_cast<unsigned long>(mapping.start),
-                      static_cast<unsigned long>(mapping.end));
-        mapping.open_path = dir + "/map_files/" + range;
-      } else {
-        mapping.open_path = dir + "/root" + record.path;
-      }
-      if (record.build_id.empty()) {
-        char key[64];
-        std::snprintf(key, sizeof(key), "%u:%u:%llu:", record.dev_major, record.dev_minor,
-                      static_cast<unsigned long long>(record.inode));
-        record.build_id = build_ids_.of(mapping.open_path, key + record.path);
-      }
-    }
-    mapping.object = table.object(record.path, record.build_id);
-    return mapping;
   }
 
   EventSink* sink_ = nullptr;
@@ -237,13 +191,12 @@ class MmapSource final : public Source {
   bool build_ids_from_kernel_ = true;
   bool draining_ = false;
   bool verbose_ = false;
-  uint64_t applied_ = 0;
   uint64_t cpu_ns_ = 0;  // spent draining and applying records
+  uint64_t timed_drains_ = 0;
   std::vector<int> fds_;
   std::vector<PerfRing> rings_;
   std::vector<KernelRecord> batch_;
-  BuildIdCache build_ids_;
-  uint64_t lost_ = 0;
+  std::optional<MmapRecordFeed> feed_;
   uint64_t reported_lost_ = 0;
 };
 

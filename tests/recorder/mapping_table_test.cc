@@ -1,7 +1,8 @@
 // MappingTable's process-life rules on records built by hand (the order the
 // kernel writes them, and the orders two CPUs' rings can deliver them in),
-// /proc snapshots, the observer interface, and the kernel-record decoder on
-// record bytes laid out as the kernel lays them out.
+// /proc snapshots, the observer interface, the feed that applies the
+// kernel's records, and the decoder on record bytes laid out as the kernel
+// lays them out.
 #include "recorder/mapping_table.h"
 
 #include <gtest/gtest.h>
@@ -11,6 +12,7 @@
 #include <cstring>
 
 #include "recorder/kernel_records.h"
+#include "recorder/mmap_record_feed.h"
 #include "recorder/own_frames.h"
 
 namespace incise::recorder {
@@ -174,6 +176,44 @@ void append(std::vector<uint8_t>& out, const T& value) {
   const size_t at = out.size();
   out.resize(at + sizeof(value));
   std::memcpy(out.data() + at, &value, sizeof(value));
+}
+
+KernelRecord mmapRecord(uint32_t pid, uint64_t time, uint64_t start, const std::string& path) {
+  KernelRecord r{.kind = KernelRecord::kMmap, .time = time, .pid = pid, .tid = pid};
+  r.start = start;
+  r.length = 0x1000;
+  r.prot = PROT_READ | PROT_EXEC;
+  r.path = path;
+  r.build_id = "\x01\x02";
+  return r;
+}
+
+TEST(MmapRecordFeed, AppliesABatchInTimeOrderWhateverOrderTheRingsGaveIt) {
+  MappingTable table;
+  MmapRecordFeed feed(table, "/fake-proc");
+  // One CPU's ring drained first held the later records.
+  std::vector<KernelRecord> batch = {
+      mmapRecord(10, 30, 0x7000, "/usr/lib/libc.so.6"),
+      mmapRecord(10, 25, 0x1000, "/usr/bin/app"),
+      mmapRecord(10, 5, 0x9000, "/bin/sh"),  // the image before the exec
+      KernelRecord{.kind = KernelRecord::kExec, .time = 20, .pid = 10, .tid = 10},
+      KernelRecord{.kind = KernelRecord::kFork, .time = 1, .pid = 10, .tid = 10, .parent_pid = 1},
+      mmapRecord(10, 40, 0xb000, "/tmp/jit.so (deleted)"),
+  };
+  feed.apply(batch);
+  EXPECT_TRUE(batch.empty());
+  EXPECT_EQ(feed.applied(), 6u);
+  EXPECT_TRUE(table.complete(10));
+  EXPECT_EQ(pathAt(table, 10, 0x9800), "");  // ended by the exec
+  ASSERT_NE(table.find(10, 0x7800), nullptr);
+  EXPECT_EQ(table.find(10, 0x7800)->open_path, "/fake-proc/10/root/usr/lib/libc.so.6");
+  EXPECT_EQ(table.find(10, 0x7800)->object->build_id, "\x01\x02");
+  EXPECT_EQ(table.find(10, 0xb800)->open_path, "/fake-proc/10/map_files/b000-c000");
+  std::vector<KernelRecord> lost = {
+      KernelRecord{.kind = KernelRecord::kLost, .time = 50, .lost = 7}};
+  feed.apply(lost);
+  EXPECT_EQ(feed.lost(), 7u);
+  EXPECT_FALSE(table.complete(10));  // a frame miss may now read /proc again
 }
 
 // Bytes of one record as the kernel writes it: header, body, sample_id.
