@@ -87,31 +87,36 @@ void MappingTable::notifyMap(const ExecutableMapping& mapping) {
 
 void MappingTable::cut(uint32_t pid, ProcessMaps& state, uint64_t start, uint64_t end,
                        uint64_t time) {
+  auto overlaps = [&](const ExecutableMapping& range) {
+    return range.start < end && range.end > start;
+  };
+  // The common case (a fresh range): nothing to cut, nothing to copy.
+  if (std::none_of(state.ranges.begin(), state.ranges.end(), overlaps)) return;
   std::vector<ExecutableMapping> kept;
+  kept.reserve(state.ranges.size() + 1);
+  // Pieces stay inside their range, so the order by start is kept.
   for (ExecutableMapping& range : state.ranges) {
-    if (range.end <= start || range.start >= end) {
+    if (!overlaps(range)) {
       kept.push_back(std::move(range));
       continue;
     }
     const uint64_t gone_start = std::max(range.start, start);
     const uint64_t gone_end = std::min(range.end, end);
-    for (MappingObserver* observer : observers_) observer->onUnmap(pid, gone_start, gone_end, time);
+    for (MappingObserver* observer : observers_)
+      observer->onUnmap(pid, gone_start, gone_end, time);
     if (range.start < start) {  // the part below survives
       ExecutableMapping below = range;
       below.end = start;
       kept.push_back(std::move(below));
     }
     if (range.end > end) {  // the part above survives, at a later file offset
-      ExecutableMapping above = range;
-      above.file_offset += end - range.start;
+      ExecutableMapping above = std::move(range);
+      above.file_offset += end - above.start;
       above.start = end;
       kept.push_back(std::move(above));
     }
   }
   state.ranges = std::move(kept);
-  std::sort(
-      state.ranges.begin(), state.ranges.end(),
-      [](const ExecutableMapping& a, const ExecutableMapping& b) { return a.start < b.start; });
 }
 
 void MappingTable::insert(ProcessMaps& state, ExecutableMapping mapping) {
