@@ -150,5 +150,38 @@ TEST(Mappings, VdsoFramesAreNamedInTop) {
   EXPECT_GT(in_vdso * 4, samples) << in_vdso << " of " << samples;
 }
 
+TEST(Mappings, TheWholeBoxRecordingHasNothingOfTheRecorder) {
+  INCISE_REQUIRE_RECORDING();
+  std::string path = tempTracePath("whole_box.trace");
+  // The shell prints its pid and becomes the recorder: the pid to look for.
+  WorkloadRun run = run_workload(
+      "/bin/sh",
+      {"-c", "echo pid=$$; exec \"$0\" -o \"$1\" -a -d 3 -F 999", INCISE_RECORD_BIN, path});
+  ASSERT_EQ(run.exit_code, 0) << run.raw_stdout;
+  const auto recorder = static_cast<uint32_t>(run.number("pid"));
+  ASSERT_NE(recorder, 0u);
+  TraceView trace(path);
+  ASSERT_TRUE(trace.ok()) << trace.error();
+  const std::vector<format::CpuSample> samples = trace.rows<format::CpuSample>();
+  EXPECT_GT(samples.size(), 0u);
+  for (const format::CpuSample& s : samples) ASSERT_NE(s.pid, recorder);
+  // It may be the other side of a target's switch (the target's row is
+  // true), but never with a stack of its own; it wakes and is woken by
+  // nothing recorded, and is never read as a process.
+  for (const format::SchedSwitch& s : trace.rows<format::SchedSwitch>()) {
+    if (s.prev_pid == recorder) {
+      ASSERT_EQ(s.stack_id, 0u);
+    }
+  }
+  for (const format::Wakeup& w : trace.rows<format::Wakeup>()) {
+    ASSERT_FALSE(w.waker_pid == recorder && w.wakee_pid == recorder);
+    if (w.waker_pid == recorder) {
+      ASSERT_EQ(w.stack_id, 0u);
+    }
+  }
+  for (const format::Process& p : trace.reader().metadata().processes) ASSERT_NE(p.pid, recorder);
+  for (const format::Mapping& m : trace.reader().metadata().mappings) ASSERT_NE(m.pid, recorder);
+}
+
 }  // namespace
 }  // namespace incise::testing
