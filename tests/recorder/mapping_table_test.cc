@@ -9,7 +9,9 @@
 #include <linux/perf_event.h>
 #include <sys/mman.h>
 
+#include <cstdio>
 #include <cstring>
+#include <fstream>
 
 #include "recorder/kernel_records.h"
 #include "recorder/mmap_record_feed.h"
@@ -331,6 +333,36 @@ TEST(OwnFrames, CutsProgramAndGlueFramesOnlyAtTheLeaf) {
   EXPECT_TRUE(OwnFrames::isTracingGlue("bpf_trace_run4"));
   EXPECT_TRUE(OwnFrames::isTracingGlue("__bpf_trace_sched_switch"));
   EXPECT_FALSE(OwnFrames::isTracingGlue("__schedule"));
+}
+
+TEST(OwnFrames, ReadsTheGlueFromAKallsymsFile) {
+  const std::string path = ::testing::TempDir() + "/own_frames_kallsyms";
+  {
+    std::ofstream out(path);
+    out << "ffffffff81100000 T bpf_trace_run4\n"
+           "ffffffff81100130 T bpf_trace_run5\n"
+           "ffffffff81100260 t not_glue\n"
+           "ffffffff81200000 t __bpf_trace_sched_switch\n"
+           "ffffffff81200040 d __bpf_trace_data_not_text\n"
+           "ffffffff81900000 T __schedule\n"
+           "ffffffffc0001000 t trace_call_bpf\t[some_module]\n"
+           "ffffffffc0001100 t after_module_glue\t[some_module]\n"
+           "garbage line\n";
+  }
+  OwnFrames own = OwnFrames::read(path);
+  // bpf_trace_run4, _run5, __bpf_trace_sched_switch (to the data symbol
+  // after it), trace_call_bpf: each up to the next symbol.
+  EXPECT_EQ(own.glueRanges(), 4u);
+  own.addProgramRange(0xffffffffc0100000, 0xffffffffc0100100);
+  own.finish();
+  const uint64_t program = 0xffffffffc0100010;
+  std::vector<uint64_t> stack = {program, 0xffffffff8110012f, 0xffffffff81200010,
+                                 0xffffffff81900010};
+  EXPECT_EQ(own.leading(stack), 3u);
+  stack = {program, 0xffffffff81100260};  // not_glue
+  EXPECT_EQ(own.leading(stack), 1u);
+  EXPECT_EQ(OwnFrames::read("/nonexistent/kallsyms").glueRanges(), 0u);
+  std::remove(path.c_str());
 }
 
 }  // namespace
