@@ -2,7 +2,9 @@
 // on every stack before interning): OwnFrames::leading on a stack whose leaf
 // is ordinary kernel text (the common case: a bounds check) and on one taken
 // by a tracepoint program (program, glue, then __schedule), with the ranges
-// of this kernel's sizes (a dozen programs, ~80 glue functions).
+// of this kernel's sizes (a dozen programs, ~80 glue functions); and the
+// one pass over /proc/kallsyms at start (as root: addresses are hidden
+// otherwise), which the recorder runs on a thread while the sources load.
 //
 //   build/bench/own_frames_bench
 #include <benchmark/benchmark.h>
@@ -37,6 +39,13 @@ void BM_StackTakenByAProgram(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(own.leading(stack));
 }
 BENCHMARK(BM_StackTakenByAProgram);
+
+void BM_ReadKallsyms(benchmark::State& state) {
+  size_t glue = 0;
+  for (auto _ : state) glue = incise::recorder::OwnFrames::read("/proc/kallsyms").glueRanges();
+  state.counters["glue_functions"] = static_cast<double>(glue);
+}
+BENCHMARK(BM_ReadKallsyms)->Unit(benchmark::kMillisecond)->Iterations(5);
 
 }  // namespace
 
