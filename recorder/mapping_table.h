@@ -26,9 +26,10 @@
 //
 //   class UnwindTables : public MappingObserver {
 //     void onMap(const ExecutableMapping& m) override {
-//       if (!m.object) return;                     // anonymous (JIT) code
+//       if (!m.object->readable()) return;         // anonymous (JIT) code
 //       int fd = openMappedFile(m);                // the exact file, or -1
-//       ... load its unwind table for [m.start, m.end) of m.pid ...
+//       ... load its unwind table for [m.start, m.end) of m.pid,
+//           m.file_offset into the file, keyed by m.object->build_id ...
 //     }
 //     void onUnmap(uint32_t pid, uint64_t start, uint64_t end, uint64_t) override { ... }
 //     void onExec(uint32_t pid, uint64_t) override { ... drop pid's tables ... }
@@ -37,12 +38,15 @@
 //   UnwindTables tables;
 //   tracker.mappings().subscribe(&tables);  // before the sources attach
 //
-// An observer hears a target's mappings as soon as the recorder drains them
-// (the main loop drains the mmap records before the event rings; at most
-// ~100 ms after the mmap), a pre-existing process's when it is first sighted
+// An observer hears a followed process's mappings as soon as the recorder
+// drains them (the main loop drains the mmap records before the event rings,
+// so at most ~100 ms after the mmap, and before any sample in the mapping is
+// handled), a pre-existing process's when it is first sighted
 // (ProcessTracker::notePid reads /proc/PID/maps then; call it yourself to
 // learn a process earlier), and a forked child's as one onMap per mapping
-// copied from its parent.
+// copied from its parent. With -a every process on the box is followed. The
+// callbacks can run while an event is being handled: they must not call
+// back into ProcessTracker.
 #pragma once
 
 #include <cstdint>
@@ -66,6 +70,9 @@ struct MappedObject {
   std::string image_path;
   // A real file (not anonymous memory, not a special mapping like [vdso]).
   bool fileBacked() const;
+  // The recorder can read it: a real file, or a special image it holds a
+  // copy of (the vDSO).
+  bool readable() const { return fileBacked() || !image_path.empty(); }
   bool deleted() const;  // the path ends in " (deleted)"
 };
 
