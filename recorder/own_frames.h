@@ -5,7 +5,7 @@
 // without this nearly every off-CPU, wake-up and futex stack would begin
 // with `bpf_trace_run4;bpf_prog_...`. They are cut before a stack is
 // interned, so a stack starts at the kernel function that hit the
-// tracepoint (__schedule, do_syscall_64, exc_page_fault).
+// tracepoint (__schedule for a switch, try_to_wake_up for a waker).
 //
 // Ranges: each loaded program's JIT image (bpf_prog_info: exact starts and
 // lengths of the program and its subprograms) and the glue functions named
