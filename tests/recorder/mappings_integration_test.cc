@@ -88,6 +88,32 @@ TEST(Mappings, ALibraryLoadedMillisecondsBeforeExitResolves) {
   }
 }
 
+TEST(Mappings, ALibraryMappedOneMillisecondBeforeExitIsInTheTrace) {
+  INCISE_REQUIRE_RECORDING();
+  std::string path = tempTracePath("dlopen_1ms.trace");
+  constexpr int kChildren = 3;
+  WorkloadRun run =
+      record(path, {"-F", "999"},
+             {INCISE_MAPPING_DLOPEN_BURN, INCISE_MAPPING_PLUGIN, "1", std::to_string(kChildren)});
+  ASSERT_EQ(run.exit_code, 0) << run.raw_stdout;
+  TraceView trace(path);
+  ASSERT_TRUE(trace.ok()) << trace.error();
+  for (int i = 0; i <= kChildren; ++i) {
+    const auto pid = static_cast<uint32_t>(run.number("pid_" + std::to_string(i)));
+    const uint64_t plugin = run.number("plugin_" + std::to_string(i));
+    ASSERT_NE(pid, 0u) << run.raw_stdout;
+    // Too short for samples to be sure to land in it, but its mapping is
+    // there, covering the address the process printed.
+    size_t covering = 0;
+    for (const format::Mapping& m : trace.reader().metadata().mappings) {
+      if (m.pid == pid && m.start <= plugin && plugin < m.end &&
+          m.path.find("/libmapping_plugin.so") != std::string::npos)
+        ++covering;
+    }
+    EXPECT_EQ(covering, 1u) << "process " << i;
+  }
+}
+
 // The embedded kernel symbol containing `address`, or "".
 std::string kernelSymbol(TraceView& trace, uint64_t address) {
   const format::KernelSymbol* best = nullptr;
