@@ -102,8 +102,7 @@ void MappingTable::cut(uint32_t pid, ProcessMaps& state, uint64_t start, uint64_
     }
     const uint64_t gone_start = std::max(range.start, start);
     const uint64_t gone_end = std::min(range.end, end);
-    for (MappingObserver* observer : observers_)
-      observer->onUnmap(pid, gone_start, gone_end, time);
+    for (MappingObserver* observer : observers_) observer->onUnmap(pid, gone_start, gone_end, time);
     if (range.start < start) {  // the part below survives
       ExecutableMapping below = range;
       below.end = start;
