@@ -1,5 +1,5 @@
 // Test-only (tests/recorder/user_walk_check_test.cc): runs the recorder's
-// user-stack walker (walk_user_stack, bpf/stack.bpf.h) and the kernel's
+// frame-pointer user-stack walker (walk_user_stack_fp, bpf/stack.bpf.h) and the kernel's
 // (bpf_get_stack) on the same events, in the same program run, and counts
 // the walks whose frames differ. Events: futex syscall entries (a
 // tracepoint), blocking and preempting switches (tp_btf) and cpu-clock
@@ -48,14 +48,14 @@ static __always_inline void compare_walks(void* ctx) {
   __u32 ours = 0, kernels = 0;
   __u64 start = bpf_ktime_get_ns();
   if (ours_first)
-    ours = walk_user_stack(ctx, pair->ours);
+    ours = walk_user_stack_fp(ctx, pair->ours);
   else
     kernels = kernel_walk_user_stack(ctx, pair->kernels);
   __u64 middle = bpf_ktime_get_ns();
   if (ours_first)
     kernels = kernel_walk_user_stack(ctx, pair->kernels);
   else
-    ours = walk_user_stack(ctx, pair->ours);
+    ours = walk_user_stack_fp(ctx, pair->ours);
   __u64 end = bpf_ktime_get_ns();
   if (kernels == 0) return; /* no user stack here (kernel thread) */
   __u32 depth = kernels > 3 ? 1 : 0;

@@ -1,0 +1,119 @@
+/* The tables the in-kernel user-stack unwinder reads (bpf/unwind.bpf.h),
+ * filled by the recorder (recorder/unwind_table_loader.h). Shared by both
+ * sides, like events.h: fixed-width fields only.
+ *
+ * Rows: every loaded object's unwind rows (objfile/cfi_rows.h builds them
+ * from .eh_frame; loaded once per build-id), back to back in one array, one
+ * row per address range of an object, sorted, each saying how to find the
+ * caller's frame from there.
+ *
+ * Processes: per process its executable mappings, sorted by start, in
+ * chunks of UNWIND_CHUNK_MAPPINGS keyed by (pid, chunk); each names the
+ * rows of its object and the load bias.
+ *
+ * A row found at (pc - bias) says, for CFA = reg + offset:
+ *   caller's pc = *(CFA - 8), caller's sp = CFA, caller's rbp per the rbp field.
+ * Worked example (a function with a frame pointer at 0x1130):
+ *   { 0x1130, RSP, rbp unchanged, 8 }            before push %rbp: CFA = rsp + 8
+ *   { 0x1131, RSP, AT_CFA | (-16/8 & 0x3f), 16 } after it: rbp saved at CFA - 16
+ *   { 0x1134, RBP, AT_CFA | (-16/8 & 0x3f), 16 } after mov %rsp,%rbp: CFA = rbp + 16
+ */
+#ifndef INCISE_BPF_UNWIND_TABLE_H
+#define INCISE_BPF_UNWIND_TABLE_H
+
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+
+/* Bounds of the tables: rows of all objects (the recorder sizes the array
+ * within this), chunks of one process, and processes. */
+#define UNWIND_MAX_ROWS_LOG2 24 /* 16 M rows, 128 MiB; node alone has 372 k */
+#define UNWIND_MAX_ROWS (1u << UNWIND_MAX_ROWS_LOG2)
+#define UNWIND_CHUNK_MAPPINGS_LOG2 6
+#define UNWIND_CHUNK_MAPPINGS (1u << UNWIND_CHUNK_MAPPINGS_LOG2)
+#define UNWIND_MAX_CHUNKS 16 /* 1,024 executable mappings per process */
+#define UNWIND_MAX_PROCESS_CHUNKS 32768
+#define UNWIND_MAX_REQUESTS 4096
+
+/* struct unwind_row.cfa: how to find the canonical frame address. */
+enum unwind_cfa {
+  UNWIND_CFA_NONE = 0,        /* no call-frame information here: a frame-pointer step */
+  UNWIND_CFA_RSP = 1,         /* CFA = rsp + offset */
+  UNWIND_CFA_RBP = 2,         /* CFA = rbp + offset */
+  UNWIND_CFA_DEREF_RSP = 3,   /* CFA = *(rsp + offset) */
+  UNWIND_CFA_DEREF_RBP = 4,   /* CFA = *(rbp + offset) */
+  UNWIND_CFA_PLT = 5,         /* CFA = rsp + 8, + 8 when (pc & 15) >= offset */
+  UNWIND_CFA_SIGNAL = 6,      /* a signal trampoline: the interrupted registers are at rsp */
+  UNWIND_CFA_OUTERMOST = 7,   /* no return address: the stack ends here (_start, clone3) */
+  UNWIND_CFA_UNSUPPORTED = 8, /* a rule the unwinder does not follow: a frame-pointer step */
+};
+/* Or'ed into cfa: offset counts 8-byte words (frames over 32 KiB). */
+#define UNWIND_CFA_SCALED 0x80
+
+/* struct unwind_row.rbp: where the caller's rbp is. Bits 7-6 the base,
+ * bits 5-0 a signed offset in 8-byte words (-256..248 bytes). */
+#define UNWIND_RBP_UNCHANGED 0x00 /* the caller's rbp is this frame's */
+#define UNWIND_RBP_AT_CFA 0x40    /* saved at CFA + offset */
+#define UNWIND_RBP_AT_RBP 0x80    /* saved at rbp + offset */
+#define UNWIND_RBP_UNKNOWN 0xc0   /* not known: 0 from here on */
+#define UNWIND_RBP_BASE_MASK 0xc0
+#define UNWIND_RBP_OFFSET_MASK 0x3f
+
+struct unwind_row {
+  __u32 address; /* ELF virtual address where the rule starts */
+  __u8 cfa;      /* enum unwind_cfa | UNWIND_CFA_SCALED */
+  __u8 rbp;      /* UNWIND_RBP_* | offset / 8 */
+  __s16 offset;  /* of the CFA rule, bytes (or words with UNWIND_CFA_SCALED) */
+};
+
+struct unwind_mapping {
+  __u64 start;     /* first address of the executable mapping */
+  __u64 end;       /* one past its last address */
+  __u64 bias;      /* address - ELF virtual address */
+  __u32 first_row; /* the object's rows in the rows array */
+  __u32 rows;      /* 0: no table (JIT code, Go, no .eh_frame): frame-pointer steps */
+};
+
+struct unwind_process_key {
+  __u32 pid;
+  __u32 chunk;
+};
+
+struct unwind_process_chunk {
+  __u32 mappings; /* used entries of mapping[] */
+  __u32 chunks;   /* chunk 0 only: chunks of this process */
+  /* Chunk 0 only: mm->start_stack when the maps were read (a changed one
+   * means an exec since) and the first start of every chunk. */
+  __u64 start_stack;
+  __u64 chunk_start[UNWIND_MAX_CHUNKS];
+  struct unwind_mapping mapping[UNWIND_CHUNK_MAPPINGS];
+};
+
+/* Why a process asks the recorder for tables (unwind_requests values, or'ed). */
+#define UNWIND_REQUEST_UNKNOWN_PROCESS 1 /* no entry yet */
+#define UNWIND_REQUEST_UNMAPPED_PC 2     /* a pc outside every mapping the entry has */
+#define UNWIND_REQUEST_EXEC 4            /* the entry describes an image before exec */
+
+struct unwind_request {
+  __u32 reasons;
+  __u32 reserved;
+  __u64 pc; /* UNWIND_REQUEST_UNMAPPED_PC: the pc that was outside */
+};
+
+/* How walks ended (unwind_stats, a per-CPU array indexed by these). */
+enum unwind_end {
+  UNWIND_END_OUTERMOST = 0,   /* at a frame without a return address: the whole stack */
+  UNWIND_END_ZERO_PC = 1,     /* a return address below 4096 (a frame-pointer chain's end) */
+  UNWIND_END_DEPTH = 2,       /* MAX_STACK_DEPTH frames */
+  UNWIND_END_READ_FAILED = 3, /* stack memory could not be read */
+  UNWIND_END_BAD_FRAME = 4,   /* a caller's sp at or below its callee's, or a bad frame pointer */
+  UNWIND_END_NO_PROCESS = 5,  /* no tables for the process yet: frame-pointer walk */
+  UNWIND_END_UNSUPPORTED = 6, /* a rule it does not follow, then the frame-pointer step failed */
+  UNWIND_END_KINDS = 8,
+};
+/* Also counted: frames stepped by CFI and by frame pointer. */
+#define UNWIND_STAT_CFI_FRAMES 8
+#define UNWIND_STAT_FP_FRAMES 9
+#define UNWIND_STAT_SLOTS 10
+
+#endif /* INCISE_BPF_UNWIND_TABLE_H */
