@@ -1,0 +1,37 @@
+// The in-kernel unwinder's rows of one object (bpf/unwind_table.h), from its
+// .eh_frame (objfile/cfi_rows.h), and where they stop fitting: a rule whose
+// offsets the 8-byte row cannot hold becomes a frame-pointer step there.
+//
+//   Result<ObjectUnwindRows> object = readObjectUnwindRows("/proc/123/root/usr/bin/python3.11");
+//   std::optional<uint64_t> bias = objfile::loadBias(object->load_segments, start, end, offset);
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "bpf/unwind_table.h"
+#include "format/metadata.h"
+#include "format/status.h"
+#include "objfile/cfi_rows.h"
+
+namespace incise::recorder {
+
+struct ObjectUnwindRows {
+  std::vector<unwind_row> rows;                // sorted by address
+  std::vector<format::Segment> load_segments;  // to compute a mapping's load bias
+  uint64_t fdes = 0;
+  uint64_t unsupported_rows = 0;  // kept as frame-pointer steps (longjmp, hand-written asm)
+};
+
+// The rows of an ELF file (any path the recorder can open). An object with
+// no .eh_frame is OK with no rows (its frames are walked by frame pointer).
+Result<ObjectUnwindRows> readObjectUnwindRows(const std::string& path);
+// Same, from an image in memory (the vDSO); `name` names it in errors.
+Result<ObjectUnwindRows> unwindRowsFromImage(std::string_view image, const std::string& name);
+
+// One row in the BPF format (exposed for tests).
+unwind_row encodeUnwindRow(const objfile::CfiRow& row);
+
+}  // namespace incise::recorder

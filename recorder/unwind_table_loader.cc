@@ -1,0 +1,555 @@
+// UnwindTableLoader: see unwind_table_loader.h.
+#include "recorder/unwind_table_loader.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <elf.h>
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <cstring>
+#include <list>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "bpf/events.h"
+#include "bpf/unwind_table.h"
+#include "format/metadata.h"
+#include "objfile/unwind_tables.h"
+#include "recorder/libbpf_error.h"
+#include "recorder/process_image.h"
+#include "recorder/unwind_rows.h"
+
+namespace incise::recorder {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// How often the worker drains requests: a process's first stacks are
+// frame-pointer walks until its tables are in, so this bounds how many.
+constexpr auto kPollInterval = std::chrono::milliseconds(5);
+// Processes that went away without a request are noticed this often.
+constexpr auto kSweepInterval = std::chrono::seconds(1);
+// A pc outside every mapping re-reads the maps (a library mapped since), but
+// not for a page that was still unmapped after a re-read: such pcs come from
+// frame-pointer steps through code that keeps no frame pointer.
+constexpr size_t kMaxUnmappedPages = 4096;
+// Rows of an object no process maps any more are reused once this long has
+// passed, well past any walk that found the mapping before it went.
+constexpr auto kRowQuarantine = std::chrono::milliseconds(200);
+
+struct OwnedFd {
+  int fd = -1;
+  OwnedFd() = default;
+  explicit OwnedFd(int value) : fd(value) {}
+  OwnedFd(OwnedFd&& other) noexcept : fd(other.fd) { other.fd = -1; }
+  OwnedFd& operator=(OwnedFd&& other) noexcept {
+    std::swap(fd, other.fd);
+    return *this;
+  }
+  ~OwnedFd() {
+    if (fd >= 0) close(fd);
+  }
+};
+
+struct FileKey {
+  uint64_t device = 0, inode = 0;
+  bool operator==(const FileKey&) const = default;
+};
+struct FileKeyHash {
+  size_t operator()(const FileKey& key) const {
+    return std::hash<uint64_t>()(key.device * 0x9e3779b97f4a7c15ull ^ key.inode);
+  }
+};
+
+// One object's rows in the shared array.
+struct Table {
+  uint32_t first_row = 0;
+  uint32_t rows = 0;  // 0: no rows (frame-pointer steps): none fit, no .eh_frame, unreadable
+  std::vector<format::Segment> load_segments;
+  std::string path;
+  uint32_t users = 0;  // process mappings naming it
+  Clock::time_point unused_since{};
+};
+
+// Free ranges of the rows array, first fit; a freed range waits out the
+// quarantine before reuse.
+class RowAllocator {
+ public:
+  explicit RowAllocator(uint32_t capacity) : capacity_(capacity) {}
+
+  std::optional<uint32_t> allocate(uint32_t rows, Clock::time_point now) {
+    for (auto it = free_.begin(); it != free_.end(); ++it) {
+      if (it->count < rows || now - it->freed < kRowQuarantine) continue;
+      uint32_t first = it->first;
+      it->first += rows;
+      it->count -= rows;
+      if (it->count == 0) free_.erase(it);
+      used_ += rows;
+      return first;
+    }
+    if (capacity_ - next_ < rows) return std::nullopt;
+    uint32_t first = next_;
+    next_ += rows;
+    used_ += rows;
+    return first;
+  }
+  void release(uint32_t first, uint32_t rows, Clock::time_point now) {
+    if (rows == 0) return;
+    free_.push_back(Range{first, rows, now});
+    used_ -= rows;
+  }
+  uint32_t used() const { return used_; }
+
+ private:
+  struct Range {
+    uint32_t first, count;
+    Clock::time_point freed;
+  };
+  uint32_t capacity_;
+  uint32_t next_ = 0;
+  uint32_t used_ = 0;
+  std::list<Range> free_;
+};
+
+struct Process {
+  uint64_t start_stack = 0;
+  uint32_t chunks = 0;
+  std::vector<FileKey> tables;  // one per mapping that names a file table
+  std::unordered_set<uint64_t> unmapped_pages;
+};
+
+// The vDSO is the same image in every 64-bit process of this kernel.
+std::string readOwnVdso() {
+  auto* base = reinterpret_cast<const uint8_t*>(getauxval(AT_SYSINFO_EHDR));
+  if (base == nullptr) return {};
+  Elf64_Ehdr header;
+  std::memcpy(&header, base, sizeof(header));
+  if (std::memcmp(header.e_ident, ELFMAG, SELFMAG) != 0 || header.e_phentsize != sizeof(Elf64_Phdr))
+    return {};
+  // Its extent: the end of its last loaded segment, and of its section headers.
+  uint64_t size = header.e_shoff + uint64_t{header.e_shnum} * header.e_shentsize;
+  for (unsigned i = 0; i < header.e_phnum; ++i) {
+    Elf64_Phdr phdr;
+    std::memcpy(&phdr, base + header.e_phoff + i * sizeof(phdr), sizeof(phdr));
+    if (phdr.p_type == PT_LOAD) size = std::max<uint64_t>(size, phdr.p_offset + phdr.p_filesz);
+  }
+  if (size > (1u << 20)) return {};
+  return std::string(reinterpret_cast<const char*>(base), size);
+}
+
+}  // namespace
+
+class UnwindTableLoader::Impl {
+ public:
+  explicit Impl(UnwindLoaderOptions options)
+      : options_(std::move(options)), allocator_(options_.row_capacity) {}
+  ~Impl() {
+    stop();
+    if (rows_ != nullptr) munmap(rows_, rows_bytes_);
+  }
+
+  Status start(std::span<const bpf_object* const> objects) {
+    if (options_.row_capacity == 0 || options_.row_capacity > UNWIND_MAX_ROWS)
+      return Error("unwind tables: row capacity " + std::to_string(options_.row_capacity) +
+                   " is outside 1.." + std::to_string(UNWIND_MAX_ROWS));
+    LIBBPF_OPTS(bpf_map_create_opts, rows_opts, .map_flags = BPF_F_INNER_MAP | BPF_F_MMAPABLE);
+    rows_fd_ = OwnedFd(bpf_map_create(BPF_MAP_TYPE_ARRAY, "unwind_rows", sizeof(uint32_t),
+                                      sizeof(unwind_row), options_.row_capacity, &rows_opts));
+    if (rows_fd_.fd < 0) return libbpfError("unwind tables: create the rows array", errno);
+    rows_bytes_ = (size_t{options_.row_capacity} * sizeof(unwind_row) + 4095) & ~size_t{4095};
+    void* rows = mmap(nullptr, rows_bytes_, PROT_READ | PROT_WRITE, MAP_SHARED, rows_fd_.fd, 0);
+    if (rows == MAP_FAILED) return libbpfError("unwind tables: map the rows array", errno);
+    rows_ = static_cast<unwind_row*>(rows);
+    LIBBPF_OPTS(bpf_map_create_opts, processes_opts, .map_flags = BPF_F_NO_PREALLOC);
+    processes_fd_ = OwnedFd(bpf_map_create(BPF_MAP_TYPE_HASH, "unwind_procs",
+                                           sizeof(unwind_process_key), sizeof(unwind_process_chunk),
+                                           UNWIND_MAX_PROCESS_CHUNKS, &processes_opts));
+    if (processes_fd_.fd < 0) return libbpfError("unwind tables: create the process table", errno);
+    requests_fd_ = OwnedFd(bpf_map_create(BPF_MAP_TYPE_HASH, "unwind_reqs", sizeof(uint32_t),
+                                          sizeof(unwind_request), UNWIND_MAX_REQUESTS, nullptr));
+    if (requests_fd_.fd < 0) return libbpfError("unwind tables: create the request table", errno);
+
+    for (const bpf_object* object : objects) {
+      if (object == nullptr) continue;
+      // The process table last: it is what turns CFI walks on.
+      for (auto [name, fd] : {std::pair<const char*, int>{"unwind_rows", rows_fd_.fd},
+                              {"unwind_requests", requests_fd_.fd},
+                              {"unwind_processes", processes_fd_.fd}}) {
+        const bpf_map* handle = bpf_object__find_map_by_name(object, name);
+        if (handle == nullptr)
+          return Error(std::string("unwind tables: a BPF object has no ") + name);
+        uint32_t zero = 0;
+        if (bpf_map_update_elem(bpf_map__fd(handle), &zero, &fd, BPF_ANY) != 0)
+          return libbpfError(std::string("unwind tables: share ") + name, errno);
+      }
+      if (const bpf_map* stats = bpf_object__find_map_by_name(object, "unwind_stats"))
+        stats_fds_.push_back(bpf_map__fd(stats));
+    }
+    std::string vdso = readOwnVdso();
+    if (!vdso.empty()) {
+      Result<ObjectUnwindRows> rows = unwindRowsFromImage(vdso, "[vdso]");
+      if (rows) vdso_ = storeTable(rows.take(), "[vdso]");
+    }
+    worker_ = std::thread([this] { run(); });
+    return Status::ok();
+  }
+
+  void stop() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (stopping_) return;
+      stopping_ = true;
+    }
+    wake_.notify_all();
+    if (worker_.joinable()) worker_.join();
+    readWalkStats();
+  }
+
+  UnwindSummary summary() const {
+    UnwindSummary out = summary_;
+    out.row_capacity = options_.row_capacity;
+    out.rows = allocator_.used();
+    out.objects = 0;
+    out.objects_without_rows = 0;
+    for (const auto& [key, table] : tables_)
+      (table.rows ? out.objects : out.objects_without_rows)++;
+    return out;
+  }
+
+  std::vector<std::string> notes() const {
+    UnwindSummary s = summary();
+    std::vector<std::string> out;
+    char line[512];
+    auto share = [&](uint64_t part) { return s.walks ? 100.0 * part / s.walks : 0.0; };
+    std::snprintf(line, sizeof(line),
+                  "user stacks: unwound in the kernel from .eh_frame (-g cfi): %lu walks, %.1f%% "
+                  "ended at the outermost frame (_start, clone3), %.1f%% at a zero return "
+                  "address, %.1f%% at %d frames, %.1f%% at unreadable stack, %.1f%% at a bad "
+                  "frame, %.1f%% at an unsupported rule; %lu frames by CFI, %lu by frame pointer; "
+                  "%lu stacks walked by frame pointer before their process's tables were in",
+                  (unsigned long)s.walks, share(s.ends[UNWIND_END_OUTERMOST]),
+                  share(s.ends[UNWIND_END_ZERO_PC]), share(s.ends[UNWIND_END_DEPTH]),
+                  MAX_STACK_DEPTH, share(s.ends[UNWIND_END_READ_FAILED]),
+                  share(s.ends[UNWIND_END_BAD_FRAME]), share(s.ends[UNWIND_END_UNSUPPORTED]),
+                  (unsigned long)s.cfi_frames, (unsigned long)s.fp_frames,
+                  (unsigned long)s.ends[UNWIND_END_NO_PROCESS]);
+    out.push_back(line);
+    std::snprintf(line, sizeof(line),
+                  "unwind tables: %lu objects, %lu rows (%.1f MiB of %.1f), %lu objects without "
+                  "rows; %lu processes, %lu maps reads",
+                  (unsigned long)s.objects, (unsigned long)s.rows, s.rows * 8.0 / (1 << 20),
+                  s.row_capacity * 8.0 / (1 << 20), (unsigned long)s.objects_without_rows,
+                  (unsigned long)s.processes, (unsigned long)s.map_reads);
+    out.push_back(line);
+    for (const std::string& problem : problems_) out.push_back("unwind tables: " + problem);
+    return out;
+  }
+
+ private:
+  void run() {
+    auto last_sweep = Clock::now();
+    std::unique_lock<std::mutex> lock(mutex_);
+    while (!stopping_) {
+      wake_.wait_for(lock, kPollInterval, [this] { return stopping_; });
+      if (stopping_) break;
+      lock.unlock();
+      drainRequests();
+      auto now = Clock::now();
+      if (now - last_sweep >= kSweepInterval) {
+        sweepGoneProcesses(now);
+        last_sweep = now;
+      }
+      lock.lock();
+    }
+  }
+
+  void drainRequests() {
+    std::vector<std::pair<uint32_t, unwind_request>> requests;
+    uint32_t key = 0, next = 0;
+    bool first = true;
+    while (bpf_map_get_next_key(requests_fd_.fd, first ? nullptr : &key, &next) == 0) {
+      first = false;
+      unwind_request request{};
+      if (bpf_map_lookup_elem(requests_fd_.fd, &next, &request) == 0)
+        requests.emplace_back(next, request);
+      key = next;
+    }
+    for (const auto& [pid, request] : requests) {
+      bpf_map_delete_elem(requests_fd_.fd, &pid);
+      handle(pid, request);
+    }
+  }
+
+  void handle(uint32_t pid, const unwind_request& request) {
+    auto known = processes_.find(pid);
+    if (known != processes_.end() && request.reasons == UNWIND_REQUEST_UNMAPPED_PC &&
+        known->second.unmapped_pages.count(request.pc >> 12))
+      return;
+    Result<ProcessImage> image = readProcessImage(options_.proc_root, pid);
+    ++summary_.map_reads;
+    if (!image) return;  // gone: a late request
+    Process& process = processes_[pid];
+    if (request.reasons & UNWIND_REQUEST_UNMAPPED_PC) {
+      bool covered = std::any_of(
+          image->mappings.begin(), image->mappings.end(),
+          [&](const ExecMapping& m) { return request.pc >= m.start && request.pc < m.end; });
+      if (!covered && process.unmapped_pages.size() < kMaxUnmappedPages)
+        process.unmapped_pages.insert(request.pc >> 12);
+    }
+    publish(pid, process, *image);
+  }
+
+  // The table of one mapping's file, built on first sight.
+  Table* tableFor(uint32_t pid, const ExecMapping& mapping, FileKey& key) {
+    key = FileKey{mapping.device, mapping.inode};
+    auto found = tables_.find(key);
+    if (found != tables_.end()) return &found->second;
+    std::string dir = options_.proc_root + "/" + std::to_string(pid);
+    char range[64];
+    std::snprintf(range, sizeof(range), "/map_files/%lx-%lx", (unsigned long)mapping.start,
+                  (unsigned long)mapping.end);
+    // The file the process mapped, whatever its path now names: through the
+    // process's root (containers), checked by device and inode; else
+    // map_files (deleted files; needs CAP_SYS_ADMIN, which the recorder
+    // drops once attached).
+    OwnedFd fd;
+    for (const std::string& candidate :
+         {mapping.deleted() ? std::string() : dir + "/root" + mapping.path, dir + range}) {
+      if (candidate.empty()) continue;
+      OwnedFd opened(open(candidate.c_str(), O_RDONLY | O_CLOEXEC));
+      struct stat info {};
+      if (opened.fd < 0 || fstat(opened.fd, &info) != 0 || info.st_ino != mapping.inode ||
+          info.st_dev != mapping.device)
+        continue;
+      fd = std::move(opened);
+      break;
+    }
+    ObjectUnwindRows rows;
+    if (fd.fd >= 0) {
+      Result<ObjectUnwindRows> read =
+          readObjectUnwindRows("/proc/self/fd/" + std::to_string(fd.fd));
+      if (read) {
+        rows = read.take();
+      } else {
+        problem(mapping.path + ": " + read.error().message());
+      }
+    } else {
+      problem(mapping.path + ": cannot open the mapped file");
+    }
+    Table table = storeTable(std::move(rows), mapping.path);
+    table.unused_since = Clock::now();
+    return &tables_.emplace(key, std::move(table)).first->second;
+  }
+
+  Table storeTable(ObjectUnwindRows object, const std::string& path) {
+    Table table;
+    table.path = path;
+    table.load_segments = std::move(object.load_segments);
+    uint32_t count = static_cast<uint32_t>(std::min<size_t>(object.rows.size(), UNWIND_MAX_ROWS));
+    if (count == 0) return table;
+    auto now = Clock::now();
+    std::optional<uint32_t> first = allocator_.allocate(count, now);
+    if (!first) {
+      evictUnused(now);
+      first = allocator_.allocate(count, now);
+    }
+    if (!first) {
+      problem(path + ": the rows array is full (" + std::to_string(options_.row_capacity) +
+              " rows); unwound by frame pointer");
+      return table;
+    }
+    std::memcpy(rows_ + *first, object.rows.data(), size_t{count} * sizeof(unwind_row));
+    table.first_row = *first;
+    table.rows = count;
+    if (options_.verbose)
+      std::fprintf(stderr, "incise-record: unwind rows of %s: %u (%lu FDEs, %lu unsupported)\n",
+                   path.c_str(), count, (unsigned long)object.fdes,
+                   (unsigned long)object.unsupported_rows);
+    return table;
+  }
+
+  // Frees the rows of objects no process has mapped for a while.
+  void evictUnused(Clock::time_point now) {
+    for (auto it = tables_.begin(); it != tables_.end();) {
+      Table& table = it->second;
+      if (table.users == 0 && table.rows != 0 && now - table.unused_since >= kRowQuarantine) {
+        allocator_.release(table.first_row, table.rows, now - kRowQuarantine);
+        it = tables_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+
+  void publish(uint32_t pid, Process& process, const ProcessImage& image) {
+    std::vector<unwind_mapping> mappings;
+    std::vector<FileKey> used;
+    for (const ExecMapping& m : image.mappings) {
+      unwind_mapping entry{.start = m.start, .end = m.end};
+      const Table* table = nullptr;
+      if (m.fileBacked()) {
+        FileKey key;
+        Table* file_table = tableFor(pid, m, key);
+        // Counted at once: loading a later mapping's table may evict unused ones.
+        if (file_table->rows) {
+          ++file_table->users;
+          used.push_back(key);
+        }
+        table = file_table;
+      } else if (m.path == "[vdso]" && vdso_.rows) {
+        table = &vdso_;
+      }
+      if (table != nullptr && table->rows) {
+        std::optional<uint64_t> bias =
+            objfile::loadBias(table->load_segments, m.start, m.end, m.offset);
+        if (bias) {
+          entry.bias = *bias;
+          entry.first_row = table->first_row;
+          entry.rows = table->rows;
+        }
+      }
+      mappings.push_back(entry);
+      if (mappings.size() == UNWIND_CHUNK_MAPPINGS * UNWIND_MAX_CHUNKS) break;
+    }
+    uint32_t chunks = static_cast<uint32_t>(
+        std::max<size_t>(1, (mappings.size() + UNWIND_CHUNK_MAPPINGS - 1) / UNWIND_CHUNK_MAPPINGS));
+    std::vector<unwind_process_chunk> values(chunks);
+    for (uint32_t c = 0; c < chunks; ++c) {
+      unwind_process_chunk& chunk = values[c];
+      std::memset(&chunk, 0, sizeof(chunk));
+      size_t begin = size_t{c} * UNWIND_CHUNK_MAPPINGS;
+      size_t end = std::min(mappings.size(), begin + UNWIND_CHUNK_MAPPINGS);
+      chunk.mappings = static_cast<uint32_t>(end - begin);
+      std::copy(mappings.begin() + begin, mappings.begin() + end, chunk.mapping);
+      values[0].chunk_start[c] = begin < mappings.size() ? mappings[begin].start : 0;
+    }
+    values[0].chunks = chunks;
+    values[0].start_stack = image.start_stack;
+    // Later chunks first: chunk 0 is what a walk reads first.
+    for (uint32_t c = chunks; c-- > 0;) {
+      unwind_process_key key{.pid = pid, .chunk = c};
+      if (bpf_map_update_elem(processes_fd_.fd, &key, &values[c], BPF_ANY) != 0) {
+        problem("process " + std::to_string(pid) + ": " + std::strerror(errno));
+        Process failed{.tables = std::move(used)};
+        releaseTables(failed, Clock::now());
+        return;
+      }
+    }
+    for (uint32_t c = chunks; c < process.chunks; ++c) {
+      unwind_process_key key{.pid = pid, .chunk = c};
+      bpf_map_delete_elem(processes_fd_.fd, &key);
+    }
+    if (process.chunks == 0) ++summary_.processes;
+    releaseTables(process, Clock::now());
+    process.tables = std::move(used);
+    process.chunks = chunks;
+    process.start_stack = image.start_stack;
+  }
+
+  void releaseTables(Process& process, Clock::time_point now) {
+    for (const FileKey& key : process.tables) {
+      auto it = tables_.find(key);
+      if (it == tables_.end() || it->second.users == 0) continue;
+      if (--it->second.users == 0) it->second.unused_since = now;
+    }
+    process.tables.clear();
+  }
+
+  void sweepGoneProcesses(Clock::time_point now) {
+    for (auto it = processes_.begin(); it != processes_.end();) {
+      uint32_t pid = it->first;
+      if (kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM) {
+        ++it;
+        continue;
+      }
+      for (uint32_t c = 0; c < it->second.chunks; ++c) {
+        unwind_process_key key{.pid = pid, .chunk = c};
+        bpf_map_delete_elem(processes_fd_.fd, &key);
+      }
+      releaseTables(it->second, now);
+      it = processes_.erase(it);
+    }
+  }
+
+  void readWalkStats() {
+    int cpus = libbpf_num_possible_cpus();
+    if (cpus <= 0) return;
+    std::vector<uint64_t> values(static_cast<size_t>(cpus));
+    uint64_t totals[UNWIND_STAT_SLOTS] = {};
+    for (int fd : stats_fds_) {
+      for (uint32_t slot = 0; slot < UNWIND_STAT_SLOTS; ++slot) {
+        if (bpf_map_lookup_elem(fd, &slot, values.data()) != 0) continue;
+        for (uint64_t v : values) totals[slot] += v;
+      }
+    }
+    summary_.walks = 0;
+    for (uint32_t end = 0; end < UNWIND_END_KINDS; ++end) {
+      summary_.ends[end] = totals[end];
+      if (end != UNWIND_END_NO_PROCESS) summary_.walks += totals[end];
+    }
+    summary_.cfi_frames = totals[UNWIND_STAT_CFI_FRAMES];
+    summary_.fp_frames = totals[UNWIND_STAT_FP_FRAMES];
+  }
+
+  void problem(std::string text) {
+    constexpr size_t kMaxProblems = 32;
+    if (problems_.size() < kMaxProblems) problems_.push_back(std::move(text));
+  }
+
+  UnwindLoaderOptions options_;
+  OwnedFd rows_fd_, processes_fd_, requests_fd_;
+  unwind_row* rows_ = nullptr;
+  size_t rows_bytes_ = 0;
+  std::vector<int> stats_fds_;  // owned by the BPF objects
+  RowAllocator allocator_;
+  std::unordered_map<FileKey, Table, FileKeyHash> tables_;
+  Table vdso_;
+  std::unordered_map<uint32_t, Process> processes_;
+  std::vector<std::string> problems_;
+  UnwindSummary summary_;
+
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool stopping_ = false;
+  std::thread worker_;
+};
+
+uint32_t defaultUnwindRowCapacity(bool whole_machine) {
+  return whole_machine ? 4u << 20 : 1u << 20;  // 32 MiB, 8 MiB
+}
+
+UnwindTableLoader::UnwindTableLoader(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+UnwindTableLoader::~UnwindTableLoader() = default;
+
+Result<std::unique_ptr<UnwindTableLoader>> UnwindTableLoader::start(
+    std::span<const bpf_object* const> objects, UnwindLoaderOptions options) {
+  auto impl = std::make_unique<Impl>(std::move(options));
+  if (Status s = impl->start(objects); !s) return s.error();
+  return std::unique_ptr<UnwindTableLoader>(new UnwindTableLoader(std::move(impl)));
+}
+
+void UnwindTableLoader::stop() {
+  impl_->stop();
+}
+UnwindSummary UnwindTableLoader::summary() const {
+  return impl_->summary();
+}
+std::vector<std::string> UnwindTableLoader::notes() const {
+  return impl_->notes();
+}
+
+}  // namespace incise::recorder
