@@ -30,6 +30,7 @@
 #include "recorder/source.h"
 #include "recorder/symbol_collector.h"
 #include "recorder/target_filter.h"
+#include "recorder/unwind_table_loader.h"
 
 namespace incise::recorder {
 
@@ -216,6 +217,7 @@ class Session {
         std::cerr << "incise-record: warning: " << s.message() << "\n";
     }
     if (int code = startSources(); code != 0) return code;
+    startUnwindTables();
     for (uint32_t pid : config_.pids) tracker_.notePid(pid, monotonicNowNs());
     flushMetadata(monotonicNowNs());
     if (child_) {
@@ -256,6 +258,36 @@ class Session {
       return fail("no source could be started; nothing to record");
     }
     return 0;
+  }
+
+  // -g cfi: the in-kernel unwinder's tables, created before the recorder
+  // drops its capabilities (recorder/unwind_table_loader.h).
+  void startUnwindTables() {
+    if (!config_.stacks || config_.stack_mode != "cfi") return;
+    std::vector<const bpf_object*> objects;
+    for (const auto& source : sources_) objects.push_back(source->bpfObject());
+    auto loader = UnwindTableLoader::start(
+        objects, UnwindLoaderOptions{.row_capacity = defaultUnwindRowCapacity(
+                                         config_.target_kind == TargetKind::kAll ||
+                                         config_.target_kind == TargetKind::kCgroup),
+                                     .verbose = config_.verbose});
+    if (!loader) {
+      std::cerr << "incise-record: warning: " << loader.error().message()
+                << " (user stacks are frame-pointer walks)\n";
+      sink_->addNote("user stacks: frame-pointer walks: " + loader.error().message());
+      return;
+    }
+    unwind_tables_ = loader.take();
+  }
+
+  void stopUnwindTables() {
+    if (!unwind_tables_) return;
+    unwind_tables_->stop();
+    for (const std::string& note : unwind_tables_->notes()) {
+      sink_->addNote(note);
+      if (config_.verbose) std::cerr << "incise-record: " << note << "\n";
+    }
+    unwind_tables_.reset();
   }
 
   void flushMetadata(uint64_t now) {
@@ -358,6 +390,7 @@ class Session {
 
   int finish(int exit_code) {
     loop_cpu_.end(monotonicNowNs());
+    stopUnwindTables();
     if (bpf_stats_.enabled())
       for (const auto& source : sources_) bpf_stats_.add(source->bpfObject());
     (void)poller_.drain();
@@ -419,6 +452,7 @@ class Session {
   std::optional<EventSink> sink_;
   RingPoller poller_;
   std::vector<std::unique_ptr<Source>> sources_;
+  std::unique_ptr<UnwindTableLoader> unwind_tables_;  // after sources_: destroyed first
   std::vector<int> target_pidfds_;
   bool watching_pids_ = false;  // -p: stop once every pidfd is readable (or none could open)
   bool release_pending_ = false;
