@@ -196,14 +196,19 @@ class UnwindTableLoader::Impl {
         if (bpf_map_update_elem(bpf_map__fd(handle), &zero, &fd, BPF_ANY) != 0)
           return libbpfError(std::string("unwind tables: share ") + name, errno);
       }
-      if (const bpf_map* stats = bpf_object__find_map_by_name(object, "unwind_stats"))
-        stats_fds_.push_back(bpf_map__fd(stats));
+      // A copy: a source that fails to attach destroys its object.
+      if (const bpf_map* stats = bpf_object__find_map_by_name(object, "unwind_stats")) {
+        int copy = fcntl(bpf_map__fd(stats), F_DUPFD_CLOEXEC, 0);
+        if (copy >= 0) stats_fds_.emplace_back(copy);
+      }
     }
     std::string vdso = readOwnVdso();
     if (!vdso.empty()) {
       Result<ObjectUnwindRows> rows = unwindRowsFromImage(vdso, "[vdso]");
       if (rows) vdso_ = storeTable(rows.take(), "[vdso]");
     }
+    for (uint32_t pid : options_.initial_pids)
+      handle(pid, unwind_request{.reasons = UNWIND_REQUEST_UNKNOWN_PROCESS});
     worker_ = std::thread([this] { run(); });
     return Status::ok();
   }
@@ -490,7 +495,8 @@ class UnwindTableLoader::Impl {
     if (cpus <= 0) return;
     std::vector<uint64_t> values(static_cast<size_t>(cpus));
     uint64_t totals[UNWIND_STAT_SLOTS] = {};
-    for (int fd : stats_fds_) {
+    for (const OwnedFd& stats : stats_fds_) {
+      int fd = stats.fd;
       for (uint32_t slot = 0; slot < UNWIND_STAT_SLOTS; ++slot) {
         if (bpf_map_lookup_elem(fd, &slot, values.data()) != 0) continue;
         for (uint64_t v : values) totals[slot] += v;
@@ -514,7 +520,7 @@ class UnwindTableLoader::Impl {
   OwnedFd rows_fd_, processes_fd_, requests_fd_;
   unwind_row* rows_ = nullptr;
   size_t rows_bytes_ = 0;
-  std::vector<int> stats_fds_;  // owned by the BPF objects
+  std::vector<OwnedFd> stats_fds_;
   RowAllocator allocator_;
   std::unordered_map<FileKey, Table, FileKeyHash> tables_;
   Table vdso_;

@@ -37,6 +37,8 @@ namespace incise::recorder {
 struct UnwindLoaderOptions {
   uint32_t row_capacity = 1u << 21;  // rows of all objects at once (8 bytes each)
   std::string proc_root = "/proc";
+  // Processes whose tables start() builds before it returns (-p targets).
+  std::vector<uint32_t> initial_pids;
   bool verbose = false;  // print each object's table as it is loaded
 };
 
@@ -58,7 +60,8 @@ uint32_t defaultUnwindRowCapacity(bool whole_machine);
 
 class UnwindTableLoader {
  public:
-  // The BPF objects must include bpf/unwind.bpf.h and be loaded.
+  // The BPF objects must include bpf/unwind.bpf.h and be loaded; they may be
+  // destroyed before the loader.
   static Result<std::unique_ptr<UnwindTableLoader>> start(
       std::span<const bpf_object* const> objects, UnwindLoaderOptions options);
   ~UnwindTableLoader();
