@@ -217,7 +217,6 @@ class Session {
         std::cerr << "incise-record: warning: " << s.message() << "\n";
     }
     if (int code = startSources(); code != 0) return code;
-    startUnwindTables();
     for (uint32_t pid : config_.pids) tracker_.notePid(pid, monotonicNowNs());
     flushMetadata(monotonicNowNs());
     if (child_) {
@@ -237,15 +236,27 @@ class Session {
     return 1;
   }
 
+  // libbpf-tools order: load every source, fill the maps they read, then
+  // attach, so the first events already find the unwind tables of -p targets.
   int startSources() {
     std::vector<std::string> problems;
+    auto unavailable = [&](const Source& source, const Status& status) {
+      problems.push_back(status.message());
+      std::cerr << "incise-record: " << status.message() << " (recording without " << source.name()
+                << ")\n";
+    };
+    std::vector<std::unique_ptr<Source>> loaded;
     for (auto& source : createSources(config_)) {
-      Status opened = source->open(config_, *filter_);
-      Status attached = opened ? source->attach(poller_, *sink_) : opened;
-      if (!attached) {
-        problems.push_back(attached.message());
-        std::cerr << "incise-record: " << attached.message() << " (recording without "
-                  << source->name() << ")\n";
+      if (Status opened = source->open(config_, *filter_); !opened) {
+        unavailable(*source, opened);
+        continue;
+      }
+      loaded.push_back(std::move(source));
+    }
+    startUnwindTables(loaded);
+    for (auto& source : loaded) {
+      if (Status attached = source->attach(poller_, *sink_); !attached) {
+        unavailable(*source, attached);
         continue;
       }
       if (config_.verbose) std::cerr << "incise-record: " << source->name() << ": attached\n";
@@ -261,15 +272,17 @@ class Session {
   }
 
   // -g cfi: the in-kernel unwinder's tables, created before the recorder
-  // drops its capabilities (recorder/unwind_table_loader.h).
-  void startUnwindTables() {
+  // drops its capabilities (recorder/unwind_table_loader.h); those of -p
+  // targets are built before any program is attached.
+  void startUnwindTables(const std::vector<std::unique_ptr<Source>>& loaded) {
     if (!config_.stacks || config_.stack_mode != "cfi") return;
     std::vector<const bpf_object*> objects;
-    for (const auto& source : sources_) objects.push_back(source->bpfObject());
+    for (const auto& source : loaded) objects.push_back(source->bpfObject());
+    bool whole_machine =
+        config_.target_kind == TargetKind::kAll || config_.target_kind == TargetKind::kCgroup;
     auto loader = UnwindTableLoader::start(
-        objects, UnwindLoaderOptions{.row_capacity = defaultUnwindRowCapacity(
-                                         config_.target_kind == TargetKind::kAll ||
-                                         config_.target_kind == TargetKind::kCgroup),
+        objects, UnwindLoaderOptions{.row_capacity = defaultUnwindRowCapacity(whole_machine),
+                                     .initial_pids = config_.pids,
                                      .verbose = config_.verbose});
     if (!loader) {
       std::cerr << "incise-record: warning: " << loader.error().message()
