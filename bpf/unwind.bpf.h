@@ -15,12 +15,13 @@
  * address (_start, clone3): such a stack is whole.
  *
  * A process without tables yet, or a pc outside every mapping the recorder
- * gave (a library mapped since), is reported in unwind_requests; until the
- * recorder answers, the caller walks frame pointers as before.
+ * gave (a library mapped since), is reported in unwind_requests (and a new
+ * request wakes the recorder through unwind_wakeups); until the recorder
+ * answers, the caller walks frame pointers as before.
  *
  * Every BPF object that walks stacks includes this header, and the tables
  * are big: each object's maps below are one-slot handles, and the recorder
- * puts the same rows array, process table and request table in every
+ * puts the same rows array, process, request and wake-up tables in every
  * object's slot (no slot: -g fp, frame-pointer walks only). The frame loop
  * is a bpf_loop callback, so the verifier checks one step, not
  * MAX_STACK_DEPTH of them.
@@ -78,6 +79,18 @@ struct {
       });
 } unwind_requests SEC(".maps");
 
+/* A record per new request, only to wake the recorder (the requests
+ * themselves are in unwind_requests, one per process however many walks). */
+struct {
+  __uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+  __uint(max_entries, 1);
+  __type(key, __u32);
+  __array(values, struct {
+    __uint(type, BPF_MAP_TYPE_RINGBUF);
+    __uint(max_entries, UNWIND_WAKEUP_RING_BYTES);
+  });
+} unwind_wakeups SEC(".maps");
+
 struct {
   __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
   __uint(max_entries, UNWIND_STAT_SLOTS);
@@ -125,7 +138,9 @@ static __always_inline void unwind_request(__u32 pid, __u32 reason, __u64 pc) {
     return;
   }
   struct unwind_request request = {.reasons = reason, .pc = pc};
-  bpf_map_update_elem(requests, &pid, &request, BPF_NOEXIST);
+  if (bpf_map_update_elem(requests, &pid, &request, BPF_NOEXIST) != 0) return;
+  void* wakeups = unwind_shared(&unwind_wakeups);
+  if (wakeups) bpf_ringbuf_output(wakeups, &pid, sizeof(pid), BPF_RB_FORCE_WAKEUP);
 }
 
 /* The return address a pending uretprobe's trampoline stands in for. */

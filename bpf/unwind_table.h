@@ -34,6 +34,7 @@
 #define UNWIND_MAX_CHUNKS 16 /* 1,024 executable mappings per process */
 #define UNWIND_MAX_PROCESS_CHUNKS 32768
 #define UNWIND_MAX_REQUESTS 4096
+#define UNWIND_WAKEUP_RING_BYTES 4096
 
 /* struct unwind_row.cfa: how to find the canonical frame address. */
 enum unwind_cfa {

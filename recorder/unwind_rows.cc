@@ -58,7 +58,8 @@ Result<ObjectUnwindRows> fromTables(Result<objfile::UnwindTables> tables, const 
   if (!tables) return tables.error();
   ObjectUnwindRows out;
   out.load_segments = std::move(tables->load_segments);
-  if (tables->eh_frame.bytes.empty()) return out;
+  // No call-frame information (data-only libraries such as libicudata).
+  if (tables->eh_frame.bytes.size() < 8) return out;
   Result<objfile::CfiRows> cfi =
       objfile::buildCfiRows(tables->eh_frame.bytes, tables->eh_frame.vaddr);
   if (!cfi) return cfi.error().context(name);

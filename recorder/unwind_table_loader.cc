@@ -6,20 +6,19 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/auxv.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <elf.h>
 #include <algorithm>
-#include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdio>
 #include <cstring>
 #include <list>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <thread>
 #include <unordered_map>
@@ -38,9 +37,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// How often the worker drains requests: a process's first stacks are
-// frame-pointer walks until its tables are in, so this bounds how many.
-constexpr auto kPollInterval = std::chrono::milliseconds(5);
 // Processes that went away without a request are noticed this often.
 constexpr auto kSweepInterval = std::chrono::seconds(1);
 // A pc outside every mapping re-reads the maps (a library mapped since), but
@@ -157,10 +153,7 @@ class UnwindTableLoader::Impl {
  public:
   explicit Impl(UnwindLoaderOptions options)
       : options_(std::move(options)), allocator_(options_.row_capacity) {}
-  ~Impl() {
-    stop();
-    if (rows_ != nullptr) munmap(rows_, rows_bytes_);
-  }
+  ~Impl() { stop(); }
 
   Status start(std::span<const bpf_object* const> objects) {
     if (options_.row_capacity == 0 || options_.row_capacity > UNWIND_MAX_ROWS)
@@ -170,10 +163,6 @@ class UnwindTableLoader::Impl {
     rows_fd_ = OwnedFd(bpf_map_create(BPF_MAP_TYPE_ARRAY, "unwind_rows", sizeof(uint32_t),
                                       sizeof(unwind_row), options_.row_capacity, &rows_opts));
     if (rows_fd_.fd < 0) return libbpfError("unwind tables: create the rows array", errno);
-    rows_bytes_ = (size_t{options_.row_capacity} * sizeof(unwind_row) + 4095) & ~size_t{4095};
-    void* rows = mmap(nullptr, rows_bytes_, PROT_READ | PROT_WRITE, MAP_SHARED, rows_fd_.fd, 0);
-    if (rows == MAP_FAILED) return libbpfError("unwind tables: map the rows array", errno);
-    rows_ = static_cast<unwind_row*>(rows);
     LIBBPF_OPTS(bpf_map_create_opts, processes_opts, .map_flags = BPF_F_NO_PREALLOC);
     processes_fd_ = OwnedFd(bpf_map_create(BPF_MAP_TYPE_HASH, "unwind_procs",
                                            sizeof(unwind_process_key), sizeof(unwind_process_chunk),
@@ -182,12 +171,27 @@ class UnwindTableLoader::Impl {
     requests_fd_ = OwnedFd(bpf_map_create(BPF_MAP_TYPE_HASH, "unwind_reqs", sizeof(uint32_t),
                                           sizeof(unwind_request), UNWIND_MAX_REQUESTS, nullptr));
     if (requests_fd_.fd < 0) return libbpfError("unwind tables: create the request table", errno);
+    wakeups_fd_ = OwnedFd(
+        bpf_map_create(BPF_MAP_TYPE_RINGBUF, "unwind_wakeups", 0, 0, UNWIND_WAKEUP_RING_BYTES, nullptr));
+    if (wakeups_fd_.fd < 0) return libbpfError("unwind tables: create the wake-up ring", errno);
+    wakeups_.reset(ring_buffer__new(
+        wakeups_fd_.fd, [](void*, void*, size_t) { return 0; }, nullptr, nullptr));
+    if (wakeups_ == nullptr) return libbpfError("unwind tables: read the wake-up ring", errno);
+    epoll_fd_ = OwnedFd(epoll_create1(EPOLL_CLOEXEC));
+    stop_fd_ = OwnedFd(eventfd(0, EFD_CLOEXEC));
+    if (epoll_fd_.fd < 0 || stop_fd_.fd < 0) return libbpfError("unwind tables: epoll", errno);
+    for (int fd : {ring_buffer__epoll_fd(wakeups_.get()), stop_fd_.fd}) {
+      epoll_event event{.events = EPOLLIN, .data = {.fd = fd}};
+      if (epoll_ctl(epoll_fd_.fd, EPOLL_CTL_ADD, fd, &event) != 0)
+        return libbpfError("unwind tables: epoll", errno);
+    }
 
     for (const bpf_object* object : objects) {
       if (object == nullptr) continue;
       // The process table last: it is what turns CFI walks on.
       for (auto [name, fd] : {std::pair<const char*, int>{"unwind_rows", rows_fd_.fd},
                               {"unwind_requests", requests_fd_.fd},
+                              {"unwind_wakeups", wakeups_fd_.fd},
                               {"unwind_processes", processes_fd_.fd}}) {
         const bpf_map* handle = bpf_object__find_map_by_name(object, name);
         if (handle == nullptr)
@@ -214,13 +218,10 @@ class UnwindTableLoader::Impl {
   }
 
   void stop() {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      if (stopping_) return;
-      stopping_ = true;
-    }
-    wake_.notify_all();
-    if (worker_.joinable()) worker_.join();
+    if (!worker_.joinable()) return;
+    uint64_t one = 1;
+    (void)!write(stop_fd_.fd, &one, sizeof(one));
+    worker_.join();
     readWalkStats();
   }
 
@@ -265,20 +266,24 @@ class UnwindTableLoader::Impl {
   }
 
  private:
+  // Sleeps until a BPF program files a new request (a record in the wake-up
+  // ring) or a sweep is due; nothing runs while no process is new.
   void run() {
     auto last_sweep = Clock::now();
-    std::unique_lock<std::mutex> lock(mutex_);
-    while (!stopping_) {
-      wake_.wait_for(lock, kPollInterval, [this] { return stopping_; });
-      if (stopping_) break;
-      lock.unlock();
+    for (;;) {
+      epoll_event ready[2];
+      int count = epoll_wait(epoll_fd_.fd, ready, 2,
+                             static_cast<int>(std::chrono::milliseconds(kSweepInterval).count()));
+      bool stopping = false;
+      for (int i = 0; i < count; ++i) stopping |= ready[i].data.fd == stop_fd_.fd;
+      if (stopping) return;
+      if (wakeups_ != nullptr) ring_buffer__consume(wakeups_.get());
       drainRequests();
       auto now = Clock::now();
       if (now - last_sweep >= kSweepInterval) {
         sweepGoneProcesses(now);
         last_sweep = now;
       }
-      lock.lock();
     }
   }
 
@@ -331,9 +336,12 @@ class UnwindTableLoader::Impl {
     // process's root (containers), checked by device and inode; else
     // map_files (deleted files; needs CAP_SYS_ADMIN, which the recorder
     // drops once attached).
+    // The same file in the recorder's own mount namespace serves too, once
+    // the process is gone (short-lived processes of a whole-machine recording).
     OwnedFd fd;
     for (const std::string& candidate :
-         {mapping.deleted() ? std::string() : dir + "/root" + mapping.path, dir + range}) {
+         {mapping.deleted() ? std::string() : dir + "/root" + mapping.path, dir + range,
+          mapping.deleted() ? std::string() : mapping.path}) {
       if (candidate.empty()) continue;
       OwnedFd opened(open(candidate.c_str(), O_RDONLY | O_CLOEXEC));
       struct stat info {};
@@ -353,7 +361,10 @@ class UnwindTableLoader::Impl {
         problem(mapping.path + ": " + read.error().message());
       }
     } else {
+      // Not remembered: another process mapping it may still be readable.
       problem(mapping.path + ": cannot open the mapped file");
+      unreadable_ = Table{.path = mapping.path};
+      return &unreadable_;
     }
     Table table = storeTable(std::move(rows), mapping.path);
     table.unused_since = Clock::now();
@@ -377,7 +388,11 @@ class UnwindTableLoader::Impl {
               " rows); unwound by frame pointer");
       return table;
     }
-    std::memcpy(rows_ + *first, object.rows.data(), size_t{count} * sizeof(unwind_row));
+    if (Status written = writeRows(*first, object.rows.data(), count); !written) {
+      allocator_.release(*first, count, now - kRowQuarantine);
+      problem(path + ": " + written.message());
+      return table;
+    }
     table.first_row = *first;
     table.rows = count;
     if (options_.verbose)
@@ -385,6 +400,22 @@ class UnwindTableLoader::Impl {
                    path.c_str(), count, (unsigned long)object.fdes,
                    (unsigned long)object.unsupported_rows);
     return table;
+  }
+
+  // Rows into the array through a window mapped for this write only: kept
+  // mapped, every row written would count in the recorder's RSS.
+  Status writeRows(uint32_t first, const unwind_row* rows, uint32_t count) {
+    constexpr size_t kPage = 4096;
+    size_t begin = size_t{first} * sizeof(unwind_row);
+    size_t end = begin + size_t{count} * sizeof(unwind_row);
+    size_t window_begin = begin & ~(kPage - 1);
+    size_t window_bytes = ((end + kPage - 1) & ~(kPage - 1)) - window_begin;
+    void* window = mmap(nullptr, window_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, rows_fd_.fd,
+                        static_cast<off_t>(window_begin));
+    if (window == MAP_FAILED) return libbpfError("map the rows array", errno);
+    std::memcpy(static_cast<char*>(window) + (begin - window_begin), rows, end - begin);
+    munmap(window, window_bytes);
+    return Status::ok();
   }
 
   // Frees the rows of objects no process has mapped for a while.
@@ -518,19 +549,20 @@ class UnwindTableLoader::Impl {
 
   UnwindLoaderOptions options_;
   OwnedFd rows_fd_, processes_fd_, requests_fd_;
-  unwind_row* rows_ = nullptr;
-  size_t rows_bytes_ = 0;
   std::vector<OwnedFd> stats_fds_;
   RowAllocator allocator_;
   std::unordered_map<FileKey, Table, FileKeyHash> tables_;
   Table vdso_;
+  Table unreadable_;  // what tableFor returns for a file it could not open
   std::unordered_map<uint32_t, Process> processes_;
   std::vector<std::string> problems_;
   UnwindSummary summary_;
 
-  std::mutex mutex_;
-  std::condition_variable wake_;
-  bool stopping_ = false;
+  struct RingDeleter {
+    void operator()(ring_buffer* ring) const { ring_buffer__free(ring); }
+  };
+  OwnedFd wakeups_fd_, epoll_fd_, stop_fd_;
+  std::unique_ptr<ring_buffer, RingDeleter> wakeups_;
   std::thread worker_;
 };
 
