@@ -9,10 +9,12 @@
  * mappings; a step looks the pc up in both (two binary searches), computes
  * the CFA from rsp or rbp, reads the return address at CFA - 8 and the
  * caller's rbp where the row says it was saved. Where an object has no
- * table (JIT code, Go, objects without .eh_frame) or a row has a rule the
- * step does not follow, it takes a frame-pointer step instead, so V8's and
- * Go's frame chains still walk. The walk ends at a frame without a return
- * address (_start, clone3): such a stack is whole.
+ * table (JIT code, Go, objects without .eh_frame) it takes a frame-pointer
+ * step instead, so V8's and Go's frame chains still walk; in an object with
+ * tables, rbp is no frame pointer, so a pc no FDE covers (other than at the
+ * leaf) or a rule the step does not follow ends the walk instead of
+ * guessing. The walk ends at a frame without a return address (_start,
+ * clone3): such a stack is whole.
  *
  * A process without tables yet, or a pc outside every mapping the recorder
  * gave (a library mapped since), is reported in unwind_requests (and a new
@@ -85,10 +87,11 @@ struct {
   __uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
   __uint(max_entries, 1);
   __type(key, __u32);
-  __array(values, struct {
-    __uint(type, BPF_MAP_TYPE_RINGBUF);
-    __uint(max_entries, UNWIND_WAKEUP_RING_BYTES);
-  });
+  __array(
+      values, struct {
+        __uint(type, BPF_MAP_TYPE_RINGBUF);
+        __uint(max_entries, UNWIND_WAKEUP_RING_BYTES);
+      });
 } unwind_wakeups SEC(".maps");
 
 struct {
@@ -137,7 +140,7 @@ static __always_inline void unwind_request(__u32 pid, __u32 reason, __u64 pc) {
     if (!(pending->reasons & reason)) pending->reasons |= reason;
     return;
   }
-  struct unwind_request request = {.reasons = reason, .pc = pc};
+  struct unwind_request request = {.reasons = reason, .pc = pc, .time = bpf_ktime_get_ns()};
   if (bpf_map_update_elem(requests, &pid, &request, BPF_NOEXIST) != 0) return;
   void* wakeups = unwind_shared(&unwind_wakeups);
   if (wakeups) bpf_ringbuf_output(wakeups, &pid, sizeof(pid), BPF_RB_FORCE_WAKEUP);
@@ -324,9 +327,20 @@ static __always_inline bool unwind_cfi_step(struct unwind_walk* w, struct unwind
     case UNWIND_CFA_OUTERMOST:
       w->end = UNWIND_END_OUTERMOST;
       return false;
-    default: /* NONE, UNSUPPORTED */
-      if (unwind_fp_step(w)) return true;
-      if (kind == UNWIND_CFA_UNSUPPORTED) w->end = UNWIND_END_UNSUPPORTED;
+    case UNWIND_CFA_NONE:
+      /* No FDE here, in an object that has them: hand-written code outside
+       * its CFI (clone3 ends its FDE before the syscall). At the leaf (or an
+       * interrupted pc) it has pushed nothing: the return address is at sp.
+       * Deeper, nothing says where the frame is, and rbp is no frame
+       * pointer in such objects: the walk ends rather than guess. */
+      if (w->return_address) {
+        w->end = UNWIND_END_NO_CFI;
+        return false;
+      }
+      cfa = w->sp + 8;
+      break;
+    default: /* a rule the step does not follow (longjmp, vfork's popped return address) */
+      w->end = UNWIND_END_UNSUPPORTED;
       return false;
   }
   /* A caller's frame is above its callee's: anything else is a loop or garbage. */
@@ -378,11 +392,15 @@ __noinline int unwind_frame(struct unwind_walk* w) {
       w->map_rows = 0;
     }
   }
-  struct unwind_row row;
-  if (w->map_rows == 0 || !unwind_find_row(w, pc - w->map_bias - w->return_address, &row))
+  /* Objects without tables (JIT code, Go) keep frame pointers; pcs before
+   * an object's first row are in no FDE. */
+  struct unwind_row row = {.cfa = UNWIND_CFA_NONE};
+  if (w->map_rows == 0) {
     stepped = unwind_fp_step(w);
-  else
+  } else {
+    unwind_find_row(w, pc - w->map_bias - w->return_address, &row);
     stepped = unwind_cfi_step(w, &row);
+  }
   if (stepped) w->pc = unwind_real_return(w, w->pc);
   return stepped;
 }

@@ -46,7 +46,7 @@ enum unwind_cfa {
   UNWIND_CFA_PLT = 5,         /* CFA = rsp + 8, + 8 when (pc & 15) >= offset */
   UNWIND_CFA_SIGNAL = 6,      /* a signal trampoline: the interrupted registers are at rsp */
   UNWIND_CFA_OUTERMOST = 7,   /* no return address: the stack ends here (_start, clone3) */
-  UNWIND_CFA_UNSUPPORTED = 8, /* a rule the unwinder does not follow: a frame-pointer step */
+  UNWIND_CFA_UNSUPPORTED = 8, /* a rule the unwinder does not follow: the walk ends */
 };
 /* Or'ed into cfa: offset counts 8-byte words (frames over 32 KiB). */
 #define UNWIND_CFA_SCALED 0x80
@@ -98,7 +98,8 @@ struct unwind_process_chunk {
 struct unwind_request {
   __u32 reasons;
   __u32 reserved;
-  __u64 pc; /* UNWIND_REQUEST_UNMAPPED_PC: the pc that was outside */
+  __u64 pc;   /* UNWIND_REQUEST_UNMAPPED_PC: the pc that was outside */
+  __u64 time; /* bpf_ktime_get_ns() of the first walk that asked */
 };
 
 /* How walks ended (unwind_stats, a per-CPU array indexed by these). */
@@ -109,7 +110,8 @@ enum unwind_end {
   UNWIND_END_READ_FAILED = 3, /* stack memory could not be read */
   UNWIND_END_BAD_FRAME = 4,   /* a caller's sp at or below its callee's, or a bad frame pointer */
   UNWIND_END_NO_PROCESS = 5,  /* no tables for the process yet: frame-pointer walk */
-  UNWIND_END_UNSUPPORTED = 6, /* a rule it does not follow, then the frame-pointer step failed */
+  UNWIND_END_UNSUPPORTED = 6, /* a rule it does not follow (longjmp, vfork) */
+  UNWIND_END_NO_CFI = 7,      /* a return address no FDE of its object covers */
   UNWIND_END_KINDS = 8,
 };
 /* Also counted: frames stepped by CFI and by frame pointer. */
