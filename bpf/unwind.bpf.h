@@ -50,7 +50,7 @@ struct {
         __uint(map_flags, BPF_F_INNER_MAP | BPF_F_MMAPABLE);
         __uint(max_entries, 1);
         __uint(key_size, sizeof(__u32));
-        __uint(value_size, sizeof(struct unwind_row));
+        __uint(value_size, sizeof(union unwind_row_slot));
       });
 } unwind_rows SEC(".maps");
 
@@ -109,8 +109,8 @@ struct {
 struct unwind_walk {
   __u64 pc, sp, bp;
   /* The mapping the last pc fell in (most frames share their caller's). */
-  __u64 map_start, map_end, map_bias;
-  __u32 map_first_row, map_rows;
+  __u64 map_start, map_end, map_bias, map_page_base;
+  __u32 map_first_row, map_rows, map_page_index, map_pages;
   /* Pending uretprobes: their trampoline and the innermost return_instance. */
   __u64 trampoline;
   __u64 pending;
@@ -172,12 +172,12 @@ static long unwind_row_search_step(__u64 index, void* context) {
   struct unwind_row_search* s = context;
   if (s->low >= s->high) return 1;
   __u32 middle = s->low + (s->high - s->low) / 2;
-  struct unwind_row* row = bpf_map_lookup_elem(s->rows, &middle);
-  if (!row) {
+  union unwind_row_slot* slot = bpf_map_lookup_elem(s->rows, &middle);
+  if (!slot) {
     s->failed = 1;
     return 1;
   }
-  if (row->address <= s->target)
+  if (slot->row.address <= s->target)
     s->low = middle + 1;
   else
     s->high = middle;
@@ -232,26 +232,50 @@ static __always_inline bool unwind_find_mapping(struct unwind_walk* w, __u64 pc)
   w->map_bias = found->bias;
   w->map_first_row = found->first_row;
   w->map_rows = found->rows;
+  w->map_page_base = found->page_base;
+  w->map_page_index = found->page_index;
+  w->map_pages = found->pages;
   return true;
 }
 
-/* The row covering ELF address `address` of the current mapping's object. */
+/* Entry `page` of the current object's page index. */
+static __always_inline bool unwind_page_entry(void* rows, struct unwind_walk* w, __u64 page,
+                                              __u32* out) {
+  __u32 slot = w->map_page_index + (__u32)(page >> 1);
+  union unwind_row_slot* entry = bpf_map_lookup_elem(rows, &slot);
+  if (!entry) return false;
+  *out = entry->page_first_row[page & 1];
+  return true;
+}
+
+/* The row covering ELF address `address` of the current mapping's object:
+ * the page index bounds the search to the rows of address's page. */
 static __always_inline bool unwind_find_row(struct unwind_walk* w, __u64 address,
                                             struct unwind_row* out) {
   void* rows = unwind_shared(&unwind_rows);
-  if (!rows || address > 0xffffffffull) return false;
+  if (!rows || address < w->map_page_base) return false;
+  __u64 page = (address - w->map_page_base) >> 12;
+  __u32 low = 0, high = 0;
+  if (page >= w->map_pages || !unwind_page_entry(rows, w, page, &low) ||
+      !unwind_page_entry(rows, w, page + 1, &high))
+    return false;
+  /* Rows from the one covering the page's start to the one covering the next's. */
   __u32 count = w->map_rows;
-  if (count > UNWIND_MAX_ROWS) count = UNWIND_MAX_ROWS;
+  if (high >= count) high = count - 1;
+  if (low > high) return false;
   struct unwind_row_search search = {.rows = rows,
                                      .target = (__u32)address,
-                                     .low = w->map_first_row,
-                                     .high = w->map_first_row + count};
+                                     .low = w->map_first_row + low,
+                                     .high = w->map_first_row + high + 1};
+  __u32 first = search.low;
   bpf_loop(UNWIND_MAX_ROWS_LOG2 + 1, unwind_row_search_step, &search, 0);
-  if (search.failed || search.low <= w->map_first_row) return false;
+  /* Every row of the range after address: address is ahead of the object's
+   * first row (page 0 before its first FDE). */
+  if (search.failed || search.low <= first) return false;
   __u32 index = search.low - 1;
-  struct unwind_row* row = bpf_map_lookup_elem(rows, &index);
+  union unwind_row_slot* row = bpf_map_lookup_elem(rows, &index);
   if (!row) return false;
-  *out = *row;
+  *out = row->row;
   return true;
 }
 

@@ -77,6 +77,24 @@ Result<ObjectUnwindRows> fromTables(Result<objfile::UnwindTables> tables, const 
 
 }  // namespace
 
+UnwindBlock unwindBlock(const std::vector<unwind_row>& rows) {
+  constexpr uint64_t kPage = 4096;
+  UnwindBlock block;
+  block.page_base = rows.front().address & ~(kPage - 1);
+  block.pages = static_cast<uint32_t>((rows.back().address - block.page_base) / kPage + 1);
+  size_t entries = size_t{block.pages} + 1;
+  block.index_elements = static_cast<uint32_t>((entries + 1) / 2);
+  block.slots.resize(block.index_elements + rows.size());
+  size_t covering = 0;  // rows[covering]: the last row at or before the page's start
+  for (size_t page = 0; page < entries; ++page) {
+    uint64_t start = block.page_base + page * kPage;
+    while (covering + 1 < rows.size() && rows[covering + 1].address <= start) ++covering;
+    block.slots[page / 2].page_first_row[page % 2] = static_cast<uint32_t>(covering);
+  }
+  for (size_t i = 0; i < rows.size(); ++i) block.slots[block.index_elements + i].row = rows[i];
+  return block;
+}
+
 unwind_row encodeUnwindRow(const objfile::CfiRow& row) {
   unwind_row out{};
   out.address = static_cast<uint32_t>(row.address);

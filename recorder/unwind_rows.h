@@ -31,6 +31,16 @@ Result<ObjectUnwindRows> readObjectUnwindRows(const std::string& path);
 // Same, from an image in memory (the vDSO); `name` names it in errors.
 Result<ObjectUnwindRows> unwindRowsFromImage(std::string_view image, const std::string& name);
 
+// An object's block in the shared rows array (bpf/unwind_table.h): the page
+// index, then the rows. `rows` is sorted and not empty.
+struct UnwindBlock {
+  std::vector<unwind_row_slot> slots;
+  uint64_t page_base = 0;       // ELF address of the index's page 0
+  uint32_t pages = 0;           // the index has pages + 1 entries
+  uint32_t index_elements = 0;  // slots before the first row
+};
+UnwindBlock unwindBlock(const std::vector<unwind_row>& rows);
+
 // One row in the BPF format (exposed for tests).
 unwind_row encodeUnwindRow(const objfile::CfiRow& row);
 

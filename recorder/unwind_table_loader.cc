@@ -76,8 +76,12 @@ struct FileKeyHash {
 
 // One object's rows in the shared array.
 struct Table {
+  uint32_t block = 0;  // first element of its block: page index, then rows
+  uint32_t block_elements = 0;
   uint32_t first_row = 0;
   uint32_t rows = 0;  // 0: no rows (frame-pointer steps): none fit, no .eh_frame, unreadable
+  uint64_t page_base = 0;
+  uint32_t pages = 0;
   std::vector<format::Segment> load_segments;
   std::string path;
   uint32_t users = 0;  // process mappings naming it
@@ -164,7 +168,7 @@ class UnwindTableLoader::Impl {
                    " is outside 1.." + std::to_string(UNWIND_MAX_ROWS));
     LIBBPF_OPTS(bpf_map_create_opts, rows_opts, .map_flags = BPF_F_INNER_MAP | BPF_F_MMAPABLE);
     rows_fd_ = OwnedFd(bpf_map_create(BPF_MAP_TYPE_ARRAY, "unwind_rows", sizeof(uint32_t),
-                                      sizeof(unwind_row), options_.row_capacity, &rows_opts));
+                                      sizeof(unwind_row_slot), options_.row_capacity, &rows_opts));
     if (rows_fd_.fd < 0) return libbpfError("unwind tables: create the rows array", errno);
     LIBBPF_OPTS(bpf_map_create_opts, processes_opts, .map_flags = BPF_F_NO_PREALLOC);
     processes_fd_ = OwnedFd(bpf_map_create(BPF_MAP_TYPE_HASH, "unwind_procs",
@@ -431,8 +435,11 @@ class UnwindTableLoader::Impl {
     Table table;
     table.path = path;
     table.load_segments = std::move(object.load_segments);
-    uint32_t count = static_cast<uint32_t>(std::min<size_t>(object.rows.size(), UNWIND_MAX_ROWS));
-    if (count == 0) return table;
+    if (object.rows.empty() || object.rows.size() > UNWIND_MAX_ROWS) return table;
+    UnwindBlock block = unwindBlock(object.rows);
+    table.page_base = block.page_base;
+    table.pages = block.pages;
+    uint32_t count = static_cast<uint32_t>(block.slots.size());
     auto now = Clock::now();
     std::optional<uint32_t> first = allocator_.allocate(count, now);
     if (!first) {
@@ -442,28 +449,30 @@ class UnwindTableLoader::Impl {
     if (!first) {
       problem(path + ": the rows array is full (" + std::to_string(options_.row_capacity) +
               " rows); unwound by frame pointer");
-      return table;
+      return Table{.load_segments = std::move(table.load_segments), .path = path};
     }
-    if (Status written = writeRows(*first, object.rows.data(), count); !written) {
+    if (Status written = writeRows(*first, block.slots.data(), count); !written) {
       allocator_.release(*first, count, now - kRowQuarantine);
       problem(path + ": " + written.message());
-      return table;
+      return Table{.load_segments = std::move(table.load_segments), .path = path};
     }
-    table.first_row = *first;
-    table.rows = count;
+    table.block = *first;
+    table.block_elements = count;
+    table.first_row = *first + block.index_elements;
+    table.rows = static_cast<uint32_t>(object.rows.size());
     if (options_.verbose)
       std::fprintf(stderr, "incise-record: unwind rows of %s: %u (%lu FDEs, %lu unsupported)\n",
-                   path.c_str(), count, (unsigned long)object.fdes,
+                   path.c_str(), table.rows, (unsigned long)object.fdes,
                    (unsigned long)object.unsupported_rows);
     return table;
   }
 
   // Rows into the array through a window mapped for this write only: kept
   // mapped, every row written would count in the recorder's RSS.
-  Status writeRows(uint32_t first, const unwind_row* rows, uint32_t count) {
+  Status writeRows(uint32_t first, const unwind_row_slot* rows, uint32_t count) {
     constexpr size_t kPage = 4096;
-    size_t begin = size_t{first} * sizeof(unwind_row);
-    size_t end = begin + size_t{count} * sizeof(unwind_row);
+    size_t begin = size_t{first} * sizeof(unwind_row_slot);
+    size_t end = begin + size_t{count} * sizeof(unwind_row_slot);
     size_t window_begin = begin & ~(kPage - 1);
     size_t window_bytes = ((end + kPage - 1) & ~(kPage - 1)) - window_begin;
     void* window = mmap(nullptr, window_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, rows_fd_.fd,
@@ -479,7 +488,7 @@ class UnwindTableLoader::Impl {
     for (auto it = tables_.begin(); it != tables_.end();) {
       Table& table = it->second;
       if (table.users == 0 && table.rows != 0 && now - table.unused_since >= kRowQuarantine) {
-        allocator_.release(table.first_row, table.rows, now - kRowQuarantine);
+        allocator_.release(table.block, table.block_elements, now - kRowQuarantine);
         it = tables_.erase(it);
       } else {
         ++it;
@@ -512,6 +521,9 @@ class UnwindTableLoader::Impl {
           entry.bias = *bias;
           entry.first_row = table->first_row;
           entry.rows = table->rows;
+          entry.page_base = table->page_base;
+          entry.page_index = table->block;
+          entry.pages = table->pages;
         }
       }
       mappings.push_back(entry);

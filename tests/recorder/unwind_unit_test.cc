@@ -5,7 +5,9 @@
 #include <gtest/gtest.h>
 #include <sys/sysmacros.h>
 
+#include <algorithm>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include "objfile/unwind_tables.h"
@@ -104,6 +106,78 @@ TEST(UnwindRows, EncodesEveryRuleShape) {
   EXPECT_EQ(r.rbp, UNWIND_RBP_AT_RBP);
   EXPECT_EQ(encodeUnwindRow(CfiRow{.cfa = CfaRule::kOutermost}).cfa, UNWIND_CFA_OUTERMOST);
   EXPECT_EQ(encodeUnwindRow(CfiRow{.cfa = CfaRule::kPlt, .offset = 11}).offset, 11);
+}
+
+// The lookup bpf/unwind.bpf.h makes in a block: the page index bounds a
+// binary search to the rows from the one covering address's page start to
+// the one covering the next page's; nullopt when no row covers address.
+std::optional<uint32_t> blockLookup(const UnwindBlock& block, uint64_t address) {
+  if (address < block.page_base) return std::nullopt;
+  uint64_t page = (address - block.page_base) >> 12;
+  if (page >= block.pages) return std::nullopt;
+  auto entry = [&](uint64_t p) { return block.slots[p >> 1].page_first_row[p & 1]; };
+  uint32_t rows = static_cast<uint32_t>(block.slots.size()) - block.index_elements;
+  uint32_t low = entry(page), high = std::min(entry(page + 1), rows - 1);
+  if (low > high) return std::nullopt;
+  uint32_t first = block.index_elements + low, l = first, h = block.index_elements + high + 1;
+  while (l < h) {
+    uint32_t middle = l + (h - l) / 2;
+    if (block.slots[middle].row.address <= address)
+      l = middle + 1;
+    else
+      h = middle;
+  }
+  if (l <= first) return std::nullopt;
+  return l - 1 - block.index_elements;
+}
+
+TEST(UnwindRows, PageIndexKnownAnswer) {
+  // Rows at 0x1100 (page 1), 0x1200, 0x3010 (page 3), none in page 2.
+  std::vector<unwind_row> rows = {{.address = 0x1100}, {.address = 0x1200}, {.address = 0x3010}};
+  UnwindBlock block = unwindBlock(rows);
+  EXPECT_EQ(block.page_base, 0x1000u);
+  EXPECT_EQ(block.pages, 3u);                       // pages 0x1000, 0x2000, 0x3000
+  EXPECT_EQ(block.index_elements, 2u);              // 4 entries, two per slot
+  EXPECT_EQ(block.slots[0].page_first_row[0], 0u);  // 0x1000: before any row, search from 0
+  EXPECT_EQ(block.slots[0].page_first_row[1], 1u);  // 0x2000: covered by 0x1200
+  EXPECT_EQ(block.slots[1].page_first_row[0], 1u);  // 0x3000: still 0x1200
+  EXPECT_EQ(block.slots[1].page_first_row[1], 2u);  // 0x4000: 0x3010
+  EXPECT_EQ(block.slots[2].row.address, 0x1100u);
+  EXPECT_EQ(blockLookup(block, 0x10ff), std::nullopt);
+  EXPECT_EQ(blockLookup(block, 0x1100), 0u);
+  EXPECT_EQ(blockLookup(block, 0x2500), 1u);
+  EXPECT_EQ(blockLookup(block, 0x300f), 1u);
+  EXPECT_EQ(blockLookup(block, 0x3fff), 2u);
+  EXPECT_EQ(blockLookup(block, 0x4000), std::nullopt);
+}
+
+// On libc's real rows, the index-bounded lookup finds the row a search of
+// all rows finds, at every row's address, just before it and mid-way.
+TEST(UnwindRows, PageIndexAgreesWithAFullSearchOnLibc) {
+  void* handle = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
+  ASSERT_NE(handle, nullptr);
+  Dl_info info{};
+  ASSERT_NE(dladdr(dlsym(handle, "qsort"), &info), 0);
+  dlclose(handle);
+  Result<ObjectUnwindRows> object = readObjectUnwindRows(info.dli_fname);
+  ASSERT_TRUE(object) << object.error().message();
+  const std::vector<unwind_row>& rows = object->rows;
+  ASSERT_GT(rows.size(), 1000u);
+  UnwindBlock block = unwindBlock(rows);
+  size_t checked = 0;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    uint64_t next = i + 1 < rows.size() ? rows[i + 1].address : rows[i].address + 1;
+    for (uint64_t address : {uint64_t{rows[i].address}, uint64_t{rows[i].address} - 1,
+                             (rows[i].address + next) / 2, next - 1}) {
+      auto after = std::upper_bound(rows.begin(), rows.end(), address,
+                                    [](uint64_t a, const unwind_row& r) { return a < r.address; });
+      std::optional<uint32_t> expected;
+      if (after != rows.begin()) expected = static_cast<uint32_t>(after - rows.begin() - 1);
+      ASSERT_EQ(blockLookup(block, address), expected) << std::hex << address;
+      ++checked;
+    }
+  }
+  EXPECT_EQ(checked, rows.size() * 4);
 }
 
 // Load bias of libc as mapped into this process: the ELF address it gives
