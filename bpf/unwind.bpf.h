@@ -135,12 +135,25 @@ static __always_inline void unwind_request(__u32 pid, __u32 reason, __u64 pc) {
   void* requests = unwind_shared(&unwind_requests);
   if (!requests) return;
   struct unwind_request* pending = bpf_map_lookup_elem(requests, &pid);
+  __u64 now = bpf_ktime_get_ns();
   if (pending) {
     /* A hint: a racing update losing a reason only delays it to the next walk. */
-    if (!(pending->reasons & reason)) pending->reasons |= reason;
+    __u32 reasons = pending->reasons;
+    if (reasons & reason) return;
+    pending->reasons = reasons | reason;
+    if (reasons != 0) return; /* already waiting for the recorder */
+    pending->pc = pc;
+    pending->time = now;
+    /* An exec is new work (a fork of the recorder becoming the command):
+     * answered at once; a repeat of what was just answered waits for the
+     * loader's next wake. */
+    if (reason != UNWIND_REQUEST_EXEC && now - pending->answered < UNWIND_REQUEST_RETRY_NS)
+      return;
+    void* wakeups = unwind_shared(&unwind_wakeups);
+    if (wakeups) bpf_ringbuf_output(wakeups, &pid, sizeof(pid), BPF_RB_FORCE_WAKEUP);
     return;
   }
-  struct unwind_request request = {.reasons = reason, .pc = pc, .time = bpf_ktime_get_ns()};
+  struct unwind_request request = {.reasons = reason, .pc = pc, .time = now};
   if (bpf_map_update_elem(requests, &pid, &request, BPF_NOEXIST) != 0) return;
   void* wakeups = unwind_shared(&unwind_wakeups);
   if (wakeups) bpf_ringbuf_output(wakeups, &pid, sizeof(pid), BPF_RB_FORCE_WAKEUP);
@@ -476,6 +489,8 @@ static __always_inline int unwind_user_stack(struct pt_regs* regs, __u64* frames
     unwind_count(UNWIND_END_NO_PROCESS, 1);
     return -1;
   }
+  /* After the exec check: a fork of the recorder gets tables once it execs. */
+  if (first->flags & UNWIND_PROCESS_FRAME_POINTERS) return -1;
   struct unwind_context c = {
       .frames = frames,
       .walk =

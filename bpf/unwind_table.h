@@ -34,7 +34,7 @@
 #define UNWIND_CHUNK_MAPPINGS (1u << UNWIND_CHUNK_MAPPINGS_LOG2)
 #define UNWIND_MAX_CHUNKS 16 /* 1,024 executable mappings per process */
 #define UNWIND_MAX_PROCESS_CHUNKS 32768
-#define UNWIND_MAX_REQUESTS 4096
+#define UNWIND_MAX_REQUESTS 16384
 #define UNWIND_WAKEUP_RING_BYTES 4096
 
 /* struct unwind_row.cfa: how to find the canonical frame address. */
@@ -96,6 +96,8 @@ struct unwind_process_key {
 struct unwind_process_chunk {
   __u32 mappings; /* used entries of mapping[] */
   __u32 chunks;   /* chunk 0 only: chunks of this process */
+  __u32 flags;    /* chunk 0 only: UNWIND_PROCESS_* */
+  __u32 reserved;
   /* Chunk 0 only: mm->start_stack when the maps were read (a changed one
    * means an exec since) and the first start of every chunk. */
   __u64 start_stack;
@@ -103,17 +105,29 @@ struct unwind_process_chunk {
   struct unwind_mapping mapping[UNWIND_CHUNK_MAPPINGS];
 };
 
+/* unwind_process_chunk.flags: walk this process by frame pointer, ask for
+ * nothing (the recorder itself, and its forks before they exec). */
+#define UNWIND_PROCESS_FRAME_POINTERS 1
+
 /* Why a process asks the recorder for tables (unwind_requests values, or'ed). */
 #define UNWIND_REQUEST_UNKNOWN_PROCESS 1 /* no entry yet */
 #define UNWIND_REQUEST_UNMAPPED_PC 2     /* a pc outside every mapping the entry has */
 #define UNWIND_REQUEST_EXEC 4            /* the entry describes an image before exec */
 
+/* One entry per process that asked, kept while it lives: the recorder
+ * clears `reasons` when it answers, and a walk that asks again within
+ * UNWIND_REQUEST_RETRY_NS of the answer does not wake it unless it asks
+ * for an exec (a process it cannot help, or whose pcs stay outside every
+ * mapping, would otherwise wake it at every walk); the loader's sweep, at
+ * least once a second, answers those. */
 struct unwind_request {
-  __u32 reasons;
+  __u32 reasons;   /* 0: answered, nothing pending */
   __u32 reserved;
-  __u64 pc;   /* UNWIND_REQUEST_UNMAPPED_PC: the pc that was outside */
-  __u64 time; /* bpf_ktime_get_ns() of the first walk that asked */
+  __u64 pc;        /* UNWIND_REQUEST_UNMAPPED_PC: the pc that was outside */
+  __u64 time;      /* bpf_ktime_get_ns() of the walk that asked */
+  __u64 answered;  /* CLOCK_MONOTONIC ns of the recorder's last answer; 0: none yet */
 };
+#define UNWIND_REQUEST_RETRY_NS 20000000ull
 
 /* How walks ended (unwind_stats, a per-CPU array indexed by these). */
 enum unwind_end {

@@ -328,36 +328,48 @@ class UnwindTableLoader::Impl {
         requests.emplace_back(next, request);
       key = next;
     }
-    for (const auto& [pid, request] : requests) {
-      bpf_map_delete_elem(requests_fd_.fd, &pid);
-      handle(pid, request);
+    for (auto& [pid, request] : requests) {
+      if (request.reasons == 0) continue;  // answered before
+      unwind_request answered = request;
+      answered.reasons = 0;
+      answered.answered = monotonicNs();
+      bpf_map_update_elem(requests_fd_.fd, &pid, &answered, BPF_EXIST);
+      if (!handle(pid, request)) bpf_map_delete_elem(requests_fd_.fd, &pid);  // gone
     }
   }
 
-  void handle(uint32_t pid, const unwind_request& request) {
+  static uint64_t monotonicNs() {
+    timespec now{};
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return static_cast<uint64_t>(now.tv_sec) * 1000000000ull + static_cast<uint64_t>(now.tv_nsec);
+  }
+
+  // False when the process is gone.
+  bool handle(uint32_t pid, const unwind_request& request) {
     struct Measured {
       Impl* impl;
       uint64_t asked;
       ~Measured() {
-        if (asked == 0) return;
-        timespec now{};
-        clock_gettime(CLOCK_MONOTONIC, &now);
-        uint64_t ns = uint64_t(now.tv_sec) * 1000000000ull + uint64_t(now.tv_nsec);
-        if (ns > asked && impl->latencies_ns_.size() < kMaxLatencies)
-          impl->latencies_ns_.push_back(ns - asked);
+        uint64_t now = monotonicNs();
+        if (asked != 0 && now > asked && impl->latencies_ns_.size() < kMaxLatencies)
+          impl->latencies_ns_.push_back(now - asked);
       }
     } measured{this, request.reasons & UNWIND_REQUEST_UNKNOWN_PROCESS ? request.time : 0};
     auto known = processes_.find(pid);
     if (known != processes_.end() && request.reasons == UNWIND_REQUEST_UNMAPPED_PC &&
         known->second.unmapped_pages.count(request.pc >> 12))
-      return;
+      return true;
     Result<ProcessImage> image = readProcessImage(options_.proc_root, pid);
     ++summary_.map_reads;
-    if (!image) return;  // gone: a late request
-    // A fork of the recorder waiting to exec the command (-- CMD): its image
-    // is the recorder's, and building its tables would only delay the
-    // command's, which are needed the moment it execs.
-    if (image->start_stack == own_start_stack_) return;
+    if (!image) return false;  // gone: a late request
+    // The recorder itself, or a fork of it waiting to exec the command (--
+    // CMD): walked by frame pointer (the recorder keeps them), so that the
+    // command's tables, needed the moment it execs, are not delayed by the
+    // recorder's.
+    if (image->start_stack == own_start_stack_) {
+      publishFramePointersOnly(pid, processes_[pid], *image);
+      return true;
+    }
     Process& process = processes_[pid];
     if (request.reasons & UNWIND_REQUEST_UNMAPPED_PC) {
       bool covered = std::any_of(
@@ -367,6 +379,24 @@ class UnwindTableLoader::Impl {
         process.unmapped_pages.insert(request.pc >> 12);
     }
     publish(pid, process, *image);
+    return true;
+  }
+
+  void publishFramePointersOnly(uint32_t pid, Process& process, const ProcessImage& image) {
+    unwind_process_chunk chunk;
+    std::memset(&chunk, 0, sizeof(chunk));
+    chunk.chunks = 1;
+    chunk.flags = UNWIND_PROCESS_FRAME_POINTERS;
+    chunk.start_stack = image.start_stack;
+    unwind_process_key key{.pid = pid, .chunk = 0};
+    if (bpf_map_update_elem(processes_fd_.fd, &key, &chunk, BPF_ANY) != 0) return;
+    for (uint32_t c = 1; c < process.chunks; ++c) {
+      unwind_process_key extra{.pid = pid, .chunk = c};
+      bpf_map_delete_elem(processes_fd_.fd, &extra);
+    }
+    releaseTables(process, Clock::now());
+    process.chunks = 1;
+    process.start_stack = image.start_stack;
   }
 
   // The system libraries the recorder maps itself (libc, ld.so, libstdc++,
@@ -584,6 +614,7 @@ class UnwindTableLoader::Impl {
         unwind_process_key key{.pid = pid, .chunk = c};
         bpf_map_delete_elem(processes_fd_.fd, &key);
       }
+      bpf_map_delete_elem(requests_fd_.fd, &pid);
       releaseTables(it->second, now);
       it = processes_.erase(it);
     }
