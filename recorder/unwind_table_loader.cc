@@ -643,7 +643,9 @@ class UnwindTableLoader::Impl {
 
   void problem(std::string text) {
     constexpr size_t kMaxProblems = 32;
-    if (problems_.size() < kMaxProblems) problems_.push_back(std::move(text));
+    if (problems_.size() < kMaxProblems &&
+        std::find(problems_.begin(), problems_.end(), text) == problems_.end())
+      problems_.push_back(std::move(text));
   }
 
   UnwindLoaderOptions options_;
