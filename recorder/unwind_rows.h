@@ -1,6 +1,6 @@
 // The in-kernel unwinder's rows of one object (bpf/unwind_table.h), from its
 // .eh_frame (objfile/cfi_rows.h), and where they stop fitting: a rule whose
-// offsets the 8-byte row cannot hold becomes a frame-pointer step there.
+// offsets the 8-byte row cannot hold is marked unsupported (the walk ends there).
 //
 //   Result<ObjectUnwindRows> object = readObjectUnwindRows("/proc/123/root/usr/bin/python3.11");
 //   std::optional<uint64_t> bias = objfile::loadBias(object->load_segments, start, end, offset);
@@ -22,7 +22,7 @@ struct ObjectUnwindRows {
   std::vector<unwind_row> rows;                // sorted by address
   std::vector<format::Segment> load_segments;  // to compute a mapping's load bias
   uint64_t fdes = 0;
-  uint64_t unsupported_rows = 0;  // kept as frame-pointer steps (longjmp, hand-written asm)
+  uint64_t unsupported_rows = 0;  // walks end there (longjmp, hand-written asm)
 };
 
 // The rows of an ELF file (any path the recorder can open). An object with

@@ -2,8 +2,8 @@
 // filled for every process whose stacks the BPF programs walk.
 //
 // The programs report processes they have no tables for (and pcs outside
-// every mapping they were given) in a request map; a worker thread drains it
-// every few ms, reads the process's executable mappings (recorder/
+// every mapping they were given) in a request map and wake a worker thread
+// through a small ring; it reads the process's executable mappings (recorder/
 // process_image.h), builds each object's rows once per file (recorder/
 // unwind_rows.h; the vDSO's from the recorder's own), and writes the rows
 // into one shared array and the mappings into the process table. Until then
