@@ -119,6 +119,8 @@ static __always_inline __u32 fp_walk(struct pt_regs* regs, struct pending_return
     __u64 frame[2]; /* saved fp, return address */
     /* A kernel address fails access_ok here without a fault. */
     if (bpf_probe_read_user(frame, sizeof(frame), (const void*)fp) != 0) break;
+    /* No code there: the end of the chain (or a stale rbp), not a frame. */
+    if (frame[1] < LOWEST_FRAME_ADDRESS) break;
     frames[i] = real_return_address(&pending, frame[1]);
     count = i + 1;
     fp = frame[0];
