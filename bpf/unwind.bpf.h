@@ -144,10 +144,11 @@ static __always_inline void unwind_request(__u32 pid, __u32 reason, __u64 pc) {
     if (reasons != 0) return; /* already waiting for the recorder */
     pending->pc = pc;
     pending->time = now;
-    /* An exec is new work (a fork of the recorder becoming the command):
-     * answered at once; a repeat of what was just answered waits for the
-     * loader's next wake. */
-    if (reason != UNWIND_REQUEST_EXEC && now - pending->answered < UNWIND_REQUEST_RETRY_NS)
+    /* A process unknown or exec'd since is new work: answered at once. A pc
+     * outside every mapping soon after an answer (frame-pointer steps
+     * through code without them make many) waits for the loader's next look,
+     * at most the retry window later. */
+    if (reason == UNWIND_REQUEST_UNMAPPED_PC && now - pending->answered < UNWIND_REQUEST_RETRY_NS)
       return;
     void* wakeups = unwind_shared(&unwind_wakeups);
     if (wakeups) bpf_ringbuf_output(wakeups, &pid, sizeof(pid), BPF_RB_FORCE_WAKEUP);

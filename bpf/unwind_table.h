@@ -115,11 +115,10 @@ struct unwind_process_chunk {
 #define UNWIND_REQUEST_EXEC 4            /* the entry describes an image before exec */
 
 /* One entry per process that asked, kept while it lives: the recorder
- * clears `reasons` when it answers, and a walk that asks again within
- * UNWIND_REQUEST_RETRY_NS of the answer does not wake it unless it asks
- * for an exec (a process it cannot help, or whose pcs stay outside every
- * mapping, would otherwise wake it at every walk); the loader's sweep, at
- * least once a second, answers those. */
+ * clears `reasons` when it answers. A pc outside every mapping within
+ * UNWIND_REQUEST_RETRY_NS of the answer does not wake it (frame-pointer
+ * steps through code without frame pointers would wake it at every walk);
+ * after an answer the loader looks again once the window has passed. */
 struct unwind_request {
   __u32 reasons;   /* 0: answered, nothing pending */
   __u32 reserved;

@@ -49,6 +49,7 @@ constexpr size_t kMaxUnmappedPages = 4096;
 // Rows of an object no process maps any more are reused once this long has
 // passed, well past any walk that found the mapping before it went.
 constexpr auto kRowQuarantine = std::chrono::milliseconds(200);
+constexpr int64_t kRetryWindowMs = UNWIND_REQUEST_RETRY_NS / 1000000;
 
 struct OwnedFd {
   int fd = -1;
@@ -300,15 +301,20 @@ class UnwindTableLoader::Impl {
     // main thread gives up once attached (it parses other programs' files).
     if (Status dropped = dropCapabilitiesAfterAttach(); !dropped) problem(dropped.message());
     auto last_sweep = Clock::now();
+    bool answered = false;
     for (;;) {
+      // Right after an answer, walks that ask again within the retry window
+      // do not wake this thread (bpf/unwind_table.h): look again once it has
+      // passed (a library a new process maps just after its first answer).
+      auto timeout = answered ? std::chrono::milliseconds(kRetryWindowMs)
+                              : std::chrono::milliseconds(kSweepInterval);
       epoll_event ready[2];
-      int count = epoll_wait(epoll_fd_.fd, ready, 2,
-                             static_cast<int>(std::chrono::milliseconds(kSweepInterval).count()));
+      int count = epoll_wait(epoll_fd_.fd, ready, 2, static_cast<int>(timeout.count()));
       bool stopping = false;
       for (int i = 0; i < count; ++i) stopping |= ready[i].data.fd == stop_fd_.fd;
       if (stopping) return;
       if (wakeups_ != nullptr) ring_buffer__consume(wakeups_.get());
-      drainRequests();
+      answered = drainRequests();
       auto now = Clock::now();
       if (now - last_sweep >= kSweepInterval) {
         sweepGoneProcesses(now);
@@ -317,7 +323,8 @@ class UnwindTableLoader::Impl {
     }
   }
 
-  void drainRequests() {
+  // True when it answered a request.
+  bool drainRequests() {
     std::vector<std::pair<uint32_t, unwind_request>> requests;
     uint32_t key = 0, next = 0;
     bool first = true;
@@ -328,14 +335,17 @@ class UnwindTableLoader::Impl {
         requests.emplace_back(next, request);
       key = next;
     }
+    bool any = false;
     for (auto& [pid, request] : requests) {
       if (request.reasons == 0) continue;  // answered before
+      any = true;
       unwind_request answered = request;
       answered.reasons = 0;
       answered.answered = monotonicNs();
       bpf_map_update_elem(requests_fd_.fd, &pid, &answered, BPF_EXIST);
       if (!handle(pid, request)) bpf_map_delete_elem(requests_fd_.fd, &pid);  // gone
     }
+    return any;
   }
 
   static uint64_t monotonicNs() {
