@@ -338,6 +338,8 @@ void ProcessTracker::readLargeObjects() {
     HitObject hit = large.hit;
     if (large.fd >= 0) hit.open_path = "/proc/self/fd/" + std::to_string(large.fd);
     Result<format::ObjectSymbols> object = readHitObject(hit);
+    size_t total = 0;
+    if (object) total = keepHitSymbols(hit, *object, large.file_offsets);
     if (large.fd >= 0) close(large.fd);
     large.fd = -1;
     if (!object) {
@@ -345,7 +347,6 @@ void ProcessTracker::readLargeObjects() {
       continue;
     }
     object->path = large.hit.path;
-    const size_t total = keepHitSymbols(*object, large.file_offsets);
     pending_.notes.push_back(large.hit.path + ": " + std::to_string(object->symbols.size()) +
                              " of " + std::to_string(total) +
                              " symbols embedded (a large table: only the functions hit)");

@@ -11,14 +11,16 @@ namespace incise::recorder {
 
 std::vector<std::unique_ptr<Source>> createSources(const RecordConfig& config) {
   std::vector<std::unique_ptr<Source>> sources;
-  sources.push_back(makeProfileSource());
   // Process life (fork/exec/exit/comm) comes from the scheduler program, which
   // also follows children of targets: it runs even with --no-sched and then
-  // emits only process events.
+  // emits only process events. It is attached first (sources attach in this
+  // order), so every sample and lock row falls where the switches of its
+  // thread are already recorded.
   // A futex wait's user stack, walked once by the lock program and reused
   // by the scheduler's blocking switch (bpf/wait_stack.bpf.h).
   auto wait_stacks = std::make_shared<SharedMap>("wait_user_stacks");
   sources.push_back(makeSchedSource(config.sched, wait_stacks));
+  sources.push_back(makeProfileSource());
   if (config.lock_mode != LockMode::kOff || !config.lock_probes.empty())
     sources.push_back(makeLockSource(wait_stacks));
   if (config.page_faults) sources.push_back(makePageFaultSource());
