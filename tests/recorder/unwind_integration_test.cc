@@ -143,19 +143,19 @@ class UnwindRecording {
 };
 
 // The user frames of a stack, symbolized from the trace alone, leaf first;
-// frames in libc (no names there without debug symbols) as "libc".
+// frames in libc as "libc" (whether they are named depends on the symbol
+// sources the recording host has: libc's .dynsym, or its debug file).
 std::vector<std::string> userFunctions(TraceView& trace, uint32_t pid, uint64_t stack_id) {
   std::vector<std::string> names;
   const format::Metadata& meta = trace.reader().metadata();
   for (uint64_t frame : trace.reader().stacks().frames(stack_id)) {
     if (format::isKernelAddress(frame)) continue;
-    std::string name = trace.symbolize(pid, frame);
-    if (name.empty()) {
-      for (const auto& m : meta.mappings)
-        if (m.pid == pid && m.start <= frame && frame < m.end &&
-            m.path.find("/libc.so") != std::string::npos)
-          name = "libc";
-    }
+    std::string name;
+    for (const auto& m : meta.mappings)
+      if (m.pid == pid && m.start <= frame && frame < m.end &&
+          m.path.find("/libc.so") != std::string::npos)
+        name = "libc";
+    if (name.empty()) name = trace.symbolize(pid, frame);
     names.push_back(name.empty() ? "?" : name);
   }
   return names;
