@@ -17,6 +17,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <future>
 #include <iostream>
 #include <optional>
 #include <thread>
@@ -26,6 +27,7 @@
 #include "recorder/capabilities.h"
 #include "recorder/command_launcher.h"
 #include "recorder/event_sink.h"
+#include "recorder/own_frames.h"
 #include "recorder/perf_map_watcher.h"
 #include "recorder/process_tracker.h"
 #include "recorder/profile_source.h"
@@ -240,6 +242,9 @@ class Session {
       if (Status s = bpf_stats_.enable(); !s)
         std::cerr << "incise-record: warning: " << s.message() << "\n";
     }
+    // The tracing glue's addresses, read while the sources load.
+    std::future<OwnFrames> glue =
+        std::async(std::launch::async, [] { return OwnFrames::read("/proc/kallsyms"); });
     // Loading the BPF objects is the slow part of starting; the trace begins
     // after it, when the sources start recording.
     if (int code = openSources(); code != 0) return code;
@@ -252,10 +257,15 @@ class Session {
     writer_ = writer.take();
     start_ns_ = header.start_mono_ns;
     sink_.emplace(*writer_, tracker_);
+    if (Status s = tracker_.useVdsoImage(); !s) sink_->addNote(s.message());
     tracker_.setMetadataPressure(kMetadataPressureBytes, [this] {
       writer_->addMetadata(tracker_.takeDelta(monotonicNowNs()));
       if (Status flushed = writer_->flush(); flushed) releaseFreedMemory();
     });
+    OwnFrames own = glue.get();
+    for (const auto& source : sources_) own.addPrograms(source->bpfObject());
+    own.finish();
+    sink_->setOwnFrames(std::move(own));
     // The in-kernel unwinder's tables are filled before any program is
     // attached, so the first events already find those of -p targets.
     startUnwindTables();
