@@ -82,6 +82,10 @@ class TraceBuilder {
 
   // Trace end, ns from start; default: the last event time + 1.
   void setEnd(uint64_t time) { end_ = time; }
+  // The header's recorded lock mode ("all", "contended"; default "off").
+  void setLockMode(std::string mode) { lock_mode_ = std::move(mode); }
+  // Whether the header says scheduler events were recorded (default true).
+  void setSchedRecorded(bool recorded) { sched_recorded_ = recorded; }
   // What the recorder followed, as its header says it ("pid 100", "all";
   // default empty: not said, every thread counts as followed).
   void setTarget(std::string target) { target_ = std::move(target); }
@@ -116,6 +120,8 @@ class TraceBuilder {
   uint64_t last_time_ = 0;
   uint64_t end_ = 0;
   uint32_t rows_per_chunk_ = 65536;
+  std::string lock_mode_ = "off";
+  bool sched_recorded_ = true;
   std::string target_;
   std::map<uint32_t, uint32_t> unnamed_;  // tid -> pid
   std::string path_;
