@@ -7,8 +7,10 @@
  *                                         &e->stack), LOST_CPU_SAMPLES);
  *
  * Kernel frames are written first, user frames right after them (each leaf
- * first). User stacks are frame-pointer walks by the kernel: objects built
- * without frame pointers (Debian's libc) end the walk early.
+ * first). User stacks are unwound in the kernel from the CFI tables the
+ * recorder loads for each process (bpf/unwind.bpf.h), so code built without
+ * frame pointers (Debian's libc, python3, postgres) walks whole; before a
+ * process's tables are loaded, and with -g fp, they are frame-pointer walks.
  */
 #ifndef INCISE_BPF_STACK_BPF_H
 #define INCISE_BPF_STACK_BPF_H
@@ -17,6 +19,7 @@
 #include <bpf/bpf_helpers.h>
 
 #include "bpf/events.h"
+#include "bpf/unwind.bpf.h"
 
 #define STACK_BYTES (MAX_STACK_DEPTH * sizeof(__u64))
 
@@ -89,8 +92,7 @@ static __always_inline __u64 real_return_address(struct pending_returns* pending
  * The fault is taken and fixed up for every walk, and in this VM an
  * exception is a round trip to the hypervisor: on the same events this walk
  * took 1.2-1.6 us against bpf_get_stack's 6.6-6.9 us (under load; test
- * UserWalkCheck prints both and checks that the frames are equal). A 32-bit
- * task gets the kernel's walker.
+ * UserWalkCheck prints both and checks that the frames are equal).
  *
  * Like the kernel's walker (since 6.12) it puts back the return addresses
  * that pending uretprobes replaced (locks `all`, --lock-probe): each probed
@@ -98,19 +100,8 @@ static __always_inline __u64 real_return_address(struct pending_returns* pending
  * its caller, and the kernel keeps the real addresses, innermost first, in
  * the task's return_instances. Without this, a sample or an off-CPU stack
  * inside pthread_mutex_lock loses its caller. */
-static __always_inline __u32 walk_user_stack(void* ctx, __u64* frames) {
-  struct task_struct* task = bpf_get_current_task_btf();
-  if (task->flags & PF_NO_USER_STACK) return 0;
-  struct pt_regs* regs = (struct pt_regs*)bpf_task_pt_regs(task);
-  if (!regs) return 0;
-  if (regs->cs != USER_CS_64) return kernel_walk_user_stack(ctx, frames);
-  struct pending_returns pending = {NULL, 0};
-  bool at_probed_entry = false;
-  struct uprobe_task* utask = task->utask;
-  if (utask) {
-    pending = pending_returns_of(task, utask);
-    at_probed_entry = uprobe_hit_at_function_entry(utask);
-  }
+static __always_inline __u32 fp_walk(struct pt_regs* regs, struct pending_returns pending,
+                                     bool at_probed_entry, __u64* frames) {
   /* At the trampoline's first byte, the thread is returning to the caller:
    * the kernel's walker names the caller there too. */
   frames[0] = real_return_address(&pending, regs->ip);
@@ -128,11 +119,68 @@ static __always_inline __u32 walk_user_stack(void* ctx, __u64* frames) {
     __u64 frame[2]; /* saved fp, return address */
     /* A kernel address fails access_ok here without a fault. */
     if (bpf_probe_read_user(frame, sizeof(frame), (const void*)fp) != 0) break;
+    /* No code there: the end of the chain (or a stale rbp), not a frame. */
+    if (frame[1] < LOWEST_FRAME_ADDRESS) break;
     frames[i] = real_return_address(&pending, frame[1]);
     count = i + 1;
     fp = frame[0];
   }
   return count;
+}
+
+/* The user registers and pending uretprobes of the current task: NONE for
+ * tasks without a user stack, KERNEL for a 32-bit task (the kernel's walker
+ * handles its frames), else OURS. */
+#define USER_WALK_NONE 0
+#define USER_WALK_KERNEL 1
+#define USER_WALK_OURS 2
+static __always_inline int user_walk_setup(struct pt_regs** regs_out,
+                                           struct pending_returns* pending, bool* at_probed_entry) {
+  struct task_struct* task = bpf_get_current_task_btf();
+  if (task->flags & PF_NO_USER_STACK) return USER_WALK_NONE;
+  struct pt_regs* regs = (struct pt_regs*)bpf_task_pt_regs(task);
+  if (!regs) return USER_WALK_NONE;
+  if (regs->cs != USER_CS_64) return USER_WALK_KERNEL;
+  *regs_out = regs;
+  pending->next = NULL;
+  pending->trampoline = 0;
+  *at_probed_entry = false;
+  struct uprobe_task* utask = task->utask;
+  if (utask) {
+    *pending = pending_returns_of(task, utask);
+    *at_probed_entry = uprobe_hit_at_function_entry(utask);
+  }
+  return USER_WALK_OURS;
+}
+
+/* The frame-pointer walk alone (-g fp, and the UserWalkCheck test). */
+static __always_inline __u32 walk_user_stack_fp(void* ctx, __u64* frames) {
+  struct pt_regs* regs = NULL;
+  struct pending_returns pending;
+  bool at_probed_entry;
+  int how = user_walk_setup(&regs, &pending, &at_probed_entry);
+  if (how == USER_WALK_KERNEL) return kernel_walk_user_stack(ctx, frames);
+  if (how == USER_WALK_NONE || !regs) return 0;
+  return fp_walk(regs, pending, at_probed_entry, frames);
+}
+
+/* The user stack of the current task into `frames` (room for
+ * MAX_STACK_DEPTH), leaf first; returns how many. Unwound from CFI tables
+ * once the recorder has loaded them for this process (bpf/unwind.bpf.h), a
+ * frame-pointer walk before that and with -g fp. Either way pending
+ * uretprobes' return addresses are put back, and a uprobe hit on a
+ * function's first instruction keeps its caller (CFI knows the return
+ * address is at sp there; the frame-pointer walk reads it there). */
+static __always_inline __u32 walk_user_stack(void* ctx, __u64* frames) {
+  struct pt_regs* regs = NULL;
+  struct pending_returns pending;
+  bool at_probed_entry;
+  int how = user_walk_setup(&regs, &pending, &at_probed_entry);
+  if (how == USER_WALK_KERNEL) return kernel_walk_user_stack(ctx, frames);
+  if (how == USER_WALK_NONE || !regs) return 0;
+  int count = unwind_user_stack(regs, frames, pending.trampoline, (__u64)pending.next);
+  if (count >= 0) return (__u32)count;
+  return fp_walk(regs, pending, at_probed_entry, frames);
 }
 
 static __always_inline void capture_stacks(void* ctx, struct event_stack* stack) {

@@ -1,5 +1,5 @@
 // Test-only (tests/recorder/user_walk_check_test.cc): runs the recorder's
-// user-stack walker (walk_user_stack, bpf/stack.bpf.h) and the kernel's
+// frame-pointer user-stack walker (walk_user_stack_fp, bpf/stack.bpf.h) and the kernel's
 // (bpf_get_stack) on the same events, in the same program run, and counts
 // the walks whose frames differ. Events: futex syscall entries (a
 // tracepoint), blocking and preempting switches (tp_btf) and cpu-clock
@@ -48,25 +48,33 @@ static __always_inline void compare_walks(void* ctx) {
   __u32 ours = 0, kernels = 0;
   __u64 start = bpf_ktime_get_ns();
   if (ours_first)
-    ours = walk_user_stack(ctx, pair->ours);
+    ours = walk_user_stack_fp(ctx, pair->ours);
   else
     kernels = kernel_walk_user_stack(ctx, pair->kernels);
   __u64 middle = bpf_ktime_get_ns();
   if (ours_first)
     kernels = kernel_walk_user_stack(ctx, pair->kernels);
   else
-    ours = walk_user_stack(ctx, pair->ours);
+    ours = walk_user_stack_fp(ctx, pair->ours);
   __u64 end = bpf_ktime_get_ns();
   if (kernels == 0) return; /* no user stack here (kernel thread) */
+
   __u32 depth = kernels > 3 ? 1 : 0;
   __sync_fetch_and_add(&walks[depth], 1);
   __sync_fetch_and_add(&ours_ns[depth], ours_first ? middle - start : end - middle);
   __sync_fetch_and_add(&kernels_ns[depth], ours_first ? end - middle : middle - start);
-  bool same = ours == kernels;
-  for (__u32 i = 0; i < MAX_STACK_DEPTH && same; i++) {
-    if (i >= ours) break;
-    if (pair->ours[i] != pair->kernels[i]) same = false;
+  /* The kernel's walker also stores a return address below 4096 where a
+   * chain ends; ours ends the walk before it. */
+  bool same = true;
+  __u32 i = 0;
+  for (; i < MAX_STACK_DEPTH; i++) {
+    if (i >= kernels || (i > 0 && pair->kernels[i] < LOWEST_FRAME_ADDRESS)) break;
+    if (i >= ours || pair->ours[i] != pair->kernels[i]) {
+      same = false;
+      break;
+    }
   }
+  if (i != ours) same = false;
   __sync_fetch_and_add(&checked, 1);
   struct uprobe_task* utask = bpf_get_current_task_btf()->utask;
   if (utask && utask->return_instances) __sync_fetch_and_add(&pending, 1);

@@ -28,6 +28,7 @@ int fuzzTraceReader(const uint8_t* data, size_t size);
 int fuzzPerfMap(const uint8_t* data, size_t size);
 int fuzzKallsyms(const uint8_t* data, size_t size);
 int fuzzElfImage(const uint8_t* data, size_t size);
+int fuzzEhFrame(const uint8_t* data, size_t size);
 
 // Recomputes the checksums of every block header found walking `file` from
 // its first block (see fuzzTraceReader); returns the blocks fixed.

@@ -8,10 +8,9 @@ namespace incise::fuzz {
 namespace {
 
 constexpr std::array kEntries = {
-    FuzzEntry{"trace_reader", fuzzTraceReader},
-    FuzzEntry{"perf_map", fuzzPerfMap},
-    FuzzEntry{"kallsyms", fuzzKallsyms},
-    FuzzEntry{"elf_image", fuzzElfImage},
+    FuzzEntry{"trace_reader", fuzzTraceReader}, FuzzEntry{"perf_map", fuzzPerfMap},
+    FuzzEntry{"kallsyms", fuzzKallsyms},        FuzzEntry{"elf_image", fuzzElfImage},
+    FuzzEntry{"eh_frame", fuzzEhFrame},
 };
 
 }  // namespace

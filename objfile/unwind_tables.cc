@@ -48,6 +48,19 @@ Result<UnwindTables> readSections(Elf* elf, const std::string& path) {
     target->bytes.assign(static_cast<const char*>(data->d_buf), data->d_size);
     target->vaddr = header.sh_addr;
   }
+  size_t program_headers = 0;
+  if (elf_getphdrnum(elf, &program_headers) == 0) {
+    for (size_t i = 0; i < program_headers; ++i) {
+      GElf_Phdr phdr{};
+      if (gelf_getphdr(elf, static_cast<int>(i), &phdr) == nullptr || phdr.p_type != PT_LOAD)
+        continue;
+      tables.load_segments.push_back(format::Segment{.vaddr = phdr.p_vaddr,
+                                                     .file_offset = phdr.p_offset,
+                                                     .file_size = phdr.p_filesz,
+                                                     .mem_size = phdr.p_memsz,
+                                                     .flags = phdr.p_flags});
+    }
+  }
   return tables;
 }
 
@@ -82,6 +95,26 @@ void embedUnwindTables(UnwindTables tables, format::ObjectSymbols& object) {
     object.eh_frame_hdr = std::move(tables.eh_frame_hdr.bytes);
     object.eh_frame_hdr_vaddr = tables.eh_frame_hdr.vaddr;
   }
+}
+
+std::optional<uint64_t> loadBias(const std::vector<format::Segment>& load_segments,
+                                 uint64_t mapping_start, uint64_t mapping_end,
+                                 uint64_t mapping_offset) {
+  if (mapping_end <= mapping_start) return std::nullopt;
+  uint64_t file_end = mapping_offset + (mapping_end - mapping_start);
+  // The executable segment first: an old-style mapping may also cover headers.
+  for (bool executable_only : {true, false}) {
+    for (const format::Segment& segment : load_segments) {
+      uint64_t segment_end = segment.file_offset + segment.file_size;
+      if (segment.file_size == 0 || segment.file_offset >= file_end ||
+          segment_end <= mapping_offset || (executable_only && !(segment.flags & PF_X)))
+        continue;
+      // address = mapping_start + (file offset - mapping_offset); vaddr =
+      // segment.vaddr + (file offset - segment.file_offset).
+      return mapping_start - mapping_offset + segment.file_offset - segment.vaddr;
+    }
+  }
+  return std::nullopt;
 }
 
 }  // namespace incise::objfile

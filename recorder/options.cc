@@ -24,8 +24,10 @@ po::options_description optionDescriptions() {
     ("freq,F", po::value<uint32_t>()->default_value(99),
      "CPU samples per second per CPU. Each sample costs ~25-50 us of CPU with its stack:\n"
      "99 Hz is ~0.5% overhead, 999 Hz a few %")
-    ("call-graph,g", po::value<std::string>()->implicit_value("fp"),
-     "user stacks: fp (the default: the kernel's frame-pointer walk),\n"
+    ("call-graph,g", po::value<std::string>()->implicit_value("cfi"),
+     "user stacks: cfi (the default: unwound in the kernel from each object's .eh_frame,\n"
+     "right without frame pointers, frame pointers where an object has no table),\n"
+     "fp (frame-pointer walks only: cheapest, cut in code built without them),\n"
      "dwarf[=BYTES] (also copy BYTES of user stack per sample, default 8192, at most\n"
      "65536, unwound offline with the embedded .eh_frame: right in code without\n"
      "frame pointers), hybrid[=BYTES] (frame-pointer stacks plus a small copy,\n"
@@ -87,18 +89,18 @@ Result<LockProbeSpec> parseLockProbe(const std::string& text) {
                        .release_symbol = text.substr(last + 1)};
 }
 
-// -g fp | dwarf[=BYTES] | hybrid[=BYTES] into config.stack_mode/user_stack_bytes.
+// -g cfi | fp | dwarf[=BYTES] | hybrid[=BYTES] into config.stack_mode/user_stack_bytes.
 Status parseCallGraph(const std::string& text, RecordConfig& config) {
   constexpr uint32_t kDwarfDefault = 8192, kHybridDefault = 512, kMaxCopy = 65536;
   std::string mode = text.substr(0, text.find('='));
   bool has_size = text.find('=') != std::string::npos;
-  if (mode == "fp" && !has_size) {
-    config.stack_mode = "fp";
+  if ((mode == "cfi" || mode == "fp") && !has_size) {
+    config.stack_mode = mode;
     config.user_stack_bytes = 0;
     return Status::ok();
   }
   if (mode != "dwarf" && mode != "hybrid")
-    return Error("-g " + text + ": expected fp, dwarf[=BYTES] or hybrid[=BYTES]");
+    return Error("-g " + text + ": expected cfi, fp, dwarf[=BYTES] or hybrid[=BYTES]");
   uint32_t bytes = mode == "dwarf" ? kDwarfDefault : kHybridDefault;
   if (has_size) {
     std::string number = text.substr(text.find('=') + 1);
@@ -291,7 +293,7 @@ Result<ParsedCommandLine> parseCommandLine(int argc, const char* const* argv) {
 
 std::string helpText() {
   std::ostringstream out;
-  out << "Usage: incise-record [-o FILE] [-F HZ] [-g fp|dwarf[=BYTES]|hybrid[=BYTES]]\n"
+  out << "Usage: incise-record [-o FILE] [-F HZ] [-g cfi|fp|dwarf[=BYTES]|hybrid[=BYTES]]\n"
          "                     [-p PID[,PID...] | -a | --cgroup PATH | -- CMD ARGS...]\n"
          "                     [-d SECONDS] [--locks contended|all|off]\n"
          "                     [--lock-probe BIN:ACQUIRE:RELEASE]... [--no-sched]\n"
@@ -316,7 +318,7 @@ std::string helpText() {
          "  incise-record -- ./server --port 8080          record a command and its children\n"
          "  incise-record -p 1234 -d 30 -o server.trace     30 s of a running process\n"
          "  incise-record -a -F 999 -d 10                   the whole machine, 999 Hz\n"
-         "  incise-record -g dwarf -- ./app                 stacks right without frame pointers\n"
+         "  incise-record -g fp -a -d 10                    cheapest stacks: frame pointers only\n"
          "  incise-record --cgroup /sys/fs/cgroup/system.slice/nginx.service -d 60\n"
          "  incise-record --locks all -- ./lock_workload    every lock call (slower)\n"
          "  incise-record --lock-probe ./app:my_lock:my_unlock -- ./app\n";

@@ -36,10 +36,12 @@ struct RecordConfig {
   std::string output = "incise.trace";
   uint32_t frequency_hz = 99;
   bool stacks = true;
-  // -g fp | dwarf[=BYTES] | hybrid[=BYTES]: dwarf and hybrid also keep the
-  // user registers and `user_stack_bytes` of user stack per cpu sample and
-  // embed each hit object's .eh_frame (recorder/eh_frame_collector.h).
-  std::string stack_mode = "fp";
+  // -g cfi | fp | dwarf[=BYTES] | hybrid[=BYTES]: cfi unwinds user stacks in
+  // the kernel from tables built from each object's .eh_frame
+  // (recorder/unwind_table_loader.h); dwarf and hybrid keep the user
+  // registers and `user_stack_bytes` of user stack per cpu sample and embed
+  // each hit object's .eh_frame (recorder/eh_frame_collector.h).
+  std::string stack_mode = "cfi";
   uint32_t user_stack_bytes = 0;
 
   TargetKind target_kind = TargetKind::kAll;

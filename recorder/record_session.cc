@@ -35,6 +35,7 @@
 #include "recorder/source.h"
 #include "recorder/symbol_collector.h"
 #include "recorder/target_filter.h"
+#include "recorder/unwind_table_loader.h"
 
 namespace incise::recorder {
 
@@ -265,6 +266,9 @@ class Session {
     for (const auto& source : sources_) own.addPrograms(source->bpfObject());
     own.finish();
     sink_->setOwnFrames(std::move(own));
+    // The in-kernel unwinder's tables are filled before any program is
+    // attached, so the first events already find those of -p targets.
+    startUnwindTables();
     if (int code = attachSources(); code != 0) return code;
     for (uint32_t pid : config_.pids) tracker_.notePid(pid, monotonicNowNs());
     flushMetadata(monotonicNowNs());
@@ -344,6 +348,38 @@ class Session {
       return fail("no source could be started; nothing to record");
     }
     return 0;
+  }
+
+  // -g cfi: the in-kernel unwinder's tables, created before the recorder
+  // drops its capabilities (recorder/unwind_table_loader.h); those of -p
+  // targets are built before any program is attached.
+  void startUnwindTables() {
+    if (!config_.stacks || config_.stack_mode != "cfi") return;
+    std::vector<const bpf_object*> objects;
+    for (const auto& source : sources_) objects.push_back(source->bpfObject());
+    bool whole_machine =
+        config_.target_kind == TargetKind::kAll || config_.target_kind == TargetKind::kCgroup;
+    auto loader = UnwindTableLoader::start(
+        objects, UnwindLoaderOptions{.row_capacity = defaultUnwindRowCapacity(whole_machine),
+                                     .initial_pids = config_.pids,
+                                     .verbose = config_.verbose});
+    if (!loader) {
+      std::cerr << "incise-record: warning: " << loader.error().message()
+                << " (user stacks are frame-pointer walks)\n";
+      sink_->addNote("user stacks: frame-pointer walks: " + loader.error().message());
+      return;
+    }
+    unwind_tables_ = loader.take();
+  }
+
+  void stopUnwindTables() {
+    if (!unwind_tables_) return;
+    unwind_tables_->stop();
+    for (const std::string& note : unwind_tables_->notes()) {
+      sink_->addNote(note);
+      if (config_.verbose) std::cerr << "incise-record: " << note << "\n";
+    }
+    unwind_tables_.reset();
   }
 
   // One line once every source records, so a user (or a script) knows when
@@ -466,6 +502,7 @@ class Session {
 
   int finish(int exit_code) {
     loop_cpu_.end(monotonicNowNs());
+    stopUnwindTables();
     if (bpf_stats_.enabled())
       for (const auto& source : sources_) bpf_stats_.add(source->bpfObject());
     (void)poller_.drain();
@@ -529,7 +566,8 @@ class Session {
   std::optional<EventSink> sink_;
   RingPoller poller_;
   std::vector<std::unique_ptr<Source>> sources_;
-  std::vector<std::string> problems_;  // sources left out, and why
+  std::unique_ptr<UnwindTableLoader> unwind_tables_;  // after sources_: destroyed first
+  std::vector<std::string> problems_;                 // sources left out, and why
   uint64_t process_start_ns_ = processStartNs();
   uint64_t start_ns_ = 0;  // the trace's start (the header's)
   std::vector<int> target_pidfds_;
