@@ -22,6 +22,7 @@
 #include "analyzer/model/trace.h"
 #include "analyzer/render/json_output.h"
 #include "analyzer/render/table.h"
+#include "analyzer/render/terminal_text.h"
 #include "analyzer/reports/critical_sections.h"
 #include "analyzer/reports/holder_activity.h"
 #include "analyzer/reports/lock_report_command.h"
@@ -305,13 +306,14 @@ class Story {
     for (const HeldLock* held : byActivity()) {
       const HeldLock& h = *held;
       if (shown++ == limit) break;
-      out << "  " << names_.thread(h.tid, kLatest) << " holding " << lockAt(h) << ":\n";
+      out << "  " << names_.thread(h.tid, kLatest) << " holding " << terminalText(lockAt(h))
+          << ":\n";
       if (h.faults > 0) {
-        out << "    " << insideSentence(h, true) << "\n";
+        out << "    " << terminalText(insideSentence(h, true)) << "\n";
         printStacks(out, h, h.fault_stacks, "faults");
       }
       if (h.samples > 0) {
-        out << "    " << insideSentence(h, false) << "\n";
+        out << "    " << terminalText(insideSentence(h, false)) << "\n";
         printStacks(out, h, h.sample_stacks, "samples");
       }
     }
@@ -321,7 +323,8 @@ class Story {
   void printChains(std::ostream& out) const {
     out << "\n(c) Who woke the longest waiters\n";
     if (chains_.empty()) out << "  no lock waits\n";
-    for (const WakeChain& chain : chains_) out << "  " << chainSentence(chain) << "\n";
+    for (const WakeChain& chain : chains_)
+      out << "  " << terminalText(chainSentence(chain)) << "\n";
   }
 
   nlohmann::json json(size_t limit) const {
@@ -425,7 +428,8 @@ class Story {
   void printStacks(std::ostream& out, const HeldLock& h, const StackCounts& stacks,
                    const char* what) const {
     for (const auto& [stack, count] : topStacks(stacks)) {
-      out << "      " << formatCount(count) << " " << what << " at " << stackText(h, stack) << "\n";
+      out << "      " << formatCount(count) << " " << what << " at "
+          << terminalText(stackText(h, stack)) << "\n";
     }
   }
 
@@ -464,7 +468,7 @@ int reportCorrelate(Trace& trace, const ReportOutput& output, const CorrelateOpt
   std::ostream& out = output.out();
   output.printHeader();
   out << lockModeSentence(in.counts.mode) << "\n\nSummary\n";
-  for (const std::string& line : story.summary()) out << "  " << line << "\n";
+  for (const std::string& line : story.summary()) out << "  " << terminalText(line) << "\n";
   story.printPreemption(out, limit);
   story.printInside(out, limit);
   story.printChains(out);
