@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <ostream>
 
+#include "analyzer/render/terminal_text.h"
+
 namespace incise::analyzer {
 
 using format::BlockType;
@@ -97,7 +99,7 @@ void printRecovery(std::ostream& out, const format::RecoveryReport& report) {
     return;
   }
   if (!report.used_footer) {
-    out << "recovered by scanning: " << report.why_scanned << "\n"
+    out << "recovered by scanning: " << terminalText(report.why_scanned) << "\n"
         << "  salvaged " << report.blocks_salvaged << " blocks, " << report.bytes_salvaged << " of "
         << report.file_size << " bytes\n";
   }
@@ -108,7 +110,8 @@ void printRecovery(std::ostream& out, const format::RecoveryReport& report) {
   if (!report.damage.empty()) {
     out << "  damage starts at offset " << report.first_damage << "\n";
     for (const auto& d : report.damage) {
-      out << "  damaged: offset " << d.offset << ", " << d.length << " bytes: " << d.reason << "\n";
+      out << "  damaged: offset " << d.offset << ", " << d.length
+          << " bytes: " << terminalText(d.reason) << "\n";
     }
   }
 }
