@@ -5,6 +5,7 @@
 
 #include "analyzer/archive/archive_add.h"
 #include "analyzer/archive/archive_selector.h"
+#include "analyzer/cli/command_line.h"
 #include "analyzer/diff/diff_report.h"
 #include "analyzer/diff/trace_facts.h"
 #include "analyzer/fleet/fleet_command.h"
@@ -46,7 +47,12 @@ std::optional<int> parseArgs(const std::vector<std::string>& args,
                              const po::positional_options_description& positional,
                              po::variables_map& values) {
   try {
-    po::store(po::command_line_parser(args).options(options).positional(positional).run(), values);
+    po::parsed_options parsed =
+        po::command_line_parser(args).options(options).positional(positional).run();
+    if (Status numbers = checkPlainNumbers(parsed, options); !numbers) {
+      return usage(numbers.error().message());
+    }
+    po::store(parsed, values);
     po::notify(values);
   } catch (const po::error& e) {
     return usage(e.what());

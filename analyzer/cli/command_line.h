@@ -81,6 +81,15 @@ Result<CommonOptions> readSharedOptions(const boost::program_options::variables_
 Result<std::set<uint32_t>> parseIdList(const std::vector<std::string>& items,
                                        const std::string& option);
 
+// Every value given to an option declared as a plain po::value<unsigned
+// type> (a command's --limit) read by the one number parser
+// (options/number_option.h), bounded by its type: Boost alone reads "-1" as
+// 18446744073709551615. parse() does this; commands that parse themselves
+// call it between parsing and po::store. Options that need tighter bounds
+// declare them with options::boundedValue.
+Status checkPlainNumbers(const boost::program_options::parsed_options& parsed,
+                         const boost::program_options::options_description& described);
+
 struct CommandHelp {
   std::string name;                              // "top": messages say "incise top: ..."
   std::vector<std::string> operands = {"FILE"};  // positional arguments, all required
