@@ -1,6 +1,8 @@
 #include "recorder/options.h"
 
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 
 #include <boost/program_options.hpp>
 #include <fstream>
@@ -53,7 +55,8 @@ po::options_description optionDescriptions() {
     ("pid,p", po::value<std::string>(), "record these processes: PID[,PID...]")
     ("all-cpus,a", "record every process on the machine")
     ("cgroup", po::value<std::string>(),
-     "record the processes of one cgroup v2 directory (e.g. /sys/fs/cgroup/system.slice/x.service)")
+     "record the processes of a cgroup v2 directory and of the cgroups below it\n"
+     "(e.g. /sys/fs/cgroup/system.slice/x.service, or a whole slice)")
     ("duration,d", boundedValue<double>({.min = 1e-3, .max = kMaxDurationSeconds, .unit = "seconds"}),
      "stop after SECONDS (default: Ctrl-C, or when CMD or every -p process exits)")
     ("locks", po::value<std::string>()->default_value("contended"),
@@ -94,6 +97,21 @@ Result<std::vector<uint32_t>> parsePidList(const std::string& text) {
   }
   if (pids.empty()) return Error("-p needs at least one process id");
   return pids;
+}
+
+// Any directory's inode would do as an id, and match nothing: only a
+// cgroup v2 directory names a cgroup.
+Status checkCgroupDirectory(const std::string& path) {
+  struct stat st {};
+  if (stat(path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+    return Error("--cgroup " + path + ": no such cgroup directory");
+  struct statfs fs {};
+  if (statfs(path.c_str(), &fs) != 0 || fs.f_type != CGROUP2_SUPER_MAGIC) {
+    return Error("--cgroup " + path +
+                 ": not a cgroup v2 directory (those live where cgroup2 is mounted: "
+                 "/sys/fs/cgroup, or /sys/fs/cgroup/unified beside cgroup v1)");
+  }
+  return Status::ok();
 }
 
 Result<LockProbeSpec> parseLockProbe(const std::string& text) {
@@ -244,9 +262,7 @@ Result<ParsedCommandLine> parseCommandLine(int argc, const char* const* argv) {
   } else if (vm.count("cgroup")) {
     config.target_kind = TargetKind::kCgroup;
     config.cgroup_path = vm["cgroup"].as<std::string>();
-    struct stat st {};
-    if (stat(config.cgroup_path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
-      return Error("--cgroup " + config.cgroup_path + ": no such cgroup directory");
+    if (Status s = checkCgroupDirectory(config.cgroup_path); !s) return s.error();
   } else {
     config.target_kind = TargetKind::kCommand;
   }

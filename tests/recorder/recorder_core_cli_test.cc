@@ -71,6 +71,7 @@ TEST(RecorderCli, BadValuesAreNamedAndExit2) {
       {"-a -d -1", "-d"},
       {"-p 12x", "-p '12x': expected a whole number from 1 to 4194304 (a process id)"},
       {"--cgroup /no/such/cgroup", "--cgroup /no/such/cgroup"},
+      {"--cgroup /tmp", "--cgroup /tmp: not a cgroup v2 directory"},
       {"-a --bogus", "bogus"},
   };
   for (const Case& c : cases) {
