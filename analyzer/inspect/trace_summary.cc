@@ -103,6 +103,11 @@ void printRecovery(std::ostream& out, const format::RecoveryReport& report) {
         << "  salvaged " << report.blocks_salvaged << " blocks, " << report.bytes_salvaged << " of "
         << report.file_size << " bytes\n";
   }
+  if (report.header_lost) {
+    out << "  the trace header is damaged (" << terminalText(report.why_header_lost)
+        << "): host, command line and recording options are unknown, times count from the "
+           "first event\n";
+  }
   if (report.regions_from_copies > 0) {
     out << "  the recorder stopped while merging small chunks: " << report.regions_from_copies
         << " region(s) read from the merged copy it had written\n";
@@ -124,6 +129,7 @@ nlohmann::json recoveryJson(const format::RecoveryReport& report) {
                       {"bytes_salvaged", report.bytes_salvaged},
                       {"file_size", report.file_size},
                       {"regions_from_copies", report.regions_from_copies},
+                      {"header_lost", report.header_lost},
                       {"damage", nlohmann::json::array()}};
   if (!report.damage.empty()) j["first_damage"] = report.first_damage;
   for (const auto& d : report.damage) {
