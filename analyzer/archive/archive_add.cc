@@ -14,6 +14,7 @@
 
 #include "analyzer/archive/trace_id.h"
 #include "analyzer/diff/trace_facts.h"
+#include "analyzer/render/salvage_notice.h"
 #include "format/block_io.h"
 #include "format/reader.h"
 
@@ -132,6 +133,7 @@ Result<AddResult> addToArchive(const std::string& dir, const std::string& trace_
   auto reader = format::Reader::open(trace_path);
   if (!reader) return reader.error().context(trace_path);
   TraceFacts facts = traceFactsOf(**reader);
+  std::optional<std::string> salvage_notice = salvageNotice(trace_path, (*reader)->recovery());
   reader = Error("closed");  // the copy below reads the file again
 
   if (mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
@@ -148,7 +150,7 @@ Result<AddResult> addToArchive(const std::string& dir, const std::string& trace_
   for (ArchiveEntry& existing : *entries) {
     if (existing.id != copied->id) continue;
     unlink(copied->temp_path.c_str());
-    AddResult result{existing, true};
+    AddResult result{existing, true, salvage_notice};
     bool changed = false;
     for (const auto& [key, value] : tags) {
       changed |= existing.tags[key] != value;
@@ -184,7 +186,7 @@ Result<AddResult> addToArchive(const std::string& dir, const std::string& trace_
 
   entries->push_back(entry);
   if (Status saved = saveArchiveIndex(dir, *entries, hook); !saved) return saved.error();
-  return AddResult{entry, false};
+  return AddResult{entry, false, salvage_notice};
 }
 
 }  // namespace incise::analyzer

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 
 #include "analyzer/archive/archive_index.h"
@@ -24,6 +25,8 @@ namespace incise::analyzer {
 struct AddResult {
   ArchiveEntry entry;
   bool already_present = false;  // the same bytes were archived before (tags merged)
+  // Set when the trace was damaged or cut short: what the archived copy holds.
+  std::optional<std::string> salvage_notice;
 };
 
 // `hook` is called with the step just done ("copied", "trace renamed", then

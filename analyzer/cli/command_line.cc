@@ -2,6 +2,8 @@
 
 #include <climits>
 
+#include "analyzer/render/salvage_notice.h"
+#include "analyzer/render/terminal_text.h"
 #include "options/bounded_value.h"
 
 namespace incise::analyzer {
@@ -160,8 +162,9 @@ void CommandLine::printHelp(std::ostream& out) const {
 }
 
 int CommandLine::usageError(const std::string& message) const {
-  err_ << "incise " << help_.name << ": " << message << "\nusage: incise " << help_.name << " "
-       << joined(help_.operands) << " [OPTIONS]  (see incise " << help_.name << " --help)\n";
+  err_ << "incise " << help_.name << ": " << terminalText(message) << "\nusage: incise "
+       << help_.name << " " << joined(help_.operands) << " [OPTIONS]  (see incise " << help_.name
+       << " --help)\n";
   return 2;
 }
 
@@ -211,10 +214,23 @@ std::optional<int> CommandLine::parse(const std::vector<std::string>& args) {
 std::unique_ptr<Trace> CommandLine::openTrace() const {
   auto trace = Trace::open(options_.file, options_.trace);
   if (!trace) {
-    err_ << "incise " << help_.name << ": " << trace.error().message() << "\n";
+    err_ << "incise " << help_.name << ": " << terminalText(trace.error().message()) << "\n";
     return nullptr;
   }
+  warnIfSalvaged((*trace)->reader());
   return trace.take();
+}
+
+void CommandLine::warnIfSalvaged(const format::Reader& reader) const {
+  if (auto notice = salvageNotice(options_.file, reader.recovery())) {
+    err_ << "incise " << help_.name << ": " << *notice << "\n";
+  }
+}
+
+void CommandLine::warnIfChunksDamaged(Trace& trace) const {
+  if (auto notice = damagedChunksNotice(options_.file, trace.losses().damaged_chunks)) {
+    err_ << "incise " << help_.name << ": " << *notice << "\n";
+  }
 }
 
 }  // namespace incise::analyzer

@@ -10,7 +10,8 @@
 //   reading  --symfs DIR, --debug-dir DIR, --threads N, --signatures
 // A command picks which shared options it takes (SharedOptions) and adds its
 // own to extra(). Usage errors print "incise NAME: problem" and exit 2;
-// --help prints to `out` and exits 0.
+// --help prints to `out` and exits 0. Messages are escaped for the terminal
+// (analyzer/render/terminal_text.h): they may quote a path or a name.
 //
 //   CommandLine cli("top", "Flat profile of CPU samples.", "  incise top app.trace\n");
 //   cli.extra().add_options()("limit", po::value<size_t>()->default_value(40), "rows");
@@ -115,8 +116,14 @@ class CommandLine {
   const std::string& name() const { return help_.name; }
 
   // Opens options().file with options().trace; prints "incise NAME: <error>"
-  // and returns null on failure.
+  // and returns null on failure. A damaged trace opens with a warning
+  // saying what was salvaged (warnIfSalvaged).
   std::unique_ptr<Trace> openTrace() const;
+  // "incise NAME: warning: FILE is damaged (...)" on `err` when the trace
+  // had to be salvaged; for commands that open a format::Reader themselves.
+  void warnIfSalvaged(const format::Reader& reader) const;
+  // After a command has read its rows: a warning when chunks failed to decode.
+  void warnIfChunksDamaged(Trace& trace) const;
   // Prints "incise NAME: message" and a pointer to --help; returns 2.
   int usageError(const std::string& message) const;
   void printHelp(std::ostream& out) const;

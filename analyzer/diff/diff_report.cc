@@ -7,6 +7,7 @@
 #include "analyzer/diff/diff_sections.h"
 #include "analyzer/model/trace.h"
 #include "analyzer/render/json_output.h"
+#include "analyzer/render/salvage_notice.h"
 #include "analyzer/render/table.h"
 #include "analyzer/render/terminal_text.h"
 
@@ -23,6 +24,9 @@ bool endsWith(const std::string& text, const std::string& suffix) {
 Result<TraceProfile> profileOf(const std::string& path, const TraceOptions& options) {
   auto trace = Trace::open(path, options);
   if (!trace) return trace.error();
+  if (auto notice = salvageNotice(path, (*trace)->reader().recovery())) {
+    std::cerr << "incise diff: " << *notice << "\n";
+  }
   return collectTraceProfile(**trace);
 }
 

@@ -63,6 +63,7 @@ int runExport(const std::vector<std::string>& args) {
       writeFolded(*trace, out);
     }
   });
+  cli.warnIfChunksDamaged(*trace);
   if (!status) {
     std::cerr << "incise export: " << status.message() << "\n";
     return 1;

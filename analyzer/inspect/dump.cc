@@ -188,6 +188,7 @@ int dump(const std::vector<std::string>& args, std::ostream& out, std::ostream& 
     err << "incise dump: " << terminalText(reader.error().message()) << "\n";
     return 1;
   }
+  cli.warnIfSalvaged(**reader);
   if (kind == "stacks") {
     dumpStacks(**reader, o, out);
     return 0;
