@@ -79,7 +79,8 @@ Result<CopiedFile> copyIntoDirectory(const std::string& source, const std::strin
     if (!written) return fail(written.error());
   }
   copied.id = hasher.hex();
-  if (fchmod(out.get(), 0644) != 0 || fsync(out.get()) != 0) {
+  // mkstemps made it 0600; a trace stays private in the archive too.
+  if (fsync(out.get()) != 0) {
     return fail(Error(errnoText("fsync", copied.temp_path)));
   }
   return copied;
@@ -90,7 +91,7 @@ class ArchiveLock {
  public:
   static Result<ArchiveLock> take(const std::string& dir) {
     std::string path = dir + "/.lock";
-    int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    int fd = open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd < 0) return Error(errnoText("cannot open", path));
     while (flock(fd, LOCK_EX) != 0) {
       if (errno != EINTR) {
@@ -136,7 +137,8 @@ Result<AddResult> addToArchive(const std::string& dir, const std::string& trace_
   std::optional<std::string> salvage_notice = salvageNotice(trace_path, (*reader)->recovery());
   reader = Error("closed");  // the copy below reads the file again
 
-  if (mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
+  // Traces hold command lines, paths and symbols: the archive is private.
+  if (mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
     return Error(errnoText("cannot create archive directory", dir));
   }
   auto lock = ArchiveLock::take(dir);

@@ -7,7 +7,9 @@
 // was or as it will be; at worst a temporary file, or a trace file no index
 // entry names yet, stays behind (ls ignores both; adding the trace again
 // reuses the file). Adds to one directory are serialised with flock on
-// DIR/.lock, so two concurrent adds do not lose an entry.
+// DIR/.lock, so two concurrent adds do not lose an entry. Traces hold
+// command lines, paths and symbols: a new archive directory is 0700, and
+// every file in it 0600, whatever the umask.
 //
 //   auto added = addToArchive("/srv/traces", "app.trace", {{"release", "1.4"}});
 //   if (added) std::cout << added->entry.id << (added->already_present ? " (already there)" : "");
