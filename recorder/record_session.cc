@@ -23,6 +23,7 @@
 #include "recorder/capabilities.h"
 #include "recorder/command_launcher.h"
 #include "recorder/event_sink.h"
+#include "recorder/output_file.h"
 #include "recorder/perf_map_watcher.h"
 #include "recorder/process_tracker.h"
 #include "recorder/profile_source.h"
@@ -75,6 +76,9 @@ void installSignalHandlers() {
   sigaction(SIGTERM, &action, nullptr);
 }
 
+// How long to wait for the command's exec before recording without knowing.
+constexpr int kExecWaitMs = 10'000;
+
 std::string firstLine(const std::string& path) {
   std::ifstream in(path);
   std::string line;
@@ -114,16 +118,6 @@ format::Header makeHeader(const RecordConfig& config) {
     options.lock_probes.push_back(p.binary + ":" + p.acquire_symbol + ":" + p.release_symbol);
   options.sample_event = sampleEventName(config.frequency_hz);
   return header;
-}
-
-// Rejects an unwritable path before anything is attached, with the path in the message.
-Status checkWritable(const std::string& path) {
-  bool existed = access(path.c_str(), F_OK) == 0;
-  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
-  if (fd < 0) return Error("cannot write " + path + ": " + std::strerror(errno));
-  close(fd);
-  if (!existed) unlink(path.c_str());
-  return Status::ok();
 }
 
 // The recorder's own CPU time so far, all threads (user + system).
@@ -186,7 +180,10 @@ class Session {
 
   int run() {
     if (Status s = checkRecordingCapabilities(); !s) return fail(s.message());
-    if (Status s = checkWritable(config_.output); !s) return fail(s.message());
+    // The output first: a bad -o is named before anything is attached.
+    Result<OutputFile> output = OutputFile::create(config_.output);
+    if (!output) return fail(output.error().message());
+    output_.emplace(output.take());
     Result<TargetFilter> filter = TargetFilter::create(config_);
     if (!filter) return fail(filter.error().message());
     filter_.emplace(filter.take());
@@ -202,7 +199,8 @@ class Session {
     format::WriterOptions writer_options;
     writer_options.max_interned_stacks = kMaxInternedStacks;
     writer_options.rows_per_chunk = kRowsPerChunk;
-    auto writer = format::Writer::create(config_.output, makeHeader(config_), writer_options);
+    auto writer = format::Writer::create(output_->takeWriterFd(), config_.output,
+                                         makeHeader(config_), writer_options);
     if (!writer) return fail("cannot write " + config_.output + ": " + writer.error().message());
     writer_ = writer.take();
     sink_.emplace(*writer_, tracker_);
@@ -220,7 +218,10 @@ class Session {
     flushMetadata(monotonicNowNs());
     if (child_) {
       if (Status s = child_->release(); !s) return fail(s.message());
+      if (Status s = child_->waitUntilRunning(kExecWaitMs); !s) return fail(s.message());
     }
+    // The recording works: from now on the trace is the file -o names.
+    if (Status s = output_->publish(); !s) return fail(s.message());
     if (Status s = dropCapabilitiesAfterAttach(); !s)
       std::cerr << "incise-record: warning: " << s.message() << "\n";
     openTargetPidfds();
@@ -229,9 +230,15 @@ class Session {
   }
 
  private:
+  // Before the trace was published, an existing file of that name is left
+  // as it was and nothing is written.
   int fail(const std::string& message) {
     std::cerr << "incise-record: " << message << "\n";
     if (child_) child_->abandon();
+    if (output_ && !output_->published()) {
+      output_->discard();
+      std::cerr << "incise-record: nothing was written to " << config_.output << "\n";
+    }
     return 1;
   }
 
@@ -250,11 +257,7 @@ class Session {
       sources_.push_back(std::move(source));
     }
     for (const auto& problem : problems) sink_->addNote("source unavailable: " + problem);
-    if (sources_.empty()) {
-      // Leave a valid (empty) file rather than a half-written one.
-      (void)writer_->close(monotonicNowNs());
-      return fail("no source could be started; nothing to record");
-    }
+    if (sources_.empty()) return fail("no source could be started; nothing to record");
     return 0;
   }
 
@@ -411,6 +414,7 @@ class Session {
   }
 
   const RecordConfig& config_;
+  std::optional<OutputFile> output_;  // holds the output's lock until the end
   std::optional<TargetFilter> filter_;
   std::optional<CommandLauncher> child_;
   std::unique_ptr<format::Writer> writer_;
