@@ -40,6 +40,7 @@ Result<CommandLauncher> CommandLauncher::fork(const std::vector<std::string>& co
     if (n != 1) _exit(127);  // the recorder gave up before releasing us
     signal(SIGINT, SIG_DFL);
     signal(SIGTERM, SIG_DFL);
+    signal(SIGHUP, SIG_DFL);
     execvp(argv[0], argv.data());
     int err = errno;
     (void)!write(error[1], &err, sizeof(err));

@@ -29,6 +29,7 @@
 #include "recorder/profile_source.h"
 #include "recorder/ring_poller.h"
 #include "recorder/source.h"
+#include "recorder/stop_signals.h"
 #include "recorder/symbol_collector.h"
 #include "recorder/target_filter.h"
 
@@ -60,21 +61,6 @@ constexpr uint32_t kRowsPerChunk = 1u << 14;
 // this much heap, instead of waiting for the next once-a-second flush: the
 // first second of `-a` on a busy box hits dozens of objects.
 constexpr size_t kMetadataPressureBytes = 4u << 20;
-
-// 1 after the first SIGINT/SIGTERM, 2 after the second (skip symbol collection).
-std::atomic<int> g_stop_requests{0};
-
-void onStopSignal(int) {
-  g_stop_requests.fetch_add(1, std::memory_order_relaxed);
-}
-
-void installSignalHandlers() {
-  struct sigaction action {};
-  action.sa_handler = onStopSignal;
-  sigemptyset(&action.sa_mask);
-  sigaction(SIGINT, &action, nullptr);
-  sigaction(SIGTERM, &action, nullptr);
-}
 
 // How long to wait for the command's exec before recording without knowing.
 constexpr int kExecWaitMs = 10'000;
@@ -216,6 +202,7 @@ class Session {
     if (int code = startSources(); code != 0) return code;
     for (uint32_t pid : config_.pids) tracker_.notePid(pid, monotonicNowNs());
     flushMetadata(monotonicNowNs());
+    if (stopRequested()) return stoppedBeforeStart();
     if (child_) {
       if (Status s = child_->release(); !s) return fail(s.message());
       if (Status s = child_->waitUntilRunning(kExecWaitMs); !s) return fail(s.message());
@@ -225,7 +212,6 @@ class Session {
     if (Status s = dropCapabilitiesAfterAttach(); !s)
       std::cerr << "incise-record: warning: " << s.message() << "\n";
     openTargetPidfds();
-    installSignalHandlers();
     return loop();
   }
 
@@ -240,6 +226,14 @@ class Session {
       std::cerr << "incise-record: nothing was written to " << config_.output << "\n";
     }
     return 1;
+  }
+
+  int stoppedBeforeStart() {
+    std::cerr << "incise-record: stopped by signal " << stopSignal()
+              << " before recording started; nothing was written to " << config_.output << "\n";
+    if (child_) child_->abandon();
+    output_->discard();
+    return 128 + stopSignal();
   }
 
   int startSources() {
@@ -278,7 +272,7 @@ class Session {
 
   // Why the loop stops; empty while it runs.
   std::string stopReason(uint64_t now, uint64_t start) {
-    if (g_stop_requests.load(std::memory_order_relaxed) > 0) return "stopped by signal";
+    if (stopRequested()) return "stopped by signal";
     if (config_.duration_seconds > 0 &&
         now - start >= static_cast<uint64_t>(config_.duration_seconds * 1e9))
       return "duration reached";
@@ -370,10 +364,10 @@ class Session {
     }
     uint64_t events = poller_.eventsConsumed();
     sources_.clear();  // detach before the slow part
-    if (g_stop_requests.load() < 2) tracker_.readLargeObjects();
+    if (!skipRequested()) tracker_.readLargeObjects();
     uint64_t now = monotonicNowNs();
     flushMetadata(now);
-    if (g_stop_requests.load() < 2) {
+    if (!skipRequested()) {
       std::vector<std::string> problems;
       format::MetadataDelta symbols = collectSymbols(tracker_, now, "/proc/kallsyms", &problems);
       for (const auto& problem : problems) {
@@ -382,7 +376,11 @@ class Session {
       }
       writer_->addMetadata(std::move(symbols));
     } else {
-      sink_->addNote("second stop signal: symbols were not collected");
+      const char* skipped =
+          "a further stop signal skipped reading symbol tables (of the objects samples hit and of "
+          "the kernel): their frames show as addresses";
+      std::cerr << "incise-record: " << skipped << "\n";
+      sink_->addNote(skipped);
     }
     Status closed = writer_->close(monotonicNowNs());
     if (!closed) {
@@ -433,6 +431,8 @@ class Session {
 }  // namespace
 
 int runRecording(const RecordConfig& config) {
+  // First: a stop during the seconds of start-up must not kill the recorder.
+  installStopSignals();
   // A fixed threshold keeps buffers of 256 KiB and more (chunk columns,
   // encoded blocks, symbol vectors) in their own mappings, returned to the
   // system when freed; glibc's default raises it after the first big free,
