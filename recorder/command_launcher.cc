@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -41,6 +42,14 @@ Result<CommandLauncher> CommandLauncher::fork(const std::vector<std::string>& co
     signal(SIGINT, SIG_DFL);
     signal(SIGTERM, SIG_DFL);
     signal(SIGHUP, SIG_DFL);
+    // Ambient capabilities survive execve into an unprivileged program: the
+    // command would run with whatever the recorder was granted (CAP_BPF,
+    // CAP_PERFMON, CAP_SYS_ADMIN from a systemd unit's AmbientCapabilities).
+    if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0 && errno != EINVAL) {
+      int err = errno;
+      (void)!write(error[1], &err, sizeof(err));
+      _exit(127);
+    }
     execvp(argv[0], argv.data());
     int err = errno;
     (void)!write(error[1], &err, sizeof(err));

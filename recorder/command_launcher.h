@@ -1,7 +1,8 @@
 // CommandLauncher: starts `-- CMD ARGS...` stopped at the door. The child is
 // forked at once but waits on a pipe until the recorder has attached every
 // program and put the child's pid in `targets`; only then does it exec, so
-// the trace covers the command from its first instruction.
+// the trace covers the command from its first instruction. It runs without
+// the recorder's ambient capabilities.
 //
 //   auto child = CommandLauncher::fork(config.command);   // child blocks
 //   filter.addPid(child->pid());  ... attach ...
