@@ -23,6 +23,7 @@
 #include "recorder/capabilities.h"
 #include "recorder/command_launcher.h"
 #include "recorder/event_sink.h"
+#include "recorder/lock_probe_spec.h"
 #include "recorder/output_file.h"
 #include "recorder/perf_map_watcher.h"
 #include "recorder/process_tracker.h"
@@ -166,6 +167,14 @@ class Session {
 
   int run() {
     if (Status s = checkRecordingCapabilities(); !s) return fail(s.message());
+    // A --lock-probe that cannot work is the user's mistake to hear about,
+    // not a reason to record without lock tracing.
+    for (const LockProbeSpec& spec : config_.lock_probes) {
+      if (Result<ResolvedLockProbe> probe = resolveLockProbe(spec); !probe) {
+        std::cerr << "incise-record: " << probe.error().message() << "\n";
+        return 2;
+      }
+    }
     // The output first: a bad -o is named before anything is attached.
     Result<OutputFile> output = OutputFile::create(config_.output);
     if (!output) return fail(output.error().message());
@@ -241,6 +250,9 @@ class Session {
     for (auto& source : createSources(config_)) {
       Status opened = source->open(config_, *filter_);
       Status attached = opened ? source->attach(poller_, *sink_) : opened;
+      if (!attached && source->name() == "locks" && !config_.lock_probes.empty()) {
+        return fail(attached.message() + " (--lock-probe needs the lock source)");
+      }
       if (!attached) {
         problems.push_back(attached.message());
         std::cerr << "incise-record: " << attached.message() << " (recording without "
