@@ -74,7 +74,8 @@ po::options_description optionDescriptions() {
      "stacks: costlier on switch-heavy programs), off")
     ("page-faults", "sample page faults with stacks and fault addresses")
     ("max-size", boundedValue<uint64_t>({.min = 1, .max = kMaxSizeMb, .unit = "MB"}),
-     "stop when the trace reaches MB megabytes")
+     "keep the trace within MB megabytes (MiB): recording stops while the\n"
+     "symbol tables written at the end still fit")
     ("verbose,v", "print libbpf's debug output and extra notes")
     ("bpf-stats", "on exit, print each BPF program's runs and kernel time per run\n"
      "(enables kernel.bpf_stats for every program while recording)")
