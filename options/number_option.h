@@ -5,8 +5,8 @@
 // fraction and exponent ("1.5", ".5", "2e-3"). Signs, blanks, hex, "inf",
 // "nan" and anything after the number are refused, and so is a value outside
 // [min, max]. Every error names the option, repeats the text and gives the
-// bounds, so `-F -5` can no longer become 4294967291 nor `-d 1e300` overflow
-// a nanosecond count:
+// bounds: `-F -5` must not become 4294967291, nor `-d 1e300` overflow a
+// nanosecond count:
 //   "-F '-5': expected a whole number from 1 to 100000 (Hz)"
 //   "-d '1e300': expected a number from 0.001 to 31536000 (seconds)"
 //

@@ -19,7 +19,7 @@ namespace {
 using options::boundedValue;
 
 constexpr uint32_t kMaxFrequencyHz = 100000;
-// A year: -d inf or 1e300 used to overflow the nanosecond count and stop at once.
+// A year: far below where seconds as a nanosecond count would overflow a uint64_t.
 constexpr double kMaxDurationSeconds = 365.0 * 86400;
 // 1 TiB: MB << 20 must not wrap.
 constexpr uint64_t kMaxSizeMb = uint64_t{1} << 20;

@@ -1,4 +1,4 @@
-// The recorder's other inputs: numbers that used to wrap, a --lock-probe
+// The recorder's other inputs: numbers that would wrap, a --lock-probe
 // that cannot work, a --cgroup that is not one (and one whose processes sit
 // in child cgroups), ambient capabilities that must not reach the command,
 // and --max-size as a bound.
@@ -43,7 +43,7 @@ std::string slurp(const std::string& path) {
 }
 
 // These fail while parsing, before anything needs privileges.
-TEST(RecorderNumbers, ValuesThatUsedToWrapAreRefusedWithTheirBounds) {
+TEST(RecorderNumbers, ValuesThatWouldWrapAreRefusedWithTheirBounds) {
   struct Case {
     std::vector<std::string> args;
     std::string expected;
