@@ -7,6 +7,9 @@
 // parses (invalid bytes read as U+FFFD).
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -119,6 +122,19 @@ TEST_F(HostileNames, TextOutputOfEveryCommandIsInert) {
     escaped_title_seen |= run.out.find("\\x1b]0;PWNED\\x07") != std::string::npos;
   }
   EXPECT_TRUE(escaped_title_seen) << "the escaped name is shown, not dropped";
+}
+
+// XML 1.0 has no place for C0 controls or bytes that are not UTF-8: a frame
+// name carrying them must reach the SVG escaped, or it is not well-formed.
+TEST_F(HostileNames, SvgFlameGraphHoldsOnlyCharactersXmlAllows) {
+  std::string svg_path = path_ + ".svg";
+  Outcome run = runIncise({"flame", path_, "-o", svg_path});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  std::ifstream in(svg_path, std::ios::binary);
+  std::string svg((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::remove(svg_path.c_str());
+  EXPECT_EQ(firstHazard(svg), "") << svg;
+  EXPECT_NE(svg.find("evil\\x1b[2J\\x1b[H"), std::string::npos) << svg;
 }
 
 TEST_F(HostileNames, NamesAreShownEscaped) {
