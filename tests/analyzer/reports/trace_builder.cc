@@ -99,6 +99,7 @@ uint32_t TraceBuilder::pidOfThread(uint32_t tid) const {
   for (const auto& t : threads_) {
     if (t.tid == tid) return t.pid;
   }
+  if (auto it = unnamed_.find(tid); it != unnamed_.end()) return it->second;
   return kPid;
 }
 
@@ -158,7 +159,9 @@ Result<std::string> TraceBuilder::write() {
   format::WriterOptions options;
   options.rows_per_chunk = rows_per_chunk_;
   options.background = false;
-  auto writer = format::Writer::create(path_, makeHeader(), options);
+  format::Header header = makeHeader();
+  header.options.target = target_;
+  auto writer = format::Writer::create(path_, header, options);
   if (!writer) return writer.error();
   format::Writer& w = **writer;
 
