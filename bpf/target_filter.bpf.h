@@ -1,4 +1,5 @@
-/* Which threads a program records: a pid set, a cgroup, or everything.
+/* Which threads a program records: a pid set, a cgroup and its descendants,
+ * or everything.
  *
  * Every program that includes this header gets its own `targets` map and its
  * own copies of the read-only options; the recorder makes all `targets` maps
@@ -36,11 +37,33 @@ static __always_inline bool is_target_pid(__u32 tgid) {
   return bpf_map_lookup_elem(&targets, &tgid) != NULL;
 }
 
+/* Cgroups nest (a systemd slice holds its services' cgroups): a task is in
+ * the target cgroup when its cgroup or one of that cgroup's ancestors is
+ * the target. MAX_CGROUP_DEPTH levels up are looked at; Kubernetes pods
+ * sit 4 below the root, systemd services 2. */
+#define MAX_CGROUP_DEPTH 16
+
+static __always_inline bool is_target_cgroup(struct cgroup* cgroup) {
+  /* A bounded loop (kernel 5.3+ verifies it without unrolling). */
+  for (int level = 0; level < MAX_CGROUP_DEPTH; ++level) {
+    if (!cgroup) return false;
+    if (BPF_CORE_READ(cgroup, kn, id) == target_cgroup_id) return true;
+    struct cgroup_subsys_state* parent = BPF_CORE_READ(cgroup, self.parent);
+    if (!parent) return false;
+    cgroup = BPF_CORE_READ(parent, cgroup);
+  }
+  return false;
+}
+
 /* For the current task. */
 static __always_inline bool is_target(__u32 tgid) {
   if (tgid == recorder_tgid) return false;
   if (filter_by_pid) return is_target_pid(tgid);
-  if (target_cgroup_id) return bpf_get_current_cgroup_id() == target_cgroup_id;
+  if (target_cgroup_id) {
+    if (bpf_get_current_cgroup_id() == target_cgroup_id) return true;
+    struct task_struct* task = (struct task_struct*)bpf_get_current_task();
+    return is_target_cgroup(BPF_CORE_READ(task, cgroups, dfl_cgrp));
+  }
   return true;
 }
 
@@ -49,7 +72,7 @@ static __always_inline bool is_target_task(struct task_struct* task) {
   __u32 tgid = BPF_CORE_READ(task, tgid);
   if (tgid == recorder_tgid) return false;
   if (filter_by_pid) return is_target_pid(tgid);
-  if (target_cgroup_id) return BPF_CORE_READ(task, cgroups, dfl_cgrp, kn, id) == target_cgroup_id;
+  if (target_cgroup_id) return is_target_cgroup(BPF_CORE_READ(task, cgroups, dfl_cgrp));
   return true;
 }
 

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -62,43 +63,73 @@ class ReaderImpl final : public Reader {
     INCISE_RETURN_IF_ERROR(
         preadAll(file_.fd, 0, std::span<uint8_t>(reinterpret_cast<uint8_t*>(magic), sizeof(magic)),
                  file_.path));
-    if (std::memcmp(magic, kFileMagic, sizeof(magic)) != 0) {
-      return Error(file_.path + " is not an incise trace (bad magic)");
+    bool magic_ok = std::memcmp(magic, kFileMagic, sizeof(magic)) == 0;
+    recovery_.file_size = file_.size;
+    uint64_t after_header = sizeof(kFileMagic);
+    Status header_read = readHeaderBlock(after_header);
+    // A damaged magic alone, before an intact header, is a bit flip, not another file.
+    if (!magic_ok && !header_read) return Error(file_.path + " is not an incise trace (bad magic)");
+    if (!magic_ok) {
+      recovery_.damage.push_back(Damage{0, sizeof(kFileMagic), "the file magic is damaged"});
     }
-    Result<VerifiedBlock> first = readVerifiedBlock(file_, sizeof(kFileMagic), file_.size);
-    if (!first) return first.error().context("trace header");
-    if (first->header.type != BlockType::kHeader) {
-      return Error(blockAt(sizeof(kFileMagic)) + ": expected the trace header, found block type " +
-                   std::to_string(static_cast<int>(first->header.type)));
-    }
-    Result<Header> header = decodeHeader(first->payload, options_);
-    if (!header) return header.error().context(blockAt(sizeof(kFileMagic)) + ": trace header");
-    header_ = header.take();
-    if (header_.format_major > kFormatMajor) {
+    if (header_read && header_.format_major > kFormatMajor) {
       return Error(file_.path + " uses trace format " + std::to_string(header_.format_major) + "." +
                    std::to_string(header_.format_minor) +
                    ", newer than this reader understands (format " + std::to_string(kFormatMajor) +
                    "." + std::to_string(kFormatMinor) + "); upgrade incise to read it");
     }
-    recovery_.file_size = file_.size;
-    uint64_t after_header = sizeof(kFileMagic) + kBlockHeaderSize + first->header.length;
-    blocks_.push_back(
-        ChunkRef{sizeof(kFileMagic), first->header.length, BlockType::kHeader, {}, 0, 0, 0});
-
+    if (!header_read) {
+      // The blocks after a damaged header still hold the recording: read
+      // them as this reader's own format, and say what is unknown.
+      header_ = Header{};
+      recovery_.header_lost = true;
+      recovery_.why_header_lost = header_read.error().message();
+    }
     Result<FooterIndex> index = readFooter(after_header);
     Status loaded = index ? loadFromIndex(*index) : Status(index.error());
+    if (loaded && recovery_.header_lost) {
+      uint64_t next = file_.size;  // the header's block ends where the next indexed one starts
+      for (const ChunkRef& ref : blocks_) next = std::min(next, ref.offset);
+      recovery_.damage.push_back(Damage{sizeof(kFileMagic), next - sizeof(kFileMagic),
+                                        "trace header: " + recovery_.why_header_lost});
+    }
     if (!loaded) {
       recovery_.used_footer = false;
       recovery_.why_scanned = loaded.error().message();
       resetLoaded();
+      // Without a header the scan starts where it would have been, and
+      // reports it as the first damage.
       INCISE_RETURN_IF_ERROR(scan(after_header));
     }
+    for (const auto& d : recovery_.damage)
+      recovery_.first_damage = std::min(recovery_.first_damage, d.offset);
+    uint64_t first_time = UINT64_MAX;
     for (const auto& ref : blocks_) {
       if (ref.block_type == BlockType::kEventChunk && isEventKind(static_cast<uint8_t>(ref.kind))) {
         rows_[static_cast<size_t>(ref.kind)] += ref.rows;
         if (!recovery_.used_footer) end_time_ = std::max(end_time_, ref.max_time);
+        first_time = std::min(first_time, ref.min_time);
       }
     }
+    // Without the header's start time, the recording starts at its first event.
+    if (recovery_.header_lost && first_time != UINT64_MAX) header_.start_mono_ns = first_time;
+    return Status::ok();
+  }
+
+  // The header block at `offset`: on success header_ is set and `offset`
+  // moves past the block. An Error says why it cannot be used.
+  Status readHeaderBlock(uint64_t& offset) {
+    Result<VerifiedBlock> first = readVerifiedBlock(file_, offset, file_.size);
+    if (!first) return first.error();
+    if (first->header.type != BlockType::kHeader) {
+      return Error(blockAt(offset) + ": expected the trace header, found block type " +
+                   std::to_string(static_cast<int>(first->header.type)));
+    }
+    Result<Header> header = decodeHeader(first->payload, options_);
+    if (!header) return header.error().context(blockAt(offset) + ": trace header");
+    header_ = header.take();
+    blocks_.push_back(ChunkRef{offset, first->header.length, BlockType::kHeader, {}, 0, 0, 0});
+    offset += kBlockHeaderSize + first->header.length;
     return Status::ok();
   }
 
@@ -322,7 +353,7 @@ class ReaderImpl final : public Reader {
   }
 
   void resetLoaded() {
-    blocks_.resize(1);  // keep the header block
+    blocks_.resize(recovery_.header_lost ? 0 : 1);  // keep the header block
     metadata_ = Metadata();
     stacks_ = StackTable();
   }
@@ -340,9 +371,7 @@ class ReaderImpl final : public Reader {
           return s;
         },
         damage, &recovery_.regions_from_copies));
-    recovery_.damage = std::move(damage);
-    for (const auto& d : recovery_.damage)
-      recovery_.first_damage = std::min(recovery_.first_damage, d.offset);
+    recovery_.damage.insert(recovery_.damage.end(), damage.begin(), damage.end());
     return Status::ok();
   }
 
@@ -351,7 +380,9 @@ class ReaderImpl final : public Reader {
     ChunkRef ref{offset, header.length, header.type, {}, 0, 0, 0};
     switch (header.type) {
       case BlockType::kHeader:
-        return Error(blockAt(offset) + ": a second trace header");
+        return Error(blockAt(offset) + (offset == sizeof(kFileMagic)
+                                            ? ": the trace header does not decode"
+                                            : ": a second trace header"));
       case BlockType::kFooter:
         return Status::ok();  // a scan rebuilds the index itself
       case BlockType::kRegionCopy:

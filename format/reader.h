@@ -151,6 +151,11 @@ struct RecoveryReport {
   // Regions read from the copy the writer makes while merging small chunks
   // (format/region_merge.h): it was stopped in the middle of a merge.
   uint64_t regions_from_copies = 0;
+  // The header block was damaged: the rest was read as this reader's own
+  // format, the start is the first event's time, and the host, command
+  // line and recording options are unknown (empty).
+  bool header_lost = false;
+  std::string why_header_lost;
   bool clean() const { return used_footer && damage.empty(); }
 };
 

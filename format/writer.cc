@@ -55,6 +55,7 @@ class WriterImpl final : public Writer {
         path_(std::move(path)),
         options_(options),
         interner_(options.max_interned_stacks),
+        seekable_(can_rewrite),
         merging_(options.merge_small_chunks && can_rewrite),
         region_(MergeLimits{.rows_per_chunk = std::max<uint32_t>(options.rows_per_chunk, 1),
                             .blob_bytes = options.max_chunk_blob_bytes,
@@ -358,7 +359,7 @@ class WriterImpl final : public Writer {
   }
 
   Status writeRaw(codecs::ByteSpan bytes) {
-    Status s = pwriteAll(fd_, offset_, bytes, path_);
+    Status s = seekable_ ? pwriteAll(fd_, offset_, bytes, path_) : writeAll(fd_, bytes, path_);
     if (s) {
       offset_ += bytes.size();
       std::lock_guard lock(mutex_);
@@ -454,7 +455,8 @@ class WriterImpl final : public Writer {
   uint64_t high_level_metadata_bytes_ = 0;  // metadata compressed at kHighMetadataZstdLevel
   std::vector<IndexEntry> index_;
   uint64_t totals_[kKindSlots] = {};
-  bool merging_;  // off for a file that cannot be rewritten, and after a failed merge
+  bool seekable_;  // a regular file, written with pwrite; else a stream (a pipe)
+  bool merging_;   // off for a file that cannot be rewritten, and after a failed merge
   MergeRegion region_;
 
   // Shared, under mutex_.
@@ -472,7 +474,8 @@ class WriterImpl final : public Writer {
 
 Result<std::unique_ptr<Writer>> Writer::create(const std::string& path, const Header& header,
                                                const WriterOptions& options) {
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  // O_NOFOLLOW: a symlink planted at `path` does not redirect the write.
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (fd < 0) return Error("cannot create " + path + ": " + std::strerror(errno));
   // O_CREAT's mode does not apply to a file that already existed.
   struct stat st;
@@ -482,9 +485,21 @@ Result<std::unique_ptr<Writer>> Writer::create(const std::string& path, const He
     ::close(fd);
     return e;
   }
+  return create(fd, path, header, options);
+}
+
+Result<std::unique_ptr<Writer>> Writer::create(int fd, const std::string& name,
+                                               const Header& header, const WriterOptions& options) {
+  struct stat st;
+  if (::fstat(fd, &st) != 0) {
+    Error e("cannot stat " + name + ": " + std::strerror(errno));
+    ::close(fd);
+    return e;
+  }
   // A merge rewrites the end of the file in place: only a regular file can.
-  bool can_rewrite = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
-  auto writer = std::make_unique<WriterImpl>(fd, path, options, can_rewrite);
+  // Anything else (a pipe) is written as a stream.
+  bool regular = S_ISREG(st.st_mode);
+  auto writer = std::make_unique<WriterImpl>(fd, name, options, regular);
   INCISE_RETURN_IF_ERROR(writer->start(header));
   return std::unique_ptr<Writer>(std::move(writer));
 }

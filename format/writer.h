@@ -60,7 +60,16 @@ struct WriterStats {
 class Writer {
  public:
   // Creates (truncates) `path` with mode 0600 and writes the header block.
+  // A symlink at `path` is not followed (the create fails).
   static Result<std::unique_ptr<Writer>> create(const std::string& path, const Header& header,
+                                                const WriterOptions& options = {});
+  // Writes into `fd`, which it owns from now on (closed by close() or the
+  // destructor, also when this fails); `name` is for messages. A regular
+  // file is written at its start with pwrite and may have small chunks
+  // merged; anything else (a FIFO, a pipe) is written as a stream, in order,
+  // without merges.
+  static Result<std::unique_ptr<Writer>> create(int fd, const std::string& name,
+                                                const Header& header,
                                                 const WriterOptions& options = {});
   virtual ~Writer() = default;
 

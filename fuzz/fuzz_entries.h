@@ -29,6 +29,9 @@ int fuzzPerfMap(const uint8_t* data, size_t size);
 int fuzzKallsyms(const uint8_t* data, size_t size);
 int fuzzElfImage(const uint8_t* data, size_t size);
 int fuzzEhFrame(const uint8_t* data, size_t size);
+// One mode byte (numbers, --time, selector, incise-record's argv, a
+// report's argv), then text; argv words are separated by NUL bytes.
+int fuzzCliParsers(const uint8_t* data, size_t size);
 
 // Recomputes the checksums of every block header found walking `file` from
 // its first block (see fuzzTraceReader); returns the blocks fixed.

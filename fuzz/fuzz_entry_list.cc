@@ -7,11 +7,17 @@
 namespace incise::fuzz {
 namespace {
 
+// One entry a line:
+// clang-format off
 constexpr std::array kEntries = {
-    FuzzEntry{"trace_reader", fuzzTraceReader}, FuzzEntry{"perf_map", fuzzPerfMap},
-    FuzzEntry{"kallsyms", fuzzKallsyms},        FuzzEntry{"elf_image", fuzzElfImage},
+    FuzzEntry{"trace_reader", fuzzTraceReader},
+    FuzzEntry{"perf_map", fuzzPerfMap},
+    FuzzEntry{"kallsyms", fuzzKallsyms},
+    FuzzEntry{"elf_image", fuzzElfImage},
     FuzzEntry{"eh_frame", fuzzEhFrame},
+    FuzzEntry{"cli_parsers", fuzzCliParsers},
 };
+// clang-format on
 
 }  // namespace
 

@@ -1,7 +1,9 @@
 #include "recorder/command_launcher.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -39,6 +41,15 @@ Result<CommandLauncher> CommandLauncher::fork(const std::vector<std::string>& co
     if (n != 1) _exit(127);  // the recorder gave up before releasing us
     signal(SIGINT, SIG_DFL);
     signal(SIGTERM, SIG_DFL);
+    signal(SIGHUP, SIG_DFL);
+    // Ambient capabilities survive execve into an unprivileged program: the
+    // command would run with whatever the recorder was granted (CAP_BPF,
+    // CAP_PERFMON, CAP_SYS_ADMIN from a systemd unit's AmbientCapabilities).
+    if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0 && errno != EINVAL) {
+      int err = errno;
+      (void)!write(error[1], &err, sizeof(err));
+      _exit(127);
+    }
     execvp(argv[0], argv.data());
     int err = errno;
     (void)!write(error[1], &err, sizeof(err));
@@ -71,6 +82,20 @@ Status CommandLauncher::release() {
   return Status::ok();
 }
 
+Status CommandLauncher::waitUntilRunning(int timeout_ms) {
+  if (error_fd_ < 0) return exec_error_.empty() ? Status::ok() : Status(Error(exec_error_));
+  // The error pipe is close-on-exec: EOF once the command runs, an errno if exec failed.
+  pollfd p{error_fd_, POLLIN, 0};
+  int ready;
+  do {
+    ready = ::poll(&p, 1, timeout_ms);
+  } while (ready < 0 && errno == EINTR);
+  if (ready <= 0) return Status::ok();  // still starting: a failure shows at pollExit
+  readExecError();
+  if (!exec_error_.empty()) return Error(exec_error_);
+  return Status::ok();
+}
+
 void CommandLauncher::abandon() {
   if (go_fd_ >= 0) {
     close(go_fd_);  // the child reads EOF and exits 127
@@ -86,8 +111,11 @@ void CommandLauncher::abandon() {
 void CommandLauncher::readExecError() {
   if (error_fd_ < 0) return;
   int err = 0;
-  if (read(error_fd_, &err, sizeof(err)) == sizeof(err))
-    exec_error_ = "cannot run " + program_ + ": " + std::strerror(err);
+  ssize_t n;
+  do {
+    n = read(error_fd_, &err, sizeof(err));
+  } while (n < 0 && errno == EINTR);
+  if (n == sizeof(err)) exec_error_ = "cannot run " + program_ + ": " + std::strerror(err);
   close(error_fd_);
   error_fd_ = -1;
 }

@@ -1,11 +1,13 @@
 // CommandLauncher: starts `-- CMD ARGS...` stopped at the door. The child is
 // forked at once but waits on a pipe until the recorder has attached every
 // program and put the child's pid in `targets`; only then does it exec, so
-// the trace covers the command from its first instruction.
+// the trace covers the command from its first instruction. It runs without
+// the recorder's ambient capabilities.
 //
 //   auto child = CommandLauncher::fork(config.command);   // child blocks
 //   filter.addPid(child->pid());  ... attach ...
 //   child->release();                                     // child execs
+//   if (Status s = child->waitUntilRunning(5000); !s) ...  // "cannot run ./x: ..."
 //   std::optional<int> status = child->pollExit();        // in the main loop
 #pragma once
 
@@ -29,6 +31,10 @@ class CommandLauncher {
   pid_t pid() const { return pid_; }
   // Lets the child exec. An exec failure is reported by the next pollExit.
   Status release();
+  // After release(): waits up to `timeout_ms` for the exec. An Error when it
+  // failed ("cannot run ./x: No such file or directory"); ok once the
+  // command runs, or if it has not got that far yet.
+  Status waitUntilRunning(int timeout_ms);
   // Kills a child that was never released (setup failed).
   void abandon();
   // The shell-style exit status once the command has exited (128+N for a

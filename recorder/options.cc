@@ -1,11 +1,14 @@
 #include "recorder/options.h"
 
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 
 #include <boost/program_options.hpp>
-#include <charconv>
 #include <fstream>
 #include <sstream>
+
+#include "options/bounded_value.h"
 
 namespace po = boost::program_options;
 
@@ -13,15 +16,34 @@ namespace incise::recorder {
 
 namespace {
 
+using options::boundedValue;
+
 constexpr uint32_t kMaxFrequencyHz = 100000;
+// A year: far below where seconds as a nanosecond count would overflow a uint64_t.
+constexpr double kMaxDurationSeconds = 365.0 * 86400;
+// 1 TiB: MB << 20 must not wrap.
+constexpr uint64_t kMaxSizeMb = uint64_t{1} << 20;
+// PID_MAX_LIMIT on 64-bit kernels.
+constexpr uint64_t kMaxPid = 4194304;
+
+uint32_t maxSampleRate() {
+  std::ifstream in("/proc/sys/kernel/perf_event_max_sample_rate");
+  uint32_t rate = 0;
+  if (in >> rate && rate > 0) return std::min(rate, kMaxFrequencyHz);
+  return kMaxFrequencyHz;
+}
 
 po::options_description optionDescriptions() {
+  static const uint32_t max_rate = maxSampleRate();
+  // Where -F's bound comes from, when the kernel's is the lower one.
+  static const std::string rate_unit =
+      max_rate < kMaxFrequencyHz ? "Hz; kernel.perf_event_max_sample_rate" : "Hz";
   po::options_description options("Options");
   // clang-format off
   options.add_options()
     ("output,o", po::value<std::string>()->default_value("incise.trace"),
      "trace file to write (mode 0600; truncated if it exists)")
-    ("freq,F", po::value<uint32_t>()->default_value(99),
+    ("freq,F", boundedValue<uint32_t>({.min = 1, .max = max_rate, .unit = rate_unit})->default_value(99),
      "CPU samples per second per CPU. Each sample costs ~25-50 us of CPU with its stack:\n"
      "99 Hz is ~0.5% overhead, 999 Hz a few %")
     ("call-graph,g", po::value<std::string>()->implicit_value("cfi"),
@@ -35,8 +57,9 @@ po::options_description optionDescriptions() {
     ("pid,p", po::value<std::string>(), "record these processes: PID[,PID...]")
     ("all-cpus,a", "record every process on the machine")
     ("cgroup", po::value<std::string>(),
-     "record the processes of one cgroup v2 directory (e.g. /sys/fs/cgroup/system.slice/x.service)")
-    ("duration,d", po::value<double>(),
+     "record the processes of a cgroup v2 directory and of the cgroups below it\n"
+     "(e.g. /sys/fs/cgroup/system.slice/x.service, or a whole slice)")
+    ("duration,d", boundedValue<double>({.min = 1e-3, .max = kMaxDurationSeconds, .unit = "seconds"}),
      "stop after SECONDS (default: Ctrl-C, or when CMD or every -p process exits)")
     ("locks", po::value<std::string>()->default_value("contended"),
      "lock tracing: contended (slow paths and futex waits only: near-free),\n"
@@ -52,7 +75,9 @@ po::options_description optionDescriptions() {
      "wakers that are targets: user), all (also preempted threads' user stacks and wakers' kernel\n"
      "stacks: costlier on switch-heavy programs), off")
     ("page-faults", "sample page faults with stacks and fault addresses")
-    ("max-size", po::value<uint64_t>(), "stop when the trace reaches MB megabytes")
+    ("max-size", boundedValue<uint64_t>({.min = 1, .max = kMaxSizeMb, .unit = "MB"}),
+     "keep the trace within MB megabytes (MiB): recording stops while the\n"
+     "symbol tables written at the end still fit")
     ("verbose,v", "print libbpf's debug output and extra notes")
     ("bpf-stats", "on exit, print each BPF program's runs and kernel time per run\n"
      "(enables kernel.bpf_stats for every program while recording)")
@@ -66,16 +91,30 @@ Result<std::vector<uint32_t>> parsePidList(const std::string& text) {
   std::istringstream in(text);
   std::string item;
   while (std::getline(in, item, ',')) {
-    uint32_t pid = 0;
-    auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), pid);
-    if (item.empty() || ec != std::errc() || end != item.data() + item.size() || pid == 0)
-      return Error("-p " + text + ": '" + item + "' is not a process id");
+    Result<uint64_t> pid =
+        options::parseWholeNumber("-p", item, {.min = 1, .max = kMaxPid, .unit = "a process id"});
+    if (!pid) return pid.error();
     struct stat st {};
     if (stat(("/proc/" + item).c_str(), &st) != 0) return Error("no such process: " + item);
-    pids.push_back(pid);
+    pids.push_back(static_cast<uint32_t>(*pid));
   }
   if (pids.empty()) return Error("-p needs at least one process id");
   return pids;
+}
+
+// Any directory's inode would do as an id, and match nothing: only a
+// cgroup v2 directory names a cgroup.
+Status checkCgroupDirectory(const std::string& path) {
+  struct stat st {};
+  if (stat(path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+    return Error("--cgroup " + path + ": no such cgroup directory");
+  struct statfs fs {};
+  if (statfs(path.c_str(), &fs) != 0 || fs.f_type != CGROUP2_SUPER_MAGIC) {
+    return Error("--cgroup " + path +
+                 ": not a cgroup v2 directory (those live where cgroup2 is mounted: "
+                 "/sys/fs/cgroup, or /sys/fs/cgroup/unified beside cgroup v1)");
+  }
+  return Status::ok();
 }
 
 Result<LockProbeSpec> parseLockProbe(const std::string& text) {
@@ -101,24 +140,17 @@ Status parseCallGraph(const std::string& text, RecordConfig& config) {
   }
   if (mode != "dwarf" && mode != "hybrid")
     return Error("-g " + text + ": expected cfi, fp, dwarf[=BYTES] or hybrid[=BYTES]");
-  uint32_t bytes = mode == "dwarf" ? kDwarfDefault : kHybridDefault;
+  uint64_t bytes = mode == "dwarf" ? kDwarfDefault : kHybridDefault;
   if (has_size) {
-    std::string number = text.substr(text.find('=') + 1);
-    auto [end, ec] = std::from_chars(number.data(), number.data() + number.size(), bytes);
-    if (number.empty() || ec != std::errc() || end != number.data() + number.size() || bytes < 64 ||
-        bytes > kMaxCopy)
-      return Error("-g " + text + ": BYTES must be a number from 64 to 65536");
+    Result<uint64_t> size = options::parseWholeNumber(
+        "-g " + mode + "=", text.substr(text.find('=') + 1),
+        {.min = 64, .max = kMaxCopy, .unit = "bytes of user stack per sample"});
+    if (!size) return size.error();
+    bytes = *size;
   }
   config.stack_mode = mode;
-  config.user_stack_bytes = (bytes + 7) & ~uint32_t{7};
+  config.user_stack_bytes = static_cast<uint32_t>((bytes + 7) & ~uint64_t{7});
   return Status::ok();
-}
-
-uint32_t maxSampleRate() {
-  std::ifstream in("/proc/sys/kernel/perf_event_max_sample_rate");
-  uint32_t rate = 0;
-  if (in >> rate && rate > 0) return std::min(rate, kMaxFrequencyHz);
-  return kMaxFrequencyHz;
 }
 
 }  // namespace
@@ -217,10 +249,6 @@ Result<ParsedCommandLine> parseCommandLine(int argc, const char* const* argv) {
   config.output = vm["output"].as<std::string>();
   if (config.output.empty()) return Error("-o needs a file name");
   config.frequency_hz = vm["freq"].as<uint32_t>();
-  uint32_t max_rate = maxSampleRate();
-  if (config.frequency_hz == 0 || config.frequency_hz > max_rate)
-    return Error("-F " + std::to_string(config.frequency_hz) + ": the frequency must be 1.." +
-                 std::to_string(max_rate) + " Hz (kernel.perf_event_max_sample_rate)");
 
   int targets = int{vm.count("pid") > 0} + int{vm.count("all-cpus") > 0} +
                 int{vm.count("cgroup") > 0} + int{!config.command.empty()};
@@ -237,18 +265,12 @@ Result<ParsedCommandLine> parseCommandLine(int argc, const char* const* argv) {
   } else if (vm.count("cgroup")) {
     config.target_kind = TargetKind::kCgroup;
     config.cgroup_path = vm["cgroup"].as<std::string>();
-    struct stat st {};
-    if (stat(config.cgroup_path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
-      return Error("--cgroup " + config.cgroup_path + ": no such cgroup directory");
+    if (Status s = checkCgroupDirectory(config.cgroup_path); !s) return s.error();
   } else {
     config.target_kind = TargetKind::kCommand;
   }
 
-  if (vm.count("duration")) {
-    config.duration_seconds = vm["duration"].as<double>();
-    if (!(config.duration_seconds > 0))
-      return Error("-d " + std::to_string(config.duration_seconds) + ": must be > 0 seconds");
-  }
+  if (vm.count("duration")) config.duration_seconds = vm["duration"].as<double>();
   const std::string locks = vm["locks"].as<std::string>();
   if (locks == "contended") {
     config.lock_mode = LockMode::kContended;
@@ -281,11 +303,7 @@ Result<ParsedCommandLine> parseCommandLine(int argc, const char* const* argv) {
     return Error("--sched-stacks " + sched_stacks + ": expected blocked, all or off");
   }
   config.page_faults = vm.count("page-faults") > 0;
-  if (vm.count("max-size")) {
-    uint64_t mb = vm["max-size"].as<uint64_t>();
-    if (mb == 0) return Error("--max-size 0: must be at least 1 MB");
-    config.max_size_bytes = mb << 20;
-  }
+  if (vm.count("max-size")) config.max_size_bytes = vm["max-size"].as<uint64_t>() << 20;
   config.verbose = vm.count("verbose") > 0;
   config.bpf_stats = vm.count("bpf-stats") > 0;
   return parsed;

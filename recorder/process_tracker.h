@@ -117,6 +117,13 @@ class ProcessTracker {
   // At the end: queue the hit subsets of the large objects (see above).
   void readLargeObjects();
   size_t largeObjectCount() const { return large_objects_.size(); }
+  // Frame offsets hit in large objects so far: readLargeObjects() embeds at
+  // most one symbol for each.
+  size_t largeObjectHitOffsets() const {
+    size_t offsets = 0;
+    for (const auto& [key, large] : large_objects_) offsets += large.file_offsets.size();
+    return offsets;
+  }
 
   // Metadata learned since the last call (empty if nothing new).
   format::MetadataDelta takeDelta(uint64_t time);

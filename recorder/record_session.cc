@@ -27,12 +27,15 @@
 #include "recorder/capabilities.h"
 #include "recorder/command_launcher.h"
 #include "recorder/event_sink.h"
+#include "recorder/lock_probe_spec.h"
+#include "recorder/output_file.h"
 #include "recorder/own_frames.h"
 #include "recorder/perf_map_watcher.h"
 #include "recorder/process_tracker.h"
 #include "recorder/profile_source.h"
 #include "recorder/ring_poller.h"
 #include "recorder/source.h"
+#include "recorder/stop_signals.h"
 #include "recorder/symbol_collector.h"
 #include "recorder/target_filter.h"
 #include "recorder/unwind_table_loader.h"
@@ -61,25 +64,24 @@ constexpr uint32_t kMaxInternedStacks = 1u << 14;
 // columns) come from the heap and are reused; a second's rows of one kind
 // rarely exceed it below -a on a busy box, so chunks compress as before.
 constexpr uint32_t kRowsPerChunk = 1u << 14;
+// --max-size bounds the whole file, so recording stops while the next flush
+// and what the finish adds still fit: the symbols of large objects' hit
+// subsets and of the kernel (-a at 999 Hz: 7,890 hit offsets took 55 KB,
+// 2,360 kernel addresses 18 KB: 7-8 B each), counted high, plus the last
+// chunks and the footer.
+constexpr uint64_t kFinishBytesPerLargeObjectHit = 16;
+constexpr uint64_t kFinishBytesPerKernelAddress = 12;
+constexpr uint64_t kFinishFixedBytes = 16 << 10;
+// Flushes whose growth predicts the next one's.
+constexpr size_t kGrowthHistory = 4;
+
 // Symbol tables read for newly hit objects are written out once they reach
 // this much heap, instead of waiting for the next once-a-second flush: the
 // first second of `-a` on a busy box hits dozens of objects.
 constexpr size_t kMetadataPressureBytes = 4u << 20;
 
-// 1 after the first SIGINT/SIGTERM, 2 after the second (skip symbol collection).
-std::atomic<int> g_stop_requests{0};
-
-void onStopSignal(int) {
-  g_stop_requests.fetch_add(1, std::memory_order_relaxed);
-}
-
-void installSignalHandlers() {
-  struct sigaction action {};
-  action.sa_handler = onStopSignal;
-  sigemptyset(&action.sa_mask);
-  sigaction(SIGINT, &action, nullptr);
-  sigaction(SIGTERM, &action, nullptr);
-}
+// How long to wait for the command's exec before recording without knowing.
+constexpr int kExecWaitMs = 10'000;
 
 std::string firstLine(const std::string& path) {
   std::ifstream in(path);
@@ -120,16 +122,6 @@ format::Header makeHeader(const RecordConfig& config) {
     options.lock_probes.push_back(p.binary + ":" + p.acquire_symbol + ":" + p.release_symbol);
   options.sample_event = sampleEventName(config.frequency_hz);
   return header;
-}
-
-// Rejects an unwritable path before anything is attached, with the path in the message.
-Status checkWritable(const std::string& path) {
-  bool existed = access(path.c_str(), F_OK) == 0;
-  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
-  if (fd < 0) return Error("cannot write " + path + ": " + std::strerror(errno));
-  close(fd);
-  if (!existed) unlink(path.c_str());
-  return Status::ok();
 }
 
 // When this process started, on the monotonic clock (from /proc/self/stat's
@@ -225,7 +217,18 @@ class Session {
 
   int run() {
     if (Status s = checkRecordingCapabilities(); !s) return fail(s.message());
-    if (Status s = checkWritable(config_.output); !s) return fail(s.message());
+    // A --lock-probe that cannot work is the user's mistake to hear about,
+    // not a reason to record without lock tracing.
+    for (const LockProbeSpec& spec : config_.lock_probes) {
+      if (Result<ResolvedLockProbe> probe = resolveLockProbe(spec); !probe) {
+        std::cerr << "incise-record: " << probe.error().message() << "\n";
+        return 2;
+      }
+    }
+    // The output first: a bad -o is named before anything is attached.
+    Result<OutputFile> output = OutputFile::create(config_.output);
+    if (!output) return fail(output.error().message());
+    output_.emplace(output.take());
     Result<TargetFilter> filter = TargetFilter::create(config_);
     if (!filter) return fail(filter.error().message());
     filter_.emplace(filter.take());
@@ -252,7 +255,8 @@ class Session {
     writer_options.max_interned_stacks = kMaxInternedStacks;
     writer_options.rows_per_chunk = kRowsPerChunk;
     format::Header header = makeHeader(config_);
-    auto writer = format::Writer::create(config_.output, header, writer_options);
+    auto writer =
+        format::Writer::create(output_->takeWriterFd(), config_.output, header, writer_options);
     if (!writer) return fail("cannot write " + config_.output + ": " + writer.error().message());
     writer_ = writer.take();
     start_ns_ = header.start_mono_ns;
@@ -272,22 +276,39 @@ class Session {
     if (int code = attachSources(); code != 0) return code;
     for (uint32_t pid : config_.pids) tracker_.notePid(pid, monotonicNowNs());
     flushMetadata(monotonicNowNs());
+    if (stopRequested()) return stoppedBeforeStart();
     if (child_) {
       if (Status s = child_->release(); !s) return fail(s.message());
+      if (Status s = child_->waitUntilRunning(kExecWaitMs); !s) return fail(s.message());
     }
+    // The recording works: from now on the trace is the file -o names.
+    if (Status s = output_->publish(); !s) return fail(s.message());
     if (Status s = dropCapabilitiesAfterAttach(); !s)
       std::cerr << "incise-record: warning: " << s.message() << "\n";
     openTargetPidfds();
-    installSignalHandlers();
     printRecording();
     return loop();
   }
 
  private:
+  // Before the trace was published, an existing file of that name is left
+  // as it was and nothing is written.
   int fail(const std::string& message) {
     std::cerr << "incise-record: " << message << "\n";
     if (child_) child_->abandon();
+    if (output_ && !output_->published()) {
+      output_->discard();
+      std::cerr << "incise-record: nothing was written to " << config_.output << "\n";
+    }
     return 1;
+  }
+
+  int stoppedBeforeStart() {
+    std::cerr << "incise-record: stopped by signal " << stopSignal()
+              << " before recording started; nothing was written to " << config_.output << "\n";
+    if (child_) child_->abandon();
+    output_->discard();
+    return 128 + stopSignal();
   }
 
   // Opens and loads every source, all at once: loading is mostly the kernel
@@ -316,6 +337,8 @@ class Session {
                      std::string(created[i]->name()).c_str(), cpu_ms[i]);
     }
     for (size_t i = 0; i < created.size(); ++i) {
+      if (!opened[i] && created[i]->name() == "locks" && !config_.lock_probes.empty())
+        return fail(opened[i].message() + " (--lock-probe needs the lock source)");
       if (!opened[i]) {
         problems_.push_back(opened[i].message());
         std::cerr << "incise-record: " << opened[i].message() << " (recording without "
@@ -332,6 +355,8 @@ class Session {
     std::vector<std::unique_ptr<Source>> attached;
     for (auto& source : sources_) {
       if (Status s = source->attach(poller_, *sink_); !s) {
+        if (source->name() == "locks" && !config_.lock_probes.empty())
+          return fail(s.message() + " (--lock-probe needs the lock source)");
         problems_.push_back(s.message());
         std::cerr << "incise-record: " << s.message() << " (recording without " << source->name()
                   << ")\n";
@@ -342,11 +367,8 @@ class Session {
     }
     sources_ = std::move(attached);
     for (const auto& problem : problems_) sink_->addNote("source unavailable: " + problem);
-    if (sources_.empty()) {
-      // Leave a valid (empty) file rather than a half-written one.
-      (void)writer_->close(monotonicNowNs());
-      return fail("no source could be started; nothing to record");
-    }
+    // The trace is not in place yet: fail() discards it and leaves -o as it was.
+    if (sources_.empty()) return fail("no source could be started; nothing to record");
     return 0;
   }
 
@@ -418,7 +440,7 @@ class Session {
 
   // Why the loop stops; empty while it runs.
   std::string stopReason(uint64_t now, uint64_t start) {
-    if (g_stop_requests.load(std::memory_order_relaxed) > 0) return "stopped by signal";
+    if (stopRequested()) return "stopped by signal";
     if (config_.duration_seconds > 0 &&
         now - start >= static_cast<uint64_t>(config_.duration_seconds * 1e9))
       return "duration reached";
@@ -452,12 +474,25 @@ class Session {
     return true;
   }
 
+  // Whether another flush, then the finish, could take the file past --max-size.
+  bool wouldPassMaxSize(uint64_t bytes) {
+    growths_.push_back(bytes > last_bytes_ ? bytes - last_bytes_ : 0);
+    last_bytes_ = bytes;
+    if (growths_.size() > kGrowthHistory) growths_.erase(growths_.begin());
+    uint64_t next_flush = *std::max_element(growths_.begin(), growths_.end());
+    uint64_t finish = kFinishFixedBytes +
+                      kFinishBytesPerLargeObjectHit * tracker_.largeObjectHitOffsets() +
+                      kFinishBytesPerKernelAddress * tracker_.hitKernelAddresses().size();
+    return bytes + next_flush + finish >= config_.max_size_bytes;
+  }
+
   int loop() {
     bool tty = isatty(STDERR_FILENO);
     // -d counts from the trace's start: when the sources began recording.
     uint64_t start = start_ns_;
     loop_cpu_.begin(monotonicNowNs());
     uint64_t last_flush = start, last_status = start, status_events = 0;
+    last_bytes_ = writer_->stats().bytes_written;  // start-up's metadata is no flush's growth
     int exit_code = 0;
     std::string reason;
     while (reason.empty()) {
@@ -481,9 +516,10 @@ class Session {
           break;
         }
         uint64_t bytes = writer_->stats().bytes_written;
-        if (config_.max_size_bytes && bytes >= config_.max_size_bytes) {
+        if (config_.max_size_bytes && wouldPassMaxSize(bytes)) {
           std::cerr << "incise-record: stopping: the trace reached --max-size ("
-                    << (config_.max_size_bytes >> 20) << " MB)\n";
+                    << (config_.max_size_bytes >> 20)
+                    << " MB, room kept for the symbol tables written at the end)\n";
           break;
         }
       }
@@ -514,10 +550,10 @@ class Session {
     // The trace ends here: every event in it is older; symbols come after.
     uint64_t end_ns = monotonicNowNs();
     sources_.clear();  // detach before the slow part
-    if (g_stop_requests.load() < 2) tracker_.readLargeObjects();
+    if (!skipRequested()) tracker_.readLargeObjects();
     uint64_t now = monotonicNowNs();
     flushMetadata(now);
-    if (g_stop_requests.load() < 2) {
+    if (!skipRequested()) {
       std::vector<std::string> problems;
       format::MetadataDelta symbols = collectSymbols(tracker_, now, "/proc/kallsyms", &problems);
       for (const auto& problem : problems) {
@@ -526,7 +562,11 @@ class Session {
       }
       writer_->addMetadata(std::move(symbols));
     } else {
-      sink_->addNote("second stop signal: symbols were not collected");
+      const char* skipped =
+          "a further stop signal skipped reading symbol tables (of the objects samples hit and of "
+          "the kernel): their frames show as addresses";
+      std::cerr << "incise-record: " << skipped << "\n";
+      sink_->addNote(skipped);
     }
     Status closed = writer_->close(end_ns);
     if (!closed) {
@@ -558,6 +598,7 @@ class Session {
   }
 
   const RecordConfig& config_;
+  std::optional<OutputFile> output_;  // holds the output's lock until the end
   std::optional<TargetFilter> filter_;
   std::optional<CommandLauncher> child_;
   std::unique_ptr<format::Writer> writer_;
@@ -575,11 +616,15 @@ class Session {
   bool release_pending_ = false;
   LoopCpu loop_cpu_;
   BpfRunStats bpf_stats_;
+  uint64_t last_bytes_ = 0;        // file size after the last flush
+  std::vector<uint64_t> growths_;  // of the last kGrowthHistory flushes
 };
 
 }  // namespace
 
 int runRecording(const RecordConfig& config) {
+  // First: a stop during the seconds of start-up must not kill the recorder.
+  installStopSignals();
   // A fixed threshold keeps buffers of 256 KiB and more (chunk columns,
   // encoded blocks, symbol vectors) in their own mappings, returned to the
   // system when freed; glibc's default raises it after the first big free,

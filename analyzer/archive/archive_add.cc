@@ -14,6 +14,7 @@
 
 #include "analyzer/archive/trace_id.h"
 #include "analyzer/diff/trace_facts.h"
+#include "analyzer/render/salvage_notice.h"
 #include "format/block_io.h"
 #include "format/reader.h"
 
@@ -78,7 +79,8 @@ Result<CopiedFile> copyIntoDirectory(const std::string& source, const std::strin
     if (!written) return fail(written.error());
   }
   copied.id = hasher.hex();
-  if (fchmod(out.get(), 0644) != 0 || fsync(out.get()) != 0) {
+  // mkstemps made it 0600; a trace stays private in the archive too.
+  if (fsync(out.get()) != 0) {
     return fail(Error(errnoText("fsync", copied.temp_path)));
   }
   return copied;
@@ -89,7 +91,7 @@ class ArchiveLock {
  public:
   static Result<ArchiveLock> take(const std::string& dir) {
     std::string path = dir + "/.lock";
-    int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    int fd = open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd < 0) return Error(errnoText("cannot open", path));
     while (flock(fd, LOCK_EX) != 0) {
       if (errno != EINTR) {
@@ -132,9 +134,11 @@ Result<AddResult> addToArchive(const std::string& dir, const std::string& trace_
   auto reader = format::Reader::open(trace_path);
   if (!reader) return reader.error().context(trace_path);
   TraceFacts facts = traceFactsOf(**reader);
+  std::optional<std::string> salvage_notice = salvageNotice(trace_path, (*reader)->recovery());
   reader = Error("closed");  // the copy below reads the file again
 
-  if (mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
+  // Traces hold command lines, paths and symbols: the archive is private.
+  if (mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
     return Error(errnoText("cannot create archive directory", dir));
   }
   auto lock = ArchiveLock::take(dir);
@@ -148,7 +152,7 @@ Result<AddResult> addToArchive(const std::string& dir, const std::string& trace_
   for (ArchiveEntry& existing : *entries) {
     if (existing.id != copied->id) continue;
     unlink(copied->temp_path.c_str());
-    AddResult result{existing, true};
+    AddResult result{existing, true, salvage_notice};
     bool changed = false;
     for (const auto& [key, value] : tags) {
       changed |= existing.tags[key] != value;
@@ -184,7 +188,7 @@ Result<AddResult> addToArchive(const std::string& dir, const std::string& trace_
 
   entries->push_back(entry);
   if (Status saved = saveArchiveIndex(dir, *entries, hook); !saved) return saved.error();
-  return AddResult{entry, false};
+  return AddResult{entry, false, salvage_notice};
 }
 
 }  // namespace incise::analyzer

@@ -7,13 +7,16 @@
 // was or as it will be; at worst a temporary file, or a trace file no index
 // entry names yet, stays behind (ls ignores both; adding the trace again
 // reuses the file). Adds to one directory are serialised with flock on
-// DIR/.lock, so two concurrent adds do not lose an entry.
+// DIR/.lock, so two concurrent adds do not lose an entry. Traces hold
+// command lines, paths and symbols: a new archive directory is 0700, and
+// every file in it 0600, whatever the umask.
 //
 //   auto added = addToArchive("/srv/traces", "app.trace", {{"release", "1.4"}});
 //   if (added) std::cout << added->entry.id << (added->already_present ? " (already there)" : "");
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 
 #include "analyzer/archive/archive_index.h"
@@ -24,6 +27,8 @@ namespace incise::analyzer {
 struct AddResult {
   ArchiveEntry entry;
   bool already_present = false;  // the same bytes were archived before (tags merged)
+  // Set when the trace was damaged or cut short: what the archived copy holds.
+  std::optional<std::string> salvage_notice;
 };
 
 // `hook` is called with the step just done ("copied", "trace renamed", then

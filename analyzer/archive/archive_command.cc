@@ -5,11 +5,13 @@
 
 #include "analyzer/archive/archive_add.h"
 #include "analyzer/archive/archive_selector.h"
+#include "analyzer/cli/command_line.h"
 #include "analyzer/diff/diff_report.h"
 #include "analyzer/diff/trace_facts.h"
 #include "analyzer/fleet/fleet_command.h"
 #include "analyzer/render/json_output.h"
 #include "analyzer/render/table.h"
+#include "analyzer/render/terminal_text.h"
 
 namespace incise::analyzer {
 namespace po = boost::program_options;
@@ -36,7 +38,7 @@ constexpr const char* kUsage =
     "  incise archive diff --clickhouse http://ch1:8123/ --base build=v1 --new build=v2\n";
 
 int usage(const std::string& message) {
-  std::cerr << "incise archive: " << message << "\n(see incise archive --help)\n";
+  std::cerr << "incise archive: " << terminalText(message) << "\n(see incise archive --help)\n";
   return 2;
 }
 
@@ -46,7 +48,12 @@ std::optional<int> parseArgs(const std::vector<std::string>& args,
                              const po::positional_options_description& positional,
                              po::variables_map& values) {
   try {
-    po::store(po::command_line_parser(args).options(options).positional(positional).run(), values);
+    po::parsed_options parsed =
+        po::command_line_parser(args).options(options).positional(positional).run();
+    if (Status numbers = checkPlainNumbers(parsed, options); !numbers) {
+      return usage(numbers.error().message());
+    }
+    po::store(parsed, values);
     po::notify(values);
   } catch (const po::error& e) {
     return usage(e.what());
@@ -90,14 +97,16 @@ int runAdd(const std::vector<std::string>& args) {
   std::string dir = values["dir"].as<std::string>();
   auto added = addToArchive(dir, values["file"].as<std::string>(), *tags);
   if (!added) {
-    std::cerr << "incise archive add: " << added.error().message() << "\n";
+    std::cerr << "incise archive add: " << terminalText(added.error().message()) << "\n";
     return 1;
   }
+  if (added->salvage_notice) std::cerr << "incise archive add: " << *added->salvage_notice << "\n";
   const ArchiveEntry& e = added->entry;
   std::cout << (added->already_present ? "already archived as " : "added ") << e.id << " ("
-            << e.host << ", " << commandText(e.command) << ", started "
+            << terminalText(e.host) << ", " << terminalText(commandText(e.command)) << ", started "
             << utcTimeText(e.start_wall_ns) << ", " << formatDurationNs(e.duration_ns) << ")"
-            << (e.tags.empty() ? "" : " tags " + tagsText(e.tags)) << " to " << dir << "\n";
+            << (e.tags.empty() ? "" : " tags " + terminalText(tagsText(e.tags))) << " to "
+            << terminalText(dir) << "\n";
   return 0;
 }
 
@@ -122,7 +131,7 @@ int runLs(const std::vector<std::string>& args) {
   }
   auto entries = loadArchiveIndex(dir);
   if (!entries) {
-    std::cerr << "incise archive ls: " << entries.error().message() << "\n";
+    std::cerr << "incise archive ls: " << terminalText(entries.error().message()) << "\n";
     return 1;
   }
   std::vector<const ArchiveEntry*> matched = selectEntries(*entries, filter);
@@ -145,7 +154,8 @@ int runLs(const std::vector<std::string>& args) {
                   formatCount(e->samples), e->host, e->kernel, tagsText(e->tags),
                   commandText(e->command)});
   }
-  std::cout << matched.size() << " of " << entries->size() << " traces in " << dir << "\n";
+  std::cout << matched.size() << " of " << entries->size() << " traces in " << terminalText(dir)
+            << "\n";
   if (!matched.empty()) table.render(std::cout);
   return 0;
 }
@@ -167,7 +177,7 @@ int runArchiveDiff(const std::vector<std::string>& args) {
   std::string dir = values["dir"].as<std::string>();
   auto entries = loadArchiveIndex(dir);
   if (!entries) {
-    std::cerr << "incise archive diff: " << entries.error().message() << "\n";
+    std::cerr << "incise archive diff: " << terminalText(entries.error().message()) << "\n";
     return 1;
   }
   std::string* paths[] = {&diff->base_path, &diff->new_path};
@@ -177,8 +187,8 @@ int runArchiveDiff(const std::vector<std::string>& args) {
     if (!selector) return usage(selector.error().message());
     auto chosen = resolveSelector(*entries, *selector);
     if (!chosen) {
-      std::cerr << "incise archive diff: --" << sides[i] << ": " << chosen.error().message()
-                << "\n";
+      std::cerr << "incise archive diff: --" << sides[i] << ": "
+                << terminalText(chosen.error().message()) << "\n";
       return 1;
     }
     *paths[i] = dir + "/" + chosen->entry->file;

@@ -131,7 +131,8 @@ Status replaceFileAtomically(const std::string& dir, const std::string& name,
   format::ByteSpan span(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
   if (Status written = format::writeAll(fd, span, temp_path); !written)
     return fail(written.error());
-  if (fchmod(fd, 0644) != 0 || fsync(fd) != 0) return fail(Error(errnoText("fsync", temp_path)));
+  // mkstemp made it 0600: the index names the traces' hosts and commands.
+  if (fsync(fd) != 0) return fail(Error(errnoText("fsync", temp_path)));
   close(fd);
   if (hook) hook("written");
   std::string path = dir + "/" + name;

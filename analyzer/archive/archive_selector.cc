@@ -1,12 +1,13 @@
 #include "analyzer/archive/archive_selector.h"
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
-#include <optional>
 
 #include "analyzer/diff/trace_facts.h"
+#include "options/number_option.h"
 
 namespace incise::analyzer {
 namespace {
@@ -28,37 +29,50 @@ std::string programName(const std::vector<std::string>& command) {
   return slash == std::string::npos ? program : program.substr(slash + 1);
 }
 
+// Ages are bounded so that a huge one cannot wrap: a century is plenty.
+constexpr uint64_t kMaxAgeSeconds = 100ull * 365 * 86400;
+
+uint64_t secondsPer(char unit) {
+  return unit == 'd' ? 86400 : unit == 'h' ? 3600 : 60;
+}
+
 // A point in time for before=/after=, as ns since the epoch: a UTC date
 // "2024-05-01", a date and time "2024-05-01T12:30" or "2024-05-01T12:30:15",
 // or an age "7d", "12h", "30m" (that long before now).
-std::optional<uint64_t> timeOf(const std::string& text) {
-  unsigned long long amount = 0;
-  char unit = 0;
-  int used = 0;
-  if (std::sscanf(text.c_str(), "%llu%c%n", &amount, &unit, &used) == 2 &&
-      static_cast<size_t>(used) == text.size() && (unit == 'd' || unit == 'h' || unit == 'm')) {
-    uint64_t seconds = amount * (unit == 'd' ? 86400 : unit == 'h' ? 3600 : 60);
+Result<uint64_t> timeOf(const std::string& key, const std::string& text) {
+  char unit = text.empty() ? 0 : text.back();
+  if (unit == 'd' || unit == 'h' || unit == 'm') {
+    Result<uint64_t> amount =
+        options::parseWholeNumber(key + "=", std::string_view(text).substr(0, text.size() - 1),
+                                  {.max = kMaxAgeSeconds / secondsPer(unit),
+                                   .unit = unit == 'd'   ? "days"
+                                           : unit == 'h' ? "hours"
+                                                         : "minutes"});
+    if (!amount) return amount.error();
     auto now = std::chrono::duration_cast<std::chrono::nanoseconds>(
                    std::chrono::system_clock::now().time_since_epoch())
                    .count();
-    uint64_t ago = seconds * 1'000'000'000;
+    uint64_t ago = *amount * secondsPer(unit) * 1'000'000'000;
     return static_cast<uint64_t>(now) > ago ? static_cast<uint64_t>(now) - ago : 0;
   }
+  const Error not_a_time(key + "='" + text +
+                         "' is not a UTC date (2024-05-01, 2024-05-01T12:30[:15]) or an age (7d, "
+                         "12h, 30m)");
   std::tm parts{};
-  int year = 0, month = 0, day = 0, hour = 0, minute = 0, second = 0;
+  int year = 0, month = 0, day = 0, hour = 0, minute = 0, second = 0, used = 0;
   int fields = std::sscanf(text.c_str(), "%4d-%2d-%2d%n", &year, &month, &day, &used);
-  if (fields != 3) return std::nullopt;
+  if (fields != 3 || !std::isdigit(static_cast<unsigned char>(text[0]))) return not_a_time;
   if (static_cast<size_t>(used) != text.size()) {
     int more = 0;
     const char* rest = text.c_str() + used;
-    if (std::sscanf(rest, "T%2d:%2d%n", &hour, &minute, &more) != 2) return std::nullopt;
+    if (std::sscanf(rest, "T%2d:%2d%n", &hour, &minute, &more) != 2) return not_a_time;
     rest += more;
     if (*rest == ':' && std::sscanf(rest, ":%2d%n", &second, &more) == 1) rest += more;
-    if (*rest != '\0') return std::nullopt;
+    if (*rest != '\0') return not_a_time;
   }
-  if (month < 1 || month > 12 || day < 1 || day > 31 || hour > 23 || minute > 59 || second > 60 ||
-      year < 1970) {
-    return std::nullopt;
+  if (month < 1 || month > 12 || day < 1 || day > 31 || hour < 0 || hour > 23 || minute < 0 ||
+      minute > 59 || second < 0 || second > 60 || year < 1970) {
+    return not_a_time;
   }
   parts.tm_year = year - 1900;
   parts.tm_mon = month - 1;
@@ -67,7 +81,7 @@ std::optional<uint64_t> timeOf(const std::string& text) {
   parts.tm_min = minute;
   parts.tm_sec = second;
   std::time_t seconds = timegm(&parts);
-  if (seconds < 0) return std::nullopt;
+  if (seconds < 0) return not_a_time;
   return static_cast<uint64_t>(seconds) * 1'000'000'000;
 }
 
@@ -81,7 +95,7 @@ bool termMatches(const std::string& key, const std::string& value, const Archive
                        [&](const auto& object) { return startsWith(object.second, value); });
   }
   if (key == "before" || key == "after") {
-    std::optional<uint64_t> when = timeOf(value);  // checked by parseSelector
+    Result<uint64_t> when = timeOf(key, value);  // checked by parseSelector
     return when && (key == "before" ? e.start_wall_ns < *when : e.start_wall_ns >= *when);
   }
   auto tag = e.tags.find(key);
@@ -107,10 +121,10 @@ Result<Selector> parseSelector(const std::string& text) {
       selector.latest = true;
     } else if (size_t equals = term.find('='); equals != std::string::npos && equals != 0) {
       std::string key = term.substr(0, equals), value = term.substr(equals + 1);
-      if ((key == "before" || key == "after") && !timeOf(value)) {
-        return Error("selector '" + text + "': " + key + "='" + value +
-                     "' is not a UTC date (2024-05-01, 2024-05-01T12:30[:15]) or an age (7d, "
-                     "12h, 30m)");
+      if (key == "before" || key == "after") {
+        if (Result<uint64_t> when = timeOf(key, value); !when) {
+          return when.error().context("selector '" + text + "'");
+        }
       }
       selector.terms.emplace_back(std::move(key), std::move(value));
     } else if (isHex(term)) {

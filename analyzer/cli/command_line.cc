@@ -1,6 +1,10 @@
 #include "analyzer/cli/command_line.h"
 
-#include <charconv>
+#include <climits>
+
+#include "analyzer/render/salvage_notice.h"
+#include "analyzer/render/terminal_text.h"
+#include "options/bounded_value.h"
 
 namespace incise::analyzer {
 namespace po = boost::program_options;
@@ -8,6 +12,21 @@ namespace po = boost::program_options;
 namespace {
 
 constexpr const char* kOperandsOption = "operands";
+// More decoding threads than this only cost memory (each holds decoded
+// chunks): 100000 of them took 10 GB.
+constexpr unsigned kMaxThreads = 256;
+
+// The largest value of the unsigned type behind a plain po::value
+// `semantic`; nullopt for anything else, and for a bounded value, which
+// checks its own bounds.
+std::optional<uint64_t> unsignedMax(const po::value_semantic* semantic) {
+  if (dynamic_cast<const options::BoundedSemantic*>(semantic)) return std::nullopt;
+  if (dynamic_cast<const po::typed_value<unsigned short>*>(semantic)) return USHRT_MAX;
+  if (dynamic_cast<const po::typed_value<unsigned>*>(semantic)) return UINT_MAX;
+  if (dynamic_cast<const po::typed_value<unsigned long>*>(semantic)) return ULONG_MAX;
+  if (dynamic_cast<const po::typed_value<unsigned long long>*>(semantic)) return ULLONG_MAX;
+  return std::nullopt;
+}
 
 std::vector<std::string> splitCommas(const std::vector<std::string>& items) {
   std::vector<std::string> parts;
@@ -35,14 +54,28 @@ Result<std::set<uint32_t>> parseIdList(const std::vector<std::string>& items,
                                        const std::string& option) {
   std::set<uint32_t> ids;
   for (const auto& part : splitCommas(items)) {
-    uint32_t id = 0;
-    auto [end, error] = std::from_chars(part.data(), part.data() + part.size(), id);
-    if (part.empty() || error != std::errc() || end != part.data() + part.size()) {
-      return Error("--" + option + " '" + part + "': expected a number (or a comma list)");
-    }
-    ids.insert(id);
+    Result<uint64_t> id = options::parseWholeNumber("--" + option, part, {.max = UINT32_MAX});
+    if (!id) return Error(id.error().message() + " (or a comma list of them)");
+    ids.insert(static_cast<uint32_t>(*id));
   }
   return ids;
+}
+
+Status checkPlainNumbers(const po::parsed_options& parsed,
+                         const po::options_description& described) {
+  for (const po::option& option : parsed.options) {
+    if (option.unregistered || option.string_key.empty()) continue;
+    const po::option_description* description = described.find_nothrow(option.string_key, false);
+    if (description == nullptr) continue;
+    std::optional<uint64_t> max = unsignedMax(description->semantic().get());
+    if (!max) continue;
+    for (const std::string& text : option.value) {
+      Result<uint64_t> number =
+          options::parseWholeNumber("--" + option.string_key, text, {.max = *max});
+      if (!number) return number.error();
+    }
+  }
+  return Status::ok();
 }
 
 void addSharedOptions(po::options_description& options, const SharedOptions& shared) {
@@ -62,7 +95,8 @@ void addSharedOptions(po::options_description& options, const SharedOptions& sha
   if (shared.reading) {
     add("symfs", po::value<std::string>(), "look for binaries under this root")
        ("debug-dir", po::value<std::vector<std::string>>()->composing(), "extra build-id debug directory")
-       ("threads", po::value<unsigned>()->default_value(0), "decoding threads (0: one per cpu)")
+       ("threads", options::boundedValue<unsigned>({.max = kMaxThreads})->default_value(0),
+        "decoding threads (0: one per cpu, at most 256)")
        ("signatures", po::bool_switch(), "full function names: parameter lists, return types, all template arguments");
   }
   // clang-format on
@@ -128,8 +162,9 @@ void CommandLine::printHelp(std::ostream& out) const {
 }
 
 int CommandLine::usageError(const std::string& message) const {
-  err_ << "incise " << help_.name << ": " << message << "\nusage: incise " << help_.name << " "
-       << joined(help_.operands) << " [OPTIONS]  (see incise " << help_.name << " --help)\n";
+  err_ << "incise " << help_.name << ": " << terminalText(message) << "\nusage: incise "
+       << help_.name << " " << joined(help_.operands) << " [OPTIONS]  (see incise " << help_.name
+       << " --help)\n";
   return 2;
 }
 
@@ -142,7 +177,12 @@ std::optional<int> CommandLine::parse(const std::vector<std::string>& args) {
   po::positional_options_description positional;
   positional.add(kOperandsOption, -1);
   try {
-    po::store(po::command_line_parser(args).options(all).positional(positional).run(), values_);
+    po::parsed_options parsed =
+        po::command_line_parser(args).options(all).positional(positional).run();
+    if (Status numbers = checkPlainNumbers(parsed, all); !numbers) {
+      return usageError(numbers.error().message());
+    }
+    po::store(parsed, values_);
     po::notify(values_);
   } catch (const po::error& e) {
     return usageError(e.what());
@@ -174,10 +214,23 @@ std::optional<int> CommandLine::parse(const std::vector<std::string>& args) {
 std::unique_ptr<Trace> CommandLine::openTrace() const {
   auto trace = Trace::open(options_.file, options_.trace);
   if (!trace) {
-    err_ << "incise " << help_.name << ": " << trace.error().message() << "\n";
+    err_ << "incise " << help_.name << ": " << terminalText(trace.error().message()) << "\n";
     return nullptr;
   }
+  warnIfSalvaged((*trace)->reader());
   return trace.take();
+}
+
+void CommandLine::warnIfSalvaged(const format::Reader& reader) const {
+  if (auto notice = salvageNotice(options_.file, reader.recovery())) {
+    err_ << "incise " << help_.name << ": " << *notice << "\n";
+  }
+}
+
+void CommandLine::warnIfChunksDamaged(Trace& trace) const {
+  if (auto notice = damagedChunksNotice(options_.file, trace.losses().damaged_chunks)) {
+    err_ << "incise " << help_.name << ": " << *notice << "\n";
+  }
 }
 
 }  // namespace incise::analyzer

@@ -10,7 +10,8 @@
 //   reading  --symfs DIR, --debug-dir DIR, --threads N, --signatures
 // A command picks which shared options it takes (SharedOptions) and adds its
 // own to extra(). Usage errors print "incise NAME: problem" and exit 2;
-// --help prints to `out` and exits 0.
+// --help prints to `out` and exits 0. Messages are escaped for the terminal
+// (analyzer/render/terminal_text.h): they may quote a path or a name.
 //
 //   CommandLine cli("top", "Flat profile of CPU samples.", "  incise top app.trace\n");
 //   cli.extra().add_options()("limit", po::value<size_t>()->default_value(40), "rows");
@@ -81,6 +82,15 @@ Result<CommonOptions> readSharedOptions(const boost::program_options::variables_
 Result<std::set<uint32_t>> parseIdList(const std::vector<std::string>& items,
                                        const std::string& option);
 
+// Every value given to an option declared as a plain po::value<unsigned
+// type> (a command's --limit) read by the one number parser
+// (options/number_option.h), bounded by its type: Boost alone reads "-1" as
+// 18446744073709551615. parse() does this; commands that parse themselves
+// call it between parsing and po::store. Options that need tighter bounds
+// declare them with options::boundedValue.
+Status checkPlainNumbers(const boost::program_options::parsed_options& parsed,
+                         const boost::program_options::options_description& described);
+
 struct CommandHelp {
   std::string name;                              // "top": messages say "incise top: ..."
   std::vector<std::string> operands = {"FILE"};  // positional arguments, all required
@@ -106,8 +116,14 @@ class CommandLine {
   const std::string& name() const { return help_.name; }
 
   // Opens options().file with options().trace; prints "incise NAME: <error>"
-  // and returns null on failure.
+  // and returns null on failure. A damaged trace opens with a warning
+  // saying what was salvaged (warnIfSalvaged).
   std::unique_ptr<Trace> openTrace() const;
+  // "incise NAME: warning: FILE is damaged (...)" on `err` when the trace
+  // had to be salvaged; for commands that open a format::Reader themselves.
+  void warnIfSalvaged(const format::Reader& reader) const;
+  // After a command has read its rows: a warning when chunks failed to decode.
+  void warnIfChunksDamaged(Trace& trace) const;
   // Prints "incise NAME: message" and a pointer to --help; returns 2.
   int usageError(const std::string& message) const;
   void printHelp(std::ostream& out) const;

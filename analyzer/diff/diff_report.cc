@@ -7,7 +7,9 @@
 #include "analyzer/diff/diff_sections.h"
 #include "analyzer/model/trace.h"
 #include "analyzer/render/json_output.h"
+#include "analyzer/render/salvage_notice.h"
 #include "analyzer/render/table.h"
+#include "analyzer/render/terminal_text.h"
 
 namespace incise::analyzer {
 namespace po = boost::program_options;
@@ -22,6 +24,9 @@ bool endsWith(const std::string& text, const std::string& suffix) {
 Result<TraceProfile> profileOf(const std::string& path, const TraceOptions& options) {
   auto trace = Trace::open(path, options);
   if (!trace) return trace.error();
+  if (auto notice = salvageNotice(path, (*trace)->reader().recovery())) {
+    std::cerr << "incise diff: " << *notice << "\n";
+  }
   return collectTraceProfile(**trace);
 }
 
@@ -41,9 +46,9 @@ nlohmann::json factsJson(const TraceProfile& profile) {
 
 void printFacts(const char* label, const TraceProfile& p, std::ostream& out) {
   const TraceFacts& f = p.facts;
-  out << label << p.path << " (" << f.host << ", " << f.kernel << ", "
-      << utcTimeText(f.start_wall_ns) << "): " << formatDurationNs(f.duration_ns) << ", "
-      << f.samples << " samples";
+  out << label << terminalText(p.path) << " (" << terminalText(f.host) << ", "
+      << terminalText(f.kernel) << ", " << utcTimeText(f.start_wall_ns)
+      << "): " << formatDurationNs(f.duration_ns) << ", " << f.samples << " samples";
   if (f.sample_hz) out << " at " << f.sample_hz << " Hz";
   out << "\n";
 }
@@ -117,7 +122,7 @@ void printDiff(const DiffResult& r, const DiffOptions& options, std::ostream& ou
   out << "incise diff\n";
   printFacts("base: ", r.base, out);
   printFacts("new:  ", r.next, out);
-  for (const auto& note : options.notes) out << "note: " << note << "\n";
+  for (const auto& note : options.notes) out << "note: " << terminalText(note) << "\n";
 
   out << "\ncomparability:\n";
   if (r.comparability.empty()) {
@@ -125,7 +130,8 @@ void printDiff(const DiffResult& r, const DiffOptions& options, std::ostream& ou
            "comparable\n";
   }
   for (const auto& note : r.comparability) {
-    out << "  " << note.kind << ": " << note.message << "\n    -> " << note.action << "\n";
+    out << "  " << note.kind << ": " << terminalText(note.message) << "\n    -> "
+        << terminalText(note.action) << "\n";
   }
 
   out << "\nfunctions: share of each trace's CPU samples (%); change in percentage points\n";
@@ -143,7 +149,7 @@ void printDiff(const DiffResult& r, const DiffOptions& options, std::ostream& ou
 int runDiffReport(const DiffOptions& options, std::ostream& out) {
   auto result = computeDiff(options);
   if (!result) {
-    std::cerr << "incise diff: " << result.error().message() << "\n";
+    std::cerr << "incise diff: " << terminalText(result.error().message()) << "\n";
     return 1;
   }
   if (options.json) {

@@ -9,6 +9,7 @@
 #include <unordered_map>
 
 #include "analyzer/model/stack_namer.h"
+#include "analyzer/render/json_output.h"
 #include "analyzer/reports/critical_sections.h"
 #include "analyzer/reports/lock_report_text.h"
 #include "analyzer/reports/thread_states.h"
@@ -18,7 +19,7 @@ namespace incise::analyzer {
 namespace {
 
 std::string quoted(const std::string& text) {
-  return nlohmann::json(text).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return jsonQuoted(text);
 }
 
 // The trace's "stackFrames" dictionary: a tree of call paths, each node a

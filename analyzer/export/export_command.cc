@@ -1,5 +1,7 @@
 // incise export FILE --format pprof|chrome|speedscope|folded [-o OUT]:
 // a trace in another tool's format.
+#include <unistd.h>
+
 #include <fstream>
 #include <iostream>
 
@@ -53,6 +55,9 @@ int runExport(const std::vector<std::string>& args) {
                           "': expected pprof, chrome, speedscope or folded");
   }
   if (cli.options().json) return cli.usageError("--json does not apply to export; use --format");
+  if (format == "pprof" && cli.options().output.empty() && isatty(STDOUT_FILENO)) {
+    return cli.usageError("pprof is gzipped binary: give -o FILE or redirect stdout");
+  }
 
   std::unique_ptr<Trace> trace = cli.openTrace();
   if (!trace) return 1;
@@ -68,6 +73,7 @@ int runExport(const std::vector<std::string>& args) {
       writeFolded(*trace, out);
     }
   });
+  cli.warnIfChunksDamaged(*trace);
   if (!status) {
     std::cerr << "incise export: " << status.message() << "\n";
     return 1;

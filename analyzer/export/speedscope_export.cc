@@ -7,12 +7,13 @@
 #include <unordered_map>
 
 #include "analyzer/model/stack_namer.h"
+#include "analyzer/render/json_output.h"
 
 namespace incise::analyzer {
 namespace {
 
 std::string quoted(const std::string& text) {
-  return nlohmann::json(text).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return jsonQuoted(text);
 }
 
 // All that is kept of a sample until its thread's profile is written.

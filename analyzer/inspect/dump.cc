@@ -8,6 +8,8 @@
 
 #include "analyzer/cli/command_line.h"
 #include "analyzer/inspect/inspect.h"
+#include "analyzer/render/json_output.h"
+#include "analyzer/render/terminal_text.h"
 #include "format/reader.h"
 
 namespace incise::analyzer {
@@ -38,7 +40,7 @@ bool dumpKind(const format::Reader& reader, const format::KindSpec& spec, const 
     if (o.limit && printed >= o.limit) break;
     auto chunk = reader.readChunk(ref, format::ColumnSet::all());
     if (!chunk) {
-      err << "incise dump: " << chunk.error().message() << "\n";
+      err << "incise dump: " << terminalText(chunk.error().message()) << "\n";
       ok = false;
       continue;
     }
@@ -57,7 +59,7 @@ bool dumpKind(const format::Reader& reader, const format::KindSpec& spec, const 
           auto column = chunk->column(c);
           row[std::string(spec.columns[c].name)] = i < column.size() ? column[i] : 0;
         }
-        out << row.dump() << "\n";
+        out << jsonLine(row) << "\n";
         continue;
       }
       for (uint16_t c = 0; c < spec.column_count; ++c) {
@@ -80,7 +82,7 @@ void dumpStacks(const format::Reader& reader, const DumpOptions& o, std::ostream
     if (o.json) {
       json j = {{"stack_id", id}, {"frames", json::array()}};
       for (uint64_t f : frames) j["frames"].push_back(hex(f));
-      out << j.dump() << "\n";
+      out << jsonLine(j) << "\n";
       continue;
     }
     out << std::setw(8) << id << " ";
@@ -134,13 +136,15 @@ void dumpMetadata(const format::Reader& reader, const DumpOptions& o, std::ostre
   for (const auto& n : m.notes) items.push_back({{"type", "note"}, {"text", n}});
   for (size_t i = 0; i < items.size() && !(o.limit && i >= o.limit); ++i) {
     if (o.json) {
-      out << items[i].dump() << "\n";
+      out << jsonLine(items[i]) << "\n";
       continue;
     }
     out << std::left << std::setw(14) << items[i]["type"].get<std::string>() << std::right;
     for (const auto& [key, value] : items[i].items()) {
-      if (key != "type")
-        out << " " << key << "=" << (value.is_string() ? value.get<std::string>() : value.dump());
+      if (key != "type") {
+        out << " " << key << "="
+            << terminalText(value.is_string() ? value.get<std::string>() : jsonLine(value));
+      }
     }
     out << "\n";
   }
@@ -181,9 +185,10 @@ int dump(const std::vector<std::string>& args, std::ostream& out, std::ostream& 
   }
   auto reader = format::Reader::open(cli.options().file);
   if (!reader) {
-    err << "incise dump: " << reader.error().message() << "\n";
+    err << "incise dump: " << terminalText(reader.error().message()) << "\n";
     return 1;
   }
+  cli.warnIfSalvaged(**reader);
   if (kind == "stacks") {
     dumpStacks(**reader, o, out);
     return 0;

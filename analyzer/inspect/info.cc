@@ -9,16 +9,19 @@
 #include "analyzer/cli/command_line.h"
 #include "analyzer/inspect/inspect.h"
 #include "analyzer/inspect/trace_summary.h"
+#include "analyzer/render/json_output.h"
 #include "analyzer/render/table.h"
+#include "analyzer/render/terminal_text.h"
 
 namespace incise::analyzer {
 namespace {
 
 using nlohmann::json;
 
+// Words from the trace, escaped for the terminal, space-separated.
 std::string joined(const std::vector<std::string>& words) {
   std::string out;
-  for (const auto& w : words) out += (out.empty() ? "" : " ") + w;
+  for (const auto& w : words) out += (out.empty() ? "" : " ") + terminalText(w);
   return out;
 }
 
@@ -132,19 +135,23 @@ json infoJson(const format::Reader& reader, const TraceSummary& s) {
 void printInfo(std::ostream& out, const format::Reader& reader, const TraceSummary& s) {
   const format::Header& h = reader.header();
   const format::RecordOptions& o = h.options;
-  out << "host:        " << h.host << " (kernel " << h.kernel_release << ", " << h.cpu_count
-      << " cpus)\n"
+  out << "host:        " << terminalText(h.host) << " (kernel " << terminalText(h.kernel_release)
+      << ", " << h.cpu_count << " cpus)\n"
       << "started:     " << utcText(h.start_wall_ns, "%Y-%m-%d %H:%M:%S UTC") << "\n"
       << "duration:    " << std::fixed << std::setprecision(3) << durationNs(reader) / 1e9 << " s\n"
       << "command:     " << joined(h.command_line) << "\n"
-      << "recorder:    " << h.recorder_version << ", format " << h.format_major << "."
+      << "recorder:    " << terminalText(h.recorder_version) << ", format " << h.format_major << "."
       << h.format_minor << "\n"
-      << "options:     " << o.sample_event << " @ " << o.sample_frequency_hz << " Hz, stacks "
-      << o.stack_mode << ", locks " << o.lock_mode << ", sched " << (o.sched_enabled ? "on" : "off")
-      << ", page faults " << (o.page_faults_enabled ? "on" : "off")
-      << (o.target.empty() ? "" : ", target " + o.target) << "\n";
-  for (const auto& probe : o.lock_probes) out << "lock probe:  " << probe << "\n";
-  for (const auto& note : reader.metadata().notes) out << "note:        " << note << "\n";
+      << "options:     "
+      << terminalText(o.sample_event + " @ " + std::to_string(o.sample_frequency_hz) +
+                      " Hz, stacks " + o.stack_mode + ", locks " + o.lock_mode)
+      << ", sched " << (o.sched_enabled ? "on" : "off") << ", page faults "
+      << (o.page_faults_enabled ? "on" : "off")
+      << (o.target.empty() ? "" : ", target " + terminalText(o.target)) << "\n";
+  for (const auto& probe : o.lock_probes) out << "lock probe:  " << terminalText(probe) << "\n";
+  for (const auto& note : reader.metadata().notes) {
+    out << "note:        " << terminalText(note) << "\n";
+  }
 
   out << "\nevents:\n";
   out << "  " << std::left << std::setw(16) << "kind" << std::right << std::setw(12) << "rows"
@@ -173,8 +180,8 @@ void printInfo(std::ostream& out, const format::Reader& reader, const TraceSumma
   const std::vector<format::Process> processes = processLives(reader.metadata().processes);
   out << "\nprocesses: " << processes.size() << "\n";
   for (size_t i = 0; i < processes.size() && i < 20; ++i) {
-    out << "  " << std::setw(8) << processes[i].pid << "  " << processes[i].comm << "  "
-        << joined(processes[i].cmdline) << "\n";
+    out << "  " << std::setw(8) << processes[i].pid << "  " << terminalText(processes[i].comm)
+        << "  " << joined(processes[i].cmdline) << "\n";
   }
   if (processes.size() > 20)
     out << "  ... " << processes.size() - 20 << " more (--json lists all)\n";
@@ -192,7 +199,7 @@ void printInfo(std::ostream& out, const format::Reader& reader, const TraceSumma
       << " -> " << s.stored_column_bytes << " bytes (compression " << std::setprecision(2)
       << ratio(s.raw_column_bytes, s.stored_column_bytes) << "x)\n";
   printRecovery(out, reader.recovery());
-  for (const auto& e : s.errors) out << "unreadable: " << e << "\n";
+  for (const auto& e : s.errors) out << "unreadable: " << terminalText(e) << "\n";
 }
 
 }  // namespace
@@ -211,12 +218,12 @@ int info(const std::vector<std::string>& args, std::ostream& out, std::ostream& 
   if (std::optional<int> exit = cli.parse(args)) return *exit;
   auto reader = format::Reader::open(cli.options().file);
   if (!reader) {
-    err << "incise info: " << reader.error().message() << "\n";
+    err << "incise info: " << terminalText(reader.error().message()) << "\n";
     return 1;
   }
   TraceSummary summary = summarize(**reader);
   if (cli.options().json) {
-    out << infoJson(**reader, summary).dump(2) << "\n";
+    writeJson(out, infoJson(**reader, summary));
   } else {
     printInfo(out, **reader, summary);
   }

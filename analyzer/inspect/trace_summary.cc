@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <ostream>
 
+#include "analyzer/render/terminal_text.h"
+
 namespace incise::analyzer {
 
 using format::BlockType;
@@ -97,9 +99,14 @@ void printRecovery(std::ostream& out, const format::RecoveryReport& report) {
     return;
   }
   if (!report.used_footer) {
-    out << "recovered by scanning: " << report.why_scanned << "\n"
+    out << "recovered by scanning: " << terminalText(report.why_scanned) << "\n"
         << "  salvaged " << report.blocks_salvaged << " blocks, " << report.bytes_salvaged << " of "
         << report.file_size << " bytes\n";
+  }
+  if (report.header_lost) {
+    out << "  the trace header is damaged (" << terminalText(report.why_header_lost)
+        << "): host, command line and recording options are unknown, times count from the "
+           "first event\n";
   }
   if (report.regions_from_copies > 0) {
     out << "  the recorder stopped while merging small chunks: " << report.regions_from_copies
@@ -108,7 +115,8 @@ void printRecovery(std::ostream& out, const format::RecoveryReport& report) {
   if (!report.damage.empty()) {
     out << "  damage starts at offset " << report.first_damage << "\n";
     for (const auto& d : report.damage) {
-      out << "  damaged: offset " << d.offset << ", " << d.length << " bytes: " << d.reason << "\n";
+      out << "  damaged: offset " << d.offset << ", " << d.length
+          << " bytes: " << terminalText(d.reason) << "\n";
     }
   }
 }
@@ -121,6 +129,7 @@ nlohmann::json recoveryJson(const format::RecoveryReport& report) {
                       {"bytes_salvaged", report.bytes_salvaged},
                       {"file_size", report.file_size},
                       {"regions_from_copies", report.regions_from_copies},
+                      {"header_lost", report.header_lost},
                       {"damage", nlohmann::json::array()}};
   if (!report.damage.empty()) j["first_damage"] = report.first_damage;
   for (const auto& d : report.damage) {

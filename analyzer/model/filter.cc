@@ -1,22 +1,12 @@
 #include "analyzer/model/filter.h"
 
-#include <cmath>
-#include <cstdlib>
+#include "options/number_option.h"
 
 namespace incise::analyzer {
 namespace {
 
-// Seconds as typed ("1.5") to ns; nullopt when it is not a plain non-negative number.
-std::optional<uint64_t> parseSeconds(const std::string& text) {
-  if (text.empty()) return std::nullopt;
-  char* end = nullptr;
-  double seconds = std::strtod(text.c_str(), &end);
-  if (end != text.c_str() + text.size() || !std::isfinite(seconds) || seconds < 0 ||
-      seconds > 1e9) {
-    return std::nullopt;
-  }
-  return static_cast<uint64_t>(std::llround(seconds * 1e9));
-}
+// Seconds from the trace start: far more than any recording lasts (31 years).
+constexpr options::RealBounds kSeconds{.min = 0, .max = 1e9, .unit = "seconds"};
 
 }  // namespace
 
@@ -29,14 +19,13 @@ Result<RelativeWindow> Filter::parseTimeRange(const std::string& text) {
   std::string end_text = text.substr(dots + 2);
   RelativeWindow window;
   if (!start_text.empty()) {
-    auto start = parseSeconds(start_text);
-    if (!start)
-      return Error("--time '" + text + "': '" + start_text + "' is not a number of seconds");
+    Result<uint64_t> start = options::parseSecondsAsNs("START", start_text, kSeconds);
+    if (!start) return start.error().context("--time '" + text + "'");
     window.start_ns = *start;
   }
   if (!end_text.empty()) {
-    auto end = parseSeconds(end_text);
-    if (!end) return Error("--time '" + text + "': '" + end_text + "' is not a number of seconds");
+    Result<uint64_t> end = options::parseSecondsAsNs("END", end_text, kSeconds);
+    if (!end) return end.error().context("--time '" + text + "'");
     window.end_ns = *end;
   }
   if (window.end_ns < window.start_ns) {

@@ -1,5 +1,7 @@
 #include "analyzer/render/folded_stacks.h"
 
+#include "analyzer/render/terminal_text.h"
+
 namespace incise::analyzer {
 
 std::string FoldedStacks::cleanFrame(const std::string& name) {
@@ -11,10 +13,17 @@ std::string FoldedStacks::cleanFrame(const std::string& name) {
 void FoldedStacks::appendClean(std::string& joined, std::string_view name) {
   if (name.empty()) name = "[unknown]";
   size_t start = joined.size();
-  joined += name;
+  if (isTerminalSafe(name)) {
+    joined += name;
+  } else {
+    std::string lines_joined(name);
+    for (char& c : lines_joined) {
+      if (c == '\n' || c == '\r') c = ' ';
+    }
+    appendTerminalText(joined, lines_joined);
+  }
   for (size_t i = start; i < joined.size(); ++i) {
     if (joined[i] == ';') joined[i] = ':';
-    if (joined[i] == '\n' || joined[i] == '\r') joined[i] = ' ';
   }
 }
 

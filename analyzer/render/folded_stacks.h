@@ -4,7 +4,8 @@
 // and the weight: "main;parse;memcpy 42". Lines are sorted, as
 // stackcollapse-*.pl writes them, so output is stable and diffable. Frame
 // names are cleaned so the format stays parseable: ';' becomes ':' and line
-// breaks become spaces. The flame graph is drawn from the same object.
+// breaks become spaces, other control bytes are escaped (terminal_text.h),
+// so folded text is as safe to print as a table. The flame graph is drawn from the same object.
 // Paths given as name ids are joined straight from the NameTable, so the
 // text exists once per distinct path.
 //

@@ -6,6 +6,8 @@
 #include <ctime>
 #include <iterator>
 
+#include "analyzer/render/terminal_text.h"
+
 namespace incise::analyzer {
 
 namespace {
@@ -40,6 +42,8 @@ Table::Table(std::vector<Column> columns) : columns_(std::move(columns)) {}
 void Table::addRow(std::vector<std::string> cells) {
   cells.resize(columns_.size());
   for (size_t c = 0; c < cells.size(); ++c) {
+    // Names from a trace may carry terminal escapes; a cell never does.
+    if (!isTerminalSafe(cells[c])) cells[c] = terminalText(cells[c]);
     const size_t max_width = columns_[c].max_width;
     if (max_width != 0 && displayWidth(cells[c]) > max_width) {
       text_ += truncate(cells[c], max_width);

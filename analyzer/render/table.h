@@ -1,7 +1,9 @@
 // Table: the one terminal table renderer every report prints through.
 //
 // Columns have a title, an alignment and an optional maximum width; cells
-// longer than that are cut and end in "..". Widths count UTF-8 code points,
+// longer than that are cut and end in "..". Cells are escaped for the
+// terminal (terminal_text.h): a name from a trace cannot carry an escape
+// sequence through a table. Widths count UTF-8 code points,
 // so demangled names with non-ASCII characters line up. Columns are two
 // spaces apart; the last column is not padded (no trailing blanks).
 //

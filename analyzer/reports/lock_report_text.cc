@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "analyzer/model/trace.h"
+#include "analyzer/render/terminal_text.h"
 
 namespace incise::analyzer {
 
@@ -34,14 +35,15 @@ nlohmann::json distributionJson(const Distribution& d) {
           {"p90", d.p90},     {"p99", d.p99},     {"max", d.max}};
 }
 
+// Text for sentences, so escaped for the terminal like a table cell.
 std::string LockNames::lock(const LockId& lock, uint64_t site) const {
   std::string name = hexAddress(lock.address);
-  return site == 0 ? name : name + " (" + sites_.name(site) + ")";
+  return site == 0 ? name : name + " (" + terminalText(sites_.name(site)) + ")";
 }
 
 std::string LockNames::thread(uint64_t tid, uint64_t time) const {
   std::string name = trace_.threadName(static_cast<uint32_t>(tid), time);
-  return (name.empty() ? "thread" : name) + " (" + std::to_string(tid) + ")";
+  return (name.empty() ? "thread" : terminalText(name)) + " (" + std::to_string(tid) + ")";
 }
 
 nlohmann::json LockNames::threadJson(uint64_t pid, uint64_t tid, uint64_t time) const {

@@ -14,6 +14,7 @@
 #include "analyzer/model/trace.h"
 #include "analyzer/render/json_output.h"
 #include "analyzer/render/table.h"
+#include "analyzer/render/terminal_text.h"
 #include "analyzer/reports/critical_sections.h"
 #include "analyzer/reports/lock_report_command.h"
 #include "analyzer/reports/lock_report_text.h"
@@ -90,9 +91,9 @@ void printDetails(const std::vector<LockGroupStats>& groups, const LockNames& na
     out << "\n";
     if (by == LockGrouping::kByLock) {
       out << "lock " << names.lock(g.lock, g.site) << ", pid " << g.lock.pid << ", acquired at "
-          << names.sites().context(g.site) << "\n";
+          << terminalText(names.sites().context(g.site)) << "\n";
     } else {
-      out << "site " << names.sites().context(g.site) << ": " << g.locks
+      out << "site " << terminalText(names.sites().context(g.site)) << ": " << g.locks
           << (g.locks == 1 ? " lock" : " locks") << ", mostly " << hexAddress(g.lock.address)
           << "\n";
     }

@@ -2,6 +2,7 @@
 
 #include "analyzer/render/json_output.h"
 #include "analyzer/render/table.h"
+#include "analyzer/render/terminal_text.h"
 #include "analyzer/symbolize/symbolizer.h"
 
 namespace incise::analyzer {
@@ -54,12 +55,17 @@ std::vector<std::string> reportWarnings(Trace& trace, const LossSummary& losses)
 void printReportHeader(std::ostream& out, const std::string& report, Trace& trace) {
   LossSummary losses = trace.losses();
   const format::Header& header = trace.header();
-  out << "incise " << report << ": " << trace.path();
-  if (!header.host.empty()) out << " (host " << header.host << ", " << header.kernel_release << ")";
+  out << "incise " << report << ": " << terminalText(trace.path());
+  if (!header.host.empty()) {
+    out << " (host " << terminalText(header.host) << ", " << terminalText(header.kernel_release)
+        << ")";
+  }
   out << "\nduration " << formatDurationNs(trace.durationNs()) << windowText(trace)
       << "; events used: " << joinCounts(losses.used_by_kind) << "; lost: " << losses.lost() << " ("
       << formatPercent(losses.percentLost()) << "%)\n";
-  for (const auto& warning : reportWarnings(trace, losses)) out << "warning: " << warning << "\n";
+  for (const auto& warning : reportWarnings(trace, losses)) {
+    out << "warning: " << terminalText(warning) << "\n";
+  }
   out << "\n";
 }
 

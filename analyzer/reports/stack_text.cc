@@ -1,14 +1,17 @@
 #include "analyzer/reports/stack_text.h"
 
+#include "analyzer/render/terminal_text.h"
+
 namespace incise::analyzer {
 namespace {
 
+// Escaped for the terminal: the line goes into sentences as well as tables.
 template <typename Frames, typename NameOf>
 std::string leafFirstLine(const Frames& root_first, NameOf name_of) {
   std::string line;
   for (auto it = root_first.rbegin(); it != root_first.rend(); ++it) {
     if (!line.empty()) line += " <- ";
-    line += name_of(*it);
+    appendTerminalText(line, name_of(*it));
   }
   return line;
 }

@@ -4,8 +4,9 @@
 // On a loaded 2-core box (other builds, fuzzers) this used to flake for
 // reasons other than the recorder losing data, so the test now controls them
 // without loosening any assertion:
-//  - runs killed before the header reached the disk salvage nothing and do
-//    not count: the test kills until 20 files were salvaged (at most 60 tries);
+//  - runs killed before the recording started leave no file (the recorder
+//    puts its trace in place once its sources are attached) and do not
+//    count: the test kills until 20 files were salvaged (at most 60 tries);
 //  - the recorder and the workload run at nice -10, as a production recorder
 //    would be deployed, so "the last sample is >1 s before the kill" means
 //    data was lost, not that the workload or the flusher waited for a CPU;
@@ -76,8 +77,14 @@ TEST(KillSalvage, TwentyRandomKillsLeaveReadableFilesMissingAtMostOneSecond) {
 
     SCOPED_TRACE("try " + std::to_string(tries) + ", killed " + std::to_string(delay) +
                  " ms after " + (after_data ? "data" : "start"));
+    // Killed before it was put in place, the unnamed file leaves nothing behind.
+    for (const auto& entry :
+         std::filesystem::directory_iterator(std::filesystem::path(path).parent_path())) {
+      EXPECT_EQ(entry.path().filename().string().find(".incise-"), std::string::npos)
+          << "a temporary file was left: " << entry.path();
+    }
     if (!std::filesystem::exists(path) || std::filesystem::file_size(path) == 0) {
-      ++before_file;  // killed before the header was written: nothing to salvage
+      ++before_file;  // killed before the recording started: no file yet
       continue;
     }
     TraceCheck check = checkTrace(path);

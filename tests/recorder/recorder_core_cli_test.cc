@@ -63,14 +63,15 @@ TEST(RecorderCli, BadValuesAreNamedAndExit2) {
   struct Case {
     std::string args, expected;
   } cases[] = {
-      {"-a -F 0", "-F 0"},
+      {"-a -F 0", "--freq '0': expected a whole number from 1 to"},
       {"-a --locks sometimes", "--locks sometimes"},
       {"-p 1 -a", "choose one target"},
       {"", "nothing to record"},
       {"-a --lock-probe justabinary", "--lock-probe justabinary"},
       {"-a -d -1", "-d"},
-      {"-p 12x", "'12x' is not a process id"},
+      {"-p 12x", "-p '12x': expected a whole number from 1 to 4194304 (a process id)"},
       {"--cgroup /no/such/cgroup", "--cgroup /no/such/cgroup"},
+      {"--cgroup /tmp", "--cgroup /tmp: not a cgroup v2 directory"},
       {"-a --bogus", "bogus"},
   };
   for (const Case& c : cases) {
