@@ -3,7 +3,9 @@
 // added since the last read become a format::PerfMapSnapshot stamped with the
 // time they were seen, so an address the JIT reuses maps to the right name
 // at each moment. The file is read through /proc/PID/root with the pid the
-// process has in its own namespace, so JITs in containers are found.
+// process has in its own namespace, so JITs in containers are found; it is the
+// target's file, so it is opened inside that root (no link leads out), only
+// as a regular file (never a FIFO that would block), at most 16 MiB a poll.
 //
 //   PerfMapWatcher watcher;
 //   watcher.poll(tracker.knownPids(), now, delta.perf_maps);   // each second and at the end
@@ -29,7 +31,8 @@ class PerfMapWatcher {
   size_t watchedPids() const { return consumed_bytes_.size(); }
 
  private:
-  std::string mapPathOf(uint32_t pid) const;
+  // The map's path inside the process's root: tmp/perf-NSPID.map.
+  std::string mapNameOf(uint32_t pid) const;
 
   std::string proc_root_;
   std::unordered_map<uint32_t, uint64_t> consumed_bytes_;  // per pid

@@ -2,6 +2,7 @@
 // /proc parsing through a fake proc root, perf-map snapshots, command-line
 // parsing.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -280,6 +281,25 @@ TEST(PerfMapWatcher, SnapshotsOnlyNewCompleteLines) {
   EXPECT_EQ(watcher.watchedPids(), 1u);
   watcher.poll({}, 13, out);  // the process exited: its position is dropped
   EXPECT_EQ(watcher.watchedPids(), 0u);
+  fs::remove_all(root);
+}
+
+// A map that is a link out of the process's root or a FIFO is not read: the
+// recorder neither copies another file's lines nor blocks.
+TEST(PerfMapWatcher, ReadsNeitherALinkOutOfTheRootNorAFifo) {
+  fs::path root = makeFakeProc();
+  fs::path tmp = root / "42" / "root" / "tmp";
+  fs::path outside = root / "outside.map";
+  { std::ofstream(outside) << "1000 10 secret\n"; }
+  fs::create_symlink(fs::absolute(outside), tmp / "perf-42.map");
+  PerfMapWatcher watcher(root.string());
+  std::vector<format::PerfMapSnapshot> out;
+  watcher.poll({42}, 5, out);
+  EXPECT_TRUE(out.empty());
+  fs::remove(tmp / "perf-42.map");
+  ASSERT_EQ(mkfifo((tmp / "perf-42.map").c_str(), 0600), 0);
+  watcher.poll({42}, 6, out);  // returns: no writer, yet no wait
+  EXPECT_TRUE(out.empty());
   fs::remove_all(root);
 }
 
