@@ -89,7 +89,7 @@ static __always_inline __u64 real_return_address(struct pending_returns* pending
  * perf_callchain_user: the user ip, then the return address of each frame
  * while fp points at a readable user frame, MAX_STACK_DEPTH in all), minus
  * its last step: it reads the frame at fp = 0 too, and that read faults.
- * The fault is taken and fixed up for every walk, and in this VM an
+ * The fault is taken and fixed up for every walk, and in a VM an
  * exception is a round trip to the hypervisor: on the same events this walk
  * took 1.2-1.6 us against bpf_get_stack's 6.6-6.9 us (under load; test
  * UserWalkCheck prints both and checks that the frames are equal).
