@@ -36,7 +36,7 @@ enum event_type {
   EVENT_CPU_SAMPLE_USER_STACK = 5, /* -g dwarf/hybrid: bpf/stack_copy.bpf.h */
   /* Reserved for the lock and page-fault sources (bpf/locks.h, ...). */
   EVENT_LOCK = 16,
-  EVENT_FUTEX = 17,
+  EVENT_FUTEX = 17, /* unused: futex waits come from the scheduler program */
   EVENT_PAGE_FAULT = 18,
 };
 
@@ -113,6 +113,8 @@ struct wakeup_event {
   __u32 wakee_tid;
   __u32 target_cpu;  /* wakee's last cpu (sched_waking runs before the choice) */
   __u32 is_new_task; /* sched_wakeup_new */
+  __u32 waker_flags; /* WAKER_* (bpf/futex_wait.h) */
+  __u32 reserved;
   struct event_stack stack;
 };
 

@@ -1,13 +1,18 @@
 // Scheduler and process-life source: see sched_source.h.
 #include "recorder/sched_source.h"
 
+#include <bpf/btf.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
+#include <string>
+#include <unordered_map>
 
+#include "bpf/futex_wait.h"
 #include "recorder/drop_counter.h"
 #include "recorder/event_sink.h"
+#include "recorder/futex_wait_rows.h"
 #include "recorder/ring_poller.h"
 #include "recorder/skeleton_setup.h"
 #include "sched.skel.h"
@@ -15,6 +20,29 @@
 namespace incise::recorder {
 
 namespace {
+
+using format::HolderState;
+using format::WaitObject;
+
+static_assert(WAIT_OBJECT_UNKNOWN == static_cast<int>(WaitObject::kUnknown));
+static_assert(WAIT_OBJECT_MUTEX == static_cast<int>(WaitObject::kMutex));
+static_assert(WAIT_OBJECT_RWLOCK_READERS == static_cast<int>(WaitObject::kRwlockReaders));
+static_assert(WAIT_OBJECT_RWLOCK_WRITE_PHASE == static_cast<int>(WaitObject::kRwlockWritePhase));
+static_assert(WAIT_OBJECT_RWLOCK_WRITERS == static_cast<int>(WaitObject::kRwlockWriters));
+static_assert(WAIT_OBJECT_CONDVAR_GROUP0 == static_cast<int>(WaitObject::kCondvarGroup0));
+static_assert(WAIT_OBJECT_CONDVAR_GROUP1 == static_cast<int>(WaitObject::kCondvarGroup1));
+static_assert(WAIT_OBJECT_SEMAPHORE == static_cast<int>(WaitObject::kSemaphore));
+static_assert(WAIT_OBJECT_THREAD == static_cast<int>(WaitObject::kThread));
+static_assert(WAIT_OBJECT_PI_MUTEX == static_cast<int>(WaitObject::kPiMutex));
+static_assert(WAIT_OBJECT_INTERNAL_LOCK == static_cast<int>(WaitObject::kInternalLock));
+static_assert(HOLDER_UNKNOWN == static_cast<int>(HolderState::kUnknown));
+static_assert(HOLDER_RUNNING == static_cast<int>(HolderState::kRunning));
+static_assert(HOLDER_RUNNABLE == static_cast<int>(HolderState::kRunnable));
+static_assert(HOLDER_SLEEPING == static_cast<int>(HolderState::kSleeping));
+static_assert(HOLDER_DISK_SLEEP == static_cast<int>(HolderState::kDiskSleep));
+static_assert(HOLDER_OTHER == static_cast<int>(HolderState::kOther));
+// The blocking-switch record is a switch record with the facts before its stack.
+static_assert(offsetof(futex_switch_event, next_tid) == offsetof(sched_switch_event, next_tid));
 
 __u32 schedStackMode(const RecordConfig& config) {
   if (!config.stacks) return SCHED_STACKS_OFF;
@@ -34,30 +62,68 @@ bool kernelHasBtf() {
   return access("/sys/kernel/btf/vmlinux", R_OK) == 0;
 }
 
+// Whether the kernel has the bpf_task_from_pid kfunc (6.2+), which the
+// switch program uses to check a lock's owner.
+bool kernelHasTaskLookup() {
+  btf* vmlinux = btf__load_vmlinux_btf();
+  if (vmlinux == nullptr) return false;
+  bool found = btf__find_by_name_kind(vmlinux, "bpf_task_from_pid", BTF_KIND_FUNC) > 0;
+  btf__free(vmlinux);
+  return found;
+}
+
+// A holder the kernel could not check: a thread of `pid` now, by /proc.
+// Answers are kept, so a holder costs one access() per process.
+class ProcThreads {
+ public:
+  bool isThreadOf(uint32_t pid, uint32_t tid) {
+    uint64_t key = (uint64_t{pid} << 32) | tid;
+    auto [it, fresh] = known_.try_emplace(key, false);
+    if (fresh) {
+      std::string path = "/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid);
+      it->second = access(path.c_str(), F_OK) == 0;
+    }
+    return it->second;
+  }
+
+ private:
+  std::unordered_map<uint64_t, bool> known_;
+};
+
 std::string commOf(const char (&comm)[TASK_COMM_LEN]) {
   return std::string(comm, strnlen(comm, TASK_COMM_LEN));
 }
 
 class SchedSource final : public Source {
  public:
-  SchedSource(bool emit_sched, std::shared_ptr<SharedMap> wait_stacks)
-      : emit_sched_(emit_sched), wait_stacks_(std::move(wait_stacks)) {}
-  std::string_view name() const override { return emit_sched_ ? "scheduler" : "process events"; }
+  SchedSource(bool emit_sched, std::shared_ptr<SharedMap> lock_calls)
+      : emit_sched_(emit_sched),
+        lock_calls_(std::move(lock_calls)),
+        waits_([this](uint32_t pid, uint32_t tid) { return proc_threads_.isThreadOf(pid, tid); }) {}
+  std::string_view name() const override {
+    if (emit_sched_) return "scheduler";
+    return futex_waits_ ? "futex waits" : "process events";
+  }
   const bpf_object* bpfObject() const override { return skel_ ? skel_->obj : nullptr; }
 
   Status open(const RecordConfig& config, TargetFilter& filter) override {
     config_stacks_ = config.stacks ? config.sched_stacks : SchedStacks::kOff;
+    futex_waits_ = config.lock_mode != LockMode::kOff;
     skel_.reset(sched_bpf__open());
     if (!skel_) return libbpfError("scheduler: open BPF object", errno);
     skel_->rodata->sched_stacks = schedStackMode(config);
+    skel_->rodata->emit_sched_rows = emit_sched_;
+    skel_->rodata->futex_waits = futex_waits_;
+    skel_->rodata->lock_calls_probed =
+        config.lock_mode == LockMode::kAll || !config.lock_probes.empty();
     if (Status s = prepareSkeleton(skel_.get(), filter, ringBytesFor(config, emit_sched_ ? 4 : 1));
         !s)
       return s.error().context("scheduler");
     chooseVariants();
-    if (Status s = wait_stacks_->useIn(skel_->maps.wait_user_stacks); !s)
+    if (Status s = lock_calls_->useIn(skel_->maps.pending_calls); !s)
       return s.error().context("scheduler");
     if (int err = sched_bpf__load(skel_.get())) return libbpfError("scheduler: load", err);
-    if (Status s = wait_stacks_->adoptFrom(skel_->maps.wait_user_stacks); !s)
+    if (Status s = lock_calls_->adoptFrom(skel_->maps.pending_calls); !s)
       return s.error().context("scheduler");
     return Status::ok();
   }
@@ -76,12 +142,21 @@ class SchedSource final : public Source {
 
   void pollLost(EventSink& sink) override { drops_.poll(sink); }
 
+  void finish(EventSink& sink) override {
+    // Threads still blocked in a wait: their rows end with the recording.
+    for (const format::LockInterval& row : waits_.finish(monotonicNowNs())) sink.append(row);
+  }
+
  private:
   void chooseVariants() {
     use_btf_ = kernelHasBtf();
     auto& p = skel_->progs;
+    bool task_lookup = use_btf_ && futex_waits_ && kernelHasTaskLookup();
+    bpf_program* btf_switch = task_lookup ? p.btf_sched_switch : p.btf_sched_switch_no_lookup;
+    bpf_program__set_autoload(task_lookup ? p.btf_sched_switch_no_lookup : p.btf_sched_switch,
+                              false);
     bpf_program* switch_and_wakeup[2][3] = {
-        {p.btf_sched_switch, p.btf_sched_waking, p.btf_sched_wakeup_new},
+        {btf_switch, p.btf_sched_waking, p.btf_sched_wakeup_new},
         {p.raw_sched_switch, p.raw_sched_waking, p.raw_sched_wakeup_new}};
     bpf_program* process_life[2][4] = {{p.btf_sched_process_fork, p.btf_sched_process_exec,
                                         p.btf_sched_process_exit, p.btf_task_rename},
@@ -90,7 +165,7 @@ class SchedSource final : public Source {
     for (int variant = 0; variant < 2; ++variant) {
       bool chosen = (variant == 0) == use_btf_;
       for (bpf_program* prog : switch_and_wakeup[variant])
-        bpf_program__set_autoload(prog, chosen && emit_sched_);
+        bpf_program__set_autoload(prog, chosen && (emit_sched_ || futex_waits_));
       for (bpf_program* prog : process_life[variant]) bpf_program__set_autoload(prog, chosen);
     }
   }
@@ -108,6 +183,9 @@ class SchedSource final : public Source {
       case EVENT_SCHED_SWITCH:
         self->onSwitch(data, size);
         break;
+      case EVENT_FUTEX_SWITCH:
+        self->onFutexSwitch(data, size);
+        break;
       case EVENT_WAKEUP:
         self->onWakeup(data, size);
         break;
@@ -121,28 +199,67 @@ class SchedSource final : public Source {
     return 0;
   }
 
+  // The switch row, and the end of the wait of `next` if it was in one.
+  // Returns prev's interned stack (0 = none).
+  uint64_t appendSwitch(const sched_switch_event& e, const event_stack& stack) {
+    EventSink& sink = *sink_;
+    const event_header& h = e.header;
+    // The kernel captures prev's stack only when prev is a target; the other
+    // side of a switch is often an unrelated task whose /proc we do not want.
+    uint64_t stack_id = 0;
+    if (h.pid != 0 && stack.kernel_count + stack.user_count > 0) {
+      sink.processes().noteThread(h.pid, h.tid, h.time);
+      stack_id = sink.internStack(h.pid, stack);
+    }
+    if (emit_sched_) {
+      sink.append(format::SchedSwitch{.time = h.time,
+                                      .cpu = h.cpu,
+                                      .prev_pid = h.pid,
+                                      .prev_tid = h.tid,
+                                      .prev_state = e.prev_state,
+                                      .next_pid = e.next_pid,
+                                      .next_tid = e.next_tid,
+                                      .stack_id = stack_id});
+    }
+    if (futex_waits_) {
+      if (std::optional<format::LockInterval> row = waits_.onSwitchIn(e.next_tid, h.time))
+        sink.append(*row);
+    }
+    return stack_id;
+  }
+
   void onSwitch(const void* data, size_t size) {
     constexpr size_t kStackOffset = offsetof(sched_switch_event, stack);
     if (size < kStackOffset + offsetof(event_stack, frames)) return;
     const auto* e = static_cast<const sched_switch_event*>(data);
     if (!framesFit(e->stack, kStackOffset, size)) return;
-    EventSink& sink = *sink_;
+    appendSwitch(*e, e->stack);
+  }
+
+  // A switch where prev blocks in a futex wait: the switch, and the wait's start.
+  void onFutexSwitch(const void* data, size_t size) {
+    constexpr size_t kStackOffset = offsetof(futex_switch_event, stack);
+    if (size < kStackOffset + offsetof(event_stack, frames)) return;
+    const auto* e = static_cast<const futex_switch_event*>(data);
+    if (!framesFit(e->stack, kStackOffset, size)) return;
     const event_header& h = e->header;
-    // The kernel captures prev's stack only when prev is a target; the other
-    // side of a switch is often an unrelated task whose /proc we do not want.
-    uint64_t stack = 0;
-    if (h.pid != 0 && e->stack.kernel_count + e->stack.user_count > 0) {
-      sink.processes().noteThread(h.pid, h.tid, h.time);
-      stack = sink.internStack(h.pid, e->stack);
-    }
-    sink.append(format::SchedSwitch{.time = h.time,
-                                    .cpu = h.cpu,
-                                    .prev_pid = h.pid,
-                                    .prev_tid = h.tid,
-                                    .prev_state = e->prev_state,
-                                    .next_pid = e->next_pid,
-                                    .next_tid = e->next_tid,
-                                    .stack_id = stack});
+    sched_switch_event as_switch{};
+    std::memcpy(&as_switch, e, offsetof(sched_switch_event, stack));
+    uint64_t stack_id = appendSwitch(as_switch, e->stack);
+    if (!futex_waits_) return;
+    const futex_wait_facts& f = e->futex;
+    if (f.holder_tid != 0) sink_->processes().noteThread(h.pid, f.holder_tid, h.time);
+    waits_.onBlock({.time = h.time,
+                    .pid = h.pid,
+                    .tid = h.tid,
+                    .address = f.uaddr,
+                    .op = f.op,
+                    .value = f.value,
+                    .object = f.object,
+                    .holder_tid = f.holder_tid,
+                    .holder_state = f.holder_state,
+                    .holder_checked = (f.flags & FUTEX_FACT_HOLDER_CHECKED) != 0,
+                    .stack_id = stack_id});
   }
 
   void onWakeup(const void* data, size_t size) {
@@ -153,14 +270,24 @@ class SchedSource final : public Source {
     EventSink& sink = *sink_;
     const event_header& h = e->header;
     uint64_t stack = h.pid != 0 ? sink.internStack(h.pid, e->stack) : 0;
-    sink.append(format::Wakeup{.time = h.time,
-                               .cpu = h.cpu,
-                               .target_cpu = e->target_cpu,
-                               .waker_pid = h.pid,
-                               .waker_tid = h.tid,
-                               .wakee_pid = e->wakee_pid,
-                               .wakee_tid = e->wakee_tid,
-                               .stack_id = stack});
+    if (emit_sched_) {
+      sink.append(format::Wakeup{.time = h.time,
+                                 .cpu = h.cpu,
+                                 .target_cpu = e->target_cpu,
+                                 .waker_pid = h.pid,
+                                 .waker_tid = h.tid,
+                                 .wakee_pid = e->wakee_pid,
+                                 .wakee_tid = e->wakee_tid,
+                                 .stack_id = stack});
+    }
+    if (futex_waits_) {
+      waits_.onWake({.time = h.time,
+                     .waker_pid = h.pid,
+                     .waker_tid = h.tid,
+                     .wakee_tid = e->wakee_tid,
+                     .releases = (e->waker_flags & (WAKER_IN_FUTEX_WAKE | WAKER_EXITING)) != 0,
+                     .stack_id = stack});
+    }
   }
 
   void onProcess(const process_event& e) {
@@ -183,6 +310,7 @@ class SchedSource final : public Source {
         row.event = static_cast<uint64_t>(format::ProcessEventType::kExit);
         row.peer_pid = e.is_process_exit ? e.peer_pid : 0;
         processes.onExit(h.pid, h.tid, e.is_process_exit != 0, h.time);
+        waits_.onThreadExit(h.tid);
         break;
       case PROCESS_COMM:
         row.event = static_cast<uint64_t>(format::ProcessEventType::kComm);
@@ -195,7 +323,10 @@ class SchedSource final : public Source {
   }
 
   bool emit_sched_;
-  std::shared_ptr<SharedMap> wait_stacks_;
+  bool futex_waits_ = false;
+  std::shared_ptr<SharedMap> lock_calls_;
+  ProcThreads proc_threads_;
+  FutexWaitRows waits_;
   SchedStacks config_stacks_ = SchedStacks::kBlocked;
   bool use_btf_ = true;
   SkeletonPtr<sched_bpf> skel_{nullptr, &sched_bpf__destroy};
@@ -205,8 +336,8 @@ class SchedSource final : public Source {
 
 }  // namespace
 
-std::unique_ptr<Source> makeSchedSource(bool emit_sched, std::shared_ptr<SharedMap> wait_stacks) {
-  return std::make_unique<SchedSource>(emit_sched, std::move(wait_stacks));
+std::unique_ptr<Source> makeSchedSource(bool emit_sched, std::shared_ptr<SharedMap> lock_calls) {
+  return std::make_unique<SchedSource>(emit_sched, std::move(lock_calls));
 }
 
 }  // namespace incise::recorder

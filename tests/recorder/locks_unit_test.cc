@@ -1,8 +1,10 @@
-// Resolving --lock-probe symbols, finding libc in /proc/PID/maps, and
-// the cpu lists the per-CPU sources open events on.
+// Resolving --lock-probe symbols, finding libc in /proc/PID/maps, the cpu
+// lists the per-CPU sources open events on, and joining a futex wait's
+// scheduler records into its lock row.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include "recorder/futex_wait_rows.h"
 #include "recorder/libc_locator.h"
 #include "recorder/lock_probe_spec.h"
 #include "recorder/online_cpus.h"
@@ -84,6 +86,108 @@ TEST(CpuList, ParsesRangesAndSingles) {
 TEST(CpuList, RejectsGarbage) {
   for (const char* bad : {"", "\n", "a", "3-1", "1-", "-1", "1,,2", "0-99999999"})
     EXPECT_FALSE(parseCpuList(bad)) << bad;
+}
+
+FutexBlock blockAt(uint64_t time, uint32_t tid) {
+  return {.time = time,
+          .pid = 10,
+          .tid = tid,
+          .address = 0x5000,
+          .op = 128,
+          .value = 2,
+          .object = static_cast<uint32_t>(format::WaitObject::kMutex),
+          .holder_tid = 12,
+          .holder_state = static_cast<uint32_t>(format::HolderState::kRunning),
+          .holder_checked = true,
+          .stack_id = 7};
+}
+
+FutexWake wakeOf(uint64_t time, uint32_t wakee, uint32_t waker, bool releases) {
+  return {.time = time,
+          .waker_pid = 10,
+          .waker_tid = waker,
+          .wakee_tid = wakee,
+          .releases = releases,
+          .stack_id = 9};
+}
+
+TEST(FutexWaitRows, JoinsBlockWakeAndSwitchInIntoOneRow) {
+  FutexWaitRows waits(nullptr);
+  waits.onBlock(blockAt(100, 11));
+  EXPECT_FALSE(waits.onSwitchIn(13, 150).has_value());  // another thread's switch-in
+  waits.onWake(wakeOf(180, 11, 12, true));
+  waits.onWake(wakeOf(185, 11, 14, true));  // a second wake-up finds it woken
+  std::optional<format::LockInterval> row = waits.onSwitchIn(11, 200);
+  ASSERT_TRUE(row.has_value());
+  EXPECT_EQ(row->time, 100u);
+  EXPECT_EQ(row->acquired_time, 200u);
+  EXPECT_EQ(row->tid, 11u);
+  EXPECT_EQ(row->address, 0x5000u);
+  EXPECT_EQ(row->lock_kind, uint64_t(format::LockKind::kFutex));
+  EXPECT_EQ(row->flags, format::kLockContended | format::kLockContendedOnly |
+                            format::kLockFutexFacts | format::kLockHolderChecked);
+  EXPECT_EQ(row->releaser_tid, 12u);
+  EXPECT_EQ(row->releaser_stack_id, 9u);
+  EXPECT_EQ(row->holder_tid, 12u);
+  EXPECT_EQ(row->futex_value, 2u);
+  EXPECT_EQ(row->stack_id, 7u);
+  EXPECT_EQ(waits.waitsInProgress(), 0u);
+  EXPECT_FALSE(waits.onSwitchIn(11, 300).has_value());
+}
+
+TEST(FutexWaitRows, AWakeUpBeforeItsBlockStillEndsIt) {
+  FutexWaitRows waits(nullptr);
+  waits.onWake(wakeOf(90, 11, 12, true));  // reached the ring before the block
+  waits.onBlock(blockAt(100, 11));
+  std::optional<format::LockInterval> row = waits.onSwitchIn(11, 200);
+  ASSERT_TRUE(row.has_value());
+  EXPECT_EQ(row->releaser_tid, 12u);
+}
+
+TEST(FutexWaitRows, AWakeUpFromBeforeTheThreadLastRanIsNotThisWaits) {
+  FutexWaitRows waits(nullptr);
+  waits.onWake(wakeOf(50, 11, 12, true));
+  EXPECT_FALSE(waits.onSwitchIn(11, 60).has_value());  // it ran since
+  waits.onBlock(blockAt(100, 11));
+  std::optional<format::LockInterval> row = waits.onSwitchIn(11, 200);
+  ASSERT_TRUE(row.has_value());
+  EXPECT_EQ(row->releaser_tid, 0u);
+}
+
+TEST(FutexWaitRows, TimersAndSignalsAreNotReleasers) {
+  FutexWaitRows waits(nullptr);
+  waits.onBlock(blockAt(100, 11));
+  waits.onWake(wakeOf(150, 11, 99, /*releases=*/false));
+  std::optional<format::LockInterval> row = waits.onSwitchIn(11, 200);
+  ASSERT_TRUE(row.has_value());
+  EXPECT_EQ(row->releaser_tid, 0u);
+  EXPECT_EQ(row->releaser_stack_id, 0u);
+}
+
+TEST(FutexWaitRows, UncheckedHoldersMustBeThreadsOfTheProcess) {
+  FutexBlock block = blockAt(100, 11);
+  block.holder_checked = false;
+  FutexWaitRows strict([](uint32_t, uint32_t) { return false; });
+  strict.onBlock(block);
+  EXPECT_EQ(strict.onSwitchIn(11, 200)->holder_tid, 0u);
+  FutexWaitRows lenient([](uint32_t pid, uint32_t tid) { return pid == 10 && tid == 12; });
+  lenient.onBlock(block);
+  std::optional<format::LockInterval> row = lenient.onSwitchIn(11, 200);
+  EXPECT_EQ(row->holder_tid, 12u);
+  EXPECT_EQ(row->flags & format::kLockHolderChecked, 0u);
+}
+
+TEST(FutexWaitRows, WaitsStillBlockedEndWithTheRecording) {
+  FutexWaitRows waits(nullptr);
+  waits.onBlock(blockAt(100, 11));
+  waits.onBlock(blockAt(120, 13));
+  waits.onThreadExit(13);
+  std::vector<format::LockInterval> rows = waits.finish(500);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].tid, 11u);
+  EXPECT_EQ(rows[0].acquired_time, 500u);
+  EXPECT_NE(rows[0].flags & format::kLockWaitUnfinished, 0u);
+  EXPECT_EQ(waits.waitsInProgress(), 0u);
 }
 
 }  // namespace
