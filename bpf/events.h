@@ -92,9 +92,10 @@ struct cpu_sample_user_stack_event {
 
 /* Which scheduler events carry stacks (--sched-stacks; sched.bpf.c). */
 enum sched_stack_mode {
-  SCHED_STACKS_OFF = 0,     /* none */
-  SCHED_STACKS_BLOCKED = 1, /* blocking switches: kernel + user; wakers: user */
-  SCHED_STACKS_ALL = 2,     /* also preemptions (user) and wakers' kernel stacks */
+  SCHED_STACKS_OFF = 0, /* none */
+  SCHED_STACKS_BLOCKED =
+      1,                /* blocking switches: user, kernel too when uninterruptible; wakers: user */
+  SCHED_STACKS_ALL = 2, /* also preemptions (user) and wakers' kernel stacks */
 };
 
 /* header.pid/tid = prev (the thread leaving the cpu); stack = prev's off-CPU stack. */

@@ -60,16 +60,26 @@ struct {
 // Interrupt-context wake-ups can nest inside other hooks of this object.
 enum { SLOT_SWITCH = 0, SLOT_WAKEUP = 1 };
 
-/* A futex wait's kernel stack is always the futex path
- * (futex_wait_queue <- futex_wait <- do_futex), so it is not walked: the
- * wait's row says it is a futex wait, and the walk would stretch a switch
- * that runs with interrupts off. */
+/* include/linux/sched.h */
+#define TASK_UNINTERRUPTIBLE_STATE 0x2
+
+/* Which stacks a switch gets. The kernel stack is walked only where it says
+ * what the user stack cannot: an uninterruptible block (disk I/O, a page
+ * cache fault, a kernel lock). An interruptible one waits for what the
+ * program asked for in a syscall (a futex, a socket, epoll, a pipe, a
+ * sleep), which its user stack names, and a futex wait's row says it is a
+ * futex wait; a preemption's kernel stack is always the interrupt-return
+ * path. The kernel walk is most of this program's cost, and the program
+ * runs with interrupts off, stretching the switch it records (--sched-stacks
+ * all walks it for every block). */
 static __always_inline void capture_switch_stack(void* ctx, struct event_stack* stack,
-                                                 bool preempted, bool in_futex_wait) {
-  if (preempted || in_futex_wait)
-    capture_user_stack(ctx, stack);
-  else
+                                                 bool preempted, unsigned int prev_state) {
+  bool kernel_stack = !preempted && (sched_stacks == SCHED_STACKS_ALL ||
+                                     (prev_state & TASK_UNINTERRUPTIBLE_STATE) != 0);
+  if (kernel_stack)
     capture_stacks(ctx, stack);
+  else
+    capture_user_stack(ctx, stack);
 }
 
 static __always_inline int on_switch(void* ctx, bool preempt, struct task_struct* prev,
@@ -93,7 +103,10 @@ static __always_inline int on_switch(void* ctx, bool preempt, struct task_struct
     in_futex_wait = false;
   if (!emit_sched_rows) {
     __u32 next_tid = BPF_CORE_READ(next, pid);
-    bool wait_ends = next_is_target && bpf_map_delete_elem(&futex_waiters, &next_tid) == 0;
+    /* A lookup first: most switch-ins end no wait, and a delete takes the
+     * bucket lock even when there is nothing to delete. */
+    bool wait_ends = next_is_target && bpf_map_lookup_elem(&futex_waiters, &next_tid) &&
+                     bpf_map_delete_elem(&futex_waiters, &next_tid) == 0;
     if (in_futex_wait) {
       __u8 one = 1;
       bpf_map_update_elem(&futex_waiters, &prev_tid, &one, BPF_ANY);
@@ -112,15 +125,13 @@ static __always_inline int on_switch(void* ctx, bool preempt, struct task_struct
   e->next_tid = BPF_CORE_READ(next, pid);
   /* struct sched_switch_event is the same up to next_tid; its stack follows. */
   struct event_stack* stack = in_futex_wait ? &e->stack : &((struct sched_switch_event*)e)->stack;
-  // A preempted thread's kernel stack is always the interrupt-return path, and
-  // this program runs with interrupts off, stretching every switch it sees: a
-  // preemption keeps at most the user stack (where the thread was running),
+  // A preemption keeps at most the user stack (where the thread was running),
   // and by default none (CPU samples already show where threads run).
   bool wants_stack = sched_stacks != SCHED_STACKS_OFF && prev_is_target && prev_tgid != 0 &&
                      (!preempted || sched_stacks == SCHED_STACKS_ALL) &&
                      (emit_sched_rows || in_futex_wait);
   if (wants_stack)
-    capture_switch_stack(ctx, stack, preempted, in_futex_wait);
+    capture_switch_stack(ctx, stack, preempted, in_futex_wait ? 0 : prev_state);
   else
     clear_stack(stack);
   __u64 stack_offset = in_futex_wait ? __builtin_offsetof(struct futex_switch_event, stack)
