@@ -186,7 +186,13 @@ int reportLocks(Trace& trace, const ReportOutput& output, const LocksOptions& op
   }
   std::ostream& out = output.out();
   output.printHeader();
-  out << lockModeSentence(counts.mode) << "\n";
+  if (counts.mode == LockRecordingMode::kNone &&
+      (!stats.semaphores.empty() || !stats.other_waits.empty())) {
+    out << "no waits on locks (mutexes, rwlocks, spin locks, --lock-probe functions) in this "
+           "trace; its waits are on other kinds (below).\n";
+  } else {
+    out << lockModeSentence(counts.mode) << "\n";
+  }
   if (!groups.empty()) {
     out << "\n";
     printDistributions(groups, names, by, contended_only, out);
