@@ -41,17 +41,14 @@ enum holder_state {
   HOLDER_OTHER = 5,
 };
 
-/* futex_wait_facts.flags */
-#define FUTEX_FACT_HOLDER_CHECKED (1u << 0) /* holder_tid is a live thread of the process */
-
 struct futex_wait_facts {
   __u64 uaddr;
   __u32 op;    /* the futex op argument, flag bits included */
   __u32 value; /* the value waited for */
   __u32 object;
-  __u32 holder_tid; /* 0 = unknown */
-  __u32 holder_state;
-  __u32 flags;
+  __u32 holder_tid;   /* the owner the lock records; 0 = none. Not checked here */
+  __u32 holder_state; /* HOLDER_UNKNOWN: the recorder tracks states from switches */
+  __u32 flags;        /* 0 */
 };
 
 /* header.pid/tid = the thread blocking in the wait. */

@@ -7,7 +7,7 @@
  *
  *   // lock_enter (uprobe): bpf_map_update_elem(&pending_calls, &tid, &call, BPF_ANY);
  *   // blocking switch in a futex wait:
- *   if (futex_wait_in_lock_call(tid, owner, state, checked)) ...   // the call's record carries it
+ *   if (futex_wait_in_lock_call(tid, owner)) ...   // the call's record carries it
  */
 #ifndef INCISE_BPF_LOCK_CALLS_BPF_H
 #define INCISE_BPF_LOCK_CALLS_BPF_H
@@ -25,8 +25,6 @@ struct pending_call {
   __u32 cookie;
   __u32 futex_waited;
   __u32 holder_tid; /* the lock's owner when the call first blocked; 0 = unknown */
-  __u32 holder_state;
-  __u32 holder_checked;
   __u32 pad;
 };
 
@@ -39,15 +37,10 @@ struct {
 
 /* Marks the thread's lock call in progress, if any, as having waited, with
  * the owner its first block read from the lock. */
-static __always_inline bool futex_wait_in_lock_call(__u32 tid, __u32 holder_tid, __u32 holder_state,
-                                                    bool holder_checked) {
+static __always_inline bool futex_wait_in_lock_call(__u32 tid, __u32 holder_tid) {
   struct pending_call* call = bpf_map_lookup_elem(&pending_calls, &tid);
   if (!call) return false;
-  if (!call->futex_waited) {
-    call->holder_tid = holder_tid;
-    call->holder_state = holder_state;
-    call->holder_checked = holder_checked;
-  }
+  if (!call->futex_waited) call->holder_tid = holder_tid;
   call->futex_waited = 1;
   return true;
 }

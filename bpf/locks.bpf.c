@@ -163,8 +163,7 @@ int BPF_KRETPROBE(lock_return, long result) {
       (flags & LOCK_FLAG_CONTENDED) ? releaser_since(tgid, tid, seen.address, seen.request_ns) : 0;
   e->expects_release = acquired;
   e->holder_tid = seen.holder_tid;
-  e->holder_state = seen.holder_state;
-  if (seen.holder_tid && seen.holder_checked) e->flags |= LOCK_FLAG_HOLDER_CHECKED;
+  e->holder_state = 0;
   send_lock_event(ctx, e);
   return 0;
 }

@@ -25,7 +25,6 @@
 #define LOCK_FLAG_TRY_FAILED (1u << 1)
 #define LOCK_FLAG_CONTENDED_ONLY (1u << 2)
 #define LOCK_FLAG_RECURSIVE (1u << 3)
-#define LOCK_FLAG_HOLDER_CHECKED (1u << 5) /* format::kLockHolderChecked */
 
 /* A uprobe's attach cookie: low byte = lock kind, LOCK_COOKIE_TRY for a
  * trylock (a non-zero return means "not acquired", not an error). */
@@ -51,8 +50,8 @@ struct lock_event {
   __u32 flags;      /* LOCK_FLAG_* */
   __u32 releaser_tid;
   __u32 expects_release;
-  __u32 holder_tid; /* the owner read from the lock when the call blocked; 0 = unknown */
-  __u32 holder_state;
+  __u32 holder_tid;   /* the owner read from the lock when the call blocked; 0 = unknown */
+  __u32 holder_state; /* 0: the recorder knows states from the scheduler's records */
   struct event_stack stack;
 };
 

@@ -22,10 +22,9 @@
 // joins the three into one lock row (recorder/sched_source.cc).
 //
 // Every hook has a tp_btf and a raw_tp variant; the recorder autoloads the
-// tp_btf ones when the kernel has BTF-enabled tracepoints, else raw_tp. The
-// switch has two tp_btf variants: with a task lookup (bpf_task_from_pid,
-// kernels that have it) to check a lock's owner, and without. Nothing is
-// kept per CPU: threads migrate, so state is per event or per thread.
+// tp_btf ones when the kernel has BTF-enabled tracepoints, else raw_tp.
+// Nothing is kept per CPU: threads migrate, so state is per event or per
+// thread.
 #include "vmlinux.h"
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_helpers.h>
@@ -83,8 +82,7 @@ static __always_inline void capture_switch_stack(void* ctx, struct event_stack* 
 }
 
 static __always_inline int on_switch(void* ctx, bool preempt, struct task_struct* prev,
-                                     struct task_struct* next, unsigned int prev_state,
-                                     bool with_task_lookup) {
+                                     struct task_struct* next, unsigned int prev_state) {
   bool prev_is_target = is_target_task(prev);
   bool next_is_target = is_target_task(next);
   if (!prev_is_target && !next_is_target) return 0;
@@ -94,12 +92,10 @@ static __always_inline int on_switch(void* ctx, bool preempt, struct task_struct
 
   struct futex_switch_event* e = scratch_event(SLOT_SWITCH);
   if (!e) return 0;
-  bool in_futex_wait = futex_waits && prev_is_target && !preempted && prev_tgid != 0 &&
-                       read_futex_wait(&e->futex, with_task_lookup);
+  bool in_futex_wait =
+      futex_waits && prev_is_target && !preempted && prev_tgid != 0 && read_futex_wait(&e->futex);
   /* A wait inside a probed lock call is reported by the call's return. */
-  if (in_futex_wait && lock_calls_probed &&
-      futex_wait_in_lock_call(prev_tid, e->futex.holder_tid, e->futex.holder_state,
-                              e->futex.flags & FUTEX_FACT_HOLDER_CHECKED))
+  if (in_futex_wait && lock_calls_probed && futex_wait_in_lock_call(prev_tid, e->futex.holder_tid))
     in_futex_wait = false;
   if (!emit_sched_rows) {
     __u32 next_tid = BPF_CORE_READ(next, pid);
@@ -264,14 +260,7 @@ static __always_inline int on_rename(struct task_struct* task, const char* comm)
 SEC("tp_btf/sched_switch")
 int BPF_PROG(btf_sched_switch, bool preempt, struct task_struct* prev, struct task_struct* next,
              unsigned int prev_state) {
-  return on_switch(ctx, preempt, prev, next, prev_state, true);
-}
-
-/* Kernels without bpf_task_from_pid (before 6.2): owners are checked by the recorder. */
-SEC("tp_btf/sched_switch")
-int BPF_PROG(btf_sched_switch_no_lookup, bool preempt, struct task_struct* prev,
-             struct task_struct* next, unsigned int prev_state) {
-  return on_switch(ctx, preempt, prev, next, prev_state, false);
+  return on_switch(ctx, preempt, prev, next, prev_state);
 }
 
 SEC("tp_btf/sched_waking")
@@ -309,7 +298,7 @@ int BPF_PROG(btf_task_rename, struct task_struct* task, const char* comm) {
 SEC("raw_tp/sched_switch")
 int BPF_PROG(raw_sched_switch, bool preempt, struct task_struct* prev, struct task_struct* next,
              unsigned int prev_state) {
-  return on_switch(ctx, preempt, prev, next, prev_state, false);
+  return on_switch(ctx, preempt, prev, next, prev_state);
 }
 
 SEC("raw_tp/sched_waking")

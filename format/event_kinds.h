@@ -196,7 +196,7 @@ enum LockFlags : uint64_t {
   // Format 2.2: a futex wait seen at its blocking context switch, with the
   // futex_op, futex_value and object columns filled in.
   kLockFutexFacts = 1u << 4,
-  // Format 2.2: holder_tid was checked in the kernel to be a live thread of
+  // Format 2.2: holder_tid was checked while recording to be a live thread of
   // the waiter's process (else the analyzer checks it against the trace).
   kLockHolderChecked = 1u << 5,
   // Format 2.2: the wait had not ended when recording stopped; acquired_time

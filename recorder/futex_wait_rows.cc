@@ -9,10 +9,15 @@ void FutexWaitRows::onBlock(const FutexBlock& block) {
     wait.wake = early->second;
     early_wakes_.erase(early);
   }
-  if (wait.block.holder_tid != 0 && !wait.block.holder_checked &&
-      !(is_thread_of_ && is_thread_of_(wait.block.pid, wait.block.holder_tid))) {
-    wait.block.holder_tid = 0;  // not a thread of the waiter's process: not its owner
-    wait.block.holder_state = 0;
+  if (wait.block.holder_tid != 0 && is_thread_of_) {
+    wait.holder_checked = is_thread_of_(wait.block.pid, wait.block.holder_tid);
+    if (!wait.holder_checked) {
+      wait.block.holder_tid = 0;  // not a thread of the waiter's process: not its owner
+      wait.block.holder_state = 0;
+      // A join's word that is no thread's tid: not a join after all.
+      if (wait.block.object == static_cast<uint32_t>(format::WaitObject::kThread))
+        wait.block.object = static_cast<uint32_t>(format::WaitObject::kUnknown);
+    }
   }
   blocked_[block.tid] = wait;
 }
@@ -43,7 +48,7 @@ format::LockInterval FutexWaitRows::rowOf(const Wait& wait, uint64_t end) const 
       .holder_tid = b.holder_tid,
       .holder_state = b.holder_state,
   };
-  if (b.holder_tid != 0 && b.holder_checked) row.flags |= format::kLockHolderChecked;
+  if (b.holder_tid != 0 && wait.holder_checked) row.flags |= format::kLockHolderChecked;
   if (wait.wake && wait.wake->releases && wait.wake->waker_tid != b.tid) {
     row.releaser_tid = wait.wake->waker_tid;
     row.releaser_stack_id = wait.wake->stack_id;

@@ -11,7 +11,9 @@
 // mutex unlock, sem_post, condvar signal) or exiting (a joined thread),
 // never a timer or a signal; the futex op, value, object and holder as read.
 //
-// A wake-up can reach the ring before the block it ends (the waker's CPU
+// An owner read from the lock is kept only if it is a thread of the
+// waiter's process (kLockHolderChecked); a join whose value is no thread's
+// tid is no join. A wake-up can reach the ring before the block it ends (the waker's CPU
 // reserves its record between the sleeper queueing itself and its switch),
 // so a thread's last wake-up since it last ran is kept for its next block.
 // Memory: per thread at most one wait in progress and one early wake-up,
@@ -42,9 +44,8 @@ struct FutexBlock {
   uint32_t op = 0;
   uint32_t value = 0;
   uint32_t object = 0;
-  uint32_t holder_tid = 0;
-  uint32_t holder_state = 0;
-  bool holder_checked = false;  // the kernel saw holder_tid alive in `pid`
+  uint32_t holder_tid = 0;    // the owner the lock records, not checked yet
+  uint32_t holder_state = 0;  // format::HolderState when the wait began; 0 = unknown
   uint64_t stack_id = 0;
 };
 
@@ -59,8 +60,9 @@ struct FutexWake {
 
 class FutexWaitRows {
  public:
-  // Whether `tid` is a thread of process `pid`, for holders the kernel
-  // could not check.
+  // Whether `tid` is a thread of process `pid`: an owner read from user
+  // memory is kept only if it is (then kLockHolderChecked); an empty check
+  // keeps owners unchecked.
   using ThreadCheck = std::function<bool(uint32_t pid, uint32_t tid)>;
   explicit FutexWaitRows(ThreadCheck is_thread_of) : is_thread_of_(std::move(is_thread_of)) {}
 
@@ -78,6 +80,7 @@ class FutexWaitRows {
   struct Wait {
     FutexBlock block;
     std::optional<FutexWake> wake;
+    bool holder_checked = false;
   };
   format::LockInterval rowOf(const Wait& wait, uint64_t end) const;
 

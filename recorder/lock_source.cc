@@ -37,7 +37,6 @@ static_assert(LOCK_FLAG_CONTENDED == format::kLockContended);
 static_assert(LOCK_FLAG_TRY_FAILED == format::kLockTryFailed);
 static_assert(LOCK_FLAG_CONTENDED_ONLY == format::kLockContendedOnly);
 static_assert(LOCK_FLAG_RECURSIVE == format::kLockRecursive);
-static_assert(LOCK_FLAG_HOLDER_CHECKED == format::kLockHolderChecked);
 
 constexpr std::string_view kName = "locks";
 constexpr int kKernelENOTSUPP = 524;

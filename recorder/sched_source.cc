@@ -1,7 +1,6 @@
 // Scheduler and process-life source: see sched_source.h.
 #include "recorder/sched_source.h"
 
-#include <bpf/btf.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -13,6 +12,7 @@
 #include "recorder/drop_counter.h"
 #include "recorder/event_sink.h"
 #include "recorder/futex_wait_rows.h"
+#include "recorder/proc_threads.h"
 #include "recorder/ring_poller.h"
 #include "recorder/skeleton_setup.h"
 #include "sched.skel.h"
@@ -62,36 +62,17 @@ bool kernelHasBtf() {
   return access("/sys/kernel/btf/vmlinux", R_OK) == 0;
 }
 
-// Whether the kernel has the bpf_task_from_pid kfunc (6.2+), which the
-// switch program uses to check a lock's owner.
-bool kernelHasTaskLookup() {
-  btf* vmlinux = btf__load_vmlinux_btf();
-  if (vmlinux == nullptr) return false;
-  bool found = btf__find_by_name_kind(vmlinux, "bpf_task_from_pid", BTF_KIND_FUNC) > 0;
-  btf__free(vmlinux);
-  return found;
-}
-
-// A holder the kernel could not check: a thread of `pid` now, by /proc.
-// Answers are kept, so a holder costs one access() per process.
-class ProcThreads {
- public:
-  bool isThreadOf(uint32_t pid, uint32_t tid) {
-    uint64_t key = (uint64_t{pid} << 32) | tid;
-    auto [it, fresh] = known_.try_emplace(key, false);
-    if (fresh) {
-      std::string path = "/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid);
-      it->second = access(path.c_str(), F_OK) == 0;
-    }
-    return it->second;
-  }
-
- private:
-  std::unordered_map<uint64_t, bool> known_;
-};
-
 std::string commOf(const char (&comm)[TASK_COMM_LEN]) {
   return std::string(comm, strnlen(comm, TASK_COMM_LEN));
+}
+
+// A thread's state as its last switch left it.
+format::HolderState stateAfterSwitchOut(uint64_t prev_state) {
+  constexpr uint64_t kInterruptible = 0x1, kUninterruptible = 0x2;  // include/linux/sched.h
+  if (prev_state == 0) return format::HolderState::kRunnable;
+  if (prev_state & kUninterruptible) return format::HolderState::kDiskSleep;
+  if (prev_state & kInterruptible) return format::HolderState::kSleeping;
+  return format::HolderState::kOther;
 }
 
 class SchedSource final : public Source {
@@ -99,7 +80,11 @@ class SchedSource final : public Source {
   SchedSource(bool emit_sched, std::shared_ptr<SharedMap> lock_calls)
       : emit_sched_(emit_sched),
         lock_calls_(std::move(lock_calls)),
-        waits_([this](uint32_t pid, uint32_t tid) { return proc_threads_.isThreadOf(pid, tid); }) {}
+        waits_([this](uint32_t pid, uint32_t tid) {
+          if (!proc_threads_.isThreadOf(pid, tid)) return false;
+          sink_->processes().noteThread(pid, tid, monotonicNowNs());
+          return true;
+        }) {}
   std::string_view name() const override {
     if (emit_sched_) return "scheduler";
     return futex_waits_ ? "futex waits" : "process events";
@@ -151,12 +136,8 @@ class SchedSource final : public Source {
   void chooseVariants() {
     use_btf_ = kernelHasBtf();
     auto& p = skel_->progs;
-    bool task_lookup = use_btf_ && futex_waits_ && kernelHasTaskLookup();
-    bpf_program* btf_switch = task_lookup ? p.btf_sched_switch : p.btf_sched_switch_no_lookup;
-    bpf_program__set_autoload(task_lookup ? p.btf_sched_switch_no_lookup : p.btf_sched_switch,
-                              false);
     bpf_program* switch_and_wakeup[2][3] = {
-        {btf_switch, p.btf_sched_waking, p.btf_sched_wakeup_new},
+        {p.btf_sched_switch, p.btf_sched_waking, p.btf_sched_wakeup_new},
         {p.raw_sched_switch, p.raw_sched_waking, p.raw_sched_wakeup_new}};
     bpf_program* process_life[2][4] = {{p.btf_sched_process_fork, p.btf_sched_process_exec,
                                         p.btf_sched_process_exit, p.btf_task_rename},
@@ -224,6 +205,11 @@ class SchedSource final : public Source {
     if (futex_waits_) {
       if (std::optional<format::LockInterval> row = waits_.onSwitchIn(e.next_tid, h.time))
         sink.append(*row);
+      // Every switch of a target is here only with scheduler rows on.
+      if (emit_sched_) {
+        if (h.pid != 0) thread_states_[h.tid] = stateAfterSwitchOut(e.prev_state);
+        if (e.next_pid != 0) thread_states_[e.next_tid] = format::HolderState::kRunning;
+      }
     }
     return stack_id;
   }
@@ -248,7 +234,9 @@ class SchedSource final : public Source {
     uint64_t stack_id = appendSwitch(as_switch, e->stack);
     if (!futex_waits_) return;
     const futex_wait_facts& f = e->futex;
-    if (f.holder_tid != 0) sink_->processes().noteThread(h.pid, f.holder_tid, h.time);
+    uint32_t holder_state = 0;
+    if (auto state = thread_states_.find(f.holder_tid); state != thread_states_.end())
+      holder_state = static_cast<uint32_t>(state->second);
     waits_.onBlock({.time = h.time,
                     .pid = h.pid,
                     .tid = h.tid,
@@ -257,8 +245,7 @@ class SchedSource final : public Source {
                     .value = f.value,
                     .object = f.object,
                     .holder_tid = f.holder_tid,
-                    .holder_state = f.holder_state,
-                    .holder_checked = (f.flags & FUTEX_FACT_HOLDER_CHECKED) != 0,
+                    .holder_state = holder_state,
                     .stack_id = stack_id});
   }
 
@@ -281,6 +268,11 @@ class SchedSource final : public Source {
                                  .stack_id = stack});
     }
     if (futex_waits_) {
+      if (emit_sched_) {
+        auto state = thread_states_.find(e->wakee_tid);
+        if (state != thread_states_.end() && state->second != format::HolderState::kRunning)
+          state->second = format::HolderState::kRunnable;
+      }
       waits_.onWake({.time = h.time,
                      .waker_pid = h.pid,
                      .waker_tid = h.tid,
@@ -311,6 +303,8 @@ class SchedSource final : public Source {
         row.peer_pid = e.is_process_exit ? e.peer_pid : 0;
         processes.onExit(h.pid, h.tid, e.is_process_exit != 0, h.time);
         waits_.onThreadExit(h.tid);
+        thread_states_.erase(h.tid);
+        proc_threads_.forget(h.tid);
         break;
       case PROCESS_COMM:
         row.event = static_cast<uint64_t>(format::ProcessEventType::kComm);
@@ -327,6 +321,9 @@ class SchedSource final : public Source {
   std::shared_ptr<SharedMap> lock_calls_;
   ProcThreads proc_threads_;
   FutexWaitRows waits_;
+  // Target threads' states from their last switch (with scheduler rows on),
+  // for the state of a lock's holder when a wait on it begins.
+  std::unordered_map<uint32_t, format::HolderState> thread_states_;
   SchedStacks config_stacks_ = SchedStacks::kBlocked;
   bool use_btf_ = true;
   SkeletonPtr<sched_bpf> skel_{nullptr, &sched_bpf__destroy};

@@ -43,8 +43,8 @@ const WaitFrames& WaitClassifier::framesOf(uint64_t pid, uint64_t stack_id, uint
 
 WaitClass WaitClassifier::classify(const format::LockInterval& row) {
   format::LockInterval checked = row;
-  // A holder the kernel could not check (no bpf_task_from_pid): keep it
-  // only if the trace knows it as a thread of the same process.
+  // A holder not checked while recording: keep it only if the trace knows
+  // it as a thread of the same process.
   if (checked.holder_tid != 0 && (checked.flags & format::kLockHolderChecked) == 0) {
     uint32_t pid = trace_.pidOf(static_cast<uint32_t>(checked.holder_tid));
     if (pid != checked.pid) checked.holder_tid = 0;

@@ -1,13 +1,19 @@
 // Resolving --lock-probe symbols, finding libc in /proc/PID/maps, the cpu
 // lists the per-CPU sources open events on, and joining a futex wait's
-// scheduler records into its lock row.
+// scheduler records into its lock row, and checking a lock's owner is a
+// thread of the waiter's process.
 #include <gtest/gtest.h>
 #include <unistd.h>
+
+#include <filesystem>
+#include <future>
+#include <thread>
 
 #include "recorder/futex_wait_rows.h"
 #include "recorder/libc_locator.h"
 #include "recorder/lock_probe_spec.h"
 #include "recorder/online_cpus.h"
+#include "recorder/proc_threads.h"
 
 // Real functions of this test binary for resolveLockProbe to find.
 extern "C" __attribute__((noinline, used)) void incise_test_lock(void* lock) {
@@ -98,7 +104,6 @@ FutexBlock blockAt(uint64_t time, uint32_t tid) {
           .object = static_cast<uint32_t>(format::WaitObject::kMutex),
           .holder_tid = 12,
           .holder_state = static_cast<uint32_t>(format::HolderState::kRunning),
-          .holder_checked = true,
           .stack_id = 7};
 }
 
@@ -111,8 +116,13 @@ FutexWake wakeOf(uint64_t time, uint32_t wakee, uint32_t waker, bool releases) {
           .stack_id = 9};
 }
 
+// The workload's threads: pid 10 has threads 11-14.
+bool threadOfTen(uint32_t pid, uint32_t tid) {
+  return pid == 10 && tid >= 11 && tid <= 14;
+}
+
 TEST(FutexWaitRows, JoinsBlockWakeAndSwitchInIntoOneRow) {
-  FutexWaitRows waits(nullptr);
+  FutexWaitRows waits(threadOfTen);
   waits.onBlock(blockAt(100, 11));
   EXPECT_FALSE(waits.onSwitchIn(13, 150).has_value());  // another thread's switch-in
   waits.onWake(wakeOf(180, 11, 12, true));
@@ -136,7 +146,7 @@ TEST(FutexWaitRows, JoinsBlockWakeAndSwitchInIntoOneRow) {
 }
 
 TEST(FutexWaitRows, AWakeUpBeforeItsBlockStillEndsIt) {
-  FutexWaitRows waits(nullptr);
+  FutexWaitRows waits(threadOfTen);
   waits.onWake(wakeOf(90, 11, 12, true));  // reached the ring before the block
   waits.onBlock(blockAt(100, 11));
   std::optional<format::LockInterval> row = waits.onSwitchIn(11, 200);
@@ -164,17 +174,34 @@ TEST(FutexWaitRows, TimersAndSignalsAreNotReleasers) {
   EXPECT_EQ(row->releaser_stack_id, 0u);
 }
 
-TEST(FutexWaitRows, UncheckedHoldersMustBeThreadsOfTheProcess) {
+TEST(FutexWaitRows, HoldersMustBeThreadsOfTheWaitersProcess) {
   FutexBlock block = blockAt(100, 11);
-  block.holder_checked = false;
-  FutexWaitRows strict([](uint32_t, uint32_t) { return false; });
-  strict.onBlock(block);
-  EXPECT_EQ(strict.onSwitchIn(11, 200)->holder_tid, 0u);
-  FutexWaitRows lenient([](uint32_t pid, uint32_t tid) { return pid == 10 && tid == 12; });
-  lenient.onBlock(block);
-  std::optional<format::LockInterval> row = lenient.onSwitchIn(11, 200);
+  block.holder_tid = 99;  // a word that held no tid of this process
+  FutexWaitRows waits(threadOfTen);
+  waits.onBlock(block);
+  std::optional<format::LockInterval> row = waits.onSwitchIn(11, 200);
+  ASSERT_TRUE(row.has_value());
+  EXPECT_EQ(row->holder_tid, 0u);
+  EXPECT_EQ(row->holder_state, 0u);
+  EXPECT_EQ(row->flags & format::kLockHolderChecked, 0u);
+  // Without a check the owner is kept, unchecked.
+  FutexWaitRows unchecked(nullptr);
+  unchecked.onBlock(blockAt(100, 11));
+  row = unchecked.onSwitchIn(11, 200);
   EXPECT_EQ(row->holder_tid, 12u);
   EXPECT_EQ(row->flags & format::kLockHolderChecked, 0u);
+}
+
+TEST(FutexWaitRows, AJoinValueThatIsNoThreadIsNoJoin) {
+  FutexBlock block = blockAt(100, 11);
+  block.object = static_cast<uint32_t>(format::WaitObject::kThread);
+  block.holder_tid = block.value = 7777;
+  FutexWaitRows waits(threadOfTen);
+  waits.onBlock(block);
+  std::optional<format::LockInterval> row = waits.onSwitchIn(11, 200);
+  ASSERT_TRUE(row.has_value());
+  EXPECT_EQ(row->object, uint64_t(format::WaitObject::kUnknown));
+  EXPECT_EQ(row->holder_tid, 0u);
 }
 
 TEST(FutexWaitRows, WaitsStillBlockedEndWithTheRecording) {
@@ -188,6 +215,38 @@ TEST(FutexWaitRows, WaitsStillBlockedEndWithTheRecording) {
   EXPECT_EQ(rows[0].acquired_time, 500u);
   EXPECT_NE(rows[0].flags & format::kLockWaitUnfinished, 0u);
   EXPECT_EQ(waits.waitsInProgress(), 0u);
+}
+
+TEST(ProcThreads, AThreadOfThisProcessIsOneAndNotAnothersThread) {
+  std::promise<uint32_t> tid;
+  std::promise<void> done;
+  std::thread other([&] {
+    tid.set_value(static_cast<uint32_t>(gettid()));
+    done.get_future().wait();
+  });
+  uint32_t other_tid = tid.get_future().get();
+  ProcThreads threads;
+  uint32_t self = static_cast<uint32_t>(getpid());
+  EXPECT_TRUE(threads.isThreadOf(self, other_tid));
+  EXPECT_TRUE(threads.isThreadOf(self, self));
+  EXPECT_FALSE(threads.isThreadOf(1, other_tid));  // init has no such thread
+  EXPECT_FALSE(threads.isThreadOf(self, 0));
+  done.set_value();
+  other.join();
+}
+
+TEST(ProcThreads, AnswersAreKeptUntilTheThreadExits) {
+  std::filesystem::path root =
+      std::filesystem::temp_directory_path() / ("proc_threads_test." + std::to_string(getpid()));
+  std::filesystem::create_directories(root / "10" / "task" / "11");
+  ProcThreads threads(root.string());
+  EXPECT_TRUE(threads.isThreadOf(10, 11));
+  EXPECT_FALSE(threads.isThreadOf(10, 12));
+  std::filesystem::remove(root / "10" / "task" / "11");
+  EXPECT_TRUE(threads.isThreadOf(10, 11));  // kept: one access() per pair
+  threads.forget(11);
+  EXPECT_FALSE(threads.isThreadOf(10, 11));
+  std::filesystem::remove_all(root);
 }
 
 }  // namespace
