@@ -13,7 +13,6 @@
 
 #include "objfile/elf_reader.h"
 #include "recorder/eh_frame_collector.h"
-#include "recorder/elf_symbol_count.h"
 
 namespace incise::recorder {
 
@@ -59,16 +58,6 @@ uint32_t protOf(const std::string& perms) {
 }
 
 }  // namespace
-
-Result<format::ObjectSymbols> readObjectSymbols(const HitObject& hit) {
-  Result<format::ObjectSymbols> object = objfile::readElfObject(hit.open_path);
-  // The same file seen from our own mount namespace, if the process is gone.
-  if (!object && hit.path.rfind('/', 0) == 0) object = objfile::readElfObject(hit.path);
-  if (!object) return object.error().context("symbols of " + hit.path);
-  object->path = hit.path;
-  if (object->build_id.empty()) object->build_id = hit.build_id;
-  return object;
-}
 
 std::string ProcessTracker::readSmallFile(const std::string& path) const {
   std::ifstream in(path, std::ios::binary);
@@ -327,8 +316,7 @@ void ProcessTracker::startHitObject(const std::string& key, const MappedRange& r
                                     uint64_t address, bool return_address) {
   HitObject hit{.path = range.path, .open_path = range.open_path, .build_id = range.build_id};
   hit_objects_.emplace(key, hit);
-  Result<size_t> count = countElfSymbols(hit.open_path);
-  if (count && *count > full_table_limit_) {
+  if (embedsHitSubset(hit, full_table_limit_)) {
     LargeObject large{.hit = hit};
     if (large_objects_.size() < kMaxOpenLargeObjects)
       large.fd = open(hit.open_path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -357,36 +345,7 @@ void ProcessTracker::readLargeObjects() {
       continue;
     }
     object->path = large.hit.path;
-    // File offsets of the frames -> the ELF addresses the symbols use.
-    std::vector<uint64_t> addresses;
-    for (uint64_t offset : large.file_offsets) {
-      for (const format::Segment& segment : object->segments) {
-        if (offset >= segment.file_offset && offset - segment.file_offset < segment.file_size) {
-          addresses.push_back(segment.vaddr + (offset - segment.file_offset));
-          break;
-        }
-      }
-    }
-    // Keep, for each address, the last symbol starting at or below it (the one
-    // containing it, or the nearest exported one before a hidden function):
-    // what a lookup in the whole table would have found.
-    std::vector<format::Symbol>& symbols = object->symbols;
-    std::sort(symbols.begin(), symbols.end(), [](const format::Symbol& a, const format::Symbol& b) {
-      return a.address < b.address;
-    });
-    std::vector<bool> keep(symbols.size(), false);
-    for (uint64_t address : addresses) {
-      auto after = std::upper_bound(
-          symbols.begin(), symbols.end(), address,
-          [](uint64_t a, const format::Symbol& symbol) { return a < symbol.address; });
-      if (after != symbols.begin()) keep[static_cast<size_t>(after - symbols.begin()) - 1] = true;
-    }
-    size_t total = symbols.size();
-    std::vector<format::Symbol> kept;
-    for (size_t i = 0; i < symbols.size(); ++i) {
-      if (keep[i]) kept.push_back(std::move(symbols[i]));
-    }
-    symbols = std::move(kept);
+    const size_t total = keepHitSymbols(*object, large.file_offsets);
     pending_.notes.push_back(large.hit.path + ": " + std::to_string(object->symbols.size()) +
                              " of " + std::to_string(total) +
                              " symbols embedded (a large table: only the functions hit)");

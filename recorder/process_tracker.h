@@ -41,19 +41,9 @@
 
 #include "format/metadata.h"
 #include "format/status.h"
+#include "recorder/object_symbols.h"
 
 namespace incise::recorder {
-
-// One object file that at least one user frame landed in.
-struct HitObject {
-  std::string path;       // as in /proc/PID/maps
-  std::string open_path;  // where the recorder can read it (/proc/PID/root/..., map_files)
-  std::string build_id;   // raw bytes; empty when the object has none
-};
-
-// The ELF symbol table of a hit object, read through its process's root
-// (falling back to the same path in our namespace).
-Result<format::ObjectSymbols> readObjectSymbols(const HitObject& hit);
 
 class ProcessTracker {
  public:
