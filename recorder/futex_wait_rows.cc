@@ -9,16 +9,11 @@ void FutexWaitRows::onBlock(const FutexBlock& block) {
     wait.wake = early->second;
     early_wakes_.erase(early);
   }
-  if (wait.block.holder_tid != 0 && is_thread_of_) {
+  // An owner /proc does not show (a joined thread that exited before this
+  // record was read, a word that held no tid) stays unchecked: the analyzer
+  // keeps it only if the trace knows it as a thread of the process.
+  if (wait.block.holder_tid != 0 && is_thread_of_)
     wait.holder_checked = is_thread_of_(wait.block.pid, wait.block.holder_tid);
-    if (!wait.holder_checked) {
-      wait.block.holder_tid = 0;  // not a thread of the waiter's process: not its owner
-      wait.block.holder_state = 0;
-      // A join's word that is no thread's tid: not a join after all.
-      if (wait.block.object == static_cast<uint32_t>(format::WaitObject::kThread))
-        wait.block.object = static_cast<uint32_t>(format::WaitObject::kUnknown);
-    }
-  }
   blocked_[block.tid] = wait;
 }
 

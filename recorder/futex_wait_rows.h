@@ -11,13 +11,12 @@
 // mutex unlock, sem_post, condvar signal) or exiting (a joined thread),
 // never a timer or a signal; the futex op, value, object and holder as read.
 //
-// An owner read from the lock is kept only if it is a thread of the
-// waiter's process (kLockHolderChecked); a join whose value is no thread's
-// tid is no join. A wake-up can reach the ring before the block it ends (the waker's CPU
-// reserves its record between the sleeper queueing itself and its switch),
-// so a thread's last wake-up since it last ran is kept for its next block.
-// Memory: per thread at most one wait in progress and one early wake-up,
-// dropped at the thread's exit.
+// An owner read from the lock that /proc shows as a thread of the waiter's
+// process is marked kLockHolderChecked; one it does not show is kept
+// unchecked, for the analyzer to check against the trace. A wake-up can reach the ring before the
+// block it ends (the waker's CPU reserves its record between the sleeper queueing itself and its
+// switch), so a thread's last wake-up since it last ran is kept for its next block. Memory: per
+// thread at most one wait in progress and one early wake-up, dropped at the thread's exit.
 //
 //   FutexWaitRows waits([](uint32_t pid, uint32_t tid) { return isThreadOf(pid, tid); });
 //   waits.onBlock(block);                                   // EVENT_FUTEX_SWITCH
@@ -61,8 +60,7 @@ struct FutexWake {
 class FutexWaitRows {
  public:
   // Whether `tid` is a thread of process `pid`: an owner read from user
-  // memory is kept only if it is (then kLockHolderChecked); an empty check
-  // keeps owners unchecked.
+  // memory that is gets kLockHolderChecked; an empty check checks none.
   using ThreadCheck = std::function<bool(uint32_t pid, uint32_t tid)>;
   explicit FutexWaitRows(ThreadCheck is_thread_of) : is_thread_of_(std::move(is_thread_of)) {}
 

@@ -47,7 +47,12 @@ WaitClass WaitClassifier::classify(const format::LockInterval& row) {
   // it as a thread of the same process.
   if (checked.holder_tid != 0 && (checked.flags & format::kLockHolderChecked) == 0) {
     uint32_t pid = trace_.pidOf(static_cast<uint32_t>(checked.holder_tid));
-    if (pid != checked.pid) checked.holder_tid = 0;
+    if (pid != checked.pid) {
+      checked.holder_tid = 0;
+      // A join's value that is no thread of the process: no join after all.
+      if (checked.object == static_cast<uint64_t>(format::WaitObject::kThread))
+        checked.object = static_cast<uint64_t>(format::WaitObject::kUnknown);
+    }
   }
   bool probed = row.lock_kind != static_cast<uint64_t>(format::LockKind::kFutex);
   const WaitFrames& frames =

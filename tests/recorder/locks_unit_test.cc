@@ -174,34 +174,28 @@ TEST(FutexWaitRows, TimersAndSignalsAreNotReleasers) {
   EXPECT_EQ(row->releaser_stack_id, 0u);
 }
 
-TEST(FutexWaitRows, HoldersMustBeThreadsOfTheWaitersProcess) {
-  FutexBlock block = blockAt(100, 11);
-  block.holder_tid = 99;  // a word that held no tid of this process
+TEST(FutexWaitRows, OnlyThreadsOfTheWaitersProcessAreCheckedHolders) {
   FutexWaitRows waits(threadOfTen);
-  waits.onBlock(block);
+  waits.onBlock(blockAt(100, 11));
   std::optional<format::LockInterval> row = waits.onSwitchIn(11, 200);
   ASSERT_TRUE(row.has_value());
-  EXPECT_EQ(row->holder_tid, 0u);
-  EXPECT_EQ(row->holder_state, 0u);
+  EXPECT_EQ(row->holder_tid, 12u);
+  EXPECT_NE(row->flags & format::kLockHolderChecked, 0u);
+  // An owner /proc does not show (exited, or no tid at all) stays, unchecked,
+  // for the analyzer to check against the trace.
+  FutexBlock block = blockAt(300, 11);
+  block.holder_tid = 99;
+  waits.onBlock(block);
+  row = waits.onSwitchIn(11, 400);
+  ASSERT_TRUE(row.has_value());
+  EXPECT_EQ(row->holder_tid, 99u);
   EXPECT_EQ(row->flags & format::kLockHolderChecked, 0u);
-  // Without a check the owner is kept, unchecked.
+  // Without a check no owner is checked.
   FutexWaitRows unchecked(nullptr);
   unchecked.onBlock(blockAt(100, 11));
   row = unchecked.onSwitchIn(11, 200);
   EXPECT_EQ(row->holder_tid, 12u);
   EXPECT_EQ(row->flags & format::kLockHolderChecked, 0u);
-}
-
-TEST(FutexWaitRows, AJoinValueThatIsNoThreadIsNoJoin) {
-  FutexBlock block = blockAt(100, 11);
-  block.object = static_cast<uint32_t>(format::WaitObject::kThread);
-  block.holder_tid = block.value = 7777;
-  FutexWaitRows waits(threadOfTen);
-  waits.onBlock(block);
-  std::optional<format::LockInterval> row = waits.onSwitchIn(11, 200);
-  ASSERT_TRUE(row.has_value());
-  EXPECT_EQ(row->object, uint64_t(format::WaitObject::kUnknown));
-  EXPECT_EQ(row->holder_tid, 0u);
 }
 
 TEST(FutexWaitRows, WaitsStillBlockedEndWithTheRecording) {
