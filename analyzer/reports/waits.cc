@@ -28,6 +28,9 @@ namespace incise::analyzer {
 namespace {
 
 constexpr size_t kTopThreads = 3;
+// JSON is for tools: a group names many more threads (a semaphore's posters,
+// every thread a join waited for), still bounded.
+constexpr size_t kJsonTopThreads = 100;
 
 struct WaitsOptions {
   std::string by = "object";
@@ -95,7 +98,7 @@ int reportWaits(Trace& trace, const ReportOutput& output, const WaitsOptions& op
     stats.add(row, wait);
   });
   std::vector<WaitKindTotals> kinds = stats.kinds();
-  std::vector<WaitGroupStats> groups = stats.finish(kTopThreads);
+  std::vector<WaitGroupStats> groups = stats.finish(output.json ? kJsonTopThreads : kTopThreads);
   size_t total_groups = groups.size();
   if (options.limit != 0 && groups.size() > options.limit) groups.resize(options.limit);
   LockNames names(trace, sites);
