@@ -2,6 +2,7 @@
 // for is simply not created; each source decides for itself whether this
 // kernel can run it (Source::open says why not).
 #include "recorder/lock_source.h"
+#include "recorder/mmap_source.h"
 #include "recorder/page_fault_source.h"
 #include "recorder/profile_source.h"
 #include "recorder/sched_source.h"
@@ -11,14 +12,19 @@ namespace incise::recorder {
 
 std::vector<std::unique_ptr<Source>> createSources(const RecordConfig& config) {
   std::vector<std::unique_ptr<Source>> sources;
-  sources.push_back(makeProfileSource());
+  // Mappings first, so their records flow before any sample that lands in a
+  // new mapping (they carry no samples or lock rows of their own).
+  sources.push_back(makeMmapSource());
   // Process life (fork/exec/exit/comm) comes from the scheduler program, which
   // also follows children of targets: it runs even with --no-sched and then
-  // emits only process events.
-  // It also sees futex waits at their blocking switch; a wait inside a lock
-  // call the lock source probes belongs to that call (bpf/lock_calls.bpf.h).
+  // emits only process events. It is attached before the other event sources
+  // (sources attach in this order), so every sample and lock row falls where
+  // the switches of its thread are already recorded. It also sees futex
+  // waits at their blocking switch; a wait inside a lock call the lock
+  // source probes belongs to that call (bpf/lock_calls.bpf.h).
   auto lock_calls = std::make_shared<SharedMap>("pending_calls");
   sources.push_back(makeSchedSource(config.sched, lock_calls));
+  sources.push_back(makeProfileSource());
   if (config.lock_mode == LockMode::kAll || !config.lock_probes.empty())
     sources.push_back(makeLockSource(lock_calls));
   if (config.page_faults) sources.push_back(makePageFaultSource());
