@@ -36,7 +36,7 @@ enum event_type {
   EVENT_CPU_SAMPLE_USER_STACK = 5, /* -g dwarf/hybrid: bpf/stack_copy.bpf.h */
   /* Reserved for the lock and page-fault sources (bpf/locks.h, ...). */
   EVENT_LOCK = 16,
-  EVENT_FUTEX = 17,
+  EVENT_FUTEX = 17, /* unused: futex waits come from the scheduler program */
   EVENT_PAGE_FAULT = 18,
 };
 
@@ -92,9 +92,10 @@ struct cpu_sample_user_stack_event {
 
 /* Which scheduler events carry stacks (--sched-stacks; sched.bpf.c). */
 enum sched_stack_mode {
-  SCHED_STACKS_OFF = 0,     /* none */
-  SCHED_STACKS_BLOCKED = 1, /* blocking switches: kernel + user; wakers: user */
-  SCHED_STACKS_ALL = 2,     /* also preemptions (user) and wakers' kernel stacks */
+  SCHED_STACKS_OFF = 0, /* none */
+  SCHED_STACKS_BLOCKED =
+      1,                /* blocking switches: user, kernel too when uninterruptible; wakers: user */
+  SCHED_STACKS_ALL = 2, /* also preemptions (user) and wakers' kernel stacks */
 };
 
 /* header.pid/tid = prev (the thread leaving the cpu); stack = prev's off-CPU stack. */
@@ -113,6 +114,8 @@ struct wakeup_event {
   __u32 wakee_tid;
   __u32 target_cpu;  /* wakee's last cpu (sched_waking runs before the choice) */
   __u32 is_new_task; /* sched_wakeup_new */
+  __u32 waker_flags; /* WAKER_* (bpf/futex_wait.h) */
+  __u32 reserved;
   struct event_stack stack;
 };
 

@@ -6,7 +6,7 @@
  *
  *   // recorder: attach one uprobe per lock function, the cookie says which
  *   opts.bpf_cookie = LOCK_COOKIE(LOCK_KIND_MUTEX, false);
- *   // ring buffer: EVENT_LOCK / EVENT_FUTEX carry a struct lock_event,
+ *   // ring buffer: EVENT_LOCK carries a struct lock_event,
  *   // EVENT_LOCK_RELEASE a struct lock_release_event
  */
 #ifndef INCISE_BPF_LOCKS_H
@@ -19,7 +19,7 @@
 #define LOCK_KIND_RWLOCK_WRITE 3
 #define LOCK_KIND_SPIN 4
 #define LOCK_KIND_CUSTOM 5
-#define LOCK_KIND_FUTEX 6
+#define LOCK_KIND_FUTEX 6 /* a futex wait row (recorder/futex_wait_rows.h) */
 
 #define LOCK_FLAG_CONTENDED (1u << 0)
 #define LOCK_FLAG_TRY_FAILED (1u << 1)
@@ -31,8 +31,8 @@
 #define LOCK_COOKIE_TRY (1u << 8)
 #define LOCK_COOKIE(kind, is_try) ((kind) | ((is_try) ? LOCK_COOKIE_TRY : 0))
 
-/* Next to the types events.h reserves for this source (EVENT_LOCK,
- * EVENT_FUTEX); only the locks ring buffer carries it. */
+/* Next to the types events.h reserves for this source (EVENT_LOCK); only
+ * the locks ring buffer carries it. */
 enum lock_event_type {
   EVENT_LOCK_RELEASE = 19,
 };
@@ -40,8 +40,7 @@ enum lock_event_type {
 /* EVENT_LOCK: a lock call returned (mode `all`, --lock-probe). When it
  * acquired the lock (expects_release), an EVENT_LOCK_RELEASE for the same
  * (pid, tid, address) follows at the outermost unlock.
- * EVENT_FUTEX: a futex wait ended (not inside a probed lock call).
- * header.time = acquired (return / wait end); stack = the user stack. */
+ * header.time = acquired (the return); stack = the user stack. */
 struct lock_event {
   struct event_header header;
   __u64 request_ns; /* call / wait start */
@@ -51,6 +50,8 @@ struct lock_event {
   __u32 flags;      /* LOCK_FLAG_* */
   __u32 releaser_tid;
   __u32 expects_release;
+  __u32 holder_tid;   /* the owner read from the lock when the call blocked; 0 = unknown */
+  __u32 holder_state; /* 0: the recorder knows states from the scheduler's records */
   struct event_stack stack;
 };
 

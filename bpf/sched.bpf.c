@@ -1,9 +1,13 @@
-// Scheduler and process life of target threads.
+// Scheduler and process life of target threads, and contended futex waits.
 //
 // sched_switch: prev/next, prev state (0 = preempted) and prev's off-CPU
-// stack (in this tracepoint `current` is still prev, so bpf_get_stack sees
-// prev's kernel and user stacks). sched_waking and sched_wakeup_new: waker =
-// current, with its stack. sched_waking rather than sched_wakeup because it
+// stack (in this tracepoint `current` is still prev, so the stack walks see
+// prev's kernel and user stacks). When prev blocks inside a futex wait, the
+// switch also carries the wait's facts read from prev's saved registers and
+// memory (bpf/futex_wait.bpf.h): that is how contended locks and other
+// futex waits are recorded, with no syscall probe. sched_waking and
+// sched_wakeup_new: waker = current, with its stack, and whether the waker
+// is releasing a futex. sched_waking rather than sched_wakeup because it
 // always runs in the waker's context: sched_wakeup of a remote wake-up can
 // run later on the wakee's cpu (the wake list's IPI), in whatever task runs
 // there. It runs before the scheduler picks the wakee's cpu, so target_cpu
@@ -12,11 +16,15 @@
 // fork/exec/exit/rename feed the process tracker, and fork adds
 // children of target processes to `targets` so `-- CMD` follows the tree.
 //
+// With --no-sched and a lock mode, only what the futex waits need is sent:
+// the blocking switch of a wait, the wake-up of a thread in one and its next
+// switch-in (`futex_waiters` says which threads are waiting). The recorder
+// joins the three into one lock row (recorder/sched_source.cc).
+//
 // Every hook has a tp_btf and a raw_tp variant; the recorder autoloads the
 // tp_btf ones when the kernel has BTF-enabled tracepoints, else raw_tp.
 // Nothing is kept per CPU: threads migrate, so state is per event or per
-// thread (the user stack of a futex wait, bpf/wait_stack.bpf.h, walked once
-// by the lock program and reused by the blocking switch).
+// thread.
 #include "vmlinux.h"
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_helpers.h>
@@ -24,53 +32,131 @@
 
 #include "bpf/event_output.bpf.h"
 #include "bpf/events.h"
+#include "bpf/futex_wait.bpf.h"
+#include "bpf/lock_calls.bpf.h"
 #include "bpf/stack.bpf.h"
 #include "bpf/target_filter.bpf.h"
-#include "bpf/wait_stack.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
 /* enum sched_stack_mode; the recorder sets OFF when stacks are off (-g none). */
 const volatile __u32 sched_stacks = SCHED_STACKS_BLOCKED;
+/* Switch and wake-up rows (off with --no-sched: only futex waits are sent). */
+const volatile bool emit_sched_rows = true;
+/* A lock mode is on: read the futex wait of every blocking switch. */
+const volatile bool futex_waits = false;
+/* Lock calls are probed (--locks all, --lock-probe): look waits up in pending_calls. */
+const volatile bool lock_calls_probed = false;
+
+/* Threads in a futex wait, kept only when switch rows are not all sent. */
+struct {
+  __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(max_entries, MAX_THREADS);
+  __type(key, __u32);
+  __type(value, __u8);
+} futex_waiters SEC(".maps");
 
 // Interrupt-context wake-ups can nest inside other hooks of this object.
 enum { SLOT_SWITCH = 0, SLOT_WAKEUP = 1 };
 
+/* include/linux/sched.h */
+#define TASK_UNINTERRUPTIBLE_STATE 0x2
+
+/* Which stacks a switch gets. The kernel stack is walked only where it says
+ * what the user stack cannot: an uninterruptible block (disk I/O, a page
+ * cache fault, a kernel lock). An interruptible one waits for what the
+ * program asked for in a syscall (a futex, a socket, epoll, a pipe, a
+ * sleep), which its user stack names, and a futex wait's row says it is a
+ * futex wait; a preemption's kernel stack is always the interrupt-return
+ * path. The kernel walk is most of this program's cost, and the program
+ * runs with interrupts off, stretching the switch it records (--sched-stacks
+ * all walks it for every block). */
+static __always_inline void capture_switch_stack(void* ctx, struct event_stack* stack,
+                                                 bool preempted, unsigned int prev_state) {
+  bool kernel_stack = !preempted && (sched_stacks == SCHED_STACKS_ALL ||
+                                     (prev_state & TASK_UNINTERRUPTIBLE_STATE) != 0);
+  if (kernel_stack)
+    capture_stacks(ctx, stack);
+  else
+    capture_user_stack(ctx, stack);
+}
+
 static __always_inline int on_switch(void* ctx, bool preempt, struct task_struct* prev,
                                      struct task_struct* next, unsigned int prev_state) {
   bool prev_is_target = is_target_task(prev);
-  if (!prev_is_target && !is_target_task(next)) return 0;
+  bool next_is_target = is_target_task(next);
+  if (!prev_is_target && !next_is_target) return 0;
+  __u32 prev_tgid = BPF_CORE_READ(prev, tgid);
+  __u32 prev_tid = BPF_CORE_READ(prev, pid);
+  bool preempted = preempt || prev_state == 0;
 
-  struct sched_switch_event* e = scratch_event(SLOT_SWITCH);
+  struct futex_switch_event* e = scratch_event(SLOT_SWITCH);
   if (!e) return 0;
-  e->header.type = EVENT_SCHED_SWITCH;
+  bool in_futex_wait =
+      futex_waits && prev_is_target && !preempted && prev_tgid != 0 && read_futex_wait(&e->futex);
+  /* A wait inside a probed lock call is reported by the call's return. */
+  if (in_futex_wait && lock_calls_probed && futex_wait_in_lock_call(prev_tid, e->futex.holder_tid))
+    in_futex_wait = false;
+  if (!emit_sched_rows) {
+    __u32 next_tid = BPF_CORE_READ(next, pid);
+    /* A lookup first: most switch-ins end no wait, and a delete takes the
+     * bucket lock even when there is nothing to delete. */
+    bool wait_ends = next_is_target && bpf_map_lookup_elem(&futex_waiters, &next_tid) &&
+                     bpf_map_delete_elem(&futex_waiters, &next_tid) == 0;
+    if (in_futex_wait) {
+      __u8 one = 1;
+      bpf_map_update_elem(&futex_waiters, &prev_tid, &one, BPF_ANY);
+    } else if (!wait_ends) {
+      return 0;
+    }
+  }
+
+  e->header.type = in_futex_wait ? EVENT_FUTEX_SWITCH : EVENT_SCHED_SWITCH;
   e->header.cpu = bpf_get_smp_processor_id();
   e->header.time = bpf_ktime_get_ns();
-  e->header.pid = BPF_CORE_READ(prev, tgid);
-  e->header.tid = BPF_CORE_READ(prev, pid);
+  e->header.pid = prev_tgid;
+  e->header.tid = prev_tid;
   e->prev_state = preempt ? 0 : prev_state;
   e->next_pid = BPF_CORE_READ(next, tgid);
   e->next_tid = BPF_CORE_READ(next, pid);
-  // A preempted thread's kernel stack is always the interrupt-return path, and
-  // this program runs with interrupts off, stretching every switch it sees: a
-  // preemption keeps at most the user stack (where the thread was running),
+  /* struct sched_switch_event is the same up to next_tid; its stack follows. */
+  struct event_stack* stack = in_futex_wait ? &e->stack : &((struct sched_switch_event*)e)->stack;
+  // A preemption keeps at most the user stack (where the thread was running),
   // and by default none (CPU samples already show where threads run).
-  bool preempted = e->prev_state == 0;
-  if (sched_stacks == SCHED_STACKS_OFF || !prev_is_target || e->header.pid == 0 ||
-      (preempted && sched_stacks != SCHED_STACKS_ALL))
-    clear_stack(&e->stack);
+  bool wants_stack = sched_stacks != SCHED_STACKS_OFF && prev_is_target && prev_tgid != 0 &&
+                     (!preempted || sched_stacks == SCHED_STACKS_ALL) &&
+                     (emit_sched_rows || in_futex_wait);
+  if (wants_stack)
+    capture_switch_stack(ctx, stack, preempted, in_futex_wait ? 0 : prev_state);
   else
-    capture_stacks_in_wait(ctx, &e->stack, e->header.tid, !preempted);
-  submit_event(
-      e, event_size_with_stack(__builtin_offsetof(struct sched_switch_event, stack), &e->stack),
-      LOST_SCHED);
+    clear_stack(stack);
+  __u64 stack_offset = in_futex_wait ? __builtin_offsetof(struct futex_switch_event, stack)
+                                     : __builtin_offsetof(struct sched_switch_event, stack);
+  submit_event(e, event_size_with_stack(stack_offset, stack), LOST_SCHED);
   return 0;
+}
+
+/* WAKER_*: whether the waking thread is releasing a futex (a mutex unlock, a
+ * sem_post, a condvar signal) or exiting (the kernel wakes a joiner at exit);
+ * a wake from an interrupt or a timer is neither. */
+static __always_inline __u32 waker_flags(void) {
+  struct task_struct* task = bpf_get_current_task_btf();
+  __u32 flags = 0;
+  if (task->flags & 0x00000004 /* PF_EXITING */) flags |= WAKER_EXITING;
+  struct pt_regs* regs = (struct pt_regs*)bpf_task_pt_regs(task);
+  if (regs && regs->orig_ax == NR_FUTEX && !is_futex_wait_command(regs->si & FUTEX_COMMAND_MASK))
+    flags |= WAKER_IN_FUTEX_WAKE;
+  return flags;
 }
 
 static __always_inline int on_wakeup(void* ctx, struct task_struct* wakee, bool is_new) {
   __u32 waker_tgid = bpf_get_current_pid_tgid() >> 32;
   bool waker_is_target = is_target(waker_tgid);
   if (!waker_is_target && !is_target_task(wakee)) return 0;
+  if (!emit_sched_rows) {
+    __u32 wakee_tid = BPF_CORE_READ(wakee, pid);
+    if (!futex_waits || !bpf_map_lookup_elem(&futex_waiters, &wakee_tid)) return 0;
+  }
 
   struct wakeup_event* e = scratch_event(SLOT_WAKEUP);
   if (!e) return 0;
@@ -79,6 +165,8 @@ static __always_inline int on_wakeup(void* ctx, struct task_struct* wakee, bool 
   e->wakee_tid = BPF_CORE_READ(wakee, pid);
   e->target_cpu = BPF_CORE_READ(wakee, wake_cpu);
   e->is_new_task = is_new;
+  e->waker_flags = futex_waits ? waker_flags() : 0;
+  e->reserved = 0;
   // The waker's kernel part is the wake-up path (futex_wake, try_to_wake_up);
   // its user part says which code released the waiter. A waker outside the
   // targets gets no stack: it is mostly a bystander (a wake-up from a timer
@@ -147,7 +235,7 @@ static __always_inline int on_exit(struct task_struct* task) {
   e.header.pid = tgid;
   e.header.tid = BPF_CORE_READ(task, pid);
   e.kind = PROCESS_EXIT;
-  drop_wait_stack(e.header.tid);
+  if (!emit_sched_rows) bpf_map_delete_elem(&futex_waiters, &e.header.tid);
   // signal->live reached 0 before this tracepoint when the last thread exits.
   e.is_process_exit = BPF_CORE_READ(task, signal, live.counter) == 0;
   if (e.is_process_exit) e.peer_pid = exit_status(BPF_CORE_READ(task, exit_code));

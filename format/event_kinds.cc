@@ -88,6 +88,67 @@ std::string_view lockKindName(uint64_t kind) {
   return "unknown";
 }
 
+std::string_view waitObjectName(uint64_t object) {
+  switch (static_cast<WaitObject>(object)) {
+    case WaitObject::kUnknown:
+      return "unknown";
+    case WaitObject::kMutex:
+      return "mutex";
+    case WaitObject::kRwlockReaders:
+      return "rwlock-readers";
+    case WaitObject::kRwlockWritePhase:
+      return "rwlock-write-phase";
+    case WaitObject::kRwlockWriters:
+      return "rwlock-writers";
+    case WaitObject::kCondvarGroup0:
+      return "condvar-group-0";
+    case WaitObject::kCondvarGroup1:
+      return "condvar-group-1";
+    case WaitObject::kSemaphore:
+      return "semaphore";
+    case WaitObject::kThread:
+      return "thread";
+    case WaitObject::kPiMutex:
+      return "pi-mutex";
+    case WaitObject::kInternalLock:
+      return "internal-lock";
+  }
+  return "unknown";
+}
+
+uint64_t waitObjectWordOffset(uint64_t object) {
+  switch (static_cast<WaitObject>(object)) {
+    case WaitObject::kRwlockWritePhase:
+      return 8;
+    case WaitObject::kRwlockWriters:
+      return 12;
+    case WaitObject::kCondvarGroup0:
+      return 40;
+    case WaitObject::kCondvarGroup1:
+      return 44;
+    default:
+      return 0;
+  }
+}
+
+std::string_view holderStateName(uint64_t state) {
+  switch (static_cast<HolderState>(state)) {
+    case HolderState::kUnknown:
+      return "unknown";
+    case HolderState::kRunning:
+      return "running";
+    case HolderState::kRunnable:
+      return "runnable";
+    case HolderState::kSleeping:
+      return "sleeping";
+    case HolderState::kDiskSleep:
+      return "disk-sleep";
+    case HolderState::kOther:
+      return "other";
+  }
+  return "unknown";
+}
+
 std::string_view lostSourceName(uint64_t source) {
   switch (static_cast<LostSource>(source)) {
     case LostSource::kCpuSamples:

@@ -79,17 +79,23 @@ enum class Compression : uint8_t {
   C(wakee_tid, kVarint, "woken thread")                         \
   C(stack_id, kVarint, "waker's stack; 0 = none")
 
-#define INCISE_LOCK_COLUMNS(C)                                                      \
-  C(time, kDeltaVarint, "request time (call or wait start), ns")                    \
-  C(acquired_time, kDeltaVarint, "lock acquired (or wait ended), ns")               \
-  C(release_time, kDeltaVarint, "lock released, ns; 0 = not seen (contended mode)") \
-  C(pid, kVarint, "process")                                                        \
-  C(tid, kVarint, "acquiring thread")                                               \
-  C(address, kDeltaVarint, "lock address (futex word) in the process")              \
-  C(lock_kind, kVarint, "format::LockKind")                                         \
-  C(flags, kVarint, "format::LockFlags bits")                                       \
-  C(stack_id, kVarint, "stack at acquire (or at the wait); 0 = none")               \
-  C(releaser_tid, kVarint, "thread that released the lock to this waiter; 0 = unknown")
+#define INCISE_LOCK_COLUMNS(C)                                                             \
+  C(time, kDeltaVarint, "request time (call or wait start), ns")                           \
+  C(acquired_time, kDeltaVarint, "lock acquired (or wait ended), ns")                      \
+  C(release_time, kDeltaVarint, "lock released, ns; 0 = not seen (contended mode)")        \
+  C(pid, kVarint, "process")                                                               \
+  C(tid, kVarint, "acquiring thread")                                                      \
+  C(address, kDeltaVarint, "lock address (futex word) in the process")                     \
+  C(lock_kind, kVarint, "format::LockKind")                                                \
+  C(flags, kVarint, "format::LockFlags bits")                                              \
+  C(stack_id, kVarint, "stack at acquire (or at the wait); 0 = none")                      \
+  C(releaser_tid, kVarint, "thread that released the lock to this waiter; 0 = unknown")    \
+  C(futex_op, kVarint, "kLockFutexFacts: the wait's futex op, with its flag bits (2.2)")   \
+  C(futex_value, kVarint, "kLockFutexFacts: the value the futex wait expected (2.2)")      \
+  C(object, kVarint, "format::WaitObject: what the memory at the address is (2.2)")        \
+  C(holder_tid, kVarint, "owner read from the lock itself at the wait; 0 = unknown (2.2)") \
+  C(holder_state, kVarint, "format::HolderState of holder_tid at the wait's start (2.2)")  \
+  C(releaser_stack_id, kVarint, "stack of the thread that woke the waiter; 0 = none (2.2)")
 
 #define INCISE_PAGE_FAULT_COLUMNS(C)                \
   C(time, kDeltaVarint, "fault time, ns")           \
@@ -187,7 +193,50 @@ enum LockFlags : uint64_t {
   kLockTryFailed = 1u << 1,      // trylock that did not get the lock
   kLockContendedOnly = 1u << 2,  // recorded in contended mode: no hold time
   kLockRecursive = 1u << 3,      // a re-acquire by the holder (recursive mutex)
+  // Format 2.2: a futex wait seen at its blocking context switch, with the
+  // futex_op, futex_value and object columns filled in.
+  kLockFutexFacts = 1u << 4,
+  // Format 2.2: holder_tid was checked while recording to be a live thread of
+  // the waiter's process (else the analyzer checks it against the trace).
+  kLockHolderChecked = 1u << 5,
+  // Format 2.2: the wait had not ended when recording stopped; acquired_time
+  // is the end of the recording.
+  kLockWaitUnfinished = 1u << 6,
 };
+
+// What the memory at a futex wait's address looked like (the `object`
+// column): the recorder matches the words around it against the C library's
+// layouts (glibc, x86-64). The offset of the futex word in its object follows
+// from the value, so the analyzer names the object, not the word. Frozen on
+// disk.
+enum class WaitObject : uint8_t {
+  kUnknown = 0,           // not read, or no layout matched
+  kMutex = 1,             // pthread_mutex_t; the word is __lock (offset 0)
+  kRwlockReaders = 2,     // pthread_rwlock_t; the word is __readers (offset 0)
+  kRwlockWritePhase = 3,  // pthread_rwlock_t; __wrphase_futex (offset 8)
+  kRwlockWriters = 4,     // pthread_rwlock_t; __writers_futex (offset 12)
+  kCondvarGroup0 = 5,     // pthread_cond_t; __g_signals[0] (offset 40)
+  kCondvarGroup1 = 6,     // pthread_cond_t; __g_signals[1] (offset 44)
+  kSemaphore = 7,         // sem_t; the value word (offset 0)
+  kThread = 8,            // a thread's tid word (pthread_join; the value is its tid)
+  kPiMutex = 9,           // a priority-inheritance futex: the word holds the owner's tid
+  kInternalLock = 10,     // a C library internal lock word (not a pthread_mutex_t)
+};
+std::string_view waitObjectName(uint64_t object);
+// Bytes from the object's start to its futex word; 0 for kUnknown.
+uint64_t waitObjectWordOffset(uint64_t object);
+
+// State of a lock's holder when a thread started to wait on it (the
+// holder_state column). Frozen on disk.
+enum class HolderState : uint8_t {
+  kUnknown = 0,
+  kRunning = 1,    // on a CPU
+  kRunnable = 2,   // runnable, waiting for a CPU (preempted)
+  kSleeping = 3,   // blocked, interruptible
+  kDiskSleep = 4,  // blocked, uninterruptible (I/O, page-cache fault)
+  kOther = 5,      // stopped, traced, exiting
+};
+std::string_view holderStateName(uint64_t state);
 
 enum class ProcessEventType : uint8_t {
   kFork = 1,  // new thread or process; pid/tid = parent, peer = child

@@ -26,8 +26,12 @@ namespace incise::format {
 //      kRegionCopy block a file keeps only if the writer died mid-merge. A
 //      2.0 reader reads 2.1 files; one killed mid-merge it salvages with that
 //      region's rows twice (it resynchronises into the copy's blocks).
+// 2.2: lock rows gain futex_op, futex_value, object, holder_tid,
+//      holder_state and releaser_stack_id (contended waits are seen at their
+//      blocking switch, with the owner read from the lock); older files read
+//      with those columns 0.
 inline constexpr uint16_t kFormatMajor = 2;
-inline constexpr uint16_t kFormatMinor = 1;
+inline constexpr uint16_t kFormatMinor = 2;
 
 struct RecordOptions {
   uint32_t sample_frequency_hz = 0;

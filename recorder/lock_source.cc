@@ -92,14 +92,6 @@ struct ProbedBinary {
   int pid = -1;
 };
 
-bool tracefsHasFutexTracepoints() {
-  for (const char* root : {"/sys/kernel/tracing", "/sys/kernel/debug/tracing"}) {
-    std::string dir = std::string(root) + "/events/syscalls/sys_enter_futex";
-    if (access(dir.c_str(), F_OK) == 0) return true;
-  }
-  return false;
-}
-
 // The bytes of a record before its stack, and the whole record with its
 // frames, or 0 when `size` is too short for what it claims.
 size_t lockEventSize(const lock_event& e, size_t size) {
@@ -113,8 +105,7 @@ size_t lockEventSize(const lock_event& e, size_t size) {
 
 class LockSource final : public Source {
  public:
-  explicit LockSource(std::shared_ptr<SharedMap> wait_stacks)
-      : wait_stacks_(std::move(wait_stacks)) {}
+  explicit LockSource(std::shared_ptr<SharedMap> lock_calls) : lock_calls_(std::move(lock_calls)) {}
   std::string_view name() const override { return kName; }
   const bpf_object* bpfObject() const override { return skel_ ? skel_->obj : nullptr; }
 
@@ -126,18 +117,6 @@ class LockSource final : public Source {
                                    ringBytesFor(config, mode_ == LockMode::kAll ? 4 : 1));
         !s)
       return s.error().context("locks");
-
-    // Futex waits: tracepoints by name when tracefs is there, else the raw
-    // syscall tracepoints (every syscall, filtered in BPF).
-    bool use_tracefs = tracefsHasFutexTracepoints();
-    bpf_program__set_autoload(skel_->progs.futex_enter_tp, use_tracefs);
-    bpf_program__set_autoload(skel_->progs.futex_exit_tp, use_tracefs);
-    bpf_program__set_autoload(skel_->progs.futex_enter_raw, !use_tracefs);
-    bpf_program__set_autoload(skel_->progs.futex_exit_raw, !use_tracefs);
-    bool uprobes = mode_ == LockMode::kAll || !config.lock_probes.empty();
-    bpf_program__set_autoload(skel_->progs.lock_enter, uprobes);
-    bpf_program__set_autoload(skel_->progs.lock_return, uprobes);
-    bpf_program__set_autoload(skel_->progs.lock_release, uprobes);
 
     // Resolve every probe before loading, so a bad --lock-probe fails early.
     for (const LockProbeSpec& spec : config.lock_probes) {
@@ -151,10 +130,10 @@ class LockSource final : public Source {
       libcs_ = *libcs;
     }
 
-    if (Status s = wait_stacks_->useIn(skel_->maps.wait_user_stacks); !s)
+    if (Status s = lock_calls_->useIn(skel_->maps.pending_calls); !s)
       return s.error().context("locks");
     if (int err = locks_bpf__load(skel_.get())) return libbpfError("locks: load", err);
-    if (Status s = wait_stacks_->adoptFrom(skel_->maps.wait_user_stacks); !s)
+    if (Status s = lock_calls_->adoptFrom(skel_->maps.pending_calls); !s)
       return s.error().context("locks");
     drops_ = DropCounter(skel_->maps.drops);
     pids_for_custom_probes_ = config.target_kind == TargetKind::kPids
@@ -165,13 +144,6 @@ class LockSource final : public Source {
 
   Status attach(RingPoller& poller, EventSink& sink) override {
     sink_ = &sink;
-    if (mode_ != LockMode::kOff) {
-      bool use_tracefs = bpf_program__autoload(skel_->progs.futex_enter_tp);
-      INCISE_RETURN_IF_ERROR(attachProgram(
-          use_tracefs ? skel_->progs.futex_enter_tp : skel_->progs.futex_enter_raw, "futex enter"));
-      INCISE_RETURN_IF_ERROR(attachProgram(
-          use_tracefs ? skel_->progs.futex_exit_tp : skel_->progs.futex_exit_raw, "futex exit"));
-    }
     for (const ProbedBinary& libc : libcs_) INCISE_RETURN_IF_ERROR(attachLibc(libc, sink));
     for (const ResolvedLockProbe& probe : custom_probes_) {
       for (int pid : pids_for_custom_probes_) {
@@ -282,13 +254,6 @@ class LockSource final : public Source {
     return Status::ok();
   }
 
-  Status attachProgram(bpf_program* program, const std::string& what) {
-    bpf_link* link = bpf_program__attach(program);
-    if (!link) return libbpfError("locks: attach " + what, errno);
-    links_.emplace_back(link);
-    return Status::ok();
-  }
-
   static int onRecord(void* context, void* data, size_t size) {
     static_cast<LockSource*>(context)->decode(data, size);
     return 0;
@@ -300,7 +265,7 @@ class LockSource final : public Source {
     if (header->type == EVENT_LOCK_RELEASE) {
       if (size >= sizeof(lock_release_event))
         onRelease(*static_cast<const lock_release_event*>(data));
-    } else if (header->type == EVENT_LOCK || header->type == EVENT_FUTEX) {
+    } else if (header->type == EVENT_LOCK) {
       const auto* e = static_cast<const lock_event*>(data);
       if (lockEventSize(*e, size) != 0) onAcquire(*e);
     }
@@ -319,7 +284,10 @@ class LockSource final : public Source {
         .flags = e.flags,
         .stack_id = sink_->internStack(e.header.pid, e.stack),
         .releaser_tid = e.releaser_tid,
+        .holder_tid = e.holder_tid,
+        .holder_state = e.holder_state,
     };
+    if (e.holder_tid != 0) sink_->processes().noteThread(e.header.pid, e.holder_tid, e.header.time);
     if (e.expects_release && open_sections_.size() < kMaxOpenSections) {
       open_sections_[{e.header.pid, e.header.tid, e.address}] = row;
       return;
@@ -338,7 +306,7 @@ class LockSource final : public Source {
   }
 
   LockMode mode_ = LockMode::kContended;
-  std::shared_ptr<SharedMap> wait_stacks_;
+  std::shared_ptr<SharedMap> lock_calls_;
   SkeletonPtr<locks_bpf> skel_{nullptr, &locks_bpf__destroy};
   std::vector<LinkPtr> links_;
   std::vector<ResolvedLockProbe> custom_probes_;
@@ -351,8 +319,8 @@ class LockSource final : public Source {
 
 }  // namespace
 
-std::unique_ptr<Source> makeLockSource(std::shared_ptr<SharedMap> wait_stacks) {
-  return std::make_unique<LockSource>(std::move(wait_stacks));
+std::unique_ptr<Source> makeLockSource(std::shared_ptr<SharedMap> lock_calls) {
+  return std::make_unique<LockSource>(std::move(lock_calls));
 }
 
 }  // namespace incise::recorder

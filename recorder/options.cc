@@ -71,9 +71,10 @@ po::options_description optionDescriptions() {
     ("no-sched", "no scheduler switches or wake-ups (process fork/exec/exit are still kept)."
      " Switch tracing costs ~1 us per context switch of a target thread")
     ("sched-stacks", po::value<std::string>()->default_value("blocked"),
-     "stacks on scheduler events: blocked (switches where a thread blocks: kernel + user;\n"
-     "wakers that are targets: user), all (also preempted threads' user stacks and wakers' kernel\n"
-     "stacks: costlier on switch-heavy programs), off")
+     "stacks on scheduler events: blocked (switches where a thread blocks: user, and kernel\n"
+     "when the block is uninterruptible; wakers that are targets: user), all (kernel stacks of\n"
+     "every block, preempted threads' user stacks, wakers' kernel stacks: costlier on\n"
+     "switch-heavy programs), off")
     ("page-faults", "sample page faults with stacks and fault addresses")
     ("max-size", boundedValue<uint64_t>({.min = 1, .max = kMaxSizeMb, .unit = "MB"}),
      "keep the trace within MB megabytes (MiB): recording stops while the\n"

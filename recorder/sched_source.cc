@@ -5,9 +5,14 @@
 
 #include <cerrno>
 #include <cstring>
+#include <string>
+#include <unordered_map>
 
+#include "bpf/futex_wait.h"
 #include "recorder/drop_counter.h"
 #include "recorder/event_sink.h"
+#include "recorder/futex_wait_rows.h"
+#include "recorder/proc_threads.h"
 #include "recorder/ring_poller.h"
 #include "recorder/skeleton_setup.h"
 #include "sched.skel.h"
@@ -15,6 +20,29 @@
 namespace incise::recorder {
 
 namespace {
+
+using format::HolderState;
+using format::WaitObject;
+
+static_assert(WAIT_OBJECT_UNKNOWN == static_cast<int>(WaitObject::kUnknown));
+static_assert(WAIT_OBJECT_MUTEX == static_cast<int>(WaitObject::kMutex));
+static_assert(WAIT_OBJECT_RWLOCK_READERS == static_cast<int>(WaitObject::kRwlockReaders));
+static_assert(WAIT_OBJECT_RWLOCK_WRITE_PHASE == static_cast<int>(WaitObject::kRwlockWritePhase));
+static_assert(WAIT_OBJECT_RWLOCK_WRITERS == static_cast<int>(WaitObject::kRwlockWriters));
+static_assert(WAIT_OBJECT_CONDVAR_GROUP0 == static_cast<int>(WaitObject::kCondvarGroup0));
+static_assert(WAIT_OBJECT_CONDVAR_GROUP1 == static_cast<int>(WaitObject::kCondvarGroup1));
+static_assert(WAIT_OBJECT_SEMAPHORE == static_cast<int>(WaitObject::kSemaphore));
+static_assert(WAIT_OBJECT_THREAD == static_cast<int>(WaitObject::kThread));
+static_assert(WAIT_OBJECT_PI_MUTEX == static_cast<int>(WaitObject::kPiMutex));
+static_assert(WAIT_OBJECT_INTERNAL_LOCK == static_cast<int>(WaitObject::kInternalLock));
+static_assert(HOLDER_UNKNOWN == static_cast<int>(HolderState::kUnknown));
+static_assert(HOLDER_RUNNING == static_cast<int>(HolderState::kRunning));
+static_assert(HOLDER_RUNNABLE == static_cast<int>(HolderState::kRunnable));
+static_assert(HOLDER_SLEEPING == static_cast<int>(HolderState::kSleeping));
+static_assert(HOLDER_DISK_SLEEP == static_cast<int>(HolderState::kDiskSleep));
+static_assert(HOLDER_OTHER == static_cast<int>(HolderState::kOther));
+// The blocking-switch record is a switch record with the facts before its stack.
+static_assert(offsetof(futex_switch_event, next_tid) == offsetof(sched_switch_event, next_tid));
 
 __u32 schedStackMode(const RecordConfig& config) {
   if (!config.stacks) return SCHED_STACKS_OFF;
@@ -38,26 +66,49 @@ std::string commOf(const char (&comm)[TASK_COMM_LEN]) {
   return std::string(comm, strnlen(comm, TASK_COMM_LEN));
 }
 
+// A thread's state as its last switch left it.
+format::HolderState stateAfterSwitchOut(uint64_t prev_state) {
+  constexpr uint64_t kInterruptible = 0x1, kUninterruptible = 0x2;  // include/linux/sched.h
+  if (prev_state == 0) return format::HolderState::kRunnable;
+  if (prev_state & kUninterruptible) return format::HolderState::kDiskSleep;
+  if (prev_state & kInterruptible) return format::HolderState::kSleeping;
+  return format::HolderState::kOther;
+}
+
 class SchedSource final : public Source {
  public:
-  SchedSource(bool emit_sched, std::shared_ptr<SharedMap> wait_stacks)
-      : emit_sched_(emit_sched), wait_stacks_(std::move(wait_stacks)) {}
-  std::string_view name() const override { return emit_sched_ ? "scheduler" : "process events"; }
+  SchedSource(bool emit_sched, std::shared_ptr<SharedMap> lock_calls)
+      : emit_sched_(emit_sched),
+        lock_calls_(std::move(lock_calls)),
+        waits_([this](uint32_t pid, uint32_t tid) {
+          if (!proc_threads_.isThreadOf(pid, tid)) return false;
+          sink_->processes().noteThread(pid, tid, monotonicNowNs());
+          return true;
+        }) {}
+  std::string_view name() const override {
+    if (emit_sched_) return "scheduler";
+    return futex_waits_ ? "futex waits" : "process events";
+  }
   const bpf_object* bpfObject() const override { return skel_ ? skel_->obj : nullptr; }
 
   Status open(const RecordConfig& config, TargetFilter& filter) override {
     config_stacks_ = config.stacks ? config.sched_stacks : SchedStacks::kOff;
+    futex_waits_ = config.lock_mode != LockMode::kOff;
     skel_.reset(sched_bpf__open());
     if (!skel_) return libbpfError("scheduler: open BPF object", errno);
     skel_->rodata->sched_stacks = schedStackMode(config);
+    skel_->rodata->emit_sched_rows = emit_sched_;
+    skel_->rodata->futex_waits = futex_waits_;
+    skel_->rodata->lock_calls_probed =
+        config.lock_mode == LockMode::kAll || !config.lock_probes.empty();
     if (Status s = prepareSkeleton(skel_.get(), filter, ringBytesFor(config, emit_sched_ ? 4 : 1));
         !s)
       return s.error().context("scheduler");
     chooseVariants();
-    if (Status s = wait_stacks_->useIn(skel_->maps.wait_user_stacks); !s)
+    if (Status s = lock_calls_->useIn(skel_->maps.pending_calls); !s)
       return s.error().context("scheduler");
     if (int err = sched_bpf__load(skel_.get())) return libbpfError("scheduler: load", err);
-    if (Status s = wait_stacks_->adoptFrom(skel_->maps.wait_user_stacks); !s)
+    if (Status s = lock_calls_->adoptFrom(skel_->maps.pending_calls); !s)
       return s.error().context("scheduler");
     return Status::ok();
   }
@@ -76,6 +127,11 @@ class SchedSource final : public Source {
 
   void pollLost(EventSink& sink) override { drops_.poll(sink); }
 
+  void finish(EventSink& sink) override {
+    // Threads still blocked in a wait: their rows end with the recording.
+    for (const format::LockInterval& row : waits_.finish(monotonicNowNs())) sink.append(row);
+  }
+
  private:
   void chooseVariants() {
     use_btf_ = kernelHasBtf();
@@ -90,7 +146,7 @@ class SchedSource final : public Source {
     for (int variant = 0; variant < 2; ++variant) {
       bool chosen = (variant == 0) == use_btf_;
       for (bpf_program* prog : switch_and_wakeup[variant])
-        bpf_program__set_autoload(prog, chosen && emit_sched_);
+        bpf_program__set_autoload(prog, chosen && (emit_sched_ || futex_waits_));
       for (bpf_program* prog : process_life[variant]) bpf_program__set_autoload(prog, chosen);
     }
   }
@@ -108,6 +164,9 @@ class SchedSource final : public Source {
       case EVENT_SCHED_SWITCH:
         self->onSwitch(data, size);
         break;
+      case EVENT_FUTEX_SWITCH:
+        self->onFutexSwitch(data, size);
+        break;
       case EVENT_WAKEUP:
         self->onWakeup(data, size);
         break;
@@ -121,28 +180,73 @@ class SchedSource final : public Source {
     return 0;
   }
 
+  // The switch row, and the end of the wait of `next` if it was in one.
+  // Returns prev's interned stack (0 = none).
+  uint64_t appendSwitch(const sched_switch_event& e, const event_stack& stack) {
+    EventSink& sink = *sink_;
+    const event_header& h = e.header;
+    // The kernel captures prev's stack only when prev is a target; the other
+    // side of a switch is often an unrelated task whose /proc we do not want.
+    uint64_t stack_id = 0;
+    if (h.pid != 0 && stack.kernel_count + stack.user_count > 0) {
+      sink.processes().noteThread(h.pid, h.tid, h.time);
+      stack_id = sink.internStack(h.pid, stack);
+    }
+    if (emit_sched_) {
+      sink.append(format::SchedSwitch{.time = h.time,
+                                      .cpu = h.cpu,
+                                      .prev_pid = h.pid,
+                                      .prev_tid = h.tid,
+                                      .prev_state = e.prev_state,
+                                      .next_pid = e.next_pid,
+                                      .next_tid = e.next_tid,
+                                      .stack_id = stack_id});
+    }
+    if (futex_waits_) {
+      if (std::optional<format::LockInterval> row = waits_.onSwitchIn(e.next_tid, h.time))
+        sink.append(*row);
+      // Every switch of a target is here only with scheduler rows on.
+      if (emit_sched_) {
+        if (h.pid != 0) thread_states_[h.tid] = stateAfterSwitchOut(e.prev_state);
+        if (e.next_pid != 0) thread_states_[e.next_tid] = format::HolderState::kRunning;
+      }
+    }
+    return stack_id;
+  }
+
   void onSwitch(const void* data, size_t size) {
     constexpr size_t kStackOffset = offsetof(sched_switch_event, stack);
     if (size < kStackOffset + offsetof(event_stack, frames)) return;
     const auto* e = static_cast<const sched_switch_event*>(data);
     if (!framesFit(e->stack, kStackOffset, size)) return;
-    EventSink& sink = *sink_;
+    appendSwitch(*e, e->stack);
+  }
+
+  // A switch where prev blocks in a futex wait: the switch, and the wait's start.
+  void onFutexSwitch(const void* data, size_t size) {
+    constexpr size_t kStackOffset = offsetof(futex_switch_event, stack);
+    if (size < kStackOffset + offsetof(event_stack, frames)) return;
+    const auto* e = static_cast<const futex_switch_event*>(data);
+    if (!framesFit(e->stack, kStackOffset, size)) return;
     const event_header& h = e->header;
-    // The kernel captures prev's stack only when prev is a target; the other
-    // side of a switch is often an unrelated task whose /proc we do not want.
-    uint64_t stack = 0;
-    if (h.pid != 0 && e->stack.kernel_count + e->stack.user_count > 0) {
-      sink.processes().noteThread(h.pid, h.tid, h.time);
-      stack = sink.internStack(h.pid, e->stack);
-    }
-    sink.append(format::SchedSwitch{.time = h.time,
-                                    .cpu = h.cpu,
-                                    .prev_pid = h.pid,
-                                    .prev_tid = h.tid,
-                                    .prev_state = e->prev_state,
-                                    .next_pid = e->next_pid,
-                                    .next_tid = e->next_tid,
-                                    .stack_id = stack});
+    sched_switch_event as_switch{};
+    std::memcpy(&as_switch, e, offsetof(sched_switch_event, stack));
+    uint64_t stack_id = appendSwitch(as_switch, e->stack);
+    if (!futex_waits_) return;
+    const futex_wait_facts& f = e->futex;
+    uint32_t holder_state = 0;
+    if (auto state = thread_states_.find(f.holder_tid); state != thread_states_.end())
+      holder_state = static_cast<uint32_t>(state->second);
+    waits_.onBlock({.time = h.time,
+                    .pid = h.pid,
+                    .tid = h.tid,
+                    .address = f.uaddr,
+                    .op = f.op,
+                    .value = f.value,
+                    .object = f.object,
+                    .holder_tid = f.holder_tid,
+                    .holder_state = holder_state,
+                    .stack_id = stack_id});
   }
 
   void onWakeup(const void* data, size_t size) {
@@ -153,14 +257,29 @@ class SchedSource final : public Source {
     EventSink& sink = *sink_;
     const event_header& h = e->header;
     uint64_t stack = h.pid != 0 ? sink.internStack(h.pid, e->stack) : 0;
-    sink.append(format::Wakeup{.time = h.time,
-                               .cpu = h.cpu,
-                               .target_cpu = e->target_cpu,
-                               .waker_pid = h.pid,
-                               .waker_tid = h.tid,
-                               .wakee_pid = e->wakee_pid,
-                               .wakee_tid = e->wakee_tid,
-                               .stack_id = stack});
+    if (emit_sched_) {
+      sink.append(format::Wakeup{.time = h.time,
+                                 .cpu = h.cpu,
+                                 .target_cpu = e->target_cpu,
+                                 .waker_pid = h.pid,
+                                 .waker_tid = h.tid,
+                                 .wakee_pid = e->wakee_pid,
+                                 .wakee_tid = e->wakee_tid,
+                                 .stack_id = stack});
+    }
+    if (futex_waits_) {
+      if (emit_sched_) {
+        auto state = thread_states_.find(e->wakee_tid);
+        if (state != thread_states_.end() && state->second != format::HolderState::kRunning)
+          state->second = format::HolderState::kRunnable;
+      }
+      waits_.onWake({.time = h.time,
+                     .waker_pid = h.pid,
+                     .waker_tid = h.tid,
+                     .wakee_tid = e->wakee_tid,
+                     .releases = (e->waker_flags & (WAKER_IN_FUTEX_WAKE | WAKER_EXITING)) != 0,
+                     .stack_id = stack});
+    }
   }
 
   void onProcess(const process_event& e) {
@@ -183,6 +302,9 @@ class SchedSource final : public Source {
         row.event = static_cast<uint64_t>(format::ProcessEventType::kExit);
         row.peer_pid = e.is_process_exit ? e.peer_pid : 0;
         processes.onExit(h.pid, h.tid, e.is_process_exit != 0, h.time);
+        waits_.onThreadExit(h.tid);
+        thread_states_.erase(h.tid);
+        proc_threads_.forget(h.tid);
         break;
       case PROCESS_COMM:
         row.event = static_cast<uint64_t>(format::ProcessEventType::kComm);
@@ -195,7 +317,13 @@ class SchedSource final : public Source {
   }
 
   bool emit_sched_;
-  std::shared_ptr<SharedMap> wait_stacks_;
+  bool futex_waits_ = false;
+  std::shared_ptr<SharedMap> lock_calls_;
+  ProcThreads proc_threads_;
+  FutexWaitRows waits_;
+  // Target threads' states from their last switch (with scheduler rows on),
+  // for the state of a lock's holder when a wait on it begins.
+  std::unordered_map<uint32_t, format::HolderState> thread_states_;
   SchedStacks config_stacks_ = SchedStacks::kBlocked;
   bool use_btf_ = true;
   SkeletonPtr<sched_bpf> skel_{nullptr, &sched_bpf__destroy};
@@ -205,8 +333,8 @@ class SchedSource final : public Source {
 
 }  // namespace
 
-std::unique_ptr<Source> makeSchedSource(bool emit_sched, std::shared_ptr<SharedMap> wait_stacks) {
-  return std::make_unique<SchedSource>(emit_sched, std::move(wait_stacks));
+std::unique_ptr<Source> makeSchedSource(bool emit_sched, std::shared_ptr<SharedMap> lock_calls) {
+  return std::make_unique<SchedSource>(emit_sched, std::move(lock_calls));
 }
 
 }  // namespace incise::recorder

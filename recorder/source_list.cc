@@ -19,14 +19,14 @@ std::vector<std::unique_ptr<Source>> createSources(const RecordConfig& config) {
   // also follows children of targets: it runs even with --no-sched and then
   // emits only process events. It is attached before the other event sources
   // (sources attach in this order), so every sample and lock row falls where
-  // the switches of its thread are already recorded.
-  // A futex wait's user stack, walked once by the lock program and reused
-  // by the scheduler's blocking switch (bpf/wait_stack.bpf.h).
-  auto wait_stacks = std::make_shared<SharedMap>("wait_user_stacks");
-  sources.push_back(makeSchedSource(config.sched, wait_stacks));
+  // the switches of its thread are already recorded. It also sees futex
+  // waits at their blocking switch; a wait inside a lock call the lock
+  // source probes belongs to that call (bpf/lock_calls.bpf.h).
+  auto lock_calls = std::make_shared<SharedMap>("pending_calls");
+  sources.push_back(makeSchedSource(config.sched, lock_calls));
   sources.push_back(makeProfileSource());
-  if (config.lock_mode != LockMode::kOff || !config.lock_probes.empty())
-    sources.push_back(makeLockSource(wait_stacks));
+  if (config.lock_mode == LockMode::kAll || !config.lock_probes.empty())
+    sources.push_back(makeLockSource(lock_calls));
   if (config.page_faults) sources.push_back(makePageFaultSource());
   return sources;
 }

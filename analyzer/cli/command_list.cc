@@ -12,6 +12,7 @@ int runFlame(const std::vector<std::string>& args);
 int runOffcpu(const std::vector<std::string>& args);
 int runSched(const std::vector<std::string>& args);
 int runLocks(const std::vector<std::string>& args);
+int runWaits(const std::vector<std::string>& args);
 int runCorrelate(const std::vector<std::string>& args);
 int runDiff(const std::vector<std::string>& args);
 int runExport(const std::vector<std::string>& args);
@@ -29,6 +30,8 @@ const std::vector<Command>& commands() {
       {"offcpu", "off-CPU time per stack and reason; runqueue latency per thread", runOffcpu},
       {"sched", "per thread: running, runnable, blocked; switches; migrations", runSched},
       {"locks", "per lock or acquire site: contention, wait and hold times, top threads", runLocks},
+      {"waits", "every wait by kind (lock, condvar, semaphore, join, park): who held or posted",
+       runWaits},
       {"correlate", "the story: lock holders preempted or faulting, and who waited", runCorrelate},
       {"diff", "what changed between two traces; differential flame graph", runDiff},
       {"export", "a trace as pprof, Chrome trace (Perfetto), speedscope, folded", runExport},

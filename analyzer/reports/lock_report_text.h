@@ -5,11 +5,13 @@
 //   names.lock(group.lock, group.site);     // "0x7ffd1000 (update_account)"
 //   names.thread(pid, tid, time);           // "worker-3 (1235)"
 //   lockModeSentence(timeline.mode);        // "contended: only futex waits were recorded; ..."
+//   names.namedText(group.blamed, {"wait", "waits"});   // holders, posters, with their stacks
 #pragma once
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "analyzer/reports/critical_sections.h"
 #include "analyzer/reports/lock_sites.h"
@@ -24,6 +26,11 @@ std::string hexAddress(uint64_t address);
 std::string lockModeSentence(LockRecordingMode mode);
 nlohmann::json distributionJson(const Distribution& d);
 
+// "running 8, runnable 2, sleeping 1" (states with no waits left out); "" when none.
+std::string holderStatesText(const HolderStateCounts& states);
+// {"running": 8, "runnable": 2, ...}: every state, 0 included.
+nlohmann::json holderStatesJson(const HolderStateCounts& states);
+
 class LockNames {
  public:
   LockNames(Trace& trace, const LockSites& sites) : trace_(trace), sites_(sites) {}
@@ -31,6 +38,11 @@ class LockNames {
   std::string thread(uint64_t tid, uint64_t time) const;
   nlohmann::json threadJson(uint64_t pid, uint64_t tid, uint64_t time) const;
   const LockSites& sites() const { return sites_; }
+  // Threads waits name, one line each: "worker-2 (1235) 40.000 ms in 12 waits
+  // (exact), from sem_post <- LWLockRelease". `what`: singular, plural.
+  std::vector<std::string> namedText(const std::vector<NamedThread>& threads,
+                                     std::pair<const char*, const char*> what) const;
+  nlohmann::json namedJson(const std::vector<NamedThread>& threads) const;
 
  private:
   Trace& trace_;

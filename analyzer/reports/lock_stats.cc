@@ -52,6 +52,48 @@ size_t log2Bucket(uint64_t value) {
   return value == 0 ? 0 : std::bit_width(value) - 1;
 }
 
+void NamedThreads::add(uint64_t pid, uint64_t tid, uint64_t wait_ns, bool exact,
+                       uint64_t waker_stack_id) {
+  Named& named = by_tid_[tid];
+  named.pid = pid;
+  ++named.waits;
+  named.ns += wait_ns;
+  if (exact) ++named.exact_waits;
+  if (waker_stack_id == 0) return;
+  // Space-Saving: a new stack past the limit takes the least used one's
+  // count, so a stack used more than 1/kStacksKept of the time stays.
+  auto it = named.stacks.find(waker_stack_id);
+  if (it == named.stacks.end()) {
+    uint64_t start = 0;
+    if (named.stacks.size() >= kStacksKept) {
+      auto least =
+          std::min_element(named.stacks.begin(), named.stacks.end(),
+                           [](const auto& a, const auto& b) { return a.second < b.second; });
+      start = least->second;
+      named.stacks.erase(least);
+    }
+    it = named.stacks.emplace(waker_stack_id, start).first;
+  }
+  ++it->second;
+}
+
+std::vector<NamedThread> NamedThreads::top(size_t limit) const {
+  std::vector<NamedThread> list;
+  for (const auto& [tid, n] : by_tid_) {
+    list.push_back({.pid = n.pid,
+                    .tid = tid,
+                    .waits = n.waits,
+                    .ns = n.ns,
+                    .exact_waits = n.exact_waits,
+                    .stack_id = n.stacks.empty() ? 0 : mostUsed(n.stacks)->first});
+  }
+  std::sort(list.begin(), list.end(), [](const NamedThread& a, const NamedThread& b) {
+    return std::tie(b.ns, b.waits, a.tid) < std::tie(a.ns, a.waits, b.tid);
+  });
+  if (list.size() > limit) list.resize(limit);
+  return list;
+}
+
 LockStatsBuilder::LockStatsBuilder(LockGrouping grouping, SiteOf site_of)
     : grouping_(grouping), site_of_(std::move(site_of)) {}
 
@@ -99,6 +141,20 @@ void LockStatsBuilder::add(const CriticalSection& s) {
   addThreadTime(g.holders, s.lock.pid, s.tid, 1, s.duration());
 }
 
+void LockStatsBuilder::noteWait(const format::LockInterval& row, const WaitClass& wait) {
+  Group& g = groupOf({row.pid, row.address}, row.stack_id);
+  ++g.wait_kinds[static_cast<size_t>(wait.kind)];
+  bool waited = (row.flags & (format::kLockContended | format::kLockContendedOnly)) != 0 &&
+                (row.flags & format::kLockTryFailed) == 0 && row.acquired_time >= row.time;
+  if (!waited) return;
+  if (wait.holder_tid != 0) {
+    g.blamed.add(row.pid, wait.holder_tid, row.acquired_time - row.time,
+                 wait.holder_source == HoldSource::kExact,
+                 row.releaser_tid == wait.holder_tid ? row.releaser_stack_id : 0);
+  }
+  if (row.holder_tid != 0 && row.holder_state < kHolderStates) ++g.holder_states[row.holder_state];
+}
+
 std::vector<LockGroupStats> LockStatsBuilder::finish(size_t top_threads) const {
   std::vector<LockGroupStats> result;
   result.reserve(groups_.size());
@@ -114,6 +170,14 @@ std::vector<LockGroupStats> LockStatsBuilder::finish(size_t top_threads) const {
     stats.hold = g.holds.summary();
     stats.top_waiters = topThreads(g.waiters, top_threads);
     stats.top_holders = topThreads(g.holders, top_threads);
+    stats.blamed = g.blamed.top(top_threads);
+    if (!stats.blamed.empty()) {
+      stats.holder_tid = stats.blamed.front().tid;
+      stats.hold_source = stats.blamed.front().source();
+    }
+    stats.holder_states = g.holder_states;
+    auto kind = std::max_element(g.wait_kinds.begin(), g.wait_kinds.end());
+    stats.wait_kind = *kind > 0 ? kAllWaitKinds[kind - g.wait_kinds.begin()] : WaitKind::kFutex;
     stats.locks = votes.locks.size();
     if (!votes.locks.empty()) stats.lock = mostUsed(votes.locks)->first;
     if (!votes.sites.empty()) {

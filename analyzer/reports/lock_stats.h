@@ -35,6 +35,7 @@
 
 #include "analyzer/reports/critical_sections.h"
 #include "analyzer/reports/duration_distribution.h"
+#include "analyzer/reports/wait_kind.h"
 
 namespace incise::analyzer {
 
@@ -48,6 +49,43 @@ struct ThreadTime {
   uint64_t tid = 0;
   uint64_t count = 0;
   uint64_t ns = 0;
+};
+
+inline constexpr size_t kHolderStates = 6;  // format::HolderState values
+using HolderStateCounts = std::array<uint64_t, kHolderStates>;
+
+// A thread that waits name: a lock's holder, a semaphore's poster, a
+// condvar's signaller, a thread joined.
+struct NamedThread {
+  uint64_t pid = 0;
+  uint64_t tid = 0;
+  uint64_t waits = 0;
+  uint64_t ns = 0;           // wait time of the waits naming it
+  uint64_t exact_waits = 0;  // of `waits`, those where it is known exactly
+  uint64_t stack_id = 0;     // the stack it woke waiters from most often; 0 = none
+  // Exact when most of its waits know it exactly.
+  HoldSource source() const {
+    return exact_waits * 2 >= waits ? HoldSource::kExact : HoldSource::kInferred;
+  }
+};
+
+// The threads waits name, with the wait time and the waker stacks of each.
+class NamedThreads {
+ public:
+  void add(uint64_t pid, uint64_t tid, uint64_t wait_ns, bool exact, uint64_t waker_stack_id);
+  // By wait ns, most first; at most `limit`.
+  std::vector<NamedThread> top(size_t limit) const;
+
+ private:
+  static constexpr size_t kStacksKept = 16;
+  struct Named {
+    uint64_t pid = 0;
+    uint64_t waits = 0;
+    uint64_t ns = 0;
+    uint64_t exact_waits = 0;
+    std::map<uint64_t, uint64_t> stacks;  // waker stack -> uses, at most kStacksKept
+  };
+  std::map<uint64_t, Named> by_tid_;
 };
 
 enum class LockGrouping { kByLock, kBySite };
@@ -68,6 +106,13 @@ struct LockGroupStats {
   std::vector<ThreadTime> top_waiters;  // by wait ns, longest first
   std::vector<ThreadTime> top_holders;  // by hold ns, longest first
   Log2Histogram hold_histogram{};
+  // From noteWait: the kind most waits had, the holders the waits name (by
+  // the wait time each accounts for), and their states when waits began.
+  WaitKind wait_kind = WaitKind::kFutex;
+  std::vector<NamedThread> blamed;
+  uint64_t holder_tid = 0;  // the first of `blamed`: held it longest while others waited
+  HoldSource hold_source = HoldSource::kNone;
+  HolderStateCounts holder_states{};
 };
 
 class LockStatsBuilder {
@@ -76,6 +121,9 @@ class LockStatsBuilder {
   LockStatsBuilder(LockGrouping grouping, SiteOf site_of);
   void add(const Acquisition& acquisition);
   void add(const CriticalSection& section);
+  // The wait kind and the holder of one lock row (whose address is already
+  // the object's, WaitClassifier::normalized), in its group.
+  void noteWait(const format::LockInterval& row, const WaitClass& wait);
   // Groups sorted by total wait, then total hold, longest first.
   std::vector<LockGroupStats> finish(size_t top_threads) const;
 
@@ -104,6 +152,9 @@ class LockStatsBuilder {
     Votes acquisition_votes;
     Votes section_votes;
     Log2Histogram hold_histogram{};
+    std::array<uint64_t, kAllWaitKinds.size()> wait_kinds{};
+    NamedThreads blamed;
+    HolderStateCounts holder_states{};
   };
   using GroupKey = std::tuple<uint64_t, uint64_t, uint64_t>;  // pid, address, site
 

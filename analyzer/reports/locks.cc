@@ -1,13 +1,15 @@
 // `incise locks`: per lock (or per acquire site) acquisitions, contention,
 // wait and hold distributions, top waiters and holders, and a hold-time
-// histogram.
+// histogram; then semaphores, with their posters. Only lock kinds (mutex,
+// rwlock, spin, custom probes) are locks; other waits (condvar, join, park,
+// unknown futex) are counted in one line and listed by `incise waits`.
 //
-// Memory: rows stream in time order (readLockStats: LockRowStream into
-// LockStatsBuilder); what is kept is per group (lock or site): two
-// DurationDistributions of at most 32 KiB each, the threads, sites and locks
-// seen; plus, in contended mode only, the futex waits in progress and per
-// lock the acquisitions its next wake may end (critical_sections.h), not a
-// record per wait.
+// Memory: rows stream in time order (readLockStats: WaitClassifier and
+// LockRowStream into LockStatsBuilder); what is kept is per group (lock or
+// site): two DurationDistributions of at most 32 KiB each, the threads,
+// sites and locks seen; plus, in contended mode only, the futex waits in
+// progress and per lock the acquisitions its next wake may end
+// (critical_sections.h), not a record per wait.
 #include <iostream>
 #include <nlohmann/json.hpp>
 
@@ -22,6 +24,7 @@
 #include "analyzer/reports/lock_stats.h"
 #include "analyzer/reports/log2_histogram_chart.h"
 #include "analyzer/reports/trace_lock_stats.h"
+#include "analyzer/reports/wait_report_text.h"
 
 namespace incise::analyzer {
 namespace {
@@ -56,6 +59,13 @@ std::string threadsText(const std::vector<ThreadTime>& threads, const LockNames&
   return text.empty() ? "none" : text;
 }
 
+// The kind a group shows: a probed call's own (rwlock-read), else its wait kind.
+std::string kindText(const LockGroupStats& g) {
+  if (g.kind != 0 && g.kind != static_cast<uint64_t>(format::LockKind::kFutex))
+    return std::string(format::lockKindName(g.kind));
+  return std::string(waitKindName(g.wait_kind));
+}
+
 void printDistributions(const std::vector<LockGroupStats>& groups, const LockNames& names,
                         LockGrouping by, bool contended_only, std::ostream& out) {
   Table table({{by == LockGrouping::kByLock ? "LOCK" : "SITE", Align::kLeft, 48},
@@ -74,7 +84,7 @@ void printDistributions(const std::vector<LockGroupStats>& groups, const LockNam
   for (const LockGroupStats& g : groups) {
     table.addRow(
         {by == LockGrouping::kByLock ? names.lock(g.lock, g.site) : names.sites().context(g.site),
-         std::string(format::lockKindName(g.kind)), formatCount(g.acquisitions),
+         kindText(g), formatCount(g.acquisitions),
          contended_only ? "-" : formatPercent(percentOf(g.contended, g.acquisitions)),
          formatDurationNs(g.wait.total), formatDurationNs(g.wait.p50), formatDurationNs(g.wait.p99),
          formatDurationNs(g.wait.max),
@@ -100,6 +110,12 @@ void printDetails(const std::vector<LockGroupStats>& groups, const LockNames& na
     out << "  top waiters: " << threadsText(g.top_waiters, names, {"wait", "waits"}) << "\n";
     out << "  top holders: " << threadsText(g.top_holders, names, {"hold", "holds"})
         << (g.hold_inferred ? " (inferred)" : "") << "\n";
+    std::vector<std::string> blamed = names.namedText(g.blamed, {"wait", "waits"});
+    for (size_t i = 0; i < blamed.size(); ++i)
+      out << (i == 0 ? "  held while others waited: " : "                             ")
+          << blamed[i] << "\n";
+    if (std::string states = holderStatesText(g.holder_states); !states.empty())
+      out << "  holder when a wait began: " << states << "\n";
     renderLog2Histogram(g.hold_histogram, out, "  ");
   }
 }
@@ -110,11 +126,20 @@ nlohmann::json groupsJson(const std::vector<LockGroupStats>& groups, const LockN
   for (const LockGroupStats& g : groups) {
     list.push_back({
         {"lock", {{"pid", g.lock.pid}, {"address", hexAddress(g.lock.address)}}},
+        {"address", hexAddress(g.lock.address)},
+        {"pid", g.lock.pid},
         {"name", names.lock(g.lock, g.site)},
         {"site", names.sites().name(g.site)},
         {"site_context", names.sites().context(g.site)},
         {"locks", g.locks},
-        {"kind", std::string(format::lockKindName(g.kind))},
+        {"kind", kindText(g) == "rwlock-read" || kindText(g) == "rwlock-write"
+                     ? std::string("rwlock")
+                     : kindText(g)},
+        {"lock_kind", kindText(g)},
+        {"hold_source", std::string(holdSourceName(g.hold_source))},
+        {"holder_tid", g.holder_tid},
+        {"held_while_others_waited", names.namedJson(g.blamed)},
+        {"holder_states", holderStatesJson(g.holder_states)},
         {"acquisitions", g.acquisitions},
         {"contended", g.contended},
         {"contended_percent",
@@ -154,21 +179,41 @@ int reportLocks(Trace& trace, const ReportOutput& output, const LocksOptions& op
         {"malformed_rows", counts.malformed},
         {"inferred_sections", counts.inferred_sections},
         {"groups", groupsJson(groups, names, contended_only)},
+        {"semaphores", waitGroupsJson(stats.semaphores, names)},
+        {"other_waits", waitKindsJson(stats.other_waits)},
     };
     writeJson(output.out(), doc);
     return 0;
   }
   std::ostream& out = output.out();
   output.printHeader();
-  out << lockModeSentence(counts.mode) << "\n";
-  if (groups.empty()) return 0;
-  out << "\n";
-  printDistributions(groups, names, by, contended_only, out);
-  if (total_groups > groups.size()) {
-    out << "(" << total_groups - groups.size() << " more; --limit 0 shows all)\n";
+  if (counts.mode == LockRecordingMode::kNone &&
+      (!stats.semaphores.empty() || !stats.other_waits.empty())) {
+    out << "no waits on locks (mutexes, rwlocks, spin locks, --lock-probe functions) in this "
+           "trace; its waits are on other kinds (below).\n";
+  } else {
+    out << lockModeSentence(counts.mode) << "\n";
   }
-  if (counts.inferred_sections > 0) out << "* hold times inferred from wakes\n";
-  printDetails(groups, names, by, out);
+  if (!groups.empty()) {
+    out << "\n";
+    printDistributions(groups, names, by, contended_only, out);
+    if (total_groups > groups.size()) {
+      out << "(" << total_groups - groups.size() << " more; --limit 0 shows all)\n";
+    }
+    if (counts.inferred_sections > 0) out << "* hold times inferred from wakes\n";
+    printDetails(groups, names, by, out);
+  }
+  std::vector<WaitGroupStats>& semaphores = stats.semaphores;
+  size_t total_semaphores = semaphores.size();
+  if (options.limit != 0 && semaphores.size() > options.limit) semaphores.resize(options.limit);
+  if (!semaphores.empty()) {
+    out << "\nsemaphores: a wait ends when another thread or process posts; the poster is its "
+           "cause, not a holder.\n";
+    printWaitGroups(semaphores, names, WaitGrouping::kByObject, out);
+    if (total_semaphores > semaphores.size())
+      out << "(" << total_semaphores - semaphores.size() << " more; --limit 0 shows all)\n";
+  }
+  if (!stats.other_waits.empty()) out << "\n" << otherWaitsSentence(stats.other_waits) << "\n";
   return 0;
 }
 
@@ -177,7 +222,11 @@ int reportLocks(Trace& trace, const ReportOutput& output, const LocksOptions& op
 int runLocks(const std::vector<std::string>& args) {
   LocksOptions options;
   ReportCommand command(
-      "locks", "Per lock (or acquire site): acquisitions, contention, wait and hold times.",
+      "locks",
+      "Per lock (or acquire site): acquisitions, contention, wait and hold times, the holders\n"
+      "others waited for (exact when read from the lock); then semaphores and their posters.\n"
+      "Locks are mutexes, rwlocks, spin locks and --lock-probe functions; incise waits lists\n"
+      "every kind of wait (condition variables, joins, runtime parking, unknown futexes).",
       "  incise locks app.trace                  # locks by total wait\n"
       "  incise locks app.trace --by site        # by the code that takes them\n"
       "  incise locks app.trace --json --limit 0 # every lock, as JSON\n");

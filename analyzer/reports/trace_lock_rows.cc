@@ -4,11 +4,16 @@
 
 namespace incise::analyzer {
 
-LockRowCounts streamLockRows(Trace& trace, LockRowSinks sinks) {
+LockRowCounts streamLockRows(Trace& trace, LockRowSinks sinks, const LockRowAdmit& admit) {
   LockRowStream stream(std::move(sinks));
   TimeOrderedRows<format::LockInterval> rows(trace);
   for (const format::LockInterval* row; (row = rows.peek()) != nullptr; rows.pop()) {
-    stream.add(*row);
+    if (!admit) {
+      stream.add(*row);
+      continue;
+    }
+    format::LockInterval admitted = *row;
+    if (admit(admitted)) stream.add(admitted);
   }
   return stream.finish();
 }

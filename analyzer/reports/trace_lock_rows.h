@@ -7,17 +7,26 @@
 // keeps (per lock and per wait in progress) and the chunks overlapping the
 // merge time.
 //
+// `admit`, when given, sees each row first and may change it (a lock's
+// address becomes its object's) or keep it out of the stream (a wait that
+// is not on a lock): incise locks passes only lock kinds (wait_kind.h).
+//
 //   LockRowCounts counts = streamLockRows(trace, {.section = [&](const CriticalSection& s) {
 //     hold += s.duration();
 //   }});
 #pragma once
+
+#include <functional>
 
 #include "analyzer/model/trace.h"
 #include "analyzer/reports/critical_sections.h"
 
 namespace incise::analyzer {
 
+// Whether a row goes on into the stream; it may rewrite the row.
+using LockRowAdmit = std::function<bool(format::LockInterval& row)>;
+
 // Hands every acquisition, section and wait to `sinks`; returns the counts.
-LockRowCounts streamLockRows(Trace& trace, LockRowSinks sinks);
+LockRowCounts streamLockRows(Trace& trace, LockRowSinks sinks, const LockRowAdmit& admit = {});
 
 }  // namespace incise::analyzer

@@ -1,11 +1,19 @@
-// Resolving --lock-probe symbols, finding libc in /proc/PID/maps, and
-// the cpu lists the per-CPU sources open events on.
+// Resolving --lock-probe symbols, finding libc in /proc/PID/maps, the cpu
+// lists the per-CPU sources open events on, and joining a futex wait's
+// scheduler records into its lock row, and checking a lock's owner is a
+// thread of the waiter's process.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <filesystem>
+#include <future>
+#include <thread>
+
+#include "recorder/futex_wait_rows.h"
 #include "recorder/libc_locator.h"
 #include "recorder/lock_probe_spec.h"
 #include "recorder/online_cpus.h"
+#include "recorder/proc_threads.h"
 
 // Real functions of this test binary for resolveLockProbe to find.
 extern "C" __attribute__((noinline, used)) void incise_test_lock(void* lock) {
@@ -84,6 +92,155 @@ TEST(CpuList, ParsesRangesAndSingles) {
 TEST(CpuList, RejectsGarbage) {
   for (const char* bad : {"", "\n", "a", "3-1", "1-", "-1", "1,,2", "0-99999999"})
     EXPECT_FALSE(parseCpuList(bad)) << bad;
+}
+
+FutexBlock blockAt(uint64_t time, uint32_t tid) {
+  return {.time = time,
+          .pid = 10,
+          .tid = tid,
+          .address = 0x5000,
+          .op = 128,
+          .value = 2,
+          .object = static_cast<uint32_t>(format::WaitObject::kMutex),
+          .holder_tid = 12,
+          .holder_state = static_cast<uint32_t>(format::HolderState::kRunning),
+          .stack_id = 7};
+}
+
+FutexWake wakeOf(uint64_t time, uint32_t wakee, uint32_t waker, bool releases) {
+  return {.time = time,
+          .waker_pid = 10,
+          .waker_tid = waker,
+          .wakee_tid = wakee,
+          .releases = releases,
+          .stack_id = 9};
+}
+
+// The workload's threads: pid 10 has threads 11-14.
+bool threadOfTen(uint32_t pid, uint32_t tid) {
+  return pid == 10 && tid >= 11 && tid <= 14;
+}
+
+TEST(FutexWaitRows, JoinsBlockWakeAndSwitchInIntoOneRow) {
+  FutexWaitRows waits(threadOfTen);
+  waits.onBlock(blockAt(100, 11));
+  EXPECT_FALSE(waits.onSwitchIn(13, 150).has_value());  // another thread's switch-in
+  waits.onWake(wakeOf(180, 11, 12, true));
+  waits.onWake(wakeOf(185, 11, 14, true));  // a second wake-up finds it woken
+  std::optional<format::LockInterval> row = waits.onSwitchIn(11, 200);
+  ASSERT_TRUE(row.has_value());
+  EXPECT_EQ(row->time, 100u);
+  EXPECT_EQ(row->acquired_time, 200u);
+  EXPECT_EQ(row->tid, 11u);
+  EXPECT_EQ(row->address, 0x5000u);
+  EXPECT_EQ(row->lock_kind, uint64_t(format::LockKind::kFutex));
+  EXPECT_EQ(row->flags, format::kLockContended | format::kLockContendedOnly |
+                            format::kLockFutexFacts | format::kLockHolderChecked);
+  EXPECT_EQ(row->releaser_tid, 12u);
+  EXPECT_EQ(row->releaser_stack_id, 9u);
+  EXPECT_EQ(row->holder_tid, 12u);
+  EXPECT_EQ(row->futex_value, 2u);
+  EXPECT_EQ(row->stack_id, 7u);
+  EXPECT_EQ(waits.waitsInProgress(), 0u);
+  EXPECT_FALSE(waits.onSwitchIn(11, 300).has_value());
+}
+
+TEST(FutexWaitRows, AWakeUpBeforeItsBlockStillEndsIt) {
+  FutexWaitRows waits(threadOfTen);
+  waits.onWake(wakeOf(90, 11, 12, true));  // reached the ring before the block
+  waits.onBlock(blockAt(100, 11));
+  std::optional<format::LockInterval> row = waits.onSwitchIn(11, 200);
+  ASSERT_TRUE(row.has_value());
+  EXPECT_EQ(row->releaser_tid, 12u);
+}
+
+TEST(FutexWaitRows, AWakeUpFromBeforeTheThreadLastRanIsNotThisWaits) {
+  FutexWaitRows waits(nullptr);
+  waits.onWake(wakeOf(50, 11, 12, true));
+  EXPECT_FALSE(waits.onSwitchIn(11, 60).has_value());  // it ran since
+  waits.onBlock(blockAt(100, 11));
+  std::optional<format::LockInterval> row = waits.onSwitchIn(11, 200);
+  ASSERT_TRUE(row.has_value());
+  EXPECT_EQ(row->releaser_tid, 0u);
+}
+
+TEST(FutexWaitRows, TimersAndSignalsAreNotReleasers) {
+  FutexWaitRows waits(nullptr);
+  waits.onBlock(blockAt(100, 11));
+  waits.onWake(wakeOf(150, 11, 99, /*releases=*/false));
+  std::optional<format::LockInterval> row = waits.onSwitchIn(11, 200);
+  ASSERT_TRUE(row.has_value());
+  EXPECT_EQ(row->releaser_tid, 0u);
+  EXPECT_EQ(row->releaser_stack_id, 0u);
+}
+
+TEST(FutexWaitRows, OnlyThreadsOfTheWaitersProcessAreCheckedHolders) {
+  FutexWaitRows waits(threadOfTen);
+  waits.onBlock(blockAt(100, 11));
+  std::optional<format::LockInterval> row = waits.onSwitchIn(11, 200);
+  ASSERT_TRUE(row.has_value());
+  EXPECT_EQ(row->holder_tid, 12u);
+  EXPECT_NE(row->flags & format::kLockHolderChecked, 0u);
+  // An owner /proc does not show (exited, or no tid at all) stays, unchecked,
+  // for the analyzer to check against the trace.
+  FutexBlock block = blockAt(300, 11);
+  block.holder_tid = 99;
+  waits.onBlock(block);
+  row = waits.onSwitchIn(11, 400);
+  ASSERT_TRUE(row.has_value());
+  EXPECT_EQ(row->holder_tid, 99u);
+  EXPECT_EQ(row->flags & format::kLockHolderChecked, 0u);
+  // Without a check no owner is checked.
+  FutexWaitRows unchecked(nullptr);
+  unchecked.onBlock(blockAt(100, 11));
+  row = unchecked.onSwitchIn(11, 200);
+  EXPECT_EQ(row->holder_tid, 12u);
+  EXPECT_EQ(row->flags & format::kLockHolderChecked, 0u);
+}
+
+TEST(FutexWaitRows, WaitsStillBlockedEndWithTheRecording) {
+  FutexWaitRows waits(nullptr);
+  waits.onBlock(blockAt(100, 11));
+  waits.onBlock(blockAt(120, 13));
+  waits.onThreadExit(13);
+  std::vector<format::LockInterval> rows = waits.finish(500);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].tid, 11u);
+  EXPECT_EQ(rows[0].acquired_time, 500u);
+  EXPECT_NE(rows[0].flags & format::kLockWaitUnfinished, 0u);
+  EXPECT_EQ(waits.waitsInProgress(), 0u);
+}
+
+TEST(ProcThreads, AThreadOfThisProcessIsOneAndNotAnothersThread) {
+  std::promise<uint32_t> tid;
+  std::promise<void> done;
+  std::thread other([&] {
+    tid.set_value(static_cast<uint32_t>(gettid()));
+    done.get_future().wait();
+  });
+  uint32_t other_tid = tid.get_future().get();
+  ProcThreads threads;
+  uint32_t self = static_cast<uint32_t>(getpid());
+  EXPECT_TRUE(threads.isThreadOf(self, other_tid));
+  EXPECT_TRUE(threads.isThreadOf(self, self));
+  EXPECT_FALSE(threads.isThreadOf(1, other_tid));  // init has no such thread
+  EXPECT_FALSE(threads.isThreadOf(self, 0));
+  done.set_value();
+  other.join();
+}
+
+TEST(ProcThreads, AnswersAreKeptUntilTheThreadExits) {
+  std::filesystem::path root =
+      std::filesystem::temp_directory_path() / ("proc_threads_test." + std::to_string(getpid()));
+  std::filesystem::create_directories(root / "10" / "task" / "11");
+  ProcThreads threads(root.string());
+  EXPECT_TRUE(threads.isThreadOf(10, 11));
+  EXPECT_FALSE(threads.isThreadOf(10, 12));
+  std::filesystem::remove(root / "10" / "task" / "11");
+  EXPECT_TRUE(threads.isThreadOf(10, 11));  // kept: one access() per pair
+  threads.forget(11);
+  EXPECT_FALSE(threads.isThreadOf(10, 11));
+  std::filesystem::remove_all(root);
 }
 
 }  // namespace

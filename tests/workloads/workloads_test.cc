@@ -156,5 +156,37 @@ TEST(OmitFp, RunsItsCallChain) {
   EXPECT_EQ(fixed.number("calls"), 50u);
 }
 
+TEST(FutexStorm, CountsEveryLockCallAndFault) {
+  auto run = run_workload(workload("futex_storm"), {"--threads", "3", "--iterations", "2000",
+                                                    "--fault-every", "10", "--fault-pages", "2"});
+  ASSERT_EQ(run.exit_code, 0) << run.raw_stdout;
+  EXPECT_EQ(run.number("lock_calls"), 6000u);
+  EXPECT_EQ(run.number("unlock_calls"), 6000u);
+  EXPECT_EQ(run.number("faulting_sections"), 3u * 200u);
+  EXPECT_EQ(run.number("pages_touched"), 2 * run.number("faulting_sections"));
+  EXPECT_GT(run.number("cpu_ns"), 0u);
+  EXPECT_EQ(count_list(run.text("worker_tids")), 3u);
+}
+
+TEST(WaitKinds, PrintsWhoHeldAndWhoWaitedInEveryScenario) {
+  auto run = run_workload(workload("wait_kinds"), {"--rounds", "2", "--hold-us", "2000"});
+  ASSERT_EQ(run.exit_code, 0) << run.raw_stdout;
+  for (std::string scenario :
+       {"mutex", "rwlock", "condvar", "semaphore", "shared_semaphore", "join"}) {
+    EXPECT_EQ(run.text(scenario + "_address").rfind("0x", 0), 0u) << scenario;
+    EXPECT_NE(run.number(scenario + "_holder_tid"), 0u) << scenario;
+    EXPECT_NE(run.number(scenario + "_waiter_tid"), 0u) << scenario;
+    EXPECT_NE(run.number(scenario + "_holder_tid"), run.number(scenario + "_waiter_tid"))
+        << scenario;
+    EXPECT_EQ(run.number(scenario + "_rounds"), 2u) << scenario;
+    // Each holder held (or slept before posting) at least what it was asked.
+    EXPECT_GE(run.number(scenario + "_hold_ns"), 2u * 2'000'000u) << scenario;
+  }
+  // The poster of the shared semaphore is another process (its only thread).
+  EXPECT_EQ(run.number("shared_semaphore_holder_pid"), run.number("shared_semaphore_holder_tid"));
+  EXPECT_NE(run.number("shared_semaphore_holder_pid"), run.number("pid"));
+  EXPECT_NE(run.number("rwlock_writer_waiter_tid"), 0u);
+}
+
 }  // namespace
 }  // namespace incise::testing

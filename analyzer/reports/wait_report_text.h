@@ -1,0 +1,35 @@
+// Tables, details and JSON of wait groups (WaitStatsBuilder), shared by
+// `incise waits` and the semaphore section of `incise locks`.
+//
+// A group's named threads are called by what they did for its kind: a lock
+// is "held by", a semaphore "posted by", a condvar "signalled by", a join
+// waits on "the thread joined", a park is "unparked by", an unknown futex
+// "woken by".
+//
+//   printWaitGroups(groups, names, WaitGrouping::kByObject, out);
+//   doc["groups"] = waitGroupsJson(groups, names);
+//   out << otherWaitsSentence(kinds);   // "other waits: condvar 5 (43.000 ms), join 5 ...: incise
+//   waits"
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "analyzer/reports/lock_report_text.h"
+#include "analyzer/reports/wait_stats.h"
+
+namespace incise::analyzer {
+
+// "held by", "posted by", "signalled by", "joined thread", "unparked by", "woken by".
+std::string_view namedRole(WaitKind kind);
+
+void printWaitGroups(const std::vector<WaitGroupStats>& groups, const LockNames& names,
+                     WaitGrouping by, std::ostream& out);
+nlohmann::json waitGroupsJson(const std::vector<WaitGroupStats>& groups, const LockNames& names);
+nlohmann::json waitKindsJson(const std::vector<WaitKindTotals>& kinds);
+// One line on the waits a lock report leaves out.
+std::string otherWaitsSentence(const std::vector<WaitKindTotals>& kinds);
+
+}  // namespace incise::analyzer
