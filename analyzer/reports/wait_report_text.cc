@@ -1,6 +1,7 @@
 #include "analyzer/reports/wait_report_text.h"
 
 #include "analyzer/render/table.h"
+#include "analyzer/render/terminal_text.h"
 
 namespace incise::analyzer {
 namespace {
@@ -78,7 +79,8 @@ void printWaitGroups(const std::vector<WaitGroupStats>& groups, const LockNames&
   table.render(out);
   for (const WaitGroupStats& g : groups) {
     out << "\n" << waitKindName(g.kind) << " " << groupName(g, names, by) << ", pid " << g.pid;
-    if (by != WaitGrouping::kBySite) out << ", waited at " << names.sites().context(g.site);
+    if (by != WaitGrouping::kBySite)
+      out << ", waited at " << terminalText(names.sites().context(g.site));
     if (g.objects > 1) out << ", " << g.objects << " objects, mostly " << hexAddress(g.object);
     out << "\n  waiters: " << waiterText(g.top_waiters, names) << "\n";
     std::vector<std::string> named = names.namedText(g.top_named, {"wait", "waits"});
