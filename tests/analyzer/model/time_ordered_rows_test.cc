@@ -32,7 +32,7 @@ std::vector<TimeAndTid> streamed(TimeOrderedRows<format::CpuSample>& rows) {
   return out;
 }
 
-// What Trace::rows() used to return: every row in file order, stable-sorted by time.
+// The reference merge: every row in file order, stable-sorted by time.
 std::vector<TimeAndTid> stableSortedFileOrder(Trace& trace) {
   std::vector<TimeAndTid> out;
   trace.forEachRow<format::CpuSample>(
