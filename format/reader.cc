@@ -111,6 +111,11 @@ class ReaderImpl final : public Reader {
         first_time = std::min(first_time, ref.min_time);
       }
     }
+    // A header that does not read with no block after it leaves nothing to
+    // salvage (a file cut inside its header, or not a trace at all).
+    if (recovery_.header_lost && blocks_.empty()) {
+      return Error(file_.path + ": no trace to read: " + recovery_.why_header_lost);
+    }
     // Without the header's start time, the recording starts at its first event.
     if (recovery_.header_lost && first_time != UINT64_MAX) header_.start_mono_ns = first_time;
     return Status::ok();

@@ -107,11 +107,20 @@ void setStack(Row& row, uint64_t stack) {
   if constexpr (requires { row.stack_id; }) row.stack_id = stack;
 }
 
+// How many columns `kind` had in format 1.2, whose files tests keep: the
+// values of those columns come from the seed's own stream, and columns added
+// since from a second one, so a new column never moves the old ones' values
+// (a test compares a committed 1.2 file with the rows of its seed).
+inline size_t columnsInFormat12(EventKind kind) {
+  return kind == EventKind::kLock ? 10 : kindSpec(kind)->column_count;
+}
+
 // Rows of every kind with random field values (times increasing), random
 // stacks, and a metadata delta at every flush.
 inline ExpectedTrace writeRandomTrace(const std::string& path, uint64_t seed, WriterOptions options,
                                       size_t rows_per_kind = 500, bool close = true) {
   std::mt19937_64 rng(seed);
+  std::mt19937_64 added_columns_rng(seed ^ 0x9e3779b97f4a7c15ull);
   ExpectedTrace expected;
   auto writer = Writer::create(path, testHeader(), options);
   EXPECT_TRUE(writer) << writer.error().message();
@@ -124,18 +133,23 @@ inline ExpectedTrace writeRandomTrace(const std::string& path, uint64_t seed, Wr
     uint64_t stack = (*writer)->internStack(frames);
     expected.stacks[stack] = frames;
 // A kBytes field is its blob's length: 0 through the plain append.
-#define INCISE_RANDOM_FIELD(field, encoding, doc)           \
-  row.field = Encoding::encoding == Encoding::kBytes ? 0    \
-              : std::string_view(#field) == "time"   ? time \
-                                                     : rng() >> (rng() % 64);
-#define INCISE_X(enumerator, id, Struct, COLUMNS, doc)             \
-  {                                                                \
-    Struct row;                                                    \
-    COLUMNS(INCISE_RANDOM_FIELD)                                   \
-    setStack(row, stack);                                          \
-    (*writer)->append(row);                                        \
-    expected.rows[EventKind::enumerator].push_back(fieldsOf(row)); \
-    time += 1 + rng() % 1000;                                      \
+#define INCISE_RANDOM_FIELD(field, encoding, doc)                                   \
+  {                                                                                 \
+    std::mt19937_64& stream = column++ < old_columns ? rng : added_columns_rng;     \
+    row.field = Encoding::encoding == Encoding::kBytes ? 0                          \
+                : std::string_view(#field) == "time"   ? time                       \
+                                                       : stream() >> (stream() % 64); \
+  }
+#define INCISE_X(enumerator, id, Struct, COLUMNS, doc)                   \
+  {                                                                      \
+    Struct row;                                                          \
+    size_t column = 0;                                                   \
+    const size_t old_columns = columnsInFormat12(EventKind::enumerator); \
+    COLUMNS(INCISE_RANDOM_FIELD)                                         \
+    setStack(row, stack);                                                \
+    (*writer)->append(row);                                              \
+    expected.rows[EventKind::enumerator].push_back(fieldsOf(row));       \
+    time += 1 + rng() % 1000;                                            \
   }
     INCISE_EVENT_KINDS(INCISE_X)
 #undef INCISE_X
@@ -173,7 +187,11 @@ inline std::vector<std::vector<uint64_t>> readRows(const Reader& reader, EventKi
     const KindSpec* spec = kindSpec(kind);
     for (size_t i = 0; i < chunk->rows(); ++i) {
       std::vector<uint64_t> row;
-      for (unsigned c = 0; c < spec->column_count; ++c) row.push_back(chunk->column(c)[i]);
+      // A column the file does not have (an older writer's) reads as 0.
+      for (unsigned c = 0; c < spec->column_count; ++c) {
+        std::span<const uint64_t> column = chunk->column(c);
+        row.push_back(i < column.size() ? column[i] : 0);
+      }
       out.push_back(std::move(row));
     }
   }

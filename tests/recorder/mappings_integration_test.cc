@@ -126,7 +126,9 @@ std::string kernelSymbol(TraceView& trace, uint64_t address) {
 TEST(Mappings, OffCpuStacksOfASleeperHaveNoRecorderFrames) {
   INCISE_REQUIRE_RECORDING();
   std::string path = tempTracePath("sleeper_own_frames.trace");
-  WorkloadRun run = record(path, {}, {std::string(INCISE_WORKLOADS_DIR) + "/sleeper"});
+  // nanosleep blocks interruptibly, whose kernel stack only `all` takes.
+  WorkloadRun run =
+      record(path, {"--sched-stacks", "all"}, {std::string(INCISE_WORKLOADS_DIR) + "/sleeper"});
   ASSERT_EQ(run.exit_code, 0) << run.raw_stdout;
   const auto tid = static_cast<uint32_t>(run.number("tid"));
   TraceView trace(path);
