@@ -48,7 +48,9 @@ void LongestWaitChains::add(const format::Wakeup& wakeup) {
 void LongestWaitChains::settle(uint64_t now) {
   std::vector<std::pair<uint64_t, uint64_t>> batch;  // (waiter, end)
   while (!ends_.empty() && ends_.begin()->first < now) {
-    auto [end, tid] = *ends_.begin();
+    // Plain copies, not structured bindings: clang before 16 cannot capture those.
+    const uint64_t end = ends_.begin()->first;
+    const uint64_t tid = ends_.begin()->second;
     ends_.erase(ends_.begin());
     Waiter& waiter = waiters_[tid];
     auto it = std::find_if(waiter.in_progress.begin(), waiter.in_progress.end(),
