@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "options/bounded_value.h"
+#include "options/option_words.h"
 
 namespace po = boost::program_options;
 
@@ -232,6 +233,7 @@ Result<ParsedCommandLine> parseCommandLine(int argc, const char* const* argv) {
   std::vector<const char*> glued_argv;
   for (const auto& arg : glued) glued_argv.push_back(arg.c_str());
 
+  if (Status words = options::checkOptionWords(glued); !words) return words.error();
   po::variables_map vm;
   try {
     po::store(po::command_line_parser(static_cast<int>(glued_argv.size()), glued_argv.data())

@@ -12,6 +12,7 @@
 #include "analyzer/render/json_output.h"
 #include "analyzer/render/table.h"
 #include "analyzer/render/terminal_text.h"
+#include "options/option_words.h"
 
 namespace incise::analyzer {
 namespace po = boost::program_options;
@@ -47,6 +48,9 @@ std::optional<int> parseArgs(const std::vector<std::string>& args,
                              const po::options_description& options,
                              const po::positional_options_description& positional,
                              po::variables_map& values) {
+  if (Status words = options::checkOptionWords(args); !words) {
+    return usage(words.error().message());
+  }
   try {
     po::parsed_options parsed =
         po::command_line_parser(args).options(options).positional(positional).run();

@@ -5,6 +5,7 @@
 #include "analyzer/render/salvage_notice.h"
 #include "analyzer/render/terminal_text.h"
 #include "options/bounded_value.h"
+#include "options/option_words.h"
 
 namespace incise::analyzer {
 namespace po = boost::program_options;
@@ -176,6 +177,9 @@ std::optional<int> CommandLine::parse(const std::vector<std::string>& args) {
   all.add(extra_);
   po::positional_options_description positional;
   positional.add(kOperandsOption, -1);
+  if (Status words = options::checkOptionWords(args); !words) {
+    return usageError(words.error().message());
+  }
   try {
     po::parsed_options parsed =
         po::command_line_parser(args).options(all).positional(positional).run();

@@ -93,6 +93,34 @@ TEST(AnalyzerNumbers, OutOfRangeValuesAreRefusedWithTheirBounds) {
       runIncise({"top", path, "--limit", "0", "--threads", "2", "--time", "0..1e3"}).exit_code, 0);
 }
 
+// Boost.Program_options would loop forever formatting its message for these
+// words (each placeholder it replaces brings itself back); they are refused
+// before it sees them, with the word named, from every parser of the analyzer.
+TEST(AnalyzerOptionWords, PlaceholdersInAnOptionWordAreRefusedNotLoopedOn) {
+  TraceBuilder b;
+  std::string path = writeManyChunks(b);
+  ASSERT_FALSE(path.empty());
+  fs::path dir = scratchDir("words");
+  for (const std::string word :
+       {"--%canonical_option%", "-%canonical_option%", "--%original_token%",
+        "--x=%canonical_option%", "--json=%canonical_option%"}) {
+    for (const std::vector<std::string>& args :
+         {std::vector<std::string>{"top", path, word}, {"archive", "ls", dir.string(), word}}) {
+      Outcome run = runIncise(args);
+      EXPECT_EQ(run.exit_code, 2) << args[0] << " " << word << "\n" << run.err;
+      EXPECT_NE(run.err.find("'" + word + "' is not an option"), std::string::npos)
+          << args[0] << " " << word << "\n"
+          << run.err;
+    }
+  }
+  // After "--" a word is an operand, and an operand may hold '%'.
+  fs::path percent = dir / "cpu%canonical_option%.trace";
+  fs::copy_file(path, percent);
+  Outcome operand = runIncise({"top", "--", percent.string()});
+  EXPECT_EQ(operand.exit_code, 0) << operand.err;
+  fs::remove_all(dir);
+}
+
 TEST(AnalyzerNumbers, SelectorAgesAreBounded) {
   fs::path dir = scratchDir("ages");
   TraceBuilder b;

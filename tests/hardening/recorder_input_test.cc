@@ -70,6 +70,20 @@ TEST(RecorderNumbers, ValuesThatWouldWrapAreRefusedWithTheirBounds) {
   }
 }
 
+// Boost.Program_options would loop forever formatting its message for these
+// words; they are refused before it sees them. After "--" they belong to the
+// command and are not looked at.
+TEST(RecorderOptionWords, PlaceholdersInAnOptionWordAreRefusedNotLoopedOn) {
+  for (const std::string word :
+       {"--%canonical_option%", "-%canonical_option%", "--%original_token%",
+        "--x=%canonical_option%", "--json=%canonical_option%"}) {
+    Recorded run = record({word, "--", "true"}, std::chrono::seconds(30));
+    EXPECT_EQ(run.exit_code, 2) << word << "\n" << run.errors;
+    EXPECT_NE(run.errors.find("'" + word + "' is not an option"), std::string::npos) << word << "\n"
+                                                                                     << run.errors;
+  }
+}
+
 TEST(RecorderLockProbe, AProbeThatCannotWorkFailsInsteadOfDroppingLockTracing) {
   INCISE_REQUIRE_RECORDING();
   std::string path = tempTracePath("probe.trace");
