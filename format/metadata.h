@@ -26,8 +26,11 @@ namespace incise::format {
 //      kRegionCopy block a file keeps only if the writer died mid-merge. A
 //      2.0 reader reads 2.1 files; one killed mid-merge it salvages with that
 //      region's rows twice (it resynchronises into the copy's blocks).
+// 2.2: latency rows and histograms (event kinds 8 and 9), the names of what
+//      they timed (MetadataDelta::latency_probes) and the latency options.
+//      Older readers skip the new kinds and fields.
 inline constexpr uint16_t kFormatMajor = 2;
-inline constexpr uint16_t kFormatMinor = 1;
+inline constexpr uint16_t kFormatMinor = 2;
 // Major 1 files with the packed footer: the 1.3 files written while 2.0 was built.
 inline constexpr uint16_t kFirstMinorWithPackedFooter = 3;
 
@@ -41,6 +44,13 @@ struct RecordOptions {
   std::vector<std::string> lock_probes;
   uint32_t dwarf_stack_bytes = 0;
   std::string sample_event = "cpu-clock";
+  // 2.2: latency sources.
+  std::vector<std::string> latency_traces;  // --trace BIN:FUNC[+OFFSET]
+  std::string latency_syscalls;             // --syscalls LIST|all; empty = off
+  bool latency_block_io = false;
+  bool latency_io_uring = false;
+  bool latency_aggregate = false;
+  uint32_t latency_sample = 0;  // --sample N; 0 or 1 = every call
 };
 
 struct Header {
@@ -130,6 +140,16 @@ struct PerfMapSnapshot {
   std::vector<PerfMapEntry> entries;
 };
 
+// What a latency row's `probe` names (format 2.2), per LatencySource.
+struct LatencyProbe {
+  uint8_t source = 0;  // format::LatencySource
+  uint64_t id = 0;
+  std::string name;
+  std::string object;  // functions: the binary
+  uint64_t offset = 0;
+  bool is_go = false;
+};
+
 // One batch of facts learned at `time`. All vectors may be empty.
 struct MetadataDelta {
   uint64_t time = 0;
@@ -140,10 +160,11 @@ struct MetadataDelta {
   std::vector<KernelSymbol> kernel_symbols;
   std::vector<PerfMapSnapshot> perf_maps;
   std::vector<std::string> notes;
+  std::vector<LatencyProbe> latency_probes;
 
   bool empty() const {
     return processes.empty() && threads.empty() && mappings.empty() && objects.empty() &&
-           kernel_symbols.empty() && perf_maps.empty() && notes.empty();
+           kernel_symbols.empty() && perf_maps.empty() && notes.empty() && latency_probes.empty();
   }
 };
 

@@ -250,6 +250,10 @@ TEST(Format12, AFileOfTheLastMinorVersionStillReads) {
   for (EventKind kind : kAllEventKinds) {
     SCOPED_TRACE(std::string(kindName(kind)));
     size_t failures = 0;
+    if (static_cast<uint64_t>(kind) > test_support::kLastKindOfFormat12) {
+      EXPECT_TRUE(readRows(r, kind, &failures).empty());  // newer than the file
+      continue;
+    }
     EXPECT_EQ(readRows(r, kind, &failures), expected.rows[kind]);
     EXPECT_EQ(failures, 0u);
   }
