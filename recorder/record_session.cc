@@ -113,6 +113,12 @@ format::Header makeHeader(const RecordConfig& config) {
   for (const auto& p : config.lock_probes)
     options.lock_probes.push_back(p.binary + ":" + p.acquire_symbol + ":" + p.release_symbol);
   options.sample_event = sampleEventName(config.frequency_hz);
+  options.latency_traces = config.trace_functions;
+  options.latency_syscalls = config.syscalls;
+  options.latency_block_io = config.block_io;
+  options.latency_io_uring = config.io_uring;
+  options.latency_aggregate = config.latency_aggregate;
+  options.latency_sample = config.latency_sample > 1 ? config.latency_sample : 0;
   return header;
 }
 
@@ -240,6 +246,10 @@ class Session {
     for (auto& source : createSources(config_)) {
       Status opened = source->open(config_, *filter_);
       Status attached = opened ? source->attach(poller_, *sink_) : opened;
+      if (!attached && source->required()) {
+        (void)writer_->close(monotonicNowNs());
+        return fail(attached.message());
+      }
       if (!attached) {
         problems.push_back(attached.message());
         std::cerr << "incise-record: " << attached.message() << " (recording without "
