@@ -48,10 +48,6 @@ typename Map::const_iterator mostUsed(const Map& uses) {
 
 }  // namespace
 
-size_t log2Bucket(uint64_t value) {
-  return value == 0 ? 0 : std::bit_width(value) - 1;
-}
-
 LockStatsBuilder::LockStatsBuilder(LockGrouping grouping, SiteOf site_of)
     : grouping_(grouping), site_of_(std::move(site_of)) {}
 
