@@ -218,33 +218,6 @@ constexpr const char* kScript = R"JS(
 
 }  // namespace
 
-std::string escapeXml(const std::string& text) {
-  std::string escaped;
-  escaped.reserve(text.size());
-  for (char c : text) {
-    switch (c) {
-      case '&':
-        escaped += "&amp;";
-        break;
-      case '<':
-        escaped += "&lt;";
-        break;
-      case '>':
-        escaped += "&gt;";
-        break;
-      case '"':
-        escaped += "&quot;";
-        break;
-      case '\'':
-        escaped += "&#39;";
-        break;
-      default:
-        escaped += c;
-    }
-  }
-  return escaped;
-}
-
 void writeFlameGraphSvg(const FoldedStacks& folded, const FlameGraphOptions& options,
                         std::ostream& out) {
   out << "<?xml version=\"1.0\" standalone=\"no\"?>\n";
@@ -253,18 +226,13 @@ void writeFlameGraphSvg(const FoldedStacks& folded, const FlameGraphOptions& opt
 
 void writeFlameGraphHtml(const FoldedStacks& folded, const FlameGraphOptions& options,
                          std::ostream& out) {
-  out << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>"
-      << escapeXml(options.title) << "</title>\n"
-      << "<style>body{margin:8px;font-family:sans-serif;background:#fdfaf0}"
-         "#bar{margin-bottom:6px}#tip{position:absolute;display:none;background:#ffffe0;"
-         "border:1px solid #888;padding:3px 6px;font:12px monospace;pointer-events:none}"
-         "</style>\n</head>\n<body>\n"
-      << "<div id=\"bar\"><button id=\"reset\">reset zoom</button> "
+  writeHtmlPageStart(out, options.title, "");
+  out << "<div id=\"bar\"><button id=\"reset\">reset zoom</button> "
          "<input id=\"search\" placeholder=\"search (regex)\" size=\"40\"> "
          "<small>click a frame to zoom; total "
       << folded.total() << ' ' << escapeXml(options.unit) << "</small></div>\n";
   writeSvg(folded, options, out);
-  out << "<div id=\"tip\"></div>\n<script>" << kScript << "</script>\n</body>\n</html>\n";
+  writeHtmlPageEnd(out, kScript);
 }
 
 }  // namespace incise::analyzer

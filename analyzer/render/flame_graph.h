@@ -21,6 +21,7 @@
 #include <string>
 
 #include "analyzer/render/folded_stacks.h"
+#include "analyzer/render/html_page.h"
 
 namespace incise::analyzer {
 
@@ -46,8 +47,5 @@ void writeFlameGraphSvg(const FoldedStacks& folded, const FlameGraphOptions& opt
                         std::ostream& out);
 void writeFlameGraphHtml(const FoldedStacks& folded, const FlameGraphOptions& options,
                          std::ostream& out);
-
-// &, <, >, " and ' as entities.
-std::string escapeXml(const std::string& text);
 
 }  // namespace incise::analyzer
