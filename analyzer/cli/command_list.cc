@@ -13,6 +13,7 @@ int runOffcpu(const std::vector<std::string>& args);
 int runSched(const std::vector<std::string>& args);
 int runLocks(const std::vector<std::string>& args);
 int runCorrelate(const std::vector<std::string>& args);
+int runLatency(const std::vector<std::string>& args);
 int runDiff(const std::vector<std::string>& args);
 int runExport(const std::vector<std::string>& args);
 int runArchive(const std::vector<std::string>& args);
@@ -30,6 +31,8 @@ const std::vector<Command>& commands() {
       {"sched", "per thread: running, runnable, blocked; switches; migrations", runSched},
       {"locks", "per lock or acquire site: contention, wait and hold times, top threads", runLocks},
       {"correlate", "the story: lock holders preempted or faulting, and who waited", runCorrelate},
+      {"latency", "per function, syscall, device: calls, p50/p90/p99/max, histogram; heat maps",
+       runLatency},
       {"diff", "what changed between two traces; differential flame graph", runDiff},
       {"export", "a trace as pprof, Chrome trace (Perfetto), speedscope, folded", runExport},
       {"archive",
