@@ -17,7 +17,8 @@
 //
 // Output (stdout, key=value): pid, tid, calls, slow_calls, fast_calls,
 // call_ns.max_fast, call_ns.min_slow, call.bucket.B (calls measured in bucket B),
-// call_ns.total_fast (all fast calls, for overhead per call),
+// call_ns.total_fast (all fast calls, for overhead per call), calls_cpu_ns
+// (the thread's CPU time over the call loop: what probes cost it, whatever the load),
 // sleep_1ms.calls, sleep_1ms.min_ns, sleep_1ms.max_ns, sleep_1ms.bucket.B,
 // the same for sleep_10ms, getppid_calls, getppid_ns, block.ios, block.bytes, block.min_ns, block.max_ns,
 // elapsed_ns.
@@ -117,12 +118,14 @@ int run(int argc, char** argv) {
 
   const std::uint64_t start_ns = monotonic_ns();
   Durations fast, slow;
+  const std::uint64_t calls_cpu_start = thread_cpu_ns();
   for (std::uint64_t i = 1; i <= calls; ++i) {
     bool is_slow = slow_every != 0 && i % slow_every == 0;
     std::uint64_t before = monotonic_ns();
     timed_call(is_slow ? slow_us * 1000 : 0);
     (is_slow ? slow : fast).add(monotonic_ns() - before);
   }
+  const std::uint64_t calls_cpu_ns = thread_cpu_ns() - calls_cpu_start;
   Durations all_calls = fast;
   for (const auto& [b, n] : slow.buckets) all_calls.buckets[b] += n;
 
@@ -134,9 +137,10 @@ int run(int argc, char** argv) {
     (short_one ? sleep_1ms : sleep_10ms).add(monotonic_ns() - before);
   }
 
-  std::uint64_t getppid_start = monotonic_ns();
+  std::uint64_t getppid_start = monotonic_ns(), getppid_cpu_start = thread_cpu_ns();
   for (std::uint64_t i = 0; i < getppid_calls; ++i) syscall(SYS_getppid);
   std::uint64_t getppid_ns = monotonic_ns() - getppid_start;
+  std::uint64_t getppid_cpu_ns = thread_cpu_ns() - getppid_cpu_start;
 
   Durations block;
   if (!block_device.empty()) {
@@ -168,6 +172,7 @@ int run(int argc, char** argv) {
   report("fast_calls", fast.calls);
   report("call_ns.max_fast", fast.max_ns);
   report("call_ns.total_fast", fast.total_ns);
+  report("calls_cpu_ns", calls_cpu_ns);
   report("call_ns.min_slow", slow.calls ? slow.min_ns : 0);
   for (const auto& [bucket, count] : all_calls.buckets)
     report("call.bucket." + std::to_string(bucket), count);
@@ -175,6 +180,7 @@ int run(int argc, char** argv) {
   sleep_10ms.print("sleep_10ms");
   report("getppid_calls", getppid_calls);
   report("getppid_ns", getppid_ns);
+  report("getppid_cpu_ns", getppid_cpu_ns);
   report("block.ios", block.calls);
   report("block.bytes", block.calls * block_bytes);
   report("block.min_ns", block.calls ? block.min_ns : 0);
