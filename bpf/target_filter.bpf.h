@@ -28,6 +28,9 @@ struct {
 
 const volatile bool filter_by_pid = false;
 const volatile __u64 target_cgroup_id = 0;
+/* The recorder's own process: never a target, whatever the filter (with -a
+ * its threads would otherwise lead every report). */
+const volatile __u32 recorder_tgid = 0;
 
 static __always_inline bool is_target_pid(__u32 tgid) {
   return bpf_map_lookup_elem(&targets, &tgid) != NULL;
@@ -35,6 +38,7 @@ static __always_inline bool is_target_pid(__u32 tgid) {
 
 /* For the current task. */
 static __always_inline bool is_target(__u32 tgid) {
+  if (tgid == recorder_tgid) return false;
   if (filter_by_pid) return is_target_pid(tgid);
   if (target_cgroup_id) return bpf_get_current_cgroup_id() == target_cgroup_id;
   return true;
@@ -42,7 +46,9 @@ static __always_inline bool is_target(__u32 tgid) {
 
 /* For any task (the cgroup of a task that is not `current` comes from its css_set). */
 static __always_inline bool is_target_task(struct task_struct* task) {
-  if (filter_by_pid) return is_target_pid(BPF_CORE_READ(task, tgid));
+  __u32 tgid = BPF_CORE_READ(task, tgid);
+  if (tgid == recorder_tgid) return false;
+  if (filter_by_pid) return is_target_pid(tgid);
   if (target_cgroup_id) return BPF_CORE_READ(task, cgroups, dfl_cgrp, kn, id) == target_cgroup_id;
   return true;
 }

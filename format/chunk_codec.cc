@@ -27,7 +27,7 @@ bool storeAsConstant(std::span<const uint64_t> values, Encoding declared) {
 // Buffers one thread reuses from chunk to chunk. A merged chunk's columns
 // are megabytes; allocated afresh for each, their first touches were most
 // of the recorder's CPU after the merges came in (a page fault costs
-// 15-35 us in this VM), and freed, glibc gave them back to the system.
+// 15-35 us in a VM without huge pages), and freed, glibc gave them back to the system.
 struct EncodeScratch {
   std::vector<std::vector<uint64_t>> grouped;
   std::string area;

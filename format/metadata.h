@@ -21,7 +21,7 @@ namespace incise::format {
 //      stack-table frames as fixed64. A new major because a 1.x reader would
 //      take the packed headers for damage; with 2 it refuses the file by name
 //      ("newer than this reader understands ... upgrade incise"). This reader
-//      reads 1.0-1.2 and 2.x (and the 1.3 files written while 2.0 was built).
+//      reads 1.0-1.2 and 2.x.
 // 2.1: small chunks merged after the fact (format/region_merge.h), with the
 //      kRegionCopy block a file keeps only if the writer died mid-merge. A
 //      2.0 reader reads 2.1 files; one killed mid-merge it salvages with that
@@ -31,8 +31,6 @@ namespace incise::format {
 //      Older readers skip the new kinds and fields.
 inline constexpr uint16_t kFormatMajor = 2;
 inline constexpr uint16_t kFormatMinor = 2;
-// Major 1 files with the packed footer: the 1.3 files written while 2.0 was built.
-inline constexpr uint16_t kFirstMinorWithPackedFooter = 3;
 
 struct RecordOptions {
   uint32_t sample_frequency_hz = 0;

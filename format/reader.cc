@@ -270,7 +270,7 @@ class ReaderImpl final : public Reader {
     }
     ByteSpan footer_words = block->payload;
     std::string unpacked;
-    if (header_.format_minor >= kFirstMinorWithPackedFooter || header_.format_major > 1) {
+    if (header_.format_major > 1) {
       // An index entry packs to 20-30 bytes; 64x and a page more is room to spare.
       Result<std::string> words = unpackWords(footer_words, 64 * footer_words.size() + 4096);
       if (!words) return words.error().context(blockAt(footer_at) + ": footer");

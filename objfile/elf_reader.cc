@@ -36,7 +36,7 @@ class FileDescriptor {
   int fd_;
 };
 
-enum class Want { kEverything, kBuildIdOnly };
+enum class Want { kEverything, kIdentity, kBuildIdOnly };
 
 bool libelfReady() {
   static const bool ready = elf_version(EV_CURRENT) != EV_NONE;
@@ -116,12 +116,13 @@ void readSymbols(Elf* elf, Elf_Scn* section, const GElf_Shdr& header,
   }
 }
 
-Result<format::ObjectSymbols> readFromElf(Elf* elf, const std::string& path, Want want) {
+Result<ElfObject> readFromElf(Elf* elf, const std::string& path, Want want) {
   if (elf_kind(elf) != ELF_K_ELF) return Error(path + ": not an ELF file");
   GElf_Ehdr elf_header;
   if (gelf_getehdr(elf, &elf_header) == nullptr) return libelfError(path, "bad ELF header");
 
-  format::ObjectSymbols object;
+  ElfObject result;
+  format::ObjectSymbols& object = result.object;
   object.path = path;
   object.elf_type = elf_header.e_type;
 
@@ -156,6 +157,7 @@ Result<format::ObjectSymbols> readFromElf(Elf* elf, const std::string& path, Wan
       }
     }
     if (want == Want::kBuildIdOnly) continue;
+    if (want == Want::kIdentity && header.sh_type != SHT_PROGBITS) continue;
     if (header.sh_type == SHT_SYMTAB && sectionData(section, header) != nullptr) {
       symtab = section;
       symtab_header = header;
@@ -185,18 +187,20 @@ Result<format::ObjectSymbols> readFromElf(Elf* elf, const std::string& path, Wan
   if (want == Want::kEverything) {
     if (symtab != nullptr) {
       readSymbols(elf, symtab, symtab_header, object.symbols);
+      result.table = SymbolTableKind::kFull;
     } else if (dynsym != nullptr) {
       readSymbols(elf, dynsym, dynsym_header, object.symbols);
+      result.table = SymbolTableKind::kDynamic;
     }
     std::sort(object.symbols.begin(), object.symbols.end(),
               [](const format::Symbol& a, const format::Symbol& b) {
                 return std::tie(a.address, a.name) < std::tie(b.address, b.name);
               });
   }
-  return object;
+  return result;
 }
 
-Result<format::ObjectSymbols> readFile(const std::string& path, Want want) {
+Result<ElfObject> readFile(const std::string& path, Want want) {
   if (!libelfReady()) return Error("libelf: version mismatch");
   FileDescriptor fd(open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (fd.get() < 0) return Error("cannot open " + path + ": " + std::strerror(errno));
@@ -207,8 +211,14 @@ Result<format::ObjectSymbols> readFile(const std::string& path, Want want) {
 
 }  // namespace
 
-Result<format::ObjectSymbols> readElfObject(const std::string& path) {
+Result<ElfObject> readElf(const std::string& path) {
   return readFile(path, Want::kEverything);
+}
+
+Result<format::ObjectSymbols> readElfObject(const std::string& path) {
+  Result<ElfObject> read = readFile(path, Want::kEverything);
+  if (!read) return read.error();
+  return std::move(read->object);
 }
 
 Result<format::ObjectSymbols> readElfImage(std::string_view image, const std::string& path) {
@@ -217,14 +227,22 @@ Result<format::ObjectSymbols> readElfImage(std::string_view image, const std::st
   std::string buffer(image);
   ElfHandle elf(elf_memory(buffer.data(), buffer.size()));
   if (!elf) return libelfError(path, "not an ELF file");
-  return readFromElf(elf.get(), path, Want::kEverything);
+  Result<ElfObject> read = readFromElf(elf.get(), path, Want::kEverything);
+  if (!read) return read.error();
+  return std::move(read->object);
+}
+
+Result<ElfIdentity> readElfIdentity(const std::string& path) {
+  Result<ElfObject> read = readFile(path, Want::kIdentity);
+  if (!read) return read.error();
+  return ElfIdentity{std::move(read->object.build_id), std::move(read->object.debug_link)};
 }
 
 Result<std::string> readBuildId(const std::string& path) {
-  Result<format::ObjectSymbols> object = readFile(path, Want::kBuildIdOnly);
-  if (!object) return object.error();
-  if (object->build_id.empty()) return Error(path + ": no GNU build-id note");
-  return std::move(object->build_id);
+  Result<ElfObject> read = readFile(path, Want::kBuildIdOnly);
+  if (!read) return read.error();
+  if (read->object.build_id.empty()) return Error(path + ": no GNU build-id note");
+  return std::move(read->object.build_id);
 }
 
 std::string buildIdHex(std::string_view raw) {

@@ -12,6 +12,7 @@
 //   std::string id = objfile::buildIdHex(object->build_id);  // "a1b2c3..."
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -20,15 +21,33 @@
 
 namespace incise::objfile {
 
+// Which table an object's symbols came from: .symtab names every function
+// (static ones too), .dynsym only the exported ones.
+enum class SymbolTableKind : uint8_t { kNone, kDynamic, kFull };
+
+struct ElfObject {
+  format::ObjectSymbols object;
+  SymbolTableKind table = SymbolTableKind::kNone;
+};
+
 // Symbols come from .symtab, or .dynsym when the file has no .symtab
 // (stripped). Only defined STT_FUNC, STT_GNU_IFUNC and STT_OBJECT symbols are
 // kept; size-0 functions are kept too (hand-written assembly has them).
 // `path` is recorded as given. eh_frame fields are left empty.
+Result<ElfObject> readElf(const std::string& path);
 Result<format::ObjectSymbols> readElfObject(const std::string& path);
 
 // Same, from an ELF image already in memory (fuzzing, tests, files read by
 // another layer). `path` only names the object in errors and in the result.
 Result<format::ObjectSymbols> readElfImage(std::string_view image, const std::string& path);
+
+// What names an object's separate debug file: its build-id (raw bytes) and
+// .gnu_debuglink name, either possibly empty; symbols are not read.
+struct ElfIdentity {
+  std::string build_id;
+  std::string debug_link;
+};
+Result<ElfIdentity> readElfIdentity(const std::string& path);
 
 // The raw bytes of the NT_GNU_BUILD_ID note; an Error if the file has none.
 Result<std::string> readBuildId(const std::string& path);

@@ -1,10 +1,11 @@
 // How many entries an ELF file's function symbol table has (.symtab, else
-// .dynsym), read from the section headers only: the recorder decides from it
-// whether to embed an object's whole table or only the symbols its samples
-// hit, without parsing a 100k-symbol table (libLLVM, libclang-cpp) first.
+// .dynsym), and which of the two it is, read from the section headers only:
+// the recorder decides from it whether to embed an object's whole table or
+// only the symbols its samples hit, without parsing a 100k-symbol table
+// (libLLVM, libclang-cpp) first.
 //
-//   Result<size_t> count = countElfSymbols("/usr/lib/x86_64-linux-gnu/libc.so.6");
-//   if (count && *count > kFullSymbolTableLimit) ...
+//   Result<ElfSymbolCount> count = countElfSymbols("/usr/lib/x86_64-linux-gnu/libc.so.6");
+//   if (count && !count->full) look for the debug file;  // a stripped library: .dynsym only
 #pragma once
 
 #include <cstddef>
@@ -14,6 +15,11 @@
 
 namespace incise::recorder {
 
-Result<size_t> countElfSymbols(const std::string& path);
+struct ElfSymbolCount {
+  size_t symbols = 0;
+  bool full = false;  // the count is of .symtab (every function), not of .dynsym
+};
+
+Result<ElfSymbolCount> countElfSymbols(const std::string& path);
 
 }  // namespace incise::recorder

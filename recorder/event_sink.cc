@@ -22,13 +22,17 @@ uint64_t EventSink::internStack(uint32_t pid, const event_stack& stack) {
 
 uint64_t EventSink::internStack(uint32_t pid, std::span<const uint64_t> frames,
                                 size_t kernel_count) {
+  kernel_count = std::min(kernel_count, frames.size());
+  if (const size_t own = own_frames_.leading(frames.first(kernel_count))) {
+    frames = frames.subspan(own);
+    kernel_count -= own;
+  }
   if (frames.empty()) return 0;
   uint64_t id = writer_.internStack(frames);
   // Ids are handed out in increasing order, so a larger id is a stack seen for
   // the first time: only then do its frames need mapping to objects.
   if (id > highest_stack_id_) {
     highest_stack_id_ = id;
-    kernel_count = std::min(kernel_count, frames.size());
     processes_.noteKernelFrames(frames.first(kernel_count));
     processes_.noteUserFrames(pid, frames.subspan(kernel_count), monotonicNowNs());
   }

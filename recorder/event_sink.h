@@ -16,6 +16,7 @@
 
 #include "bpf/events.h"
 #include "format/writer.h"
+#include "recorder/own_frames.h"
 #include "recorder/process_tracker.h"
 
 namespace incise::recorder {
@@ -37,7 +38,8 @@ class EventSink {
   }
 
   // Interns a BPF-captured stack (kernel frames, then user frames) of a
-  // thread of `pid`; 0 for an empty stack. New stacks tell the process
+  // thread of `pid`; 0 for an empty stack. The recorder's own frames at its
+  // kernel leaf (setOwnFrames) are cut first. New stacks tell the process
   // tracker which kernel symbols and mapped objects were hit.
   uint64_t internStack(uint32_t pid, const event_stack& stack);
   uint64_t internStack(uint32_t pid, std::span<const uint64_t> frames, size_t kernel_count);
@@ -46,6 +48,9 @@ class EventSink {
   void noteLost(format::LostSource source, uint64_t count);
   // A remark stored in the trace's metadata notes (and printed with -v).
   void addNote(const std::string& note);
+
+  // The recorder's BPF programs and tracing glue, cut from every stack.
+  void setOwnFrames(OwnFrames own) { own_frames_ = std::move(own); }
 
   ProcessTracker& processes() { return processes_; }
   format::Writer& writer() { return writer_; }
@@ -58,6 +63,7 @@ class EventSink {
   uint64_t rows_ = 0;
   uint64_t lost_ = 0;
   uint64_t highest_stack_id_ = 0;
+  OwnFrames own_frames_;
 };
 
 // CLOCK_MONOTONIC in ns, the clock of bpf_ktime_get_ns().

@@ -1,7 +1,7 @@
 #include "recorder/process_tracker.h"
 
 #include <fcntl.h>
-#include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -10,9 +10,10 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <utility>
 
-#include "objfile/elf_reader.h"
 #include "recorder/eh_frame_collector.h"
+#include "recorder/proc_maps.h"
 
 namespace incise::recorder {
 
@@ -27,34 +28,16 @@ std::string trimNewline(std::string s) {
   return s;
 }
 
-bool parseHex(std::string_view text, uint64_t& out) {
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), out, 16);
-  return ec == std::errc() && end == text.data() + text.size();
+uint64_t monotonicNs() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000ull + static_cast<uint64_t>(ts.tv_nsec);
 }
 
-struct MapsLine {
-  uint64_t start = 0, end = 0, offset = 0;
-  std::string perms, dev, inode, path;
-};
-
-bool parseMapsLine(const std::string& line, MapsLine& out) {
-  std::istringstream in(line);
-  std::string range, offset;
-  if (!(in >> range >> out.perms >> offset >> out.dev >> out.inode)) return false;
-  std::getline(in >> std::ws, out.path);
-  size_t dash = range.find('-');
-  if (dash == std::string::npos) return false;
-  return parseHex(std::string_view(range).substr(0, dash), out.start) &&
-         parseHex(std::string_view(range).substr(dash + 1), out.end) &&
-         parseHex(offset, out.offset) && out.perms.size() >= 3;
-}
-
-uint32_t protOf(const std::string& perms) {
-  uint32_t prot = 0;
-  if (perms[0] == 'r') prot |= PROT_READ;
-  if (perms[1] == 'w') prot |= PROT_WRITE;
-  if (perms[2] == 'x') prot |= PROT_EXEC;
-  return prot;
+// Where the recorder can read the object of a mapping; empty for anonymous
+// memory and special mappings it has no image of.
+std::string readablePath(const ExecutableMapping& mapping) {
+  return mapping.open_path.empty() ? mapping.object->image_path : mapping.open_path;
 }
 
 }  // namespace
@@ -71,8 +54,16 @@ void ProcessTracker::notePid(uint32_t pid, uint64_t time) {
   auto it = processes_.find(pid);
   if (it != processes_.end()) {
     // A sample of the exited process may still arrive (it is older than the
-    // exit); a later event under that pid is a new process reusing it.
-    if (it->second.alive || time <= it->second.exit_time) return;
+    // exit); a later event under that pid is a new process reusing it. The
+    // kernel's records say so exactly (a fork after the exit); without them,
+    // any later event counts (the dying task's last switch comes after its
+    // exit event, and reads the process again).
+    const ProcessState& state = it->second;
+    if (state.alive || time <= state.exit_time) return;
+    if (kernel_records_) {
+      if (catch_up_) catch_up_();
+      if (!table_.alive(pid) || table_.imageTime(pid) <= state.exit_time) return;
+    }
     processes_.erase(it);
   }
   readProcess(pid, time);
@@ -88,9 +79,38 @@ void ProcessTracker::noteThread(uint32_t pid, uint32_t tid, uint64_t time) {
   pending_.threads.push_back(format::Thread{.tid = tid, .pid = pid, .comm = comm, .time = time});
 }
 
+ProcessTracker::ProcessTracker(std::string proc_root) : proc_root_(std::move(proc_root)) {
+  table_.subscribe(&mapping_writer_);
+}
+
+void ProcessTracker::useKernelRecords(uint64_t stream_start, std::function<void()> catch_up) {
+  stream_start_ = stream_start;
+  kernel_records_ = true;
+  catch_up_ = std::move(catch_up);
+}
+
+Status ProcessTracker::useVdsoImage() {
+  Result<VdsoImage> image = VdsoImage::ofThisProcess();
+  if (!image) return image.error();
+  vdso_.emplace(image.take());
+  table_.setVdso(table_.object("[vdso]", vdso_->buildId(), vdso_->path()));
+  return Status::ok();
+}
+
 void ProcessTracker::readProcess(uint32_t pid, uint64_t time) {
-  std::string dir = proc_root_ + "/" + std::to_string(pid);
   ProcessState& state = processes_[pid];
+  readIdentity(pid, state, time);
+  // Mappings the kernel's records made known need no /proc read (they are
+  // exact, where /proc races the dynamic loader), and they are written even
+  // when the process is already gone (a short one, seen late).
+  if (catch_up_) catch_up_();
+  if (state.alive && (!kernel_records_ || !table_.complete(pid)))
+    readMaps(pid, state, kernel_records_ ? stream_start_ : time);
+  writeMappings(pid, state);
+}
+
+void ProcessTracker::readIdentity(uint32_t pid, ProcessState& state, uint64_t time) {
+  std::string dir = proc_root_ + "/" + std::to_string(pid);
   std::string comm = readSmallFile(dir + "/comm");
   if (comm.empty()) {
     // Gone before we looked (a late sample): hold an empty state, which
@@ -117,8 +137,6 @@ void ProcessTracker::readProcess(uint32_t pid, uint64_t time) {
   }
   pending_.processes.push_back(process);
 
-  readMaps(pid, state, time);
-
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator(dir + "/task", ec)) {
     uint32_t tid = 0;
@@ -136,62 +154,54 @@ void ProcessTracker::markExited(ProcessState& state, uint64_t time) {
   state.exit_time = time;
 }
 
-std::string ProcessTracker::buildIdOf(const std::string& open_path, const std::string& key) {
-  auto it = build_ids_.find(key);
-  if (it != build_ids_.end()) return it->second;
-  Result<std::string> id = objfile::readBuildId(open_path);
-  std::string value = id ? *id : std::string();
-  build_ids_.emplace(key, value);
-  return value;
+void ProcessTracker::readMaps(uint32_t pid, ProcessState& state, uint64_t stamp) {
+  // Taken before the read: records older than it say nothing the read missed.
+  const uint64_t read_time = monotonicNs();
+  table_.loadSnapshot(pid, readProcMaps(proc_root_, pid, stamp, table_, build_ids_),
+                      std::max(read_time, stamp));
+  state.maps_read_time = stamp;
 }
 
-void ProcessTracker::readMaps(uint32_t pid, ProcessState& state, uint64_t time) {
-  std::string dir = proc_root_ + "/" + std::to_string(pid);
-  std::istringstream maps(readSmallFile(dir + "/maps"));
-  std::vector<MappedRange> ranges;
-  std::string line;
-  while (std::getline(maps, line)) {
-    MapsLine m;
-    if (!parseMapsLine(line, m)) continue;
-    // Frames only land in executable mappings; JIT code is anonymous (no path).
-    if (m.perms[2] != 'x') continue;
-    MappedRange range{.start = m.start, .end = m.end, .file_offset = m.offset, .path = m.path};
-    bool file_backed = !m.path.empty() && m.path[0] == '/';
-    if (file_backed) {
-      constexpr std::string_view kDeleted = " (deleted)";
-      bool deleted =
-          m.path.size() > kDeleted.size() &&
-          m.path.compare(m.path.size() - kDeleted.size(), kDeleted.size(), kDeleted) == 0;
-      char range_name[64];
-      snprintf(range_name, sizeof(range_name), "%lx-%lx", static_cast<unsigned long>(m.start),
-               static_cast<unsigned long>(m.end));
-      // map_files works for deleted files too; root/ resolves container paths.
-      range.open_path = deleted ? dir + "/map_files/" + range_name : dir + "/root" + m.path;
-      range.build_id = buildIdOf(range.open_path, m.dev + ":" + m.inode + ":" + m.path);
-    }
-    ranges.push_back(range);
-    pending_.mappings.push_back(format::Mapping{.pid = pid,
-                                                .start = m.start,
-                                                .end = m.end,
-                                                .file_offset = m.offset,
-                                                .path = m.path,
-                                                .build_id = range.build_id,
-                                                .prot = protOf(m.perms),
-                                                .time = time});
+void ProcessTracker::queueMapping(const ExecutableMapping& mapping) {
+  pending_.mappings.push_back(format::Mapping{.pid = mapping.pid,
+                                              .start = mapping.start,
+                                              .end = mapping.end,
+                                              .file_offset = mapping.file_offset,
+                                              .path = mapping.object->path,
+                                              .build_id = mapping.object->build_id,
+                                              .prot = mapping.prot,
+                                              .time = mapping.time});
+}
+
+void ProcessTracker::writeMappings(uint32_t pid, ProcessState& state) {
+  if (state.mappings_written) return;
+  state.mappings_written = true;
+  if (const std::vector<ExecutableMapping>* mappings = table_.mappingsOf(pid)) {
+    for (const ExecutableMapping& mapping : *mappings) queueMapping(mapping);
   }
-  std::sort(ranges.begin(), ranges.end(),
-            [](const MappedRange& a, const MappedRange& b) { return a.start < b.start; });
-  state.ranges = std::move(ranges);
-  state.maps_read_time = time;
 }
 
-const ProcessTracker::MappedRange* ProcessTracker::findRange(const ProcessState& state,
-                                                             uint64_t address) const {
-  auto it = std::upper_bound(state.ranges.begin(), state.ranges.end(), address,
-                             [](uint64_t a, const MappedRange& r) { return a < r.start; });
-  if (it == state.ranges.begin()) return nullptr;
-  --it;
-  return address < it->end ? &*it : nullptr;
+void ProcessTracker::MappingWriter::onMap(const ExecutableMapping& mapping) {
+  auto it = tracker_.processes_.find(mapping.pid);
+  if (it != tracker_.processes_.end() && it->second.mappings_written)
+    tracker_.queueMapping(mapping);
+}
+
+const ExecutableMapping* ProcessTracker::findMapping(uint32_t pid, ProcessState& state,
+                                                     uint64_t address, uint64_t time,
+                                                     uint64_t reread_interval) {
+  if (const ExecutableMapping* mapping = table_.find(pid, address)) return mapping;
+  if (kernel_records_) {
+    // The record of a mapping is written before the mmap returns, so before
+    // any sample inside it: whatever the rings hold now covers the frame.
+    if (catch_up_) catch_up_();
+    if (const ExecutableMapping* mapping = table_.find(pid, address)) return mapping;
+    // Complete: the address is in no mapping (a garbage frame).
+    if (table_.complete(pid)) return nullptr;
+  }
+  if (!state.alive || time - state.maps_read_time <= reread_interval) return nullptr;
+  readMaps(pid, state, time);
+  return table_.find(pid, address);
 }
 
 void ProcessTracker::onFork(uint32_t parent_pid, uint32_t child_pid, uint32_t child_tid,
@@ -204,9 +214,24 @@ void ProcessTracker::onFork(uint32_t parent_pid, uint32_t child_pid, uint32_t ch
 }
 
 void ProcessTracker::onExec(uint32_t pid, uint64_t time) {
-  // A new image: forget what we knew and read it again.
-  processes_.erase(pid);
-  readProcess(pid, time);
+  // A new image: its name and threads are read again. With the kernel's
+  // records the table already follows the exec (their exec record comes
+  // before the new image's mappings, this event after them); without them
+  // the maps are read again too.
+  auto it = processes_.find(pid);
+  if (it == processes_.end()) {
+    readProcess(pid, time);
+    return;
+  }
+  ProcessState& state = it->second;
+  state.threads.clear();
+  state.non_code_pages.clear();
+  state.alive = true;
+  readIdentity(pid, state, time);
+  if (!kernel_records_ && state.alive) {
+    table_.exec(pid, time);
+    readMaps(pid, state, time);  // MappingWriter writes what it finds
+  }
 }
 
 void ProcessTracker::onComm(uint32_t pid, uint32_t tid, const std::string& comm, uint64_t time) {
@@ -216,6 +241,7 @@ void ProcessTracker::onComm(uint32_t pid, uint32_t tid, const std::string& comm,
 }
 
 void ProcessTracker::onExit(uint32_t pid, uint32_t tid, bool whole_process, uint64_t time) {
+  if (whole_process) table_.exit(pid, time);
   auto it = processes_.find(pid);
   if (it == processes_.end()) return;
   if (whole_process) {
@@ -228,11 +254,18 @@ void ProcessTracker::onExit(uint32_t pid, uint32_t tid, bool whole_process, uint
 void ProcessTracker::forgetExited(uint64_t time) {
   if (time - last_liveness_sweep_ >= kLivenessSweepNs) {
     last_liveness_sweep_ = time;
+    auto vanished = [&](uint32_t pid) {
+      return access((proc_root_ + "/" + std::to_string(pid)).c_str(), F_OK) != 0;
+    };
     for (auto& [pid, state] : processes_) {
-      if (state.alive && access((proc_root_ + "/" + std::to_string(pid)).c_str(), F_OK) != 0)
-        markExited(state, time);
+      if (state.alive && vanished(pid)) markExited(state, time);
+    }
+    // Followed but never sighted (-a): their exits may have gone unseen too.
+    for (uint32_t pid : table_.pids()) {
+      if (table_.alive(pid) && vanished(pid)) table_.markVanished(pid, time);
     }
   }
+  table_.forgetExited(time);
   std::erase_if(processes_, [&](const auto& entry) {
     const ProcessState& state = entry.second;
     return !state.alive && time > state.exit_time + kExitedRetentionNs;
@@ -275,13 +308,10 @@ void ProcessTracker::noteUserFrames(uint32_t pid, std::span<const uint64_t> fram
   ProcessState& state = it->second;
   for (size_t i = 0; i < frames.size(); ++i) {
     const uint64_t address = frames[i];
-    const MappedRange* range = findRange(state, address);
-    if (!range && state.alive && time - state.maps_read_time > kMapsRereadIntervalNs) {
-      readMaps(pid, state, time);
-      range = findRange(state, address);
-    }
-    if (!range || range->open_path.empty()) continue;
-    std::string key = range->build_id.empty() ? range->path : range->build_id;
+    const ExecutableMapping* range = findMapping(pid, state, address, time, kMapsRereadIntervalNs);
+    if (!range || readablePath(*range).empty()) continue;
+    const MappedObject& object = *range->object;
+    std::string key = object.build_id.empty() ? object.path : object.build_id;
     // Callers' frames are return addresses: the analyzer names them at
     // address - 1, which is in the calling function even when the call was
     // its last instruction (a noreturn callee), so a subset keeps that too.
@@ -305,16 +335,18 @@ Result<format::ObjectSymbols> ProcessTracker::readHitObject(const HitObject& hit
   return object;
 }
 
-void ProcessTracker::noteHitOffset(LargeObject& large, const MappedRange& range, uint64_t address,
-                                   bool return_address) {
+void ProcessTracker::noteHitOffset(LargeObject& large, const ExecutableMapping& range,
+                                   uint64_t address, bool return_address) {
   const uint64_t offset = address - range.start + range.file_offset;
   large.file_offsets.insert(offset);
   if (return_address && offset > 0) large.file_offsets.insert(offset - 1);
 }
 
-void ProcessTracker::startHitObject(const std::string& key, const MappedRange& range,
+void ProcessTracker::startHitObject(const std::string& key, const ExecutableMapping& range,
                                     uint64_t address, bool return_address) {
-  HitObject hit{.path = range.path, .open_path = range.open_path, .build_id = range.build_id};
+  HitObject hit{.path = range.object->path,
+                .open_path = readablePath(range),
+                .build_id = range.object->build_id};
   hit_objects_.emplace(key, hit);
   if (embedsHitSubset(hit, full_table_limit_)) {
     LargeObject large{.hit = hit};
@@ -338,6 +370,8 @@ void ProcessTracker::readLargeObjects() {
     HitObject hit = large.hit;
     if (large.fd >= 0) hit.open_path = "/proc/self/fd/" + std::to_string(large.fd);
     Result<format::ObjectSymbols> object = readHitObject(hit);
+    size_t total = 0;
+    if (object) total = keepHitSymbols(hit, *object, large.file_offsets);
     if (large.fd >= 0) close(large.fd);
     large.fd = -1;
     if (!object) {
@@ -345,7 +379,6 @@ void ProcessTracker::readLargeObjects() {
       continue;
     }
     object->path = large.hit.path;
-    const size_t total = keepHitSymbols(*object, large.file_offsets);
     pending_.notes.push_back(large.hit.path + ": " + std::to_string(object->symbols.size()) +
                              " of " + std::to_string(total) +
                              " symbols embedded (a large table: only the functions hit)");
@@ -382,24 +415,30 @@ void ProcessTracker::noteStackWords(uint32_t pid, uint64_t sp, std::span<const u
     for (size_t at = 0; at + sizeof(uint64_t) <= stack.size(); at += sizeof(uint64_t)) {
       uint64_t word = 0;
       std::memcpy(&word, stack.data() + at, sizeof(word));
-      const MappedRange* range = findRange(state, word);
+      const ExecutableMapping* range = table_.find(pid, word);
       if (range != nullptr) {
-        if (!range->open_path.empty()) code.push_back(word);
+        if (!readablePath(*range).empty()) code.push_back(word);
       } else if (word >= 0x7f0000000000ull && word < 0x800000000000ull &&
                  (word + kStackReach < sp || word > sp + kStackReach) &&
                  !state.non_code_pages.count(word >> 12)) {
         unknown.push_back(word);
       }
     }
-    if (pass == 1 || unknown.empty() || !state.alive ||
-        time - state.maps_read_time <= kStaleRereadIntervalNs)
-      break;
+    if (pass == 1 || unknown.empty()) break;
+    if (kernel_records_) {
+      // The kernel's records say exactly what is mapped: catch up with them
+      // and look once more; no /proc read unless records were lost.
+      if (catch_up_) catch_up_();
+      if (table_.complete(pid)) continue;
+    }
+    if (!state.alive || time - state.maps_read_time <= kStaleRereadIntervalNs) break;
     readMaps(pid, state, time);
   }
   // Still unknown after a fresh read: data, not code; do not re-read for them again.
-  if (time == state.maps_read_time && state.non_code_pages.size() < kMaxNonCodePages) {
+  const bool exact = kernel_records_ && table_.complete(pid);
+  if ((exact || time == state.maps_read_time) && state.non_code_pages.size() < kMaxNonCodePages) {
     for (uint64_t word : unknown) {
-      if (findRange(state, word) == nullptr) state.non_code_pages.insert(word >> 12);
+      if (table_.find(pid, word) == nullptr) state.non_code_pages.insert(word >> 12);
     }
   }
   noteUserFrames(pid, code, time);
@@ -431,8 +470,8 @@ std::vector<uint32_t> ProcessTracker::knownPids() const {
 }
 
 size_t ProcessTracker::mappingCount(uint32_t pid) const {
-  auto it = processes_.find(pid);
-  return it == processes_.end() ? 0 : it->second.ranges.size();
+  const std::vector<ExecutableMapping>* mappings = table_.mappingsOf(pid);
+  return mappings ? mappings->size() : 0;
 }
 
 }  // namespace incise::recorder

@@ -1,12 +1,22 @@
 // ProcessTracker: what the recorder knows about the processes it records —
-// names, command lines, threads and memory maps — and which objects and
-// kernel addresses their stacks hit. Everything is read lazily from
-// /proc/PID/... the first time a pid shows up, again after exec, and again
-// when a user frame falls outside every known mapping (a new mmap or
-// dlopen). Files are opened through /proc/PID/root (or /proc/PID/map_files
-// for deleted files), so processes in containers resolve.
+// names, command lines, threads and executable mappings — and which objects
+// and kernel addresses their stacks hit. A process is read from /proc/PID/...
+// the first time it shows up (comm, cmdline, threads), again after exec.
 //
-// Facts go out as format::MetadataDelta batches:
+// Mappings live in a MappingTable (recorder/mapping_table.h; other recorder
+// parts subscribe to it through mappings()). With the kernel's mmap records
+// flowing (recorder/mmap_source.h calls useKernelRecords), a process that
+// started while recording is known exactly from them, and /proc/PID/maps is
+// read only for processes that were already running, once, at their first
+// sighting (and again only if records were lost). Without them (an old
+// kernel, perf events refused), the maps are read at the first sighting,
+// after exec, and again when a user frame falls outside every known mapping.
+// Files are opened through /proc/PID/root (or /proc/PID/map_files for
+// deleted files), so processes in containers resolve.
+//
+// Facts go out as format::MetadataDelta batches; a process's mappings go out
+// when it is first sighted (the ones it has then, with the times the kernel
+// made them) and as they change afterwards:
 //
 //   tracker.notePid(pid, time);                 // first sighting reads /proc
 //   tracker.noteUserFrames(pid, frames, time);  // maps the frames to objects
@@ -32,6 +42,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <span>
 #include <string>
@@ -41,14 +52,17 @@
 
 #include "format/metadata.h"
 #include "format/status.h"
+#include "recorder/build_id_cache.h"
+#include "recorder/mapping_table.h"
 #include "recorder/object_symbols.h"
+#include "recorder/vdso_image.h"
 
 namespace incise::recorder {
 
 class ProcessTracker {
  public:
   // `proc_root` is "/proc" except in tests.
-  explicit ProcessTracker(std::string proc_root = "/proc") : proc_root_(std::move(proc_root)) {}
+  explicit ProcessTracker(std::string proc_root = "/proc");
   ~ProcessTracker();
   ProcessTracker(const ProcessTracker&) = delete;
   ProcessTracker& operator=(const ProcessTracker&) = delete;
@@ -64,7 +78,22 @@ class ProcessTracker {
   // Large objects kept open at once; past this, later ones are re-read by path.
   static constexpr size_t kMaxOpenLargeObjects = 64;
 
-  // First sighting of a process reads its comm, cmdline, ppid and maps.
+  // The executable mappings of every followed process; subscribe here.
+  MappingTable& mappings() { return table_; }
+  // The kernel's mmap records now feed mappings(): from `stream_start` on,
+  // every mapping a followed process makes reaches the table through them.
+  // `catch_up` applies the records the kernel has written so far (a frame
+  // outside every known mapping calls it before anything else).
+  void useKernelRecords(uint64_t stream_start, std::function<void()> catch_up);
+  bool usesKernelRecords() const { return kernel_records_; }
+  // The records' source is going away: the table keeps what it learned.
+  void stopCatchUp() { catch_up_ = nullptr; }
+  // Names every 64-bit process's [vdso] after the recorder's own image
+  // (recorder/vdso_image.h): its frames then resolve like any object's.
+  Status useVdsoImage();
+
+  // First sighting of a process reads its comm, cmdline, ppid and (unless
+  // the kernel's records already hold them) maps.
   void notePid(uint32_t pid, uint64_t time);
   // First sighting of a thread reads its comm.
   void noteThread(uint32_t pid, uint32_t tid, uint64_t time);
@@ -117,35 +146,43 @@ class ProcessTracker {
   size_t threadCount() const;
 
  private:
-  struct MappedRange {
-    uint64_t start = 0;
-    uint64_t end = 0;
-    uint64_t file_offset = 0;
-    std::string path;
-    std::string build_id;
-    std::string open_path;
-  };
   struct ProcessState {
-    std::vector<MappedRange> ranges;  // sorted by start
     uint64_t maps_read_time = 0;
     bool alive = true;
     uint64_t exit_time = 0;  // when alive turned false
+    // Its mappings went into a delta (later ones follow as they come).
+    bool mappings_written = false;
     // Tids seen (their comm was read); exited ones wait in exited_threads_.
     std::unordered_set<uint32_t> threads;
     // noteStackWords: pages of words that looked like code but were in no
     // executable mapping even after a re-read (heap, thread stacks).
     std::unordered_set<uint64_t> non_code_pages;
   };
+  // Writes each new mapping of a process whose mappings were written.
+  class MappingWriter final : public MappingObserver {
+   public:
+    explicit MappingWriter(ProcessTracker& tracker) : tracker_(tracker) {}
+    void onMap(const ExecutableMapping& mapping) override;
+
+   private:
+    ProcessTracker& tracker_;
+  };
 
   void readProcess(uint32_t pid, uint64_t time);
-  void readMaps(uint32_t pid, ProcessState& state, uint64_t time);
-  const MappedRange* findRange(const ProcessState& state, uint64_t address) const;
-  std::string buildIdOf(const std::string& open_path, const std::string& path);
+  void readIdentity(uint32_t pid, ProcessState& state, uint64_t time);
+  // Reads /proc/PID/maps into the table (mappings stamped `stamp`).
+  void readMaps(uint32_t pid, ProcessState& state, uint64_t stamp);
+  void writeMappings(uint32_t pid, ProcessState& state);
+  void queueMapping(const ExecutableMapping& mapping);
+  // The mapping of `address`, catching up with the kernel's records and
+  // re-reading /proc (rate-limited) when the table cannot know it otherwise.
+  const ExecutableMapping* findMapping(uint32_t pid, ProcessState& state, uint64_t address,
+                                       uint64_t time, uint64_t reread_interval);
   std::string readSmallFile(const std::string& path) const;
   void queueObject(format::ObjectSymbols object);
   Result<format::ObjectSymbols> readHitObject(const HitObject& hit);
   // Starts a hit object: a whole table now, or a large object's subset later.
-  void startHitObject(const std::string& key, const MappedRange& range, uint64_t address,
+  void startHitObject(const std::string& key, const ExecutableMapping& range, uint64_t address,
                       bool return_address);
   void markExited(ProcessState& state, uint64_t time);
 
@@ -158,7 +195,13 @@ class ProcessTracker {
   };
   std::vector<ExitedThread> exited_threads_;
   uint64_t last_liveness_sweep_ = 0;
-  std::map<std::string, std::string> build_ids_;  // path -> build id (cache)
+  BuildIdCache build_ids_;
+  MappingTable table_;
+  MappingWriter mapping_writer_{*this};
+  bool kernel_records_ = false;  // the kernel's mmap records feed table_
+  std::function<void()> catch_up_;
+  std::optional<VdsoImage> vdso_;
+  uint64_t stream_start_ = 0;
   std::map<std::string, HitObject> hit_objects_;  // key: build id or path
   struct LargeObject {
     HitObject hit;
@@ -166,7 +209,7 @@ class ProcessTracker {
     std::unordered_set<uint64_t> file_offsets;  // of the frames that hit it
   };
   std::map<std::string, LargeObject> large_objects_;  // same key
-  void noteHitOffset(LargeObject& large, const MappedRange& range, uint64_t address,
+  void noteHitOffset(LargeObject& large, const ExecutableMapping& range, uint64_t address,
                      bool return_address);
   size_t full_table_limit_ = kFullSymbolTableLimit;
   std::set<uint64_t> kernel_addresses_;

@@ -9,20 +9,25 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cinttypes>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <future>
 #include <iostream>
 #include <optional>
+#include <thread>
 
 #include "format/writer.h"
 #include "recorder/bpf_run_stats.h"
 #include "recorder/capabilities.h"
 #include "recorder/command_launcher.h"
 #include "recorder/event_sink.h"
+#include "recorder/own_frames.h"
 #include "recorder/perf_map_watcher.h"
 #include "recorder/process_tracker.h"
 #include "recorder/profile_source.h"
@@ -132,6 +137,39 @@ Status checkWritable(const std::string& path) {
   return Status::ok();
 }
 
+// When this process started, on the monotonic clock (from /proc/self/stat's
+// start time in clock ticks since boot); now if that cannot be read.
+uint64_t processStartNs() {
+  std::string stat = firstLine("/proc/self/stat");
+  size_t paren = stat.rfind(')');
+  unsigned long long ticks = 0;
+  if (paren != std::string::npos) {
+    // Fields after the comm: state is field 3, starttime field 22.
+    const char* at = stat.c_str() + paren + 2;
+    for (int field = 3; field < 22 && at; ++field) {
+      at = std::strchr(at, ' ');
+      if (at) ++at;
+    }
+    if (at) ticks = std::strtoull(at, nullptr, 10);
+  }
+  timespec boot{};
+  clock_gettime(CLOCK_BOOTTIME, &boot);
+  uint64_t boot_now = static_cast<uint64_t>(boot.tv_sec) * kSecondNs + boot.tv_nsec;
+  uint64_t started = ticks * (kSecondNs / static_cast<uint64_t>(sysconf(_SC_CLK_TCK)));
+  uint64_t now = monotonicNowNs();
+  // Boot time includes suspend; monotonic does not: measure back from now.
+  return ticks != 0 && started <= boot_now && boot_now - started <= now ? now - (boot_now - started)
+                                                                        : now;
+}
+
+// The calling thread's CPU time so far (user + system; the kernel verifying
+// a program it loads counts here).
+double threadCpuMs() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) / 1e6;
+}
+
 // The recorder's own CPU time so far, all threads (user + system).
 double processCpuSeconds() {
   rusage self{};
@@ -205,23 +243,35 @@ class Session {
         return fail(s.message());
     }
 
-    format::WriterOptions writer_options;
-    writer_options.max_interned_stacks = kMaxInternedStacks;
-    writer_options.rows_per_chunk = kRowsPerChunk;
-    auto writer = format::Writer::create(config_.output, makeHeader(config_), writer_options);
-    if (!writer) return fail("cannot write " + config_.output + ": " + writer.error().message());
-    writer_ = writer.take();
-    sink_.emplace(*writer_, tracker_);
-    tracker_.setMetadataPressure(kMetadataPressureBytes, [this] {
-      writer_->addMetadata(tracker_.takeDelta(monotonicNowNs()));
-      if (Status flushed = writer_->flush(); flushed) releaseFreedMemory();
-    });
-
     if (config_.bpf_stats) {
       if (Status s = bpf_stats_.enable(); !s)
         std::cerr << "incise-record: warning: " << s.message() << "\n";
     }
-    if (int code = startSources(); code != 0) return code;
+    // The tracing glue's addresses, read while the sources load.
+    std::future<OwnFrames> glue =
+        std::async(std::launch::async, [] { return OwnFrames::read("/proc/kallsyms"); });
+    // Loading the BPF objects is the slow part of starting; the trace begins
+    // after it, when the sources start recording.
+    if (int code = openSources(); code != 0) return code;
+    format::WriterOptions writer_options;
+    writer_options.max_interned_stacks = kMaxInternedStacks;
+    writer_options.rows_per_chunk = kRowsPerChunk;
+    format::Header header = makeHeader(config_);
+    auto writer = format::Writer::create(config_.output, header, writer_options);
+    if (!writer) return fail("cannot write " + config_.output + ": " + writer.error().message());
+    writer_ = writer.take();
+    start_ns_ = header.start_mono_ns;
+    sink_.emplace(*writer_, tracker_);
+    if (Status s = tracker_.useVdsoImage(); !s) sink_->addNote(s.message());
+    tracker_.setMetadataPressure(kMetadataPressureBytes, [this] {
+      writer_->addMetadata(tracker_.takeDelta(monotonicNowNs()));
+      if (Status flushed = writer_->flush(); flushed) releaseFreedMemory();
+    });
+    OwnFrames own = glue.get();
+    for (const auto& source : sources_) own.addPrograms(source->bpfObject());
+    own.finish();
+    sink_->setOwnFrames(std::move(own));
+    if (int code = attachSources(); code != 0) return code;
     for (uint32_t pid : config_.pids) tracker_.notePid(pid, monotonicNowNs());
     flushMetadata(monotonicNowNs());
     if (child_) {
@@ -231,6 +281,7 @@ class Session {
       std::cerr << "incise-record: warning: " << s.message() << "\n";
     openTargetPidfds();
     installSignalHandlers();
+    printRecording();
     return loop();
   }
 
@@ -241,31 +292,81 @@ class Session {
     return 1;
   }
 
-  int startSources() {
-    std::vector<std::string> problems;
-    for (auto& source : createSources(config_)) {
-      Status opened = source->open(config_, *filter_);
-      Status attached = opened ? source->attach(poller_, *sink_) : opened;
-      if (!attached && source->required()) {
-        (void)writer_->close(monotonicNowNs());
-        return fail(attached.message());
+  // Opens and loads every source, all at once: loading is mostly the kernel
+  // verifying programs on the loading thread (and libbpf reading the
+  // kernel's BTF), so a thread per source puts every cpu to work. One that
+  // cannot work on this kernel is left out with the reason (a note in the
+  // trace once it exists).
+  int openSources() {
+    std::vector<std::unique_ptr<Source>> created = createSources(config_);
+    std::vector<Status> opened(created.size());
+    std::vector<double> cpu_ms(created.size());
+    {
+      std::vector<std::thread> loaders;
+      for (size_t i = 0; i < created.size(); ++i) {
+        loaders.emplace_back([&, i] {
+          double before = threadCpuMs();
+          opened[i] = created[i]->open(config_, *filter_);
+          cpu_ms[i] = threadCpuMs() - before;
+        });
       }
-      if (!attached) {
-        problems.push_back(attached.message());
-        std::cerr << "incise-record: " << attached.message() << " (recording without "
-                  << source->name() << ")\n";
+      for (auto& loader : loaders) loader.join();
+    }
+    for (size_t i = 0; i < created.size(); ++i) {
+      if (config_.verbose)  // cpu time, not wall: what loading costs whatever the load
+        std::fprintf(stderr, "incise-record: %s: loaded in %.0f ms of cpu\n",
+                     std::string(created[i]->name()).c_str(), cpu_ms[i]);
+    }
+    for (size_t i = 0; i < created.size(); ++i) {
+      // A source the command line asked for by name is the point of the recording.
+      if (!opened[i] && created[i]->required()) return fail(opened[i].message());
+      if (!opened[i]) {
+        problems_.push_back(opened[i].message());
+        std::cerr << "incise-record: " << opened[i].message() << " (recording without "
+                  << created[i]->name() << ")\n";
+        continue;
+      }
+      sources_.push_back(std::move(created[i]));
+    }
+    if (sources_.empty()) return fail("no source could be started; nothing to record");
+    return 0;
+  }
+
+  int attachSources() {
+    std::vector<std::unique_ptr<Source>> attached;
+    for (auto& source : sources_) {
+      if (Status s = source->attach(poller_, *sink_); !s) {
+        if (source->required()) {
+          (void)writer_->close(monotonicNowNs());
+          return fail(s.message());
+        }
+        problems_.push_back(s.message());
+        std::cerr << "incise-record: " << s.message() << " (recording without " << source->name()
+                  << ")\n";
         continue;
       }
       if (config_.verbose) std::cerr << "incise-record: " << source->name() << ": attached\n";
-      sources_.push_back(std::move(source));
+      attached.push_back(std::move(source));
     }
-    for (const auto& problem : problems) sink_->addNote("source unavailable: " + problem);
+    sources_ = std::move(attached);
+    for (const auto& problem : problems_) sink_->addNote("source unavailable: " + problem);
     if (sources_.empty()) {
       // Leave a valid (empty) file rather than a half-written one.
       (void)writer_->close(monotonicNowNs());
       return fail("no source could be started; nothing to record");
     }
     return 0;
+  }
+
+  // One line once every source records, so a user (or a script) knows when
+  // what they do is in the trace.
+  void printRecording() const {
+    std::string what;
+    for (const auto& source : sources_)
+      what += (what.empty() ? "" : ", ") + std::string(source->name());
+    double startup = static_cast<double>(monotonicNowNs() - process_start_ns_) / 1e9;
+    std::fprintf(stderr, "incise-record: recording %s (%s) to %s; started in %.2f s\n",
+                 targetDescription(config_).c_str(), what.c_str(), config_.output.c_str(), startup);
   }
 
   void flushMetadata(uint64_t now) {
@@ -281,6 +382,14 @@ class Session {
   void releaseFreedMemory() {
     malloc_trim(0);
     release_pending_ = false;
+  }
+
+  // Up to kPollTimeoutMs, but no later than the end of -d.
+  int pollTimeoutMs(uint64_t now, uint64_t start) const {
+    if (config_.duration_seconds <= 0) return kPollTimeoutMs;
+    uint64_t end = start + static_cast<uint64_t>(config_.duration_seconds * 1e9);
+    if (now >= end) return 0;
+    return static_cast<int>(std::min<uint64_t>(kPollTimeoutMs, (end - now + 999'999) / 1'000'000));
   }
 
   // Why the loop stops; empty while it runs.
@@ -321,13 +430,14 @@ class Session {
 
   int loop() {
     bool tty = isatty(STDERR_FILENO);
-    uint64_t start = monotonicNowNs();
-    loop_cpu_.begin(start);
+    // -d counts from the trace's start: when the sources began recording.
+    uint64_t start = start_ns_;
+    loop_cpu_.begin(monotonicNowNs());
     uint64_t last_flush = start, last_status = start, status_events = 0;
     int exit_code = 0;
     std::string reason;
     while (reason.empty()) {
-      Result<int> polled = poller_.poll(kPollTimeoutMs);
+      Result<int> polled = poller_.poll(pollTimeoutMs(monotonicNowNs(), start));
       if (!polled) {
         std::cerr << "incise-record: " << polled.error().message() << "\n";
         exit_code = 1;
@@ -376,6 +486,8 @@ class Session {
       source->pollLost(*sink_);
     }
     uint64_t events = poller_.eventsConsumed();
+    // The trace ends here: every event in it is older; symbols come after.
+    uint64_t end_ns = monotonicNowNs();
     sources_.clear();  // detach before the slow part
     if (g_stop_requests.load() < 2) tracker_.readLargeObjects();
     uint64_t now = monotonicNowNs();
@@ -391,7 +503,7 @@ class Session {
     } else {
       sink_->addNote("second stop signal: symbols were not collected");
     }
-    Status closed = writer_->close(monotonicNowNs());
+    Status closed = writer_->close(end_ns);
     if (!closed) {
       std::cerr << "incise-record: could not finish " << config_.output << ": " << closed.message()
                 << "\n";
@@ -429,6 +541,9 @@ class Session {
   std::optional<EventSink> sink_;
   RingPoller poller_;
   std::vector<std::unique_ptr<Source>> sources_;
+  std::vector<std::string> problems_;  // sources left out, and why
+  uint64_t process_start_ns_ = processStartNs();
+  uint64_t start_ns_ = 0;  // the trace's start (the header's)
   std::vector<int> target_pidfds_;
   bool watching_pids_ = false;  // -p: stop once every pidfd is readable (or none could open)
   bool release_pending_ = false;

@@ -1,10 +1,12 @@
 // One recording, from a parsed command line to a finished trace file.
 //
 // Order (libbpf-tools style, RAII instead of goto): capabilities, output
-// file, target filter, the command's child (waiting), open + load every
-// source, attach, release the child, then the poll loop until a signal, -d,
-// the command's exit, --max-size or a writer error; then drain, symbols,
-// footer.
+// file check, target filter, the command's child (waiting), open + load
+// every source, then the trace starts: the file with its header (start
+// time: now), attach every source, release the child, one "recording" line
+// on stderr, then the poll loop until a signal, -d (counted from the
+// trace's start), the command's exit, --max-size or a writer error; then
+// drain, the trace's end time, symbols, footer.
 //
 //   return runRecording(parsed->config);   // the process exit status
 //

@@ -1,6 +1,10 @@
 #include "recorder/ring_poller.h"
 
+#include <sys/epoll.h>
+#include <unistd.h>
+
 #include <cerrno>
+#include <cstring>
 
 #include "recorder/libbpf_error.h"
 
@@ -8,12 +12,53 @@ namespace incise::recorder {
 
 RingPoller::~RingPoller() {
   if (rings_) ring_buffer__free(rings_);
+  if (epoll_fd_ >= 0) close(epoll_fd_);
+}
+
+namespace {
+
+Status watch(int epoll_fd, int fd) {
+  epoll_event event{};
+  event.events = EPOLLIN;
+  event.data.fd = fd;
+  if (epoll_ctl(epoll_fd, EPOLL_CTL_ADD, fd, &event) != 0)
+    return Error(std::string("watch a ring: ") + std::strerror(errno));
+  return Status::ok();
+}
+
+}  // namespace
+
+Status RingPoller::addDrain(const std::vector<int>& fds, std::function<void()> drain) {
+  if (epoll_fd_ < 0) {
+    int fd = epoll_create1(EPOLL_CLOEXEC);
+    if (fd < 0) return Error(std::string("epoll_create1: ") + std::strerror(errno));
+    if (rings_) {
+      if (Status s = watch(fd, ring_buffer__epoll_fd(rings_)); !s) {
+        close(fd);
+        return s;
+      }
+    }
+    epoll_fd_ = fd;
+  }
+  for (size_t i = 0; i < fds.size(); ++i) {
+    if (Status s = watch(epoll_fd_, fds[i]); !s) {
+      for (size_t j = 0; j < i; ++j) epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, fds[j], nullptr);
+      return s;
+    }
+  }
+  drains_.push_back(std::move(drain));
+  return Status::ok();
+}
+
+void RingPoller::runDrains() {
+  for (const auto& drain : drains_) drain();
 }
 
 Status RingPoller::add(int map_fd, ring_buffer_sample_fn callback, void* context) {
   if (!rings_) {
     rings_ = ring_buffer__new(map_fd, callback, context, nullptr);
     if (!rings_) return libbpfError("open ring buffer", errno);
+    if (epoll_fd_ >= 0) return watch(epoll_fd_, ring_buffer__epoll_fd(rings_));
     return Status::ok();
   }
   int err = ring_buffer__add(rings_, map_fd, callback, context);
@@ -22,6 +67,14 @@ Status RingPoller::add(int map_fd, ring_buffer_sample_fn callback, void* context
 }
 
 Result<int> RingPoller::poll(int timeout_ms) {
+  if (epoll_fd_ >= 0) {
+    // Wait on everything; then the drains, then every BPF ring.
+    epoll_event events[8];
+    int woken = epoll_wait(epoll_fd_, events, 8, timeout_ms);
+    if (woken < 0 && errno != EINTR)
+      return Error(std::string("poll ring buffers: ") + std::strerror(errno));
+    return drain();
+  }
   if (!rings_) return 0;
   int n = ring_buffer__poll(rings_, timeout_ms);
   if (n == -EINTR) return 0;  // a signal: the caller decides whether to stop
@@ -35,6 +88,7 @@ Result<int> RingPoller::poll(int timeout_ms) {
 }
 
 Result<int> RingPoller::drain() {
+  runDrains();
   if (!rings_) return 0;
   int n = ring_buffer__consume(rings_);
   if (n < 0) return libbpfError("drain ring buffers", n);

@@ -1,14 +1,20 @@
 // RingPoller: one libbpf ring_buffer manager over the `events` ring of every
 // source, drained by the main loop (the only thread that touches the writer).
+// Other readable descriptors (perf rings) can join: each poll runs their
+// drain before it takes the BPF rings, so what they carry (mmap records)
+// comes before the events that depend on it (samples in new mappings).
 //
 //   RingPoller poller;
 //   INCISE_RETURN_IF_ERROR(poller.add(bpf_map__fd(skel->maps.events), &onEvent, this));
+//   INCISE_RETURN_IF_ERROR(poller.addDrain(perf_fds, [&] { ring.consume(...); }));
 //   while (running) { Result<int> n = poller.poll(100); ... }
 #pragma once
 
 #include <bpf/libbpf.h>
 
 #include <cstdint>
+#include <functional>
+#include <vector>
 
 #include "format/status.h"
 
@@ -23,6 +29,10 @@ class RingPoller {
 
   // `callback` returns 0 to continue; a negative value stops this poll.
   Status add(int map_fd, ring_buffer_sample_fn callback, void* context);
+  // `drain` runs on every poll and drain, before the BPF rings are taken;
+  // any of `fds` becoming readable ends a poll's wait early. On an error
+  // nothing was added. `drain` must stay callable while polls run.
+  Status addDrain(const std::vector<int>& fds, std::function<void()> drain);
   // Events consumed: waits at most `timeout_ms` for a wake-up, then takes
   // everything in every ring (most records are written without one).
   Result<int> poll(int timeout_ms);
@@ -32,8 +42,13 @@ class RingPoller {
   uint64_t eventsConsumed() const { return consumed_; }
 
  private:
+  void runDrains();
+
   ring_buffer* rings_ = nullptr;
   uint64_t consumed_ = 0;
+  // With drains: an epoll over libbpf's epoll and the drains' descriptors.
+  int epoll_fd_ = -1;
+  std::vector<std::function<void()>> drains_;
 };
 
 }  // namespace incise::recorder

@@ -6,6 +6,7 @@
 #include "recorder/io_uring_source.h"
 #include "recorder/kernel_function_source.h"
 #include "recorder/lock_source.h"
+#include "recorder/mmap_source.h"
 #include "recorder/page_fault_source.h"
 #include "recorder/profile_source.h"
 #include "recorder/sched_source.h"
@@ -16,14 +17,19 @@ namespace incise::recorder {
 
 std::vector<std::unique_ptr<Source>> createSources(const RecordConfig& config) {
   std::vector<std::unique_ptr<Source>> sources;
-  sources.push_back(makeProfileSource());
+  // Mappings first, so their records flow before any sample that lands in a
+  // new mapping (they carry no samples or lock rows of their own).
+  sources.push_back(makeMmapSource());
   // Process life (fork/exec/exit/comm) comes from the scheduler program, which
   // also follows children of targets: it runs even with --no-sched and then
-  // emits only process events.
+  // emits only process events. It is attached before the other event sources
+  // (sources attach in this order), so every sample and lock row falls where
+  // the switches of its thread are already recorded.
   // A futex wait's user stack, walked once by the lock program and reused
   // by the scheduler's blocking switch (bpf/wait_stack.bpf.h).
   auto wait_stacks = std::make_shared<SharedMap>("wait_user_stacks");
   sources.push_back(makeSchedSource(config.sched, wait_stacks));
+  sources.push_back(makeProfileSource());
   if (config.lock_mode != LockMode::kOff || !config.lock_probes.empty())
     sources.push_back(makeLockSource(wait_stacks));
   if (config.page_faults) sources.push_back(makePageFaultSource());

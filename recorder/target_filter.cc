@@ -30,6 +30,7 @@ Result<TargetFilter> TargetFilter::create(const RecordConfig& config) {
                           kMaxTargets, nullptr);
   if (fd < 0) return libbpfError("create the targets map", errno);
   filter.map_fd_ = fd;
+  filter.recorder_tgid_ = static_cast<uint32_t>(getpid());
   switch (config.target_kind) {
     case TargetKind::kPids:
     case TargetKind::kCommand:
@@ -58,6 +59,7 @@ TargetFilter& TargetFilter::operator=(TargetFilter&& other) noexcept {
     map_fd_ = std::exchange(other.map_fd_, -1);
     filter_by_pid_ = other.filter_by_pid_;
     cgroup_id_ = other.cgroup_id_;
+    recorder_tgid_ = other.recorder_tgid_;
   }
   return *this;
 }
@@ -93,6 +95,7 @@ std::vector<uint32_t> TargetFilter::pids() const {
 }
 
 bool TargetFilter::isTarget(uint32_t tgid) const {
+  if (tgid == recorder_tgid_) return false;
   if (!filter_by_pid_) return true;
   uint8_t value = 0;
   return bpf_map_lookup_elem(map_fd_, &tgid, &value) == 0;

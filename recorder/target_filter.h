@@ -7,7 +7,7 @@
 //
 //   TargetFilter filter = *TargetFilter::create(config);
 //   INCISE_RETURN_IF_ERROR(filter.shareMap(skel->maps.targets));
-//   filter.setRodata(skel->rodata);     // filter_by_pid, target_cgroup_id
+//   filter.setRodata(skel->rodata);     // filter_by_pid, target_cgroup_id, recorder_tgid
 //   ... load ...
 //   filter.addPid(child_pid);           // -- CMD: before the child execs
 #pragma once
@@ -39,23 +39,27 @@ class TargetFilter {
   // Before load: make `map` (a skeleton's `targets`) this filter's map.
   Status shareMap(bpf_map* map) const;
 
-  // Any skeleton rodata with `filter_by_pid` and `target_cgroup_id` fields.
+  // Any skeleton rodata with `filter_by_pid`, `target_cgroup_id` and
+  // `recorder_tgid` fields. The recorder's own process is never recorded.
   template <typename Rodata>
   void setRodata(Rodata* rodata) const {
     rodata->filter_by_pid = filter_by_pid_;
     rodata->target_cgroup_id = cgroup_id_;
+    rodata->recorder_tgid = recorder_tgid_;
   }
 
   Status addPid(uint32_t tgid);
   // The tgids in the map now (children of targets are added by the kernel).
   std::vector<uint32_t> pids() const;
   bool isTarget(uint32_t tgid) const;
+  uint32_t recorderPid() const { return recorder_tgid_; }
 
  private:
   TargetFilter() = default;
   int map_fd_ = -1;
   bool filter_by_pid_ = false;
   uint64_t cgroup_id_ = 0;
+  uint32_t recorder_tgid_ = 0;
 };
 
 // The cgroup v2 id of a cgroup directory (its inode number), as

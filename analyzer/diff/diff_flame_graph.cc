@@ -14,12 +14,6 @@ uint64_t partsPerMillion(uint64_t weight, uint64_t total) {
       static_cast<double>(weight) * DiffFlameGraph::kPartsPerMillion / static_cast<double>(total)));
 }
 
-std::string percentText(double share) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%.2f%%", 100 * share);
-  return buffer;
-}
-
 }  // namespace
 
 DiffFlameGraph::PrefixWeights DiffFlameGraph::prefixWeights(const FoldedStacks& folded) {
@@ -33,11 +27,15 @@ DiffFlameGraph::PrefixWeights DiffFlameGraph::prefixWeights(const FoldedStacks& 
   return weights;
 }
 
+uint64_t DiffFlameGraph::weightOf(const PrefixWeights& weights, const std::string& path) {
+  auto found = weights.find(path);
+  return found == weights.end() ? 0 : found->second;
+}
+
 double DiffFlameGraph::shareOf(const PrefixWeights& weights, uint64_t total,
                                const std::string& path) {
-  auto found = weights.find(path);
-  if (found == weights.end() || total == 0) return 0;
-  return static_cast<double>(found->second) / static_cast<double>(total);
+  if (total == 0) return 0;
+  return static_cast<double>(weightOf(weights, path)) / static_cast<double>(total);
 }
 
 DiffFlameGraph::DiffFlameGraph(const FoldedStacks& base, const FoldedStacks& next)
@@ -61,25 +59,31 @@ DiffFlameGraph::DiffFlameGraph(const FoldedStacks& base, const FoldedStacks& nex
 }
 
 FrameStyle DiffFlameGraph::style(const std::string& path) const {
-  double before = baseShare(path), after = newShare(path), delta = after - before;
-  // 0 (white) .. 1 (full red or blue); a change under 0.1% of either trace stays white.
-  double strength = max_change_ > 0 && std::abs(delta) >= 0.001 ? std::abs(delta) / max_change_ : 0;
-  int fade = 255 - static_cast<int>(std::lround(200 * strength));
+  double delta = change(path);
+  // A change under 0.1 point of either trace is "unchanged": grey, visible
+  // on the background. Others go from a pale to a full red (grew) or blue
+  // (shrank), saturation relative to the largest change in the graph.
+  if (max_change_ <= 0 || std::abs(delta) < 0.001) return {"rgb(215,215,215)", ""};
+  double strength = std::abs(delta) / max_change_;
+  int fade = 210 - static_cast<int>(std::lround(160 * strength));
   char fill[48];
   if (delta > 0) {
     std::snprintf(fill, sizeof fill, "rgb(255,%d,%d)", fade, fade);
   } else {
     std::snprintf(fill, sizeof fill, "rgb(%d,%d,255)", fade, fade);
   }
-  char change_text[32];
-  std::snprintf(change_text, sizeof change_text, "%+.2f pp", 100 * delta);
-  return {fill, "base " + percentText(before) + " -> new " + percentText(after) + " (" +
-                    change_text + ")"};
+  return {fill, ""};
 }
 
 FlameGraphOptions DiffFlameGraph::styled(FlameGraphOptions options) const {
-  options.unit = "ppm (larger share of the two)";
+  options.unit = "samples";
   options.style = [this](const std::string& path) { return style(path); };
+  options.comparison =
+      FlameComparison{.base_total = base_total_,
+                      .new_total = new_total_,
+                      .weights = [this](const std::string& path) {
+                        return std::pair{weightOf(base_, path), weightOf(next_, path)};
+                      }};
   return options;
 }
 

@@ -4,11 +4,13 @@
 // Widths: each path weighs the larger of its two shares (parts per million
 // of its own trace's samples), so paths that vanished stay visible.
 // Colours: the change in the frame's share (new - base), red = grew,
-// blue = shrank, white = unchanged, saturation relative to the largest
-// change in the graph. The tooltip gives both shares and the change.
+// blue = shrank, grey = unchanged (under 0.1 point), saturation relative to
+// the largest change in the graph. Tooltips and the search give each
+// trace's own share (of its own samples) and the change, never a share of
+// the drawn width, which adds the larger of two shares and so can reach 200%.
 //
 //   DiffFlameGraph graph(base.on_cpu, next.on_cpu);
-//   graph.writeHtml({.title = "base -> new"}, out);
+//   graph.writeHtml({.title = "base.trace -> new.trace"}, out);
 //   graph.change("main;parse");   // +0.125: parse's share grew 12.5 points
 #pragma once
 
@@ -41,6 +43,7 @@ class DiffFlameGraph {
  private:
   using PrefixWeights = std::unordered_map<std::string, uint64_t>;
   static PrefixWeights prefixWeights(const FoldedStacks& folded);
+  static uint64_t weightOf(const PrefixWeights& weights, const std::string& path);
   static double shareOf(const PrefixWeights& weights, uint64_t total, const std::string& path);
   FlameGraphOptions styled(FlameGraphOptions options) const;
 

@@ -155,8 +155,8 @@ int runDiffReport(const DiffOptions& options, std::ostream& out) {
   std::ofstream file(options.flame_output);
   DiffFlameGraph graph(result->base.on_cpu, result->next.on_cpu);
   FlameGraphOptions flame;
-  flame.title = "incise diff: " + result->base.path + " -> " + result->next.path +
-                " (width: larger share; red grew, blue shrank)";
+  flame.title = "incise diff: " + result->base.path + " -> " + result->next.path;
+  flame.subtitle = "width: the larger share of the two; red grew, blue shrank, grey unchanged";
   if (endsWith(options.flame_output, ".svg")) {
     graph.writeSvg(flame, file);
   } else {

@@ -1,16 +1,17 @@
 #include "analyzer/export/chrome_trace_export.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cstdio>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <unordered_map>
 
-#include "analyzer/export/thread_state_spans.h"
 #include "analyzer/model/stack_namer.h"
 #include "analyzer/reports/critical_sections.h"
 #include "analyzer/reports/lock_report_text.h"
+#include "analyzer/reports/thread_states.h"
 #include "analyzer/reports/trace_lock_rows.h"
 
 namespace incise::analyzer {
@@ -61,30 +62,26 @@ class EventWriter {
 
   // No displayTimeUnit: older Perfetto importers take it as the unit of
   // "ts", which the format defines as µs.
-  void begin() {
-    out_ << "{\"otherData\":{\"source\":" << quoted(trace_.path())
-         << ",\"host\":" << quoted(trace_.header().host) << ",\"exporter\":\"incise\"},"
-         << "\"traceEvents\":[\n";
-  }
-  void end(const StackFrameTable& frames) {
+  void begin() { out_ << "{\"traceEvents\":[\n"; }
+  void end(const StackFrameTable& frames, const std::string& other_data) {
     out_ << "\n],\n";
     frames.write(out_);
-    out_ << "}\n";
+    out_ << ",\n\"otherData\":" << other_data << "}\n";
   }
 
   // A complete slice or an instant; `extra` is more JSON members, starting with a comma.
   void event(const char* phase, const std::string& category, const std::string& name, uint64_t pid,
              uint64_t tid, uint64_t time, const std::string& extra) {
-    separate();
-    out_ << "{\"ph\":\"" << phase << "\",\"cat\":" << quoted(category)
-         << ",\"name\":" << quoted(name) << ",\"pid\":" << pid << ",\"tid\":" << tid
-         << ",\"ts\":" << microsText(relative(time)) << extra << "}";
-    seen(pid, tid, time);
+    event(phase, category, name, pid, tid, time, chromeTimeText(chromeTime(relative(time))), extra);
   }
+  // dur is the difference of the two ends on the time grid (chromeTime), so
+  // ts + dur is exactly the next slice's ts in any viewer's float64.
   void slice(const std::string& category, const std::string& name, uint64_t pid, uint64_t tid,
              uint64_t start, uint64_t end, const std::string& args = "") {
-    event("X", category, name, pid, tid, start,
-          ",\"dur\":" + microsText(end - start) + (args.empty() ? "" : ",\"args\":" + args));
+    uint64_t from = chromeTime(relative(start)), to = chromeTime(relative(end));
+    if (to <= from) return;
+    event("X", category, name, pid, tid, start, chromeTimeText(from),
+          ",\"dur\":" + chromeTimeText(to - from) + (args.empty() ? "" : ",\"args\":" + args));
   }
   void asyncSlice(const std::string& name, uint64_t pid, uint64_t tid, uint64_t start, uint64_t end,
                   const std::string& args) {
@@ -98,31 +95,44 @@ class EventWriter {
               uint64_t stack_node) {
     separate();
     out_ << "{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"cpu\",\"name\":" << quoted_name
-         << ",\"pid\":" << pid << ",\"tid\":" << tid << ",\"ts\":" << microsText(relative(time))
-         << ",\"sf\":" << stack_node << "}";
+         << ",\"pid\":" << pid << ",\"tid\":" << tid
+         << ",\"ts\":" << chromeTimeText(chromeTime(relative(time))) << ",\"sf\":" << stack_node
+         << "}";
     seen(pid, tid, time);
   }
 
-  // process_name and thread_name for everything that had an event.
+  // process_name and thread_name for every track that had an event; a
+  // process or thread the trace never named is called by its id, so no
+  // track shows blank.
   void names() {
     std::set<uint64_t> pids;
     for (const auto& [key, time] : threads_) {
       auto [pid, tid] = key;
       if (pids.insert(pid).second) {
+        std::string name = trace_.processName(static_cast<uint32_t>(pid), time);
         separate();
         out_ << "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":" << pid << ",\"tid\":" << pid
-             << ",\"args\":{\"name\":"
-             << quoted(trace_.processName(static_cast<uint32_t>(pid), time)) << "}}";
+             << ",\"args\":{\"name\":" << quoted(name.empty() ? "pid " + std::to_string(pid) : name)
+             << "}}";
       }
+      std::string name = trace_.threadName(static_cast<uint32_t>(tid), time);
       separate();
       out_ << "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":" << pid << ",\"tid\":" << tid
-           << ",\"args\":{\"name\":" << quoted(trace_.threadName(static_cast<uint32_t>(tid), time))
+           << ",\"args\":{\"name\":" << quoted(name.empty() ? "tid " + std::to_string(tid) : name)
            << "}}";
     }
   }
   uint64_t threads() const { return threads_.size(); }
 
  private:
+  void event(const char* phase, const std::string& category, const std::string& name, uint64_t pid,
+             uint64_t tid, uint64_t time, const std::string& ts, const std::string& extra) {
+    separate();
+    out_ << "{\"ph\":\"" << phase << "\",\"cat\":" << quoted(category)
+         << ",\"name\":" << quoted(name) << ",\"pid\":" << pid << ",\"tid\":" << tid
+         << ",\"ts\":" << ts << extra << "}";
+    seen(pid, tid, time);
+  }
   void separate() {
     if (!first_) out_ << ",\n";
     first_ = false;
@@ -139,20 +149,22 @@ class EventWriter {
   std::map<std::pair<uint64_t, uint64_t>, uint64_t> threads_;  // (pid, tid) -> first time
 };
 
-void writeStates(Trace& trace, EventWriter& writer, ChromeTraceStats& stats) {
-  ThreadStateMachine machine;
-  replayStateSpans(
-      trace, std::min(trace.window().end, trace.endTime()),
-      [&](const StateSpan& span) {
-        // The thread filter as `incise sched` applies it: by the thread's
-        // first event, known before any of its spans closes.
-        const ThreadSchedStats& thread = machine.threads().at(span.tid);
-        if (!trace.passesThread(thread.pid, span.tid, thread.first_time)) return;
-        writer.slice("sched", std::string(threadStateName(span.state)), thread.pid, span.tid,
-                     span.start, span.end);
-        ++stats.state_slices;
-      },
-      machine);
+void writeStates(Trace& trace, const ChromeTraceOptions& options, EventWriter& writer,
+                 ChromeTraceStats& stats) {
+  ThreadStateMachine machine(RecordedThreads::of(trace), options.bystanders);
+  machine.observeFrom(std::max(trace.window().start, trace.startTime()));
+  machine.on_state = [&](const StateSpan& span) {
+    // The thread filter as `incise sched` applies it: by the thread's
+    // first event, known before any of its spans closes.
+    const ThreadSchedStats& thread = machine.threads().at(span.tid);
+    if (!trace.passesThread(thread.pid, span.tid, thread.first_time)) return;
+    writer.slice("sched", std::string(threadStateName(span.state)), thread.pid, span.tid,
+                 span.start, span.end);
+    ++stats.state_slices;
+  };
+  replaySchedule(trace, Replay::kSwitchesAndWakeups, machine);
+  machine.finish(std::min(trace.window().end, trace.endTime()));
+  stats.schedule = machine.consistency();
 }
 
 // Waits and holds are written as the lock rows stream past in time order:
@@ -189,6 +201,11 @@ void writeSamples(Trace& trace, EventWriter& writer, StackFrameTable& frames,
   };
   std::map<std::pair<uint64_t, uint64_t>, NamedStack> named;  // (pid, stack id)
   trace.forEachRow<format::CpuSample>([&](const format::CpuSample& s) {
+    // The idle task (tid 0, one per cpu at once) has no thread track.
+    if (s.tid == 0) {
+      ++stats.idle_samples;
+      return;
+    }
     auto [it, inserted] = named.try_emplace({s.pid, s.stack_id});
     if (inserted) {
       uint32_t pid = static_cast<uint32_t>(s.pid);
@@ -208,27 +225,55 @@ void writeSamples(Trace& trace, EventWriter& writer, StackFrameTable& frames,
   });
 }
 
-}  // namespace
-
-std::string microsText(uint64_t ns) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%llu.%03llu", static_cast<unsigned long long>(ns / 1000),
-                static_cast<unsigned long long>(ns % 1000));
-  return buffer;
+// What the reader of the export should know it is not seeing: events the
+// recorder lost, and switches the replay could not reconcile.
+std::string otherData(Trace& trace, const ChromeTraceStats& stats) {
+  nlohmann::json lost = nlohmann::json::object();
+  LossSummary losses = trace.losses();
+  for (const auto& [source, count] : losses.lost_by_source) lost[source] = count;
+  const ScheduleConsistency& c = stats.schedule;
+  nlohmann::json data = {{"source", trace.path()},
+                         {"host", trace.header().host},
+                         {"exporter", "incise"},
+                         {"lost_events", lost},
+                         {"damaged_chunks", losses.damaged_chunks},
+                         {"schedule",
+                          {{"missing_switch_ins", c.missing_switch_ins},
+                           {"missing_switch_outs", c.missing_switch_outs},
+                           {"reordered_switches", c.reordered_switches},
+                           {"bystander_threads", c.bystanders}}},
+                         {"idle_samples_left_out", stats.idle_samples}};
+  return data.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
-ChromeTraceStats writeChromeTrace(Trace& trace, std::ostream& out) {
+}  // namespace
+
+uint64_t chromeTime(uint64_t ns) {
+  // 1024/1000 per ns, rounded: ns * 128 / 125.
+  return ns / 125 * 128 + ((ns % 125) * 128 + 62) / 125;
+}
+
+std::string chromeTimeText(uint64_t units) {
+  // units / 1024 is exact in a double; its shortest text parses back to it.
+  char buffer[40];
+  auto [end, ec] = std::to_chars(buffer, buffer + sizeof buffer,
+                                 static_cast<double>(units) / kChromeTimeUnitsPerMicro);
+  return ec == std::errc() ? std::string(buffer, end) : std::string("0");
+}
+
+ChromeTraceStats writeChromeTrace(Trace& trace, std::ostream& out,
+                                  const ChromeTraceOptions& options) {
   ChromeTraceStats stats;
   EventWriter writer(trace, out);
   StackFrameTable frames;
   writer.begin();
-  writeStates(trace, writer, stats);
+  writeStates(trace, options, writer, stats);
   writeLocks(trace, writer, stats);
   writeSamples(trace, writer, frames, stats);
   writer.names();
-  writer.end(frames);
   stats.threads = writer.threads();
   stats.stack_frames = frames.size();
+  writer.end(frames, otherData(trace, stats));
   return stats;
 }
 

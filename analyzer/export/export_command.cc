@@ -29,8 +29,9 @@ int runExport(const std::vector<std::string>& args) {
       "export",
       "Writes a trace in another tool's format (--format):\n"
       "  pprof       gzipped profile.proto of the CPU samples: go tool pprof, Pyroscope, Parca\n"
-      "  chrome      Chrome Trace Event JSON for ui.perfetto.dev / chrome://tracing: per thread\n"
-      "              running/runnable/blocked slices, lock waits and holds, samples as instants\n"
+      "  chrome      Chrome Trace Event JSON for ui.perfetto.dev / chrome://tracing: per followed\n"
+      "              thread running/runnable/blocked slices (as incise sched counts them), lock\n"
+      "              waits and holds, samples as instants\n"
       "  speedscope  speedscope.app JSON: a sampled profile per thread, in time order\n"
       "  folded      Brendan Gregg's folded stacks (as incise flame writes them)\n"
       "pprof is binary: it needs -o unless stdout is redirected.",
@@ -38,8 +39,12 @@ int runExport(const std::vector<std::string>& args) {
       "  incise export app.trace --format chrome -o app.json     # open in ui.perfetto.dev\n"
       "  incise export app.trace --format speedscope -o app.speedscope.json\n"
       "  incise export app.trace --format folded --comm worker > worker.folded\n");
-  cli.extra().add_options()("format", po::value<std::string>(),
-                            "pprof, chrome, speedscope or folded");
+  // clang-format off
+  cli.extra().add_options()
+      ("format", po::value<std::string>(), "pprof, chrome, speedscope or folded")
+      ("bystanders", po::bool_switch(),
+       "chrome: also draw threads the recorder did not follow (their runs seen start to end)");
+  // clang-format on
   if (std::optional<int> exit = cli.parse(args)) return *exit;
   if (!cli.values().count("format")) return cli.usageError("missing --format");
   std::string format = cli.values()["format"].as<std::string>();
@@ -56,7 +61,7 @@ int runExport(const std::vector<std::string>& args) {
     if (format == "pprof") {
       status = writePprof(*trace, out);
     } else if (format == "chrome") {
-      writeChromeTrace(*trace, out);
+      writeChromeTrace(*trace, out, {.bystanders = cli.values()["bystanders"].as<bool>()});
     } else if (format == "speedscope") {
       writeSpeedscope(*trace, out);
     } else {

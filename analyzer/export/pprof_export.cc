@@ -1,12 +1,17 @@
 #include "analyzer/export/pprof_export.h"
 
+#include <sys/mman.h>
+
 #include <algorithm>
 #include <map>
 #include <tuple>
 #include <unordered_map>
+#include <unordered_set>
+#include <vector>
 
 #include "analyzer/diff/trace_facts.h"
 #include "analyzer/export/gzip.h"
+#include "analyzer/symbolize/stack_frames.h"
 #include "analyzer/symbolize/symbolizer.h"
 
 namespace incise::analyzer {
@@ -28,11 +33,13 @@ class StringTable {
   std::unordered_map<std::string, int64_t> indexes_;
 };
 
-// The mappings of each process, to find the one holding an address.
+// The mappings of each process, to find the one holding an address. A range
+// read again (a re-read of /proc/PID/maps) or shared by forked processes is
+// one pprof mapping.
 class MappingIndex {
  public:
   MappingIndex(const format::Metadata& metadata, pb::Profile& profile, StringTable& strings)
-      : profile_(profile), strings_(strings) {
+      : metadata_(metadata), profile_(profile), strings_(strings) {
     for (const format::Mapping& m : metadata.mappings) by_pid_[m.pid].push_back(&m);
     for (auto& [pid, list] : by_pid_) {
       // Later records for the same range win: stable sort by start keeps file order.
@@ -50,46 +57,68 @@ class MappingIndex {
       if (m->start > address) break;
       if (address < m->end) hit = m;
     }
-    return hit ? idOf(hit) : 0;
+    return hit ? idOf(*hit) : 0;
   }
 
   // pprof readers take the first mapping for the main binary ("File:" in
-  // `go tool pprof`). Moves `pid`'s executable there: its lowest file-backed
-  // mapping, which is how /proc/PID/maps lists the executable, PIE or not.
-  void putExecutableFirst(uint32_t pid) {
+  // `go tool pprof`). Moves `pid`'s executable there: the lowest file-backed
+  // executable mapping of the image the process ran at `time` (mappings from
+  // its last exec before then, so not the `env` or shell that exec'd it).
+  void putExecutableFirst(uint32_t pid, uint64_t time) {
     auto found = by_pid_.find(pid);
     if (found == by_pid_.end()) return;
-    for (const format::Mapping* m : found->second) {
-      if (m->path.empty() || m->path.front() != '/') continue;
-      const uint64_t id = idOf(m);
-      const auto position = std::find_if(profile_.mapping().begin(), profile_.mapping().end(),
-                                         [&](const pb::Mapping& x) { return x.id() == id; });
-      profile_.mutable_mapping()->SwapElements(
-          0, static_cast<int>(position - profile_.mapping().begin()));
-      return;
+    uint64_t exec_time = 0;
+    for (const format::Process& process : metadata_.processes) {
+      if (process.pid == pid && process.time <= time) exec_time = std::max(exec_time, process.time);
     }
+    const format::Mapping* executable = nullptr;
+    for (const format::Mapping* m : found->second) {
+      if (m->path.empty() || m->path.front() != '/' || m->time < exec_time) continue;
+      // Its code: the mapping the samples' locations are in.
+      if (m->prot != 0 && (m->prot & PROT_EXEC) == 0) continue;
+      if (!executable || m->start < executable->start) executable = m;
+    }
+    if (!executable) return;
+    const uint64_t id = idOf(*executable);
+    const auto position = std::find_if(profile_.mapping().begin(), profile_.mapping().end(),
+                                       [&](const pb::Mapping& x) { return x.id() == id; });
+    const int index = static_cast<int>(position - profile_.mapping().begin());
+    // Rotate rather than swap, so the others keep their order.
+    for (int i = index; i > 0; --i) profile_.mutable_mapping()->SwapElements(i, i - 1);
+  }
+
+  // A mapping whose every location pprof may name itself (from the binary)
+  // says so; one where incise named them all says has_functions.
+  void noteUnnamed(uint64_t id) { unnamed_.insert(id); }
+  void finish() {
+    for (pb::Mapping& mapping : *profile_.mutable_mapping())
+      mapping.set_has_functions(unnamed_.count(mapping.id()) == 0);
   }
 
  private:
-  uint64_t idOf(const format::Mapping* hit) {
-    auto [it, inserted] = ids_.try_emplace(hit, profile_.mapping_size() + 1);
+  using RangeKey = std::tuple<uint64_t, uint64_t, uint64_t, std::string, std::string>;
+
+  uint64_t idOf(const format::Mapping& hit) {
+    RangeKey key{hit.start, hit.end, hit.file_offset, hit.path, hit.build_id};
+    auto [it, inserted] = ids_.try_emplace(std::move(key), profile_.mapping_size() + 1);
     if (inserted) {
       pb::Mapping* mapping = profile_.add_mapping();
       mapping->set_id(it->second);
-      mapping->set_memory_start(hit->start);
-      mapping->set_memory_limit(hit->end);
-      mapping->set_file_offset(hit->file_offset);
-      mapping->set_filename(strings_.index(hit->path));
-      mapping->set_build_id(strings_.index(hexBytes(hit->build_id)));
-      mapping->set_has_functions(true);
+      mapping->set_memory_start(hit.start);
+      mapping->set_memory_limit(hit.end);
+      mapping->set_file_offset(hit.file_offset);
+      mapping->set_filename(strings_.index(hit.path));
+      mapping->set_build_id(strings_.index(hexBytes(hit.build_id)));
     }
     return it->second;
   }
 
+  const format::Metadata& metadata_;
   pb::Profile& profile_;
   StringTable& strings_;
   std::unordered_map<uint32_t, std::vector<const format::Mapping*>> by_pid_;
-  std::unordered_map<const format::Mapping*, uint64_t> ids_;
+  std::map<RangeKey, uint64_t> ids_;
+  std::unordered_set<uint64_t> unnamed_;
 };
 
 struct SampleKey {
@@ -136,44 +165,66 @@ pb::Profile buildPprofProfile(Trace& trace) {
 
   MappingIndex mappings(trace.reader().metadata(), profile, strings);
   Symbolizer& symbolizer = trace.symbolizer();
-  std::map<std::tuple<uint32_t, uint64_t, bool>, uint64_t> locations;  // (pid, address, leaf)
-  std::map<std::pair<std::string, std::string>, uint64_t> functions;   // (name, module)
-  auto locationFor = [&](uint32_t pid, uint64_t address, bool leaf, uint64_t time) {
-    auto [it, inserted] = locations.try_emplace({pid, address, leaf}, profile.location_size() + 1);
+  // Locations per (pid, looked-up address): a return address is stored as
+  // the call's address (return address - 1), what pprof's own symbolizer
+  // expects of a caller's pc.
+  std::map<std::pair<uint32_t, uint64_t>, uint64_t> locations;
+  std::map<std::pair<std::string, std::string>, uint64_t> functions;  // (name, module)
+  auto locationFor = [&](uint32_t pid, const StackFrame& stack_frame) {
+    auto [it, inserted] =
+        locations.try_emplace({pid, stack_frame.address}, profile.location_size() + 1);
     if (!inserted) return it->second;
-    const Frame& frame = symbolizer.lookup(pid, leaf || address == 0 ? address : address - 1, time);
+    const Frame& frame = *stack_frame.frame;
+    pb::Location* location = profile.add_location();
+    location->set_id(it->second);
+    location->set_address(stack_frame.address);
+    uint64_t mapping_id = 0;
+    if (!format::isKernelAddress(stack_frame.address)) {
+      mapping_id = mappings.idFor(pid, stack_frame.address);
+      location->set_mapping_id(mapping_id);
+    }
+    // An unnamed frame in a mapping gets no line: pprof then names it
+    // itself from the binary (by build-id or path), which a placeholder
+    // name ("libc.so.6+0x16db75") would stop.
+    if (!frame.known() && mapping_id != 0) {
+      mappings.noteUnnamed(mapping_id);
+      return it->second;
+    }
+    // Lines exist where a local debug file or binary has DWARF line tables.
+    const std::optional<SourceLine> source = symbolizer.sourceLine(frame);
     auto [fn, new_function] =
         functions.try_emplace({frame.name, frame.module}, profile.function_size() + 1);
     if (new_function) {
       pb::Function* function = profile.add_function();
       function->set_id(fn->second);
       function->set_name(strings.index(frame.name));
-      function->set_system_name(strings.index(frame.name));
-      function->set_filename(strings.index(frame.module));
+      function->set_system_name(
+          strings.index(frame.function.empty() ? frame.name : frame.function));
+      // A source file, or nothing: the module is the mapping's, not a file to list.
+      function->set_filename(strings.index(source ? source->file : std::string()));
     }
-    pb::Location* location = profile.add_location();
-    location->set_id(it->second);
-    location->set_address(address);
-    if (!format::isKernelAddress(address)) {
-      location->set_mapping_id(mappings.idFor(pid, address));
-    }
-    location->add_line()->set_function_id(fn->second);
+    pb::Line* line = location->add_line();
+    line->set_function_id(fn->second);
+    if (source) line->set_line(source->line);
     return it->second;
   };
 
   const format::StackTable& stacks = trace.stacks();
   std::unordered_map<uint32_t, uint64_t> samples_per_pid;
-  for (const auto& [key, total] : totals)
+  std::unordered_map<uint32_t, uint64_t> first_sample_of_pid;
+  for (const auto& [key, total] : totals) {
     samples_per_pid[static_cast<uint32_t>(key.pid)] += total.count;
+    auto [first, inserted] = first_sample_of_pid.try_emplace(key.pid, total.first_time);
+    if (!inserted) first->second = std::min(first->second, total.first_time);
+  }
+  std::vector<StackFrame> frames;
   int64_t pid_key = strings.index("pid"), tid_key = strings.index("tid");
   int64_t thread_key = strings.index("thread");
   for (const auto& [key, total] : totals) {
     pb::Sample* sample = profile.add_sample();
     uint32_t pid = static_cast<uint32_t>(key.pid);
-    std::span<const uint64_t> frames = stacks.frames(key.stack_id);
-    for (size_t i = 0; i < frames.size(); ++i) {
-      sample->add_location_id(locationFor(pid, frames[i], i == 0, total.first_time));
-    }
+    stackFrames(symbolizer, pid, stacks.frames(key.stack_id), total.first_time, frames);
+    for (const StackFrame& frame : frames) sample->add_location_id(locationFor(pid, frame));
     sample->add_value(static_cast<int64_t>(total.count));
     sample->add_value(static_cast<int64_t>(total.weight));
     pb::Label* label = sample->add_label();
@@ -193,7 +244,9 @@ pb::Profile buildPprofProfile(Trace& trace) {
       samples_per_pid.begin(), samples_per_pid.end(), [](const auto& a, const auto& b) {
         return std::tie(a.second, b.first) < std::tie(b.second, a.first);
       });
-  if (busiest != samples_per_pid.end()) mappings.putExecutableFirst(busiest->first);
+  if (busiest != samples_per_pid.end())
+    mappings.putExecutableFirst(busiest->first, first_sample_of_pid[busiest->first]);
+  mappings.finish();
   return profile;
 }
 

@@ -4,12 +4,16 @@
 // Sample types: samples/count (one per CPU sample) and cpu/nanoseconds (the
 // samples' periods; for a sample event other than cpu-clock, EVENT/count).
 // Samples are aggregated per (pid, tid, stack) and labelled pid, tid and
-// thread (the thread's name). Locations are per (pid, address), attached to
-// the process's mapping (with its build-id) when one contains the address;
-// kernel and JIT frames have no mapping. Every location carries its
-// function, symbolized here (return addresses looked up at address - 1, as
-// the reports do), and mappings say has_functions, so pprof does not try to
-// symbolize again.
+// thread (the thread's name). Frames are the reports' (stackFrames: the
+// recorder's own frames dropped, broken stacks cut). Locations are per (pid,
+// address), the address being the one symbolized (a return address - 1),
+// attached to the process's mapping (with its build-id) when one contains
+// it; kernel and JIT frames have no mapping. Each mapping range appears
+// once; the first is the busiest process's main binary. A named frame's
+// location carries its function, with the source file and line when a local
+// debug file or binary has line tables (so `pprof -list` works), else an
+// empty file name; an unnamed one carries none, and its mapping is not
+// marked has_functions, so `go tool pprof` symbolizes it from the binary.
 //
 //   auto trace = Trace::open("app.trace", {});
 //   Result<perftools::profiles::Profile> profile = buildPprofProfile(**trace);

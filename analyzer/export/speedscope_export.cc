@@ -89,6 +89,23 @@ void writeProfile(Trace& trace, uint32_t tid, ThreadSamples& thread, const Stack
   out << "]}";
 }
 
+// The profile speedscope opens on: the thread with the most weight (the
+// lowest tid of equals), counted in the order profiles are written.
+size_t busiestProfile(const std::map<uint32_t, ThreadSamples>& threads) {
+  size_t index = 0, busiest = 0;
+  uint64_t most = 0;
+  for (const auto& [tid, thread] : threads) {
+    uint64_t weight = 0;
+    for (const TimedSample& sample : thread.samples) weight += sample.weight;
+    if (weight > most) {
+      most = weight;
+      busiest = index;
+    }
+    ++index;
+  }
+  return busiest;
+}
+
 }  // namespace
 
 SpeedscopeStats writeSpeedscope(Trace& trace, std::ostream& out) {
@@ -109,7 +126,7 @@ SpeedscopeStats writeSpeedscope(Trace& trace, std::ostream& out) {
   SpeedscopeStats stats;
   out << "{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\","
       << "\"exporter\":\"incise\",\"name\":" << quoted(trace.path())
-      << ",\"activeProfileIndex\":0,\n\"profiles\":[\n";
+      << ",\"activeProfileIndex\":" << busiestProfile(threads) << ",\n\"profiles\":[\n";
   for (auto& [tid, thread] : threads) {
     if (stats.profiles++ != 0) out << ",\n";
     writeProfile(trace, tid, thread, stacks, nanoseconds, out);

@@ -1,6 +1,7 @@
 // speedscope export (https://www.speedscope.app file format): one sampled
 // profile per thread, samples in time order (so speedscope's "Time Order"
-// view is a timeline), frames shared by name across threads.
+// view is a timeline), frames shared by name across threads. It opens on
+// the busiest thread (activeProfileIndex: the most weight).
 //
 // Stacks are root first, indexes into shared.frames. Weights are the
 // samples' periods in ns when the trace sampled cpu-clock (unit

@@ -22,6 +22,14 @@ std::string joined(const std::vector<std::string>& words) {
   return out;
 }
 
+// A command line as the process shows it: programs that rewrite their argv
+// in place (PostgreSQL's "postgres: checkpointer", sendmail, nginx) leave
+// the rest of the old argument area as NULs, which /proc/PID/cmdline splits
+// into empty arguments; trailing ones are dropped.
+void dropTrailingEmptyArguments(std::vector<std::string>& cmdline) {
+  while (!cmdline.empty() && cmdline.back().empty()) cmdline.pop_back();
+}
+
 // The recorder describes a process again when it execs, renames itself or is
 // seen at the end of the run (by then /proc may give an empty command line).
 // One entry per life: a record of the same pid and name extends the previous
@@ -32,6 +40,7 @@ std::vector<format::Process> processLives(std::vector<format::Process> records) 
   std::vector<format::Process> lives;
   std::map<uint32_t, size_t> latest;  // pid -> index in lives
   for (format::Process& record : records) {
+    dropTrailingEmptyArguments(record.cmdline);
     auto it = latest.find(record.pid);
     if (it != latest.end() && lives[it->second].comm == record.comm) {
       if (!record.cmdline.empty()) lives[it->second].cmdline = std::move(record.cmdline);

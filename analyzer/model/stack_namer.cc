@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "analyzer/model/trace.h"
+#include "analyzer/symbolize/stack_frames.h"
 #include "analyzer/symbolize/symbolizer.h"
 
 namespace incise::analyzer {
@@ -17,13 +18,10 @@ Result<FrameGrouping> parseFrameGrouping(const std::string& text) {
 StackNamer::StackNamer(Trace& trace, FrameGrouping grouping) : trace_(trace), grouping_(grouping) {}
 
 std::span<const NameId> StackNamer::rootFirst(uint32_t pid, uint64_t stack_id, uint64_t time) {
-  std::span<const uint64_t> frames = trace_.stacks().frames(stack_id);
+  stackFrames(trace_.symbolizer(), pid, trace_.stacks().frames(stack_id), time, frames_);
   path_.clear();
-  path_.reserve(frames.size());
-  for (size_t i = frames.size(); i-- > 0;) {
-    uint64_t address = i == 0 || frames[i] == 0 ? frames[i] : frames[i] - 1;
-    path_.push_back(idOf(trace_.symbolizer().lookup(pid, address, time)));
-  }
+  path_.reserve(frames_.size());
+  for (size_t i = frames_.size(); i-- > 0;) path_.push_back(idOf(*frames_[i].frame));
   return path_;
 }
 

@@ -5,11 +5,11 @@
 // Frame::id in a vector (frames from Symbolizer::lookup live as long as the
 // symbolizer and are numbered densely), so naming a stack again costs one
 // symbolizer lookup and one vector read per address, and no string is built
-// or hashed. Return addresses (every frame
-// but the leaf) are looked up at address - 1, so a call that is the last
-// instruction of a function is charged to that function, not to the next
-// one. The symbolizer has no line information yet: --by line groups by
-// function and lineFallback() says so.
+// or hashed. Frames come from stackFrames (analyzer/symbolize/stack_frames.h):
+// return addresses at address - 1, the recorder's own tracing frames
+// dropped, garbage past a broken user stack cut and marked. The symbolizer
+// has no line information yet: --by line groups by function and
+// lineFallback() says so.
 //
 //   StackNamer namer(trace, FrameGrouping::kFunction);
 //   for (NameId id : namer.rootFirst(pid, stack_id, time)) print(namer.names().name(id));
@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "analyzer/model/name_table.h"
+#include "analyzer/symbolize/stack_frames.h"
 #include "format/status.h"
 
 namespace incise::analyzer {
@@ -59,6 +60,7 @@ class StackNamer {
   static constexpr NameId kUnnamed = UINT32_MAX;
   std::vector<NameId> by_frame_id_;  // kUnnamed until the frame is first named
   std::vector<NameId> path_;         // the last rootFirst() answer
+  std::vector<StackFrame> frames_;   // scratch for rootFirst()
 };
 
 }  // namespace incise::analyzer

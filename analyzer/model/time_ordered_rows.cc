@@ -15,9 +15,10 @@ constexpr uint64_t kBigStreamRows = 1u << 20;
 }  // namespace
 
 TimeOrderedChunks::TimeOrderedChunks(Trace& trace, format::EventKind kind, bool progress,
-                                     LookAhead look_ahead)
-    : trace_(trace), kind_(kind) {
-  std::vector<format::ChunkRef> in_file_order = trace.reader().chunks(kind, trace.window());
+                                     LookAhead look_ahead, RowScope scope)
+    : trace_(trace), kind_(kind), scope_(scope) {
+  std::vector<format::ChunkRef> in_file_order = trace.reader().chunks(
+      kind, scope == RowScope::kAll ? format::TimeWindow{0, UINT64_MAX} : trace.window());
   std::vector<size_t> order(in_file_order.size());
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
@@ -47,8 +48,9 @@ TimeOrderedChunks::Decoded TimeOrderedChunks::decode(size_t index) const {
   decoded.file_order = file_order_[index];
   if (decoded.chunk && trace_.unwound_ && kind_ == format::EventKind::kCpuSample) {
     // Filtered-out samples are not unwound; passes() only reads.
-    decoded.unwound = trace_.unwound_->unwindChunk(
-        *decoded.chunk, 0, [this](const format::CpuSample& row) { return trace_.passes(row); });
+    decoded.unwound = trace_.unwound_->unwindChunk(*decoded.chunk, 0, [this](const auto& row) {
+      return scope_ == RowScope::kAll || trace_.passes(row);
+    });
   }
   return decoded;
 }

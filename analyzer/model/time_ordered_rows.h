@@ -33,6 +33,9 @@
 //   // Merging kinds (thread_states.cc): a stream each, the progress bar on one;
 //   // peek at each, use and pop the earliest row.
 //   TimeOrderedRows<format::Wakeup> wakeups(trace, /*progress=*/false);
+//   // Every row of the file, whatever the filter (a report that explains the
+//   // filtered threads by others' rows, as correlate does):
+//   TimeOrderedRows<format::SchedSwitch> all(trace, false, LookAhead::kBigStreams, RowScope::kAll);
 #pragma once
 
 #include <algorithm>
@@ -53,12 +56,16 @@ class ProgressBar;
 // When to decode the next chunk on another thread while this one is used.
 enum class LookAhead { kNever, kBigStreams, kAlways };
 
+// Which rows: those that pass the trace's filter, or every row of the file.
+enum class RowScope { kFiltered, kAll };
+
 // The chunk half of TimeOrderedRows, independent of the row type: the chunks
 // of one kind that overlap the trace's window, by min_time (then file order),
 // decoded one at a time, maybe with one decoded ahead.
 class TimeOrderedChunks {
  public:
-  TimeOrderedChunks(Trace& trace, format::EventKind kind, bool progress, LookAhead look_ahead);
+  TimeOrderedChunks(Trace& trace, format::EventKind kind, bool progress, LookAhead look_ahead,
+                    RowScope scope = RowScope::kFiltered);
   ~TimeOrderedChunks();
   TimeOrderedChunks(const TimeOrderedChunks&) = delete;
   TimeOrderedChunks& operator=(const TimeOrderedChunks&) = delete;
@@ -81,6 +88,7 @@ class TimeOrderedChunks {
 
   Trace& trace_;
   format::EventKind kind_;
+  RowScope scope_;
   std::vector<format::ChunkRef> refs_;  // by min_time, then file order
   std::vector<uint64_t> file_order_;    // per refs_ entry
   size_t next_ = 0;
@@ -95,8 +103,9 @@ class TimeOrderedRows {
   // `progress`: show the progress bar (false for the second of two merged
   // streams). Threads = 1 in the trace's options means LookAhead::kNever.
   explicit TimeOrderedRows(Trace& trace, bool progress = true,
-                           LookAhead look_ahead = LookAhead::kBigStreams)
-      : trace_(trace), chunks_(trace, Row::kKind, progress, look_ahead) {}
+                           LookAhead look_ahead = LookAhead::kBigStreams,
+                           RowScope scope = RowScope::kFiltered)
+      : trace_(trace), scope_(scope), chunks_(trace, Row::kKind, progress, look_ahead, scope) {}
 
   // The next row in time order, or null at the end; valid until pop().
   const Row* peek() {
@@ -133,6 +142,7 @@ class TimeOrderedRows {
   void addRun(const TimeOrderedChunks::Decoded& decoded);
 
   Trace& trace_;
+  RowScope scope_;
   TimeOrderedChunks chunks_;
   std::vector<Run> runs_;
   std::vector<uint32_t> free_runs_;
@@ -156,7 +166,7 @@ void TimeOrderedRows<Row>::admit() {
 template <typename Row>
 void TimeOrderedRows<Row>::addRun(const TimeOrderedChunks::Decoded& decoded) {
   std::vector<Row> rows;
-  trace_.forEachPassingRow<Row>(*decoded.chunk, decoded.unwound.get(),
+  trace_.forEachPassingRow<Row>(*decoded.chunk, decoded.unwound.get(), scope_ == RowScope::kAll,
                                 [&](const Row& row) { rows.push_back(row); });
   if (rows.empty()) return;
   auto earlier = [](const Row& a, const Row& b) { return a.time < b.time; };

@@ -108,10 +108,12 @@ class Trace {
   friend class TimeOrderedRows;
 
   Trace() = default;
-  // The rows of a decoded chunk that pass the filter, with their unwound
-  // stack ids (`unwound`: see forEachChunk); counts them as used.
+  // The rows of a decoded chunk that pass the filter (every row with
+  // `all`), with their unwound stack ids (`unwound`: see forEachChunk);
+  // counts them as used.
   template <typename Row, typename Visit>
-  void forEachPassingRow(const format::Chunk& chunk, const UnwoundChunk* unwound, Visit&& visit);
+  void forEachPassingRow(const format::Chunk& chunk, const UnwoundChunk* unwound, bool all,
+                         Visit&& visit);
   // Decodes every chunk of `kind` overlapping the window, in file order; for
   // cpu samples of a dwarf/hybrid trace, `unwound` holds the chunk's samples
   // unwound on the decoding threads (null otherwise).
@@ -143,12 +145,12 @@ class Trace {
 // ---- templates ---------------------------------------------------------------
 
 template <typename Row, typename Visit>
-void Trace::forEachPassingRow(const format::Chunk& chunk, const UnwoundChunk* unwound,
+void Trace::forEachPassingRow(const format::Chunk& chunk, const UnwoundChunk* unwound, bool all,
                               Visit&& visit) {
   uint64_t used = 0;
   for (size_t i = 0; i < chunk.rows(); ++i) {
     Row row = chunk.row<Row>(i);
-    if (!passes(row)) continue;
+    if (!all && !passes(row)) continue;
     if constexpr (std::is_same_v<Row, format::CpuSample>) {
       if (unwound) row.stack_id = unwoundStackId(row, *unwound, i);
     }
@@ -161,7 +163,7 @@ void Trace::forEachPassingRow(const format::Chunk& chunk, const UnwoundChunk* un
 template <typename Row>
 void Trace::forEachRow(const std::function<void(const Row&)>& visit) {
   forEachChunk(Row::kKind, [&](const format::Chunk& chunk, const UnwoundChunk* unwound) {
-    forEachPassingRow<Row>(chunk, unwound, visit);
+    forEachPassingRow<Row>(chunk, unwound, /*all=*/false, visit);
   });
 }
 

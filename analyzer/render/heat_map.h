@@ -1,5 +1,5 @@
-// Latency heat maps in one self-contained HTML file (the flame graphs' page,
-// render/html_page.h): per map, time runs left to right in equal columns,
+// Latency heat maps in one self-contained HTML file
+// (render/html_page.h): per map, time runs left to right in equal columns,
 // latency bottom to top in log2 buckets, and a cell's colour is how many
 // calls of that time and latency there were (white: none; pale yellow to dark
 // red on a log scale). Interactive: hover a cell for its time range, latency

@@ -2,39 +2,13 @@
 
 namespace incise::analyzer {
 
-std::string escapeXml(const std::string& text) {
-  std::string escaped;
-  escaped.reserve(text.size());
-  for (char c : text) {
-    switch (c) {
-      case '&':
-        escaped += "&amp;";
-        break;
-      case '<':
-        escaped += "&lt;";
-        break;
-      case '>':
-        escaped += "&gt;";
-        break;
-      case '"':
-        escaped += "&quot;";
-        break;
-      case '\'':
-        escaped += "&#39;";
-        break;
-      default:
-        escaped += c;
-    }
-  }
-  return escaped;
-}
-
 void writeHtmlPageStart(std::ostream& out, const std::string& title, const std::string& style) {
   out << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>"
       << escapeXml(title) << "</title>\n"
       << "<style>body{margin:8px;font-family:sans-serif;background:#fdfaf0}"
          "#bar{margin-bottom:6px}#tip{position:absolute;display:none;background:#ffffe0;"
-         "border:1px solid #888;padding:3px 6px;font:12px monospace;pointer-events:none}"
+         "border:1px solid #888;padding:3px 6px;font:12px monospace;pointer-events:none;"
+         "max-width:90vw;overflow-wrap:anywhere}"
       << style << "</style>\n</head>\n<body>\n";
 }
 

@@ -1,7 +1,8 @@
-// The self-contained HTML page every interactive graph is written into (flame
-// graphs, latency heat maps): doctype, title, the shared style (tooltip, tool
+// The self-contained HTML page an interactive graph is written into (the
+// latency heat maps): doctype, title, the shared style (tooltip, tool
 // bar), the graph's own style, and at the end its inline script. No network,
-// no external files. Text from a trace goes through escapeXml.
+// no external files. Text from a trace goes through escapeXml (flame_graph.h:
+// shown as a terminal shows it, markup characters as entities).
 //
 //   writeHtmlPageStart(out, "app.trace: latency", "rect.c{stroke:none}");
 //   ... the graph's body ...
@@ -11,10 +12,9 @@
 #include <ostream>
 #include <string>
 
-namespace incise::analyzer {
+#include "analyzer/render/flame_graph.h"
 
-// &, <, >, " and ' as entities.
-std::string escapeXml(const std::string& text);
+namespace incise::analyzer {
 
 void writeHtmlPageStart(std::ostream& out, const std::string& title, const std::string& style);
 // The tooltip element, the script and the closing tags.

@@ -8,6 +8,7 @@
 #include "analyzer/render/flame_graph.h"
 #include "analyzer/render/folded_stacks.h"
 #include "analyzer/render/json_output.h"
+#include "analyzer/render/table.h"
 #include "analyzer/reports/flame_weights.h"
 #include "analyzer/reports/report_header.h"
 #include "analyzer/reports/report_output.h"
@@ -79,6 +80,10 @@ int runFlame(const std::vector<std::string>& args) {
   options.title = cli.values().count("title") ? cli.values()["title"].as<std::string>()
                                               : trace->path() + ": " + what;
   options.unit = flameUnit(weighting);
+  if (weighting != FlameWeighting::kOnCpu) options.weights = FlameWeights::kNanoseconds;
+  options.palette = off_cpu ? FlamePalette::kOffCpu
+                    : locks ? FlamePalette::kLocks
+                            : FlamePalette::kCpu;
 
   int status = writeReport(cli, [&](std::ostream& out) {
     if (cli.options().json) {
@@ -110,9 +115,11 @@ int runFlame(const std::vector<std::string>& args) {
     }
   }
   if (!cli.options().output.empty()) {
-    note << "wrote " << format << " flame graph of " << what << " (" << folded.total() << ' '
-         << options.unit << ", " << folded.paths().size() << " stacks) to " << cli.options().output
-         << "\n";
+    std::string total = options.weights == FlameWeights::kNanoseconds
+                            ? formatDurationNs(folded.total())
+                            : std::to_string(folded.total()) + ' ' + options.unit;
+    note << "wrote " << format << " flame graph of " << what << " (" << total << ", "
+         << folded.paths().size() << " stacks) to " << cli.options().output << "\n";
   } else if (folded.paths().empty()) {
     note << "no " << what << " in this trace (for the filters given)\n";
   }

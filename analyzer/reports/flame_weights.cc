@@ -1,5 +1,7 @@
 #include "analyzer/reports/flame_weights.h"
 
+#include <algorithm>
+
 #include "analyzer/reports/thread_states.h"
 
 namespace incise::analyzer {
@@ -17,12 +19,13 @@ StackWeights collectFlameWeights(Trace& trace, FlameWeighting weighting) {
       });
       break;
     case FlameWeighting::kOffCpu: {
-      ThreadStateMachine machine;
+      ThreadStateMachine machine(RecordedThreads::of(trace));
       machine.on_off_cpu = [&](const OffCpuSpan& span) {
         if (span.preempted || !trace.passesThread(span.pid, span.tid, span.start)) return;
         weights.add(span.pid, span.stack_id, span.start, span.duration());
       };
       replaySchedule(trace, Replay::kSwitches, machine);
+      machine.finish(std::min(trace.window().end, trace.endTime()));  // spans open at the end
       break;
     }
     case FlameWeighting::kLocks:

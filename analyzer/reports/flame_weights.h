@@ -3,7 +3,8 @@
 //
 //   on-CPU:  1 per CPU sample, at the sample's stack;
 //   off-CPU: ns from a switch-out with prev_state != 0 (blocked, not
-//            preempted) to the thread's next switch-in, at the off-CPU
+//            preempted) to the thread's next switch-in (or the end of the
+//            trace), of threads the recorder followed, at the off-CPU
 //            stack taken at switch-out;
 //   locks:   ns from request to acquire (acquired_time - time), at the
 //            acquire stack; intervals that never waited weigh nothing.

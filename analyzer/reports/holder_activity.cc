@@ -6,6 +6,8 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "analyzer/reports/holder_activity_waits.h"
+
 namespace incise::analyzer {
 namespace {
 
@@ -28,12 +30,6 @@ struct Row {
   uint64_t pid;
   uint64_t value;  // a sample's or fault's stack id, a switch-out's prev_state
 };
-
-uint64_t overlap(uint64_t a_start, uint64_t a_end, uint64_t b_start, uint64_t b_end) {
-  uint64_t start = std::max(a_start, b_start);
-  uint64_t end = std::min(a_end, b_end);
-  return end > start ? end - start : 0;
-}
 
 uint64_t mix(uint64_t h, uint64_t v) {
   h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
@@ -60,9 +56,16 @@ uint32_t popEvent(Ends& heap) {
 
 class HolderActivityBuilder::Pass {
  public:
-  explicit Pass(SiteOf site_of) : site_of_(std::move(site_of)) {}
+  Pass(SiteOf site_of, HolderFocus focus)
+      : site_of_(std::move(site_of)), focus_(std::move(focus)) {}
 
-  void addSection(const CriticalSection& s) {
+  void addSection(const CriticalSection& in) {
+    CriticalSection s = in;
+    if (focus_.windowed()) {  // cut to the window; one outside it is not counted at all
+      if (s.start > focus_.end || s.end < focus_.start) return;
+      s.start = std::max(s.start, focus_.start);
+      s.end = std::max(s.start, std::min(s.end, windowEnd()));
+    }
     uint64_t site = site_of_ ? site_of_(s.stack_id) : s.stack_id;
     uint32_t g = groupOf(s.tid, s.lock, site);
     HeldLock& h = groups_[g];
@@ -71,7 +74,9 @@ class HolderActivityBuilder::Pass {
       h.site_stack_id = s.stack_id;
       site_stack_starts_[g] = s.start;
     }
+    if (h.sections == 0) h.kind = static_cast<uint8_t>(s.kind);
     h.inferred |= s.inferred;
+    h.holder_in_focus = h.holder_in_focus || focus_.threadIn(s.lock.pid, s.tid, s.start);
     ++h.sections;
     h.held_ns += s.duration();
 
@@ -93,14 +98,22 @@ class HolderActivityBuilder::Pass {
   }
 
   void addWait(const LockWait& w) {
-    waitsOf(w.lock).waits.push_back({w.start, w.end, w.tid});
-    ++waits_kept_;
+    LockWaitIndex& waits = waitsOf(w.lock).waits;
+    size_t before = waits.size();
+    waits.add({.start = std::max(w.start, focus_.start),
+               .end = std::min(w.end, windowEnd()),
+               .tid = w.tid,
+               .focus = focus_.threadIn(w.lock.pid, w.tid, w.start)});
+    waits_kept_ += waits.size() - before;
   }
 
   void addRow(uint64_t tid, const Row& row) {
     Thread& t = thread(tid);
     t.rows.push_back(row);
-    if (row.type == EventType::kSwitchIn || row.type == EventType::kSwitchOut) ++t.switches;
+    if ((row.type == EventType::kSwitchIn || row.type == EventType::kSwitchOut) &&
+        focus_.covers(row.time)) {
+      ++t.switches;
+    }
     most_rows_held_back_ = std::max(most_rows_held_back_, ++rows_held_back_);
     touch(tid, t);
   }
@@ -140,6 +153,13 @@ class HolderActivityBuilder::Pass {
         return std::tie(a.tid, a.lock) < std::tie(b.tid, b.lock);
       return site_order ? site_order(a.site) < site_order(b.site) : a.site < b.site;
     });
+    if (!focus_.thread) {
+      for (HeldLock& h : result.held) {
+        h.holder_in_focus = true;
+        h.focus_waiter_ns_while_held = h.waiter_ns_while_held;
+        h.focus_waiter_ns_while_off_cpu = h.waiter_ns_while_off_cpu;
+      }
+    }
     for (auto& [tid, thread] : threads_) {
       if (!thread.holder) continue;
       result.threads.push_back(thread.activity);
@@ -155,7 +175,8 @@ class HolderActivityBuilder::Pass {
             .most_rows_held_back = most_rows_held_back_,
             .open_sections = open_sections_,
             .waits_kept = waits_kept_,
-            .groups = groups_.size()};
+            .groups = groups_.size(),
+            .wait_work = wait_work_};
   }
 
  private:
@@ -169,14 +190,19 @@ class HolderActivityBuilder::Pass {
     uint32_t group = 0;
     bool switched_out = false;
   };
-  struct Wait {
-    uint64_t start, end, tid;
-  };
   // Per lock: the waits a section may still overlap, and the starts of the
   // sections added and not yet ended.
   struct LockWaits {
-    std::vector<Wait> waits;
+    LockWaits(uint64_t* work, bool track_focus) : waits(work, track_focus) {}
+    LockWaitIndex waits;
     std::multiset<uint64_t> live_starts;
+  };
+  // Per group with waiting lost while its holder was off-CPU: who waited,
+  // and the latest start and end of its off-CPU spans measured so far.
+  struct OffCpuWaiters {
+    std::set<uint64_t> tids;
+    uint64_t latest_start = 0;
+    uint64_t latest_end = 0;
   };
   // One thread's state between its events, and what is not applied yet.
   struct Thread {
@@ -203,7 +229,11 @@ class HolderActivityBuilder::Pass {
     if (!t.touched) touched_.push_back(tid);
     t.touched = true;
   }
-  LockWaits& waitsOf(const LockId& lock) { return waits_of_lock_[lock]; }
+  LockWaits& waitsOf(const LockId& lock) {
+    return waits_of_lock_.try_emplace(lock, &wait_work_, bool(focus_.thread)).first->second;
+  }
+  // The window's end as the end of a half-open interval.
+  uint64_t windowEnd() const { return focus_.end == UINT64_MAX ? UINT64_MAX : focus_.end + 1; }
 
   static uint64_t horizon(uint64_t tid, uint64_t now, const LockRowStream* pending) {
     return pending ? std::min(now, pending->pendingSectionStart(tid)) : now;
@@ -290,11 +320,12 @@ class HolderActivityBuilder::Pass {
   void retireSection(uint32_t s) {
     const Section& section = sections_[s];
     LockWaits& lock = waitsOf(section.lock);
-    uint64_t waited = 0;
-    for (const Wait& w : lock.waits) {
-      if (w.tid != section.tid) waited += overlap(section.start, section.end, w.start, w.end);
+    HeldLock& h = groups_[section.group];
+    h.waiter_ns_while_held += lock.waits.waitedDuring(section.start, section.end, section.tid);
+    if (focus_.thread) {
+      h.focus_waiter_ns_while_held +=
+          lock.waits.waitedDuring(section.start, section.end, section.tid, /*focus_only=*/true);
     }
-    groups_[section.group].waiter_ns_while_held += waited;
     lock.live_starts.erase(lock.live_starts.find(section.start));
     free_.push_back(s);
     --open_sections_;
@@ -307,14 +338,28 @@ class HolderActivityBuilder::Pass {
     HeldLock& h = groups_[section.group];
     (t.preempted ? h.off_cpu_preempted_ns : h.off_cpu_blocked_ns) += now - start;
     // Other threads' waiting on the lock lost while the holder was off-CPU.
-    for (const Wait& w : waitsOf(section.lock).waits) {
-      if (w.tid == section.tid) continue;
-      uint64_t lost = overlap(start, now, w.start, w.end);
-      h.waiter_ns_while_off_cpu += lost;
-      if (lost == 0) continue;
-      std::set<uint64_t>& waiters = waiters_off_cpu_[section.group];
-      if (waiters.insert(w.tid).second) h.waiters_while_off_cpu = waiters.size();
+    LockWaitIndex& waits = waitsOf(section.lock).waits;
+    uint64_t lost = waits.waitedDuring(start, now, section.tid);
+    h.waiter_ns_while_off_cpu += lost;
+    if (focus_.thread) {
+      h.focus_waiter_ns_while_off_cpu += waits.waitedDuring(start, now, section.tid, true);
     }
+    auto found = waiters_off_cpu_.find(section.group);
+    if (lost == 0 && found == waiters_off_cpu_.end()) return;
+    OffCpuWaiters& waiters =
+        found != waiters_off_cpu_.end() ? found->second : waiters_off_cpu_[section.group];
+    // A wait that started before an earlier span ended and overlaps this
+    // one, starting no earlier, overlapped that span too: its thread is
+    // counted. So only waits since then are looked at (all of them when
+    // spans come out of order: nested sections of one group).
+    uint64_t since = start >= waiters.latest_start ? waiters.latest_end : 0;
+    if (lost > 0) {
+      waits.forEachWaiter(start, now, since, section.tid,
+                          [&](uint64_t tid) { waiters.tids.insert(tid); });
+      h.waiters_while_off_cpu = static_cast<uint32_t>(waiters.tids.size());
+    }
+    waiters.latest_start = std::max(waiters.latest_start, start);
+    waiters.latest_end = std::max(waiters.latest_end, now);
   }
 
   void countInside(Thread& t, uint64_t stack_id, bool fault) {
@@ -350,11 +395,13 @@ class HolderActivityBuilder::Pass {
         t.off_cpu = false;
         break;
       case EventType::kSample:
+        if (!focus_.covers(e.time)) break;
         ++t.activity.samples;
         t.activity.pid = e.pid;
         countInside(t, e.value, false);
         break;
       case EventType::kFault:
+        if (!focus_.covers(e.time)) break;
         ++t.activity.faults;
         t.activity.pid = e.pid;
         countInside(t, e.value, true);
@@ -373,21 +420,23 @@ class HolderActivityBuilder::Pass {
       uint64_t bound = now;
       if (pending) bound = std::min(bound, pending->pendingSectionStart(it->first));
       if (!lock.live_starts.empty()) bound = std::min(bound, *lock.live_starts.begin());
-      waits_kept_ -= std::erase_if(lock.waits, [&](const Wait& w) { return w.end <= bound; });
-      if (lock.waits.capacity() > 2 * lock.waits.size() + 16) lock.waits.shrink_to_fit();
+      waits_kept_ -= lock.waits.size();
+      lock.waits.prune(bound);
+      waits_kept_ += lock.waits.size();
       it =
           lock.waits.empty() && lock.live_starts.empty() ? waits_of_lock_.erase(it) : std::next(it);
     }
   }
 
   SiteOf site_of_;
+  HolderFocus focus_;
   // Per (holder, lock, site); a deque, so growing never copies them all.
   std::deque<HeldLock> groups_;
   std::deque<uint64_t> site_stack_starts_;  // per group: the start of its site_stack_id's section
   std::vector<uint32_t> slots_;             // groups_ index + 1; 0 = free
-  std::unordered_map<uint32_t, std::set<uint64_t>> waiters_off_cpu_;  // per group
-  std::vector<Section> sections_;                                     // open ones, by slot
-  std::vector<uint32_t> free_;                                        // slots of ended ones
+  std::unordered_map<uint32_t, OffCpuWaiters> waiters_off_cpu_;  // per group
+  std::vector<Section> sections_;                                // open ones, by slot
+  std::vector<uint32_t> free_;                                   // slots of ended ones
   std::unordered_map<LockId, LockWaits, LockIdHash> waits_of_lock_;
   std::unordered_map<uint64_t, Thread> threads_;
   std::vector<Row> rows_now_;       // replay's scratch: a thread's rows at one time
@@ -398,10 +447,11 @@ class HolderActivityBuilder::Pass {
   size_t most_rows_held_back_ = 0;
   size_t open_sections_ = 0;
   size_t waits_kept_ = 0;
+  uint64_t wait_work_ = 0;
 };
 
-HolderActivityBuilder::HolderActivityBuilder(SiteOf site_of)
-    : pass_(std::make_unique<Pass>(std::move(site_of))) {}
+HolderActivityBuilder::HolderActivityBuilder(SiteOf site_of, HolderFocus focus)
+    : pass_(std::make_unique<Pass>(std::move(site_of), std::move(focus))) {}
 
 HolderActivityBuilder::~HolderActivityBuilder() = default;
 

@@ -31,6 +31,13 @@
 // 12-16 bytes of index. correlateHolders does the same over vectors in any
 // order.
 //
+// A HolderFocus narrows what is counted, not what is replayed: with a time
+// window, sections and waits are cut to it and only samples and faults
+// inside it count, but a holder's switch-out before the window still makes
+// it off-CPU inside; with threads, every holder and waiter still counts,
+// and each group also says how much of the waiting was the focus threads'
+// and whether its holder is one of them.
+//
 //   LockTimeline timeline = buildLockTimeline(lock_rows);
 //   HolderActivity activity = correlateHolders(timeline, switches, samples, faults, {});
 //   for (const HeldLock& h : activity.held) print(h.tid, h.preempted_switches, h.off_cpu_ns());
@@ -49,6 +56,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <span>
 #include <stdexcept>
@@ -118,7 +126,14 @@ struct HeldLock {
   uint64_t waiter_ns_while_held = 0;
   uint32_t samples = 0;
   uint32_t faults = 0;
-  bool inferred = false;      // some sections were inferred (contended mode)
+  bool inferred = false;  // some sections were inferred (contended mode)
+  uint8_t kind = 0;       // format::LockKind of its first section
+  // With a focus on some threads: whether the holder is one of them, and
+  // the focus threads' part of the two waiting figures (without: true and
+  // the figures themselves).
+  bool holder_in_focus = false;
+  uint64_t focus_waiter_ns_while_off_cpu = 0;
+  uint64_t focus_waiter_ns_while_held = 0;
   StackCounts sample_stacks;  // stack id -> samples inside
   StackCounts fault_stacks;   // stack id -> faults inside
 
@@ -144,9 +159,23 @@ struct HolderActivity {
   uint64_t holder_switches = 0;         // switches in plus switches out of holders
 };
 
+// What a filtered report is about (see above). Times are inclusive, as the
+// trace's --time window.
+struct HolderFocus {
+  std::function<bool(uint64_t pid, uint64_t tid, uint64_t time)> thread;  // empty: every thread
+  uint64_t start = 0;
+  uint64_t end = UINT64_MAX;
+
+  bool windowed() const { return start != 0 || end != UINT64_MAX; }
+  bool covers(uint64_t time) const { return time >= start && time <= end; }
+  bool threadIn(uint64_t pid, uint64_t tid, uint64_t time) const {
+    return !thread || thread(pid, tid, time);
+  }
+};
+
 class HolderActivityBuilder {
  public:
-  explicit HolderActivityBuilder(SiteOf site_of);
+  explicit HolderActivityBuilder(SiteOf site_of, HolderFocus focus = {});
   ~HolderActivityBuilder();
   HolderActivityBuilder(const HolderActivityBuilder&) = delete;
   HolderActivityBuilder& operator=(const HolderActivityBuilder&) = delete;
@@ -173,6 +202,9 @@ class HolderActivityBuilder {
     size_t open_sections = 0;
     size_t waits_kept = 0;
     size_t groups = 0;
+    // Steps taken measuring sections and off-CPU spans against the waits
+    // (holder_activity_waits.h): linear in the rows, whatever the locks.
+    uint64_t wait_work = 0;
   };
   Footprint footprint() const;
 

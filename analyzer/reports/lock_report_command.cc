@@ -14,8 +14,12 @@ nlohmann::json ReportOutput::headerJson() const {
   return reportHeaderJson(name_, trace_);
 }
 
-ReportCommand::ReportCommand(std::string name, std::string summary, std::string examples)
-    : cli_(std::move(name), std::move(summary), std::move(examples)) {}
+ReportCommand::ReportCommand(std::string name, std::string summary, std::string examples,
+                             SharedOptions shared)
+    : cli_(CommandHelp{.name = std::move(name),
+                       .summary = std::move(summary),
+                       .examples = std::move(examples)},
+           std::move(shared)) {}
 
 int ReportCommand::run(const std::vector<std::string>& args,
                        const std::function<int(Trace&, const ReportOutput&)>& report,

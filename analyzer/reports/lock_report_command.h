@@ -42,7 +42,8 @@ class ReportOutput {
 
 class ReportCommand {
  public:
-  ReportCommand(std::string name, std::string summary, std::string examples);
+  ReportCommand(std::string name, std::string summary, std::string examples,
+                SharedOptions shared = {});
   boost::program_options::options_description& options() { return cli_.extra(); }
   // Parses `args`, runs `check` (a usage problem, or "" when the options are
   // fine), opens the trace and runs `report`. Exit codes as in

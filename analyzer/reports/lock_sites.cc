@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "analyzer/symbolize/stack_frames.h"
 #include "analyzer/symbolize/symbolizer.h"
 
 namespace incise::analyzer {
@@ -17,7 +18,8 @@ bool isRuntimeLibrary(const std::string& module) {
 size_t siteFrameIndex(std::span<const Frame> leaf_first) {
   size_t first_user = leaf_first.size();
   for (size_t i = 0; i < leaf_first.size(); ++i) {
-    if (leaf_first[i].kernel) continue;
+    // The cut marker ends a broken stack: it is no call site.
+    if (leaf_first[i].kernel || leaf_first[i].name == kStackCutName) continue;
     if (first_user == leaf_first.size()) first_user = i;
     if (!isRuntimeLibrary(leaf_first[i].module)) return i;
   }
@@ -28,14 +30,11 @@ namespace {
 
 std::vector<Frame> framesOf(Symbolizer& symbolizer, const format::StackTable& stacks, uint64_t pid,
                             uint64_t stack_id, uint64_t time) {
-  std::span<const uint64_t> addresses = stacks.frames(stack_id);
+  std::vector<StackFrame> found;
+  stackFrames(symbolizer, static_cast<uint32_t>(pid), stacks.frames(stack_id), time, found);
   std::vector<Frame> frames;
-  frames.reserve(addresses.size());
-  for (size_t i = 0; i < addresses.size(); ++i) {
-    // Return addresses point after the call: look up the call itself.
-    uint64_t address = i == 0 || addresses[i] == 0 ? addresses[i] : addresses[i] - 1;
-    frames.push_back(symbolizer.lookup(static_cast<uint32_t>(pid), address, time));
-  }
+  frames.reserve(found.size());
+  for (const StackFrame& frame : found) frames.push_back(*frame.frame);
   return frames;
 }
 

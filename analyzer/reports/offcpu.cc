@@ -9,6 +9,7 @@
 #include "analyzer/render/table.h"
 #include "analyzer/reports/report_header.h"
 #include "analyzer/reports/report_output.h"
+#include "analyzer/reports/schedule_notes.h"
 #include "analyzer/reports/stack_text.h"
 #include "analyzer/reports/stack_weights.h"
 #include "analyzer/reports/thread_states.h"
@@ -31,7 +32,8 @@ int runOffcpu(const std::vector<std::string>& args) {
       "Off-CPU time per stack and reason, from scheduler switches: each span runs from a\n"
       "thread's switch-out to its next switch-in, charged to the stack taken at switch-out.\n"
       "Reason: preempted (switched out while runnable, prev_state 0) or blocked (asleep).\n"
-      "Then runqueue latency per thread: wake-up or preemption -> switch-in.",
+      "Then runqueue latency per thread: wake-up or preemption -> switch-in.\n"
+      "Threads the recorder followed only; a thread that exited counts nothing after its exit.",
       "  incise offcpu app.trace\n"
       "  incise offcpu app.trace --tid 4242 --limit 5\n"
       "  incise offcpu app.trace --json\n");
@@ -43,7 +45,8 @@ int runOffcpu(const std::vector<std::string>& args) {
   if (!trace) return 1;
 
   StackWeights blocked, preempted;
-  ThreadStateMachine machine;
+  ThreadStateMachine machine(RecordedThreads::of(*trace));
+  machine.observeFrom(std::max(trace->window().start, trace->startTime()));
   machine.on_off_cpu = [&](const OffCpuSpan& span) {
     if (!trace->passesThread(span.pid, span.tid, span.start)) return;
     (span.preempted ? preempted : blocked)
@@ -80,6 +83,7 @@ int runOffcpu(const std::vector<std::string>& args) {
     return a.first < b.first;
   });
   auto cap = [&](size_t n) { return limit == 0 ? n : std::min(limit, n); };
+  ScheduleNotes notes(*trace, machine.consistency(), /*bystanders_shown=*/false);
 
   return writeReport(cli, [&](std::ostream& out) {
     if (cli.options().json) {
@@ -105,13 +109,16 @@ int runOffcpu(const std::vector<std::string>& args) {
       writeJson(out,
                 {{"header", reportHeaderJson("offcpu", *trace)},
                  {"off_cpu_ns", {{"blocked", blocked.total()}, {"preempted", preempted.total()}}},
+                 {"schedule", notes.json()},
                  {"stacks", stack_rows},
                  {"runqueue_latency", thread_rows}});
       return;
     }
     printReportHeader(out, "offcpu", *trace);
     out << "off-CPU: " << formatDurationNs(blocked.total()) << " blocked, "
-        << formatDurationNs(preempted.total()) << " preempted\n\n";
+        << formatDurationNs(preempted.total()) << " preempted\n";
+    for (const auto& note : notes.lines()) out << "note: " << note << "\n";
+    out << "\n";
     Table by_stack({{"OFF-CPU", Align::kRight},
                     {"%", Align::kRight},
                     {"SWITCHES", Align::kRight},

@@ -7,6 +7,7 @@
 #include "analyzer/render/table.h"
 #include "analyzer/reports/report_header.h"
 #include "analyzer/reports/report_output.h"
+#include "analyzer/reports/schedule_notes.h"
 #include "analyzer/reports/thread_states.h"
 
 namespace incise::analyzer {
@@ -17,24 +18,37 @@ int runSched(const std::vector<std::string>& args) {
       "sched",
       "Per thread: time running, runnable-waiting (in a runqueue) and blocked; switches\n"
       "(voluntary = blocked, involuntary = preempted); migrations between cpus.\n"
-      "Time before a thread's first scheduler event is not counted.",
+      "Only what was observed counts: a thread's time starts at its first event (a thread\n"
+      "already running when the trace starts counts from the start) and ends at its exit.\n"
+      "Threads the recorder did not follow, seen only as the other side of a followed\n"
+      "thread's switch, are left out; --bystanders shows what was seen of them.",
       "  incise sched app.trace\n"
       "  incise sched app.trace --comm worker --time 2..4\n"
+      "  incise sched app.trace --bystanders --limit 0\n"
       "  incise sched app.trace --json\n");
-  cli.extra().add_options()("limit", po::value<size_t>()->default_value(50),
-                            "threads to print, most running first (0: all)");
+  // clang-format off
+  cli.extra().add_options()
+      ("limit", po::value<size_t>()->default_value(50), "threads to print, most running first (0: all)")
+      ("bystanders", po::bool_switch(),
+       "also show threads seen only beside followed ones: their runs seen start to end on one cpu");
+  // clang-format on
   if (std::optional<int> exit = cli.parse(args)) return *exit;
   size_t limit = cli.values()["limit"].as<size_t>();
+  bool bystanders = cli.values()["bystanders"].as<bool>();
   std::unique_ptr<Trace> trace = cli.openTrace();
   if (!trace) return 1;
 
-  ThreadStateMachine machine;
+  ThreadStateMachine machine(RecordedThreads::of(*trace), bystanders);
+  machine.observeFrom(std::max(trace->window().start, trace->startTime()));
   replaySchedule(*trace, Replay::kSwitchesAndWakeups, machine);
   machine.finish(std::min(trace->window().end, trace->endTime()));
 
   std::vector<std::pair<uint32_t, ThreadSchedStats>> threads;
+  uint64_t running_total = 0;
   for (const auto& [tid, stats] : machine.threads()) {
-    if (trace->passesThread(stats.pid, tid, stats.first_time)) threads.emplace_back(tid, stats);
+    if (!trace->passesThread(stats.pid, tid, stats.first_time)) continue;
+    threads.emplace_back(tid, stats);
+    running_total += stats.running_ns;
   }
   std::sort(threads.begin(), threads.end(), [](const auto& a, const auto& b) {
     if (a.second.running_ns != b.second.running_ns)
@@ -42,27 +56,44 @@ int runSched(const std::vector<std::string>& args) {
     return a.first < b.first;
   });
   size_t shown = limit == 0 ? threads.size() : std::min(limit, threads.size());
+  ScheduleNotes notes(*trace, machine.consistency(), bystanders);
+  uint64_t capacity = trace->durationNs() * trace->header().cpu_count;
+  auto sinceStart = [&](uint64_t time) {
+    return time > trace->startTime() ? time - trace->startTime() : 0;
+  };
 
   return writeReport(cli, [&](std::ostream& out) {
     if (cli.options().json) {
       nlohmann::json rows = nlohmann::json::array();
       for (size_t i = 0; i < shown; ++i) {
         const auto& [tid, s] = threads[i];
-        rows.push_back({{"tid", tid},
-                        {"pid", s.pid},
-                        {"comm", trace->threadName(tid, s.first_time)},
-                        {"running_ns", s.running_ns},
-                        {"runnable_ns", s.runnable_ns},
-                        {"blocked_ns", s.blocked_ns},
-                        {"voluntary_switches", s.voluntary_switches},
-                        {"involuntary_switches", s.involuntary_switches},
-                        {"migrations", s.migrations},
-                        {"wakeups", s.wakeups}});
+        nlohmann::json row = {{"tid", tid},
+                              {"pid", s.pid},
+                              {"comm", trace->threadName(tid, s.first_time)},
+                              {"running_ns", s.running_ns},
+                              {"runnable_ns", s.runnable_ns},
+                              {"blocked_ns", s.blocked_ns},
+                              {"voluntary_switches", s.voluntary_switches},
+                              {"involuntary_switches", s.involuntary_switches},
+                              {"migrations", s.migrations},
+                              {"wakeups", s.wakeups},
+                              {"bystander", s.bystander},
+                              {"first_ns", sinceStart(s.first_time)}};
+        if (s.exit_time != 0) row["exit_ns"] = sinceStart(s.exit_time);
+        rows.push_back(std::move(row));
       }
-      writeJson(out, {{"header", reportHeaderJson("sched", *trace)}, {"threads", rows}});
+      writeJson(out, {{"header", reportHeaderJson("sched", *trace)},
+                      {"running_total_ns", running_total},
+                      {"cpu_capacity_ns", capacity},
+                      {"schedule", notes.json()},
+                      {"threads", rows}});
       return;
     }
     printReportHeader(out, "sched", *trace);
+    out << "running " << formatDurationNs(running_total) << " of " << formatDurationNs(capacity)
+        << " cpu time (" << trace->header().cpu_count << " cpus)\n";
+    for (const auto& note : notes.lines()) out << "note: " << note << "\n";
+    out << "\n";
     Table table({{"TID", Align::kRight},
                  {"PID", Align::kRight},
                  {"COMM", Align::kLeft, 24},
@@ -75,11 +106,13 @@ int runSched(const std::vector<std::string>& args) {
                  {"WAKEUPS", Align::kRight}});
     for (size_t i = 0; i < shown; ++i) {
       const auto& [tid, s] = threads[i];
-      table.addRow({std::to_string(tid), std::to_string(s.pid),
-                    trace->threadName(tid, s.first_time), formatDurationNs(s.running_ns),
-                    formatDurationNs(s.runnable_ns), formatDurationNs(s.blocked_ns),
-                    formatCount(s.voluntary_switches), formatCount(s.involuntary_switches),
-                    formatCount(s.migrations), formatCount(s.wakeups)});
+      std::string comm = trace->threadName(tid, s.first_time);
+      if (s.bystander) comm += " (bystander)";
+      table.addRow({std::to_string(tid), std::to_string(s.pid), comm,
+                    formatDurationNs(s.running_ns), formatDurationNs(s.runnable_ns),
+                    formatDurationNs(s.blocked_ns), formatCount(s.voluntary_switches),
+                    formatCount(s.involuntary_switches), formatCount(s.migrations),
+                    formatCount(s.wakeups)});
     }
     table.render(out);
     if (shown < threads.size())

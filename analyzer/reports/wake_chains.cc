@@ -18,10 +18,18 @@ bool longer(const LockWait& a, const LockWait& b) {
 LongestWaitChains::LongestWaitChains(size_t longest, size_t max_depth)
     : longest_(longest), max_depth_(max_depth) {}
 
-void LongestWaitChains::addWait(const LockWait& wait) {
-  waiters_[wait.tid].in_progress.push_back({.wait = wait});
+bool LongestWaitChains::Longer::operator()(const LockWait& a, const LockWait& b) const {
+  return longer(a, b);
+}
+
+void LongestWaitChains::addWait(const LockWait& wait, bool may_start) {
+  waiters_[wait.tid].in_progress.push_back({.wait = wait, .may_start = may_start});
   ends_.emplace(wait.end, wait.tid);
   starts_.insert(wait.start);
+  if (may_start && longest_ > 0) {
+    longest_added_.insert(wait);
+    if (longest_added_.size() > longest_) longest_added_.erase(std::prev(longest_added_.end()));
+  }
 }
 
 void LongestWaitChains::add(const format::Wakeup& wakeup) {
@@ -59,7 +67,9 @@ void LongestWaitChains::settle(uint64_t now) {
   for (auto [tid, end] : batch) {
     const std::deque<Wait>& settled = waiters_[tid].settled;
     for (auto w = settled.rbegin(); w != settled.rend() && w->wait.end >= end; ++w) {
-      if (w->wait.end == end) keepIfLongest(*w);
+      if (w->wait.end == end && w->may_start && longest_added_.count(w->wait) != 0) {
+        keepIfLongest(*w);
+      }
     }
   }
   if (settled_count_ < prune_at_) return;
@@ -113,8 +123,13 @@ const LongestWaitChains::Wait* LongestWaitChains::wakersOwnWait(uint64_t tid, ui
   auto found = waiters_.find(tid);
   if (found == waiters_.end()) return nullptr;
   const Wait* best = nullptr;
-  for (const Wait& w : found->second.settled) {
-    if (w.wait.end < from || w.wait.end > to) continue;
+  // Settled waits are in the order they ended.
+  const std::deque<Wait>& settled = found->second.settled;
+  auto first = std::lower_bound(settled.begin(), settled.end(), from,
+                                [](const Wait& w, uint64_t time) { return w.wait.end < time; });
+  for (auto it = first; it != settled.end() && it->wait.end <= to; ++it) {
+    const Wait& w = *it;
+    ++work_;
     if (!best || w.wait.duration() > best->wait.duration() ||
         (w.wait.duration() == best->wait.duration() &&
          std::tie(w.wait.end, w.wait.lock, w.wait.start) <
@@ -147,7 +162,9 @@ std::vector<WakeChain> LongestWaitChains::finish() {
     }
     for (auto& [tid, waiter] : waiters_) {
       for (const Wait& w : waiter.settled) {
-        if (w.wait.end == UINT64_MAX) keepIfLongest(w);
+        if (w.wait.end == UINT64_MAX && w.may_start && longest_added_.count(w.wait) != 0) {
+          keepIfLongest(w);
+        }
       }
     }
   }

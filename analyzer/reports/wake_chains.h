@@ -12,7 +12,10 @@
 // LongestWaitChains works as the waits and wake-ups stream past in time
 // order: a wait's chain is made once time has passed its end (its last
 // wake-up and every earlier link are known then), and only if it is among
-// the longest so far. It keeps the waits in progress, the `longest` chains,
+// the longest of the waits added so far (a wait's length is known when it
+// is added, so one that is not can never be). Only waits added with
+// `may_start` start chains (the focus of a filtered report); any wait may
+// be a link. It keeps the waits in progress, the `longest` chains,
 // and the settled waits a later chain may still link to: those that ended
 // at most (max_depth - 2) x the longest settled wait before the earliest
 // start of a wait in progress (a link ends inside the wait before it).
@@ -57,7 +60,7 @@ struct WakeChain {
 class LongestWaitChains {
  public:
   LongestWaitChains(size_t longest, size_t max_depth);
-  void addWait(const LockWait& wait);
+  void addWait(const LockWait& wait, bool may_start = true);
   // Wake-ups in time order (equal times: the later one wins, as in a file).
   void add(const format::Wakeup& wakeup);
   // Every wait and wake-up before `now` has been added.
@@ -66,10 +69,16 @@ class LongestWaitChains {
   std::vector<WakeChain> finish();
 
   size_t waitsKept() const;
+  // Steps taken (waits read to make chains), for tests.
+  uint64_t work() const { return work_; }
 
  private:
+  struct Longer {
+    bool operator()(const LockWait& a, const LockWait& b) const;
+  };
   struct Wait {
     LockWait wait;
+    bool may_start = true;
     bool woken = false;  // by a wake-up row inside the wait; then:
     uint64_t waker_pid = 0;
     uint64_t waker_tid = 0;
@@ -96,6 +105,8 @@ class LongestWaitChains {
   size_t settled_count_ = 0;
   size_t prune_at_ = 0;  // settled waits are dropped when there are this many (amortized)
   std::vector<std::pair<LockWait, WakeChain>> chains_;  // the longest so far, longest first
+  std::multiset<LockWait, Longer> longest_added_;       // of the waits that may start a chain
+  mutable uint64_t work_ = 0;
 };
 
 // The same over a whole timeline and its wake-ups (sorted by time here, stable).

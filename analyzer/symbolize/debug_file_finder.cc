@@ -12,6 +12,7 @@
 
 #include "analyzer/symbolize/lazy_library.h"
 #include "objfile/elf_reader.h"
+#include "objfile/unwind_tables.h"
 
 namespace incise::analyzer {
 namespace {
@@ -161,71 +162,96 @@ DebugFileFinder::BeneathFile DebugFileFinder::openBeneath(const std::string& roo
   return file;
 }
 
-std::optional<format::ObjectSymbols> DebugFileFinder::readMatching(const Candidate& candidate,
-                                                                   const std::string& build_id,
-                                                                   SymbolizeCounters& counters) {
+std::optional<FoundSymbols> DebugFileFinder::readMatching(const Candidate& candidate,
+                                                          const std::string& build_id,
+                                                          SymbolizeCounters& counters) {
   const BeneathFile file = openBeneath(candidate.root, candidate.relative);
   if (file.escaped) ++counters.refused_paths;
   if (file.fd < 0) return std::nullopt;
-  return readMatchingFd(file.fd, candidate.path(), build_id, counters);
+  std::optional<FoundSymbols> found = readMatchingFd(file.fd, candidate.path(), build_id, counters);
+  if (found) {
+    found->file_root = candidate.root;
+    found->file_relative = candidate.relative;
+  }
+  return found;
 }
 
-std::optional<format::ObjectSymbols> DebugFileFinder::readMatchingFd(int fd,
-                                                                     const std::string& path,
-                                                                     const std::string& build_id,
-                                                                     SymbolizeCounters& counters) {
+std::optional<FoundSymbols> DebugFileFinder::readMatchingFd(int fd, const std::string& path,
+                                                            const std::string& build_id,
+                                                            SymbolizeCounters& counters) {
   // The descriptor, not the name, is read: the name could be swapped for a
   // symlink after the check. /proc/self/fd/N reopens exactly that file.
-  Result<format::ObjectSymbols> object =
-      objfile::readElfObject("/proc/self/fd/" + std::to_string(fd));
+  Result<objfile::ElfObject> read = objfile::readElf("/proc/self/fd/" + std::to_string(fd));
   close(fd);
-  if (!object) return std::nullopt;
-  object->path = path;
-  if (!build_id.empty() && !object->build_id.empty() && object->build_id != build_id) {
+  if (!read) return std::nullopt;
+  format::ObjectSymbols& object = read->object;
+  object.path = path;
+  if (!build_id.empty() && !object.build_id.empty() && object.build_id != build_id) {
     ++counters.build_id_mismatches;
     return std::nullopt;
   }
-  return object.take();
+  return FoundSymbols{std::move(object), SymbolSource::kLocal,
+                      read->table == objfile::SymbolTableKind::kFull, "/", path};
+}
+
+std::optional<DebugFileFinder::Candidate> DebugFileFinder::binaryUnderSymfs(
+    const ObjectIdentity& identity, SymbolizeCounters& counters) const {
+  if (options_.symfs.empty() || identity.path.empty() || identity.path.front() != '/')
+    return std::nullopt;
+  std::optional<std::string> normalized = pathUnderRoot("/", identity.path);
+  if (!normalized) {
+    ++counters.refused_paths;
+    return std::nullopt;
+  }
+  return Candidate{options_.symfs, *normalized};
+}
+
+std::vector<objfile::FunctionRange> DebugFileFinder::functionRanges(
+    const ObjectIdentity& identity) {
+  // find() already counted a refused path for this identity.
+  SymbolizeCounters counted_once;
+  std::optional<Candidate> binary = binaryUnderSymfs(identity, counted_once);
+  if (!binary) return {};
+  const BeneathFile file = openBeneath(binary->root, binary->relative);
+  if (file.fd < 0) return {};
+  const std::string fd_path = "/proc/self/fd/" + std::to_string(file.fd);
+  Result<std::string> build_id = objfile::readBuildId(fd_path);
+  Result<objfile::UnwindTables> tables = objfile::readUnwindTables(fd_path);
+  close(file.fd);
+  if (!identity.build_id.empty() && build_id && *build_id != identity.build_id) return {};
+  if (!tables) return {};
+  return objfile::readFdeRanges(tables->eh_frame.bytes, tables->eh_frame.vaddr);
 }
 
 std::optional<FoundSymbols> DebugFileFinder::find(const ObjectIdentity& identity,
                                                   SymbolizeCounters& counters) {
-  if (auto found = findLocal(identity, counters)) return found;
+  std::optional<FoundSymbols> local = findLocal(identity, counters);
+  if (local && local->full_table) return local;
   if (options_.use_debuginfod && !identity.build_id.empty()) {
-    return findDebuginfod(identity.build_id, counters);
+    if (auto fetched = findDebuginfod(identity.build_id, counters)) return fetched;
   }
-  return std::nullopt;
+  return local;
 }
 
 std::optional<FoundSymbols> DebugFileFinder::findLocal(const ObjectIdentity& identity,
                                                        SymbolizeCounters& counters) {
-  auto found = [](format::ObjectSymbols object) {
-    return std::optional<FoundSymbols>(FoundSymbols{std::move(object), SymbolSource::kLocal});
-  };
   if (identity.build_id.size() >= 2) {
     const std::string hex = objfile::buildIdHex(identity.build_id);
     const std::string relative = "/.build-id/" + hex.substr(0, 2) + "/" + hex.substr(2) + ".debug";
     for (const DebugDir& dir : build_id_dirs_) {
-      auto object =
-          readMatching({dir.root, dir.under_root + relative}, identity.build_id, counters);
-      if (object && !object->symbols.empty()) return found(std::move(*object));
+      auto found = readMatching({dir.root, dir.under_root + relative}, identity.build_id, counters);
+      if (found && found->full_table && !found->object.symbols.empty()) return found;
     }
   }
 
   const bool is_file_path = !identity.path.empty() && identity.path.front() == '/';
-  std::optional<Candidate> binary_file;
-  if (!options_.symfs.empty() && is_file_path) {
-    if (std::optional<std::string> normalized = pathUnderRoot("/", identity.path)) {
-      binary_file = Candidate{options_.symfs, *normalized};
-    } else {
-      ++counters.refused_paths;
-    }
-  }
-  std::optional<format::ObjectSymbols> binary;
+  std::optional<Candidate> binary_file = binaryUnderSymfs(identity, counters);
+  std::optional<FoundSymbols> binary;
   if (binary_file) binary = readMatching(*binary_file, identity.build_id, counters);
+  if (binary && binary->full_table && !binary->object.symbols.empty()) return binary;
 
   std::string debug_link = identity.debug_link;
-  if (debug_link.empty() && binary) debug_link = binary->debug_link;
+  if (debug_link.empty() && binary) debug_link = binary->object.debug_link;
   if (!debug_link.empty() && !isPlainFileName(debug_link)) {
     ++counters.refused_paths;
     debug_link.clear();
@@ -245,11 +271,11 @@ std::optional<FoundSymbols> DebugFileFinder::findLocal(const ObjectIdentity& ide
     }
     for (const Candidate& candidate : candidates) {
       if (binary_file && candidate.path() == binary_file->path()) continue;
-      auto object = readMatching(candidate, identity.build_id, counters);
-      if (object && !object->symbols.empty()) return found(std::move(*object));
+      auto found = readMatching(candidate, identity.build_id, counters);
+      if (found && found->full_table && !found->object.symbols.empty()) return found;
     }
   }
-  if (binary && !binary->symbols.empty()) return found(std::move(*binary));
+  if (binary && !binary->object.symbols.empty()) return binary;
   return std::nullopt;
 }
 
@@ -279,10 +305,11 @@ std::optional<FoundSymbols> DebugFileFinder::findDebuginfod(const std::string& b
     return std::nullopt;
   }
   // The file comes from libdebuginfod's cache, not from a trace path.
-  auto object = readMatchingFd(fd, path.get(), build_id, counters);
-  if (!object || object->symbols.empty()) return std::nullopt;
+  std::optional<FoundSymbols> found = readMatchingFd(fd, path.get(), build_id, counters);
+  if (!found || found->object.symbols.empty()) return std::nullopt;
   ++counters.debuginfod_fetches;
-  return FoundSymbols{std::move(*object), SymbolSource::kDebuginfod};
+  found->source = SymbolSource::kDebuginfod;
+  return found;
 }
 
 }  // namespace incise::analyzer

@@ -6,9 +6,9 @@
 // Order: DIR/.build-id/xx/rest.debug for each debug dir (and SYMFS/usr/lib/
 // debug); then the binary at SYMFS/path, and the file its debuglink names
 // next to it, in its .debug/ folder or in each debug dir below the binary's
-// directory; then the binary itself (.dynsym only, when stripped); then
-// debuginfod by build-id. A local file whose build-id differs from the
-// trace's is skipped.
+// directory; then debuginfod by build-id; then the binary itself (.dynsym
+// only, when stripped). The first with a full .symtab wins. A local file
+// whose build-id differs from the trace's is skipped.
 //
 // Every local file is opened beneath its root (--symfs, or the debug dir it
 // came from; "/" for the system debug dir, which the trace cannot name into):
@@ -29,6 +29,7 @@
 #include "analyzer/symbolize/symbolize_counters.h"
 #include "analyzer/symbolize/symbolizer_options.h"
 #include "format/metadata.h"
+#include "objfile/fde_ranges.h"
 
 struct debuginfod_client;
 
@@ -41,8 +42,12 @@ struct ObjectIdentity {
 };
 
 struct FoundSymbols {
-  format::ObjectSymbols object;
+  format::ObjectSymbols object;  // `path` names the file they came from
   SymbolSource source = SymbolSource::kLocal;
+  bool full_table = false;  // from a .symtab (every function), not only .dynsym
+  // The file they came from, to open again (openBeneath) for its line table.
+  std::string file_root;
+  std::string file_relative;
 };
 
 class DebugFileFinder {
@@ -52,7 +57,13 @@ class DebugFileFinder {
   DebugFileFinder(const DebugFileFinder&) = delete;
   DebugFileFinder& operator=(const DebugFileFinder&) = delete;
 
+  // The first file with a .symtab in the order above; a stripped binary's
+  // .dynsym only when no such file is found.
   std::optional<FoundSymbols> find(const ObjectIdentity& identity, SymbolizeCounters& counters);
+
+  // The object's .eh_frame function ranges, read from the binary under
+  // --symfs when it is there with the trace's build-id; empty otherwise.
+  std::vector<objfile::FunctionRange> functionRanges(const ObjectIdentity& identity);
 
   // ROOT/PATH with PATH normalized, or nullopt when PATH is not absolute,
   // contains "..", a NUL, or names the root itself, or ROOT is empty.
@@ -95,13 +106,15 @@ class DebugFileFinder {
                                              SymbolizeCounters& counters);
   // Reads the candidate; nullopt when absent, unreadable, escaping its root
   // (counted as refused) or when its build-id contradicts `build_id`.
-  std::optional<format::ObjectSymbols> readMatching(const Candidate& candidate,
-                                                    const std::string& build_id,
-                                                    SymbolizeCounters& counters);
+  std::optional<FoundSymbols> readMatching(const Candidate& candidate, const std::string& build_id,
+                                           SymbolizeCounters& counters);
   // Reads `fd` (taking it), naming the result `path`.
-  std::optional<format::ObjectSymbols> readMatchingFd(int fd, const std::string& path,
-                                                      const std::string& build_id,
-                                                      SymbolizeCounters& counters);
+  std::optional<FoundSymbols> readMatchingFd(int fd, const std::string& path,
+                                             const std::string& build_id,
+                                             SymbolizeCounters& counters);
+  // The binary under --symfs for a trace path; nullopt without --symfs.
+  std::optional<Candidate> binaryUnderSymfs(const ObjectIdentity& identity,
+                                            SymbolizeCounters& counters) const;
 
   SymbolizerOptions options_;
   std::vector<DebugDir> build_id_dirs_;

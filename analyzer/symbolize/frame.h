@@ -36,9 +36,17 @@ struct Frame {
   uint64_t symbol_offset = 0;  // address - function start, when `function` is known
   SymbolSource source = SymbolSource::kUnknown;
   bool kernel = false;
+  // No executable mapping, JIT map or kernel page holds the address: as a
+  // return address it is garbage from a broken walk (see stack_frames.h).
+  bool outside_code = false;
+  // Kernel code that runs the recorder's BPF programs, not the workload's.
+  bool tracing_machinery = false;
   // Dense per Symbolizer (0, 1, ... in the order frames were first made), so
   // callers can keep per-frame data in a vector rather than a map.
   uint32_t id = 0;
+  // The object the frame is in, for Symbolizer::sourceLine; kNoObject otherwise.
+  static constexpr uint32_t kNoObject = UINT32_MAX;
+  uint32_t object = kNoObject;
 
   bool known() const { return !function.empty(); }
 };

@@ -13,11 +13,14 @@ size_t leadingUnderscores(std::string_view name) {
   return std::min(name.find_first_not_of('_'), name.size());
 }
 
-// Sorting key: by start, then the alias we want to keep first.
+// Sorting key: by start, then the alias we want to keep first: sized, the
+// largest, the fewest leading underscores, then the longest name, as perf
+// chooses (__memmove_avx_unaligned_erms over __memcpy_avx_unaligned_erms,
+// one function under two names), so both tools print the same name.
 bool preferred(const SymbolTable::Entry& a, const SymbolTable::Entry& b) {
   auto key = [](const SymbolTable::Entry& e) {
     return std::make_tuple(e.start, e.size == 0, ~e.size, leadingUnderscores(e.name),
-                           e.name.size());
+                           ~e.name.size());
   };
   if (key(a) != key(b)) return key(a) < key(b);
   return a.name < b.name;

@@ -5,9 +5,10 @@
 // symbols (starts only). A symbol without a size ends where the next one
 // starts, and at most kMaxUnsizedSymbol past its start, so an address far
 // beyond the last known symbol is a miss rather than a wrong name. Aliases
-// (several names at one address) collapse to one, preferring a sized symbol
-// and then the name with fewer leading underscores ("malloc" over
-// "__libc_malloc"). A range nested in a larger one wins inside itself.
+// (several names at one address) collapse to one, preferring a sized symbol,
+// then the name with fewer leading underscores ("malloc" over
+// "__libc_malloc"), then the longer name, as perf does. A range nested in a
+// larger one wins inside itself.
 //
 // Names are not copied: the table points into the symbols it was built from,
 // which must outlive it (the trace's metadata, or the debug file's symbols

@@ -1,18 +1,28 @@
 #include "analyzer/symbolize/symbolizer.h"
 
-#include "analyzer/unwind/unwind_marker.h"
+#include <sys/mman.h>
 
+#include <algorithm>
 #include <charconv>
 #include <iterator>
 #include <new>
 #include <type_traits>
 #include <unordered_set>
 
+#include "analyzer/symbolize/stack_frames.h"
+#include "analyzer/unwind/unwind_marker.h"
+
 namespace incise::analyzer {
 namespace {
 
 // Frame-store spaces: what a frame's identity is relative to.
-enum class Space : uint64_t { kObject = 1, kKernel = 2, kPerfMapEntry = 3, kUnmapped = 4 };
+enum class Space : uint64_t {
+  kObject = 1,
+  kKernel = 2,
+  kPerfMapEntry = 3,
+  kUnmapped = 4,
+  kAnonymousCode = 5,  // executable memory without a file or JIT map entry
+};
 
 uint64_t space(Space tag, uint64_t id = 0) {
   return static_cast<uint64_t>(tag) << 56 | id;
@@ -21,11 +31,15 @@ uint64_t space(Space tag, uint64_t id = 0) {
 // Answers for kernel addresses are shared by every pid.
 constexpr uint64_t kKernelAnswerSpace = uint64_t{1} << 32;
 
-void appendHex(std::string& text, uint64_t value) {
+void appendHexDigits(std::string& text, uint64_t value) {
   char digits[16];
   const auto converted = std::to_chars(std::begin(digits), std::end(digits), value, 16);
-  text += "0x";
   text.append(digits, converted.ptr);
+}
+
+void appendHex(std::string& text, uint64_t value) {
+  text += "0x";
+  appendHexDigits(text, value);
 }
 
 std::string basename(const std::string& path) {
@@ -53,6 +67,21 @@ bool isUprobePage(uint64_t address) {
   }
   return false;
 }
+
+// The kernel functions between a tracepoint (or perf event) and the BPF
+// program attached to it, and the program itself (`bpf_prog_<tag>_<name>`
+// when the JIT publishes its symbols).
+bool isTracingMachinery(std::string_view function) {
+  for (std::string_view prefix :
+       {"bpf_prog_", "bpf_trace_run", "__bpf_trace_", "__traceiter_", "trace_call_bpf",
+        "__bpf_prog_run", "bpf_dispatcher_", "perf_trace_run_bpf_submit", "bpf_get_stack"}) {
+    if (function.starts_with(prefix)) return true;
+  }
+  return false;
+}
+
+// Not an address: the key of the one "[stack cut]" frame.
+constexpr uint64_t kStackCutKey = UINT64_MAX;
 
 void nameUnknown(Frame& frame, uint64_t address) {
   frame.name = frame.module.empty() ? "[unknown] " : frame.module + '+';
@@ -85,6 +114,9 @@ Symbolizer::Symbolizer(const format::Metadata& metadata, SymbolizerOptions optio
   }
 
   for (const format::Mapping& mapping : metadata.mappings) {
+    // Data mappings hold no frames; an address in one is outside code.
+    // (prot 0: a recorder that kept executable mappings only and said nothing.)
+    if (mapping.prot != 0 && (mapping.prot & PROT_EXEC) == 0) continue;
     const bool embedded_by_name = embedded_by_path_.count(mapping.path) != 0;
     const uint32_t object = isFileBacked(mapping) || embedded_by_name || !mapping.build_id.empty()
                                 ? objectFor(mapping.build_id, mapping.path)
@@ -164,25 +196,57 @@ Symbolizer::ObjectState& Symbolizer::resolvedObject(uint32_t index) {
   if (object.resolved) return object;
   object.resolved = true;
   ObjectIdentity identity{object.path, object.build_id, {}};
-  if (const format::ObjectSymbols* embedded = embeddedFor(object)) {
+  const format::ObjectSymbols* embedded = embeddedFor(object);
+  if (embedded) {
     object.segments = embedded->segments;
-    if (!embedded->symbols.empty()) {
-      object.table = SymbolTable::fromObject(embedded->symbols);
-      object.source = SymbolSource::kEmbedded;
-      return object;
-    }
     if (identity.build_id.empty()) identity.build_id = embedded->build_id;
     identity.debug_link = embedded->debug_link;
+    for (const format::Symbol& symbol : embedded->symbols) {
+      // The recorder embeds the FDE range of a hit no symbol names as a
+      // symbol without a name.
+      if (symbol.name.empty() && symbol.size != 0 && symbol.address + symbol.size > symbol.address)
+        object.unnamed_functions.push_back({symbol.address, symbol.address + symbol.size});
+    }
+    if (!embedded->eh_frame.empty()) {
+      std::vector<objfile::FunctionRange> ranges =
+          objfile::readFdeRanges(embedded->eh_frame, embedded->eh_frame_vaddr);
+      object.unnamed_functions.insert(object.unnamed_functions.end(), ranges.begin(), ranges.end());
+    }
   }
-  if (std::optional<FoundSymbols> found = finder_.find(identity, counters_)) {
+  SymbolTable embedded_table;
+  if (embedded) embedded_table = SymbolTable::fromObject(embedded->symbols);
+  std::optional<FoundSymbols> found = finder_.find(identity, counters_);
+  if (found) {
     if (object.segments.empty()) object.segments = std::move(found->object.segments);
-    // The table points into these symbols' names.
+    // The tables point into these symbols' names.
     object.found_symbols = std::move(found->object.symbols);
-    object.table = SymbolTable::fromObject(object.found_symbols);
-    object.source = found->source;
-    return object;
   }
-  ++counters_.missing_objects;
+  SymbolTable found_table = SymbolTable::fromObject(object.found_symbols);
+  if (found) {
+    object.symbol_file_root = found->file_root;
+    object.symbol_file_relative = found->file_relative;
+  }
+  const bool found_wins = found && (found->full_table || embedded_table.empty());
+  if (found_wins) {
+    object.table = std::move(found_table);
+    object.source = found->source;
+    object.fallback = std::move(embedded_table);
+    object.fallback_source = SymbolSource::kEmbedded;
+  } else {
+    object.table = std::move(embedded_table);
+    object.source = SymbolSource::kEmbedded;
+    object.fallback = std::move(found_table);
+    if (found) object.fallback_source = found->source;
+  }
+  if (!found || !found->full_table) {
+    std::vector<objfile::FunctionRange> ranges = finder_.functionRanges(identity);
+    object.unnamed_functions.insert(object.unnamed_functions.end(), ranges.begin(), ranges.end());
+  }
+  std::sort(object.unnamed_functions.begin(), object.unnamed_functions.end(),
+            [](const auto& a, const auto& b) {
+              return a.start != b.start ? a.start < b.start : a.end > b.end;
+            });
+  if (object.table.empty() && object.fallback.empty()) ++counters_.missing_objects;
   return object;
 }
 
@@ -259,6 +323,16 @@ const Frame& Symbolizer::resolve(uint32_t pid, uint64_t address, uint64_t time,
       return *answer.frame;
     }
   }
+  if (mapping) {
+    // Executable memory (JIT code with no map entry): unnamed, but code.
+    Frame& frame = frameFor(Key{space(Space::kAnonymousCode), address}).first;
+    if (frame.name.empty()) {
+      frame.module_offset = address;
+      nameUnknown(frame, address);
+    }
+    answer.frame = &frame;
+    return frame;
+  }
   answer.frame = &unknownFrame(address);
   return *answer.frame;
 }
@@ -275,8 +349,31 @@ const Frame& Symbolizer::kernelFrame(uint64_t address) {
                                                 : "[" + std::string(kernel_.module(*hit)) + "]";
     frame.source = SymbolSource::kKernel;
     frame.name = displayedFunctionName(frame.function, names_);
+    frame.tracing_machinery = isTracingMachinery(frame.function);
   } else {
     nameUnknown(frame, address);
+  }
+  return frame;
+}
+
+std::optional<SourceLine> Symbolizer::sourceLine(const Frame& frame) {
+  if (frame.object >= objects_.size()) return std::nullopt;
+  ObjectState& object = objects_[frame.object];
+  if (!object.lines_read) {
+    object.lines_read = true;
+    const DebugFileFinder::BeneathFile file =
+        DebugFileFinder::openBeneath(object.symbol_file_root, object.symbol_file_relative);
+    if (file.fd >= 0) object.lines = SourceLines::open(UniqueFd(file.fd));
+  }
+  if (!object.lines) return std::nullopt;
+  return object.lines->find(frame.module_offset);
+}
+
+const Frame& Symbolizer::stackCut() {
+  auto [frame, inserted] = frameFor(Key{space(Space::kUnmapped), kStackCutKey});
+  if (inserted) {
+    frame.name = frame.function = std::string(kStackCutName);
+    frame.module = "[cut]";
   }
   return frame;
 }
@@ -287,6 +384,7 @@ const Frame& Symbolizer::objectFrame(const MappingValue& mapping, uint64_t addre
   if (!inserted) return frame;
   ObjectState& object = resolvedObject(mapping.object);
   frame.module = object.module;
+  frame.object = mapping.object;
   // Without segments, assume the common layout where ELF addresses equal file offsets.
   uint64_t vaddr = file_offset;
   for (const format::Segment& segment : object.segments) {
@@ -297,14 +395,25 @@ const Frame& Symbolizer::objectFrame(const MappingValue& mapping, uint64_t addre
     }
   }
   frame.module_offset = vaddr;
-  if (std::optional<size_t> hit = object.table.find(vaddr)) {
-    frame.function = object.table.demangledName(*hit);
-    frame.symbol_offset = vaddr - object.table.start(*hit);
-    frame.source = object.source;
-    frame.name = displayedFunctionName(frame.function, names_);
-  } else {
-    nameUnknown(frame, address);
+  for (auto [table, source] : {std::pair{&object.table, object.source},
+                               std::pair{&object.fallback, object.fallback_source}}) {
+    if (std::optional<size_t> hit = table->find(vaddr)) {
+      frame.function = table->demangledName(*hit);
+      frame.symbol_offset = vaddr - table->start(*hit);
+      frame.source = source;
+      frame.name = displayedFunctionName(frame.function, names_);
+      return frame;
+    }
   }
+  if (const objfile::FunctionRange* range =
+          objfile::findFunctionRange(object.unnamed_functions, vaddr)) {
+    // One row per unnamed function, not per address.
+    frame.symbol_offset = vaddr - range->start;
+    frame.name = frame.module + "!fn_";
+    appendHexDigits(frame.name, range->start);
+    return frame;
+  }
+  nameUnknown(frame, address);
   return frame;
 }
 
@@ -329,6 +438,7 @@ const Frame& Symbolizer::unknownFrame(uint64_t address) {
     frame.source = SymbolSource::kKernel;
     return frame;
   }
+  frame.outside_code = true;
   nameUnknown(frame, address);
   return frame;
 }

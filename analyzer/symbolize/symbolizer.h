@@ -3,8 +3,12 @@
 // Built from the trace's metadata: the embedded symbol tables, each
 // process's mappings with the time they were seen, the kernel symbols and the
 // JIT perf-map snapshots with their times. Names come, in order, from the
-// embedded symbol table (matched by build-id, else path), local files (see
-// DebugFileFinder), and debuginfod when DEBUGINFOD_URLS is set. Kernel
+// richest of: a full .symtab found locally (see DebugFileFinder: build-id
+// debug directories, --symfs, .gnu_debuglink) or through debuginfod when
+// DEBUGINFOD_URLS is set; else the table embedded in the trace (matched by
+// build-id, else path), with a local .dynsym naming what it lacks. An
+// address no symbol names is grouped by the .eh_frame FDE holding it
+// ("libc.so.6!fn_3fb20": one row per function, still counted unnamed). Kernel
 // addresses (top bit set) use the embedded kernel symbols. Anonymous memory,
 // or no mapping at all, uses the pid's perf-map entries valid at that time.
 // It never executes anything and never opens a trace path outside --symfs.
@@ -28,6 +32,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -35,6 +40,7 @@
 #include "analyzer/symbolize/debug_file_finder.h"
 #include "analyzer/symbolize/dense_id_index.h"
 #include "analyzer/symbolize/frame.h"
+#include "analyzer/symbolize/source_lines.h"
 #include "analyzer/symbolize/symbol_table.h"
 #include "analyzer/symbolize/symbolize_counters.h"
 #include "analyzer/symbolize/symbolizer_options.h"
@@ -66,6 +72,13 @@ class Symbolizer {
 
   static bool isKernelAddress(uint64_t address) { return (address >> 63) != 0; }
 
+  // The source line of a frame in an object whose local symbol file (a debug
+  // file, or a binary under --symfs) has DWARF line tables; nullopt otherwise.
+  std::optional<SourceLine> sourceLine(const Frame& frame);
+
+  // The frame that marks where stackFrames cut a stack ("[stack cut]").
+  const Frame& stackCut();
+
   const SymbolizeCounters& counters() const { return counters_; }
 
  private:
@@ -76,13 +89,25 @@ class Symbolizer {
     std::string build_id;
     std::string module;
     bool resolved = false;
+    // The richest table first; the other names what it lacks.
     SymbolSource source = SymbolSource::kUnknown;
     SymbolTable table;
-    std::vector<format::Symbol> found_symbols;  // from a debug file: `table` points into them
+    SymbolSource fallback_source = SymbolSource::kUnknown;
+    SymbolTable fallback;
+    std::vector<format::Symbol> found_symbols;  // from a local file: a table points into them
+    // Functions no symbol names, from .eh_frame FDEs (embedded as nameless
+    // symbols, or read from an embedded or local .eh_frame): sorted.
+    std::vector<objfile::FunctionRange> unnamed_functions;
     std::vector<format::Segment> segments;
+    // The local file the symbols came from (see FoundSymbols), read for
+    // lines on the first sourceLine() of one of its frames.
+    std::string symbol_file_root;
+    std::string symbol_file_relative;
+    bool lines_read = false;
+    std::unique_ptr<SourceLines> lines;
   };
   struct MappingValue {
-    uint32_t object = kAnonymous;
+    uint32_t object = kAnonymous;  // anonymous executable memory (JIT code) when kAnonymous
     uint64_t start = 0;
     uint64_t file_offset = 0;
   };

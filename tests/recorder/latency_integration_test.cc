@@ -118,7 +118,7 @@ TEST(LatencyIntegration, EveryCallOfAFunctionAndEveryNanosleepInItsBucket) {
 
   // And `incise latency --json` says the same: 2,000 calls, 100 at or above 1 ms.
   std::string json_path = run.trace_path + ".json";
-  std::string command = shellQuote(INCISE_BIN) + " latency " + shellQuote(run.trace_path) +
+  std::string command = shellQuote(INCISE_ANALYZER_BIN) + " latency " + shellQuote(run.trace_path) +
                         " --json -o " + shellQuote(json_path);
   ASSERT_EQ(std::system(command.c_str()), 0) << command;
   nlohmann::json report = nlohmann::json::parse(readAndRemove(json_path));

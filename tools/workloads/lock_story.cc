@@ -1,12 +1,12 @@
-// lock_story: reproduces the story incise exists for (docs: DESIGN.md, first
-// section). Worker threads contend on ONE pthread mutex; inside the critical
-// section the holder does a little work (critical_work), every k-th time
-// touches never-touched pages (touch_fresh_pages: page faults while holding),
-// every m-th time burns CPU for longer than a scheduler slice while CPU hog
-// threads (hog_spin) compete, so it is preempted while holding
-// (burn_cpu_in_lock), and every y-th time calls sched_yield while holding
-// (yield_in_lock). Optionally it also sleeps while holding (sleep_in_lock:
-// blocked, not preempted).
+// lock_story: reproduces the story incise exists for (README.md: lock holders
+// preempted or faulting inside their critical sections). Worker threads
+// contend on ONE pthread mutex; inside the critical section the holder does
+// a little work (critical_work), every k-th time touches never-touched pages
+// (touch_fresh_pages: page faults while holding), every m-th time burns CPU
+// for longer than a scheduler slice while CPU hog threads (hog_spin)
+// compete, so it is preempted while holding (burn_cpu_in_lock), and every
+// y-th time calls sched_yield while holding (yield_in_lock). Optionally it
+// also sleeps while holding (sleep_in_lock: blocked, not preempted).
 //
 // It counts its own calls, so a recorder's lock intervals can be compared
 // with exact numbers: lock_calls (pthread_mutex_lock), trylock_calls,

@@ -2,14 +2,19 @@
 // percentile and off-CPU deltas, through the JSON document the command prints.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cstdio>
 #include <fstream>
 #include <sstream>
 
 #include "analyzer/diff/diff_report.h"
+#include "tests/analyzer/reports/report_json_runner.h"
 #include "tests/analyzer/reports/trace_builder.h"
 
 namespace incise::analyzer {
+int runTop(const std::vector<std::string>& args);
+
 namespace {
 
 using testing::TraceBuilder;
@@ -145,7 +150,8 @@ TEST(DiffReport, TextAndFlameGraph) {
   EXPECT_NE(text.find("update"), std::string::npos);
   std::ifstream html(options.flame_output);
   std::string page((std::istreambuf_iterator<char>(html)), std::istreambuf_iterator<char>());
-  EXPECT_NE(page.find("data-note=\"base 60.00% -&gt; new 25.00% (-35.00 pp)\""), std::string::npos);
+  EXPECT_NE(page.find("<title>leaf_a (base 60.00% -&gt; new 25.00%, -35.00 pp)</title>"),
+            std::string::npos);
   std::remove(options.flame_output.c_str());
 }
 
@@ -172,6 +178,52 @@ TEST(DiffReport, ComparabilityLineNeedsBuildIds) {
   result.base.facts.build_ids = result.next.facts.build_ids = {{"/usr/bin/app", "ab12"}};
   std::string with = text();
   EXPECT_NE(with.find("same binaries (build-ids match)"), std::string::npos) << with;
+}
+
+// Each side's shares are its own: what `incise top` says of that trace,
+// in the diff's JSON and in the differential flame graph's frames (whose
+// root-first path weights a search sums, so a search for a function covers
+// exactly top's total % of it).
+TEST(DiffReport, SharesEqualTopOnEachSide) {
+  TraceBuilder base, next;
+  build(base, 6, 3, 1, {}, {}, 1000);
+  build(next, 2, 5, 9, {}, {}, 1000);
+  auto base_path = base.write(), new_path = next.write();
+  ASSERT_TRUE(base_path && new_path);
+  nlohmann::json doc = diffDocument(*base_path, *new_path);
+  for (const auto& [side, path] : {std::pair{"base", *base_path}, {"new", *new_path}}) {
+    nlohmann::json top;
+    ASSERT_EQ(testing::runReportJson(runTop, {path, "--limit", "0"}, top), 0);
+    ASSERT_GT(top["rows"].size(), 3u);
+    for (const auto& function : top["rows"]) {
+      SCOPED_TRACE(std::string(side) + " " + function["name"].get<std::string>());
+      const nlohmann::json& delta = row(doc["functions"], "name", function["name"]);
+      ASSERT_FALSE(delta.is_null());
+      EXPECT_EQ(delta[std::string(side) + "_total_percent"], function["total_percent"]);
+      EXPECT_EQ(delta[std::string(side) + "_self_percent"], function["self_percent"]);
+    }
+  }
+
+  char html[] = "/tmp/incise-diff-shares-XXXXXX.svg";
+  int fd = mkstemps(html, 4);
+  ASSERT_GE(fd, 0);
+  close(fd);
+  DiffOptions options;
+  options.base_path = *base_path;
+  options.new_path = *new_path;
+  options.flame_output = html;
+  options.trace.progress = false;
+  std::ostringstream out;
+  ASSERT_EQ(runDiffReport(options, out), 0);
+  std::stringstream svg;
+  svg << std::ifstream(html).rdbuf();
+  std::remove(html);
+  // leaf_c under mid: 1 of 10 base samples, 9 of 16 new ones.
+  EXPECT_NE(svg.str().find("data-n=\"leaf_c\""), std::string::npos);
+  EXPECT_NE(svg.str().find("data-b=\"1\" data-a=\"9\""), std::string::npos) << svg.str();
+  EXPECT_NE(svg.str().find("data-base-total=\"10\" data-new-total=\"16\""), std::string::npos);
+  EXPECT_NE(svg.str().find("<title>leaf_c (base 10.00% -&gt; new 56.25%, +46.25 pp)</title>"),
+            std::string::npos);
 }
 
 TEST(DiffReport, MissingTraceIsAnError) {

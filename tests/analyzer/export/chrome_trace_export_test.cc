@@ -14,6 +14,7 @@
 
 #include "analyzer/export/chrome_trace_export.h"
 #include "tests/analyzer/export/export_test_files.h"
+#include "tests/analyzer/export/trace_event_checker.h"
 #include "tests/analyzer/reports/report_json_runner.h"
 #include "tests/analyzer/reports/trace_builder.h"
 
@@ -26,7 +27,7 @@ namespace {
 using testing::ExportedFile;
 using testing::TraceBuilder;
 
-// ts/dur are µs with three decimals: back to exact ns.
+// ts/dur are µs on a 1/1024 µs grid: back to exact ns.
 uint64_t nanos(const nlohmann::json& micros) {
   return static_cast<uint64_t>(std::llround(micros.get<double>() * 1000));
 }
@@ -217,10 +218,143 @@ TEST_F(ChromeExport, LocksSamplesAndNames) {
   EXPECT_EQ(process_names.count(TraceBuilder::kPid), 1u);
 }
 
-TEST(MicrosText, KeepsNanoseconds) {
-  EXPECT_EQ(microsText(0), "0.000");
-  EXPECT_EQ(microsText(1), "0.001");
-  EXPECT_EQ(microsText(1234567), "1234.567");
+// The strict checker finds nothing: no overlapping slices, every sample in
+// a running slice, every track named.
+TEST_F(ChromeExport, PassesTheStrictChecker) {
+  testing::TraceEventCheck check = testing::checkTraceEvents(doc_);
+  EXPECT_TRUE(check.ok()) << check.summary();
+  EXPECT_EQ(check.samples, 3u);
+  EXPECT_GT(check.slices, 5u);
+}
+
+nlohmann::json exportChrome(const std::string& trace, std::vector<std::string> extra = {}) {
+  ExportedFile file("chrome");
+  EXPECT_EQ(file.run(trace, std::move(extra)), 0);
+  return nlohmann::json::parse(file.contents(), nullptr, /*allow_exceptions=*/false);
+}
+
+// Slices that meet meet exactly as float64: ts + dur, computed as viewers
+// compute it, is the next slice's ts, whatever the ns (here times whose µs
+// have three decimals that doubles cannot hold exactly).
+TEST(ChromeExportBoundaries, AdjacentSlicesMeetExactlyInFloat64) {
+  TraceBuilder b;
+  b.thread(101, "a");
+  b.thread(102, "b");
+  uint64_t time = 1'000'001;
+  b.sched(time, 0, 0, 0, 101);
+  for (int i = 0; i < 400; ++i) {
+    time += 1'234'567 + static_cast<uint64_t>(i) * 7'919;  // ns
+    bool first = i % 2 == 0;
+    b.sched(time, 0, first ? 101 : 102, 0, first ? 102 : 101);
+  }
+  b.setEnd(time + 333);
+  auto path = b.write();
+  ASSERT_TRUE(path) << path.error().message();
+  nlohmann::json doc = exportChrome(*path);
+  ASSERT_FALSE(doc.is_discarded());
+  std::map<uint64_t, std::vector<std::pair<double, double>>> slices;  // tid -> (ts, dur)
+  for (const auto& e : doc["traceEvents"]) {
+    if (e["ph"] == "X")
+      slices[e["tid"]].emplace_back(e["ts"].get<double>(), e["dur"].get<double>());
+  }
+  ASSERT_EQ(slices.size(), 2u);
+  size_t adjacent = 0;
+  for (auto& [tid, list] : slices) {
+    std::sort(list.begin(), list.end());
+    for (size_t i = 1; i < list.size(); ++i) {
+      // Running, then runnable: each thread's slices tile its time.
+      EXPECT_EQ(list[i - 1].first + list[i - 1].second, list[i].first) << "tid " << tid;
+      ++adjacent;
+    }
+  }
+  EXPECT_GT(adjacent, 700u);
+  testing::TraceEventCheck check = testing::checkTraceEvents(doc);
+  EXPECT_TRUE(check.ok()) << check.summary();
+}
+
+// A trace of pid 100 also holds the tasks that ran beside its threads on
+// their cpus: bystanders, left out by default; with --bystanders they show
+// what was seen of them (a run from switch-in to switch-out on one cpu with
+// nothing recorded between), never a state stretched to the end.
+TEST(ChromeExportBystanders, LeftOutUnlessAskedForAndThenOnlyWhatWasSeen) {
+  TraceBuilder b;
+  b.setTarget("pid 100");
+  b.thread(101, "worker");
+  b.unnamedThread(301, /*pid=*/300);
+  b.unnamedThread(302, /*pid=*/302);
+  b.sched(1000, 0, 0, 0, 101);
+  b.sched(2000, 0, 101, 1, 301);  // worker blocks, a bystander runs
+  b.wakeup(2400, 301, 101);
+  b.sched(2500, 0, 301, 0, 101);  // and gives the cpu back: seen running 500 ns
+  b.sched(3000, 0, 101, 1, 302);  // another one runs, never seen again
+  b.sample(1500, 101, b.stack({"work"}));
+  b.setEnd(10000);
+  auto path = b.write();
+  ASSERT_TRUE(path) << path.error().message();
+
+  auto statesOf = [](const nlohmann::json& doc) {
+    std::map<uint64_t, std::map<std::string, uint64_t>> states;
+    for (const auto& e : doc["traceEvents"]) {
+      if (e["ph"] == "X") states[e["tid"]][e["name"]] += nanos(e["dur"]);
+    }
+    return states;
+  };
+  nlohmann::json plain = exportChrome(*path);
+  auto states = statesOf(plain);
+  EXPECT_EQ(states.count(301), 0u);
+  EXPECT_EQ(states.count(302), 0u);
+  EXPECT_EQ(states[101]["running"], 1000u + 500u);
+  EXPECT_EQ(states[101]["blocked"], 400u + 7000u);
+  EXPECT_EQ(plain["otherData"]["schedule"]["bystander_threads"], 2);
+  testing::TraceEventCheck check = testing::checkTraceEvents(plain);
+  EXPECT_TRUE(check.ok()) << check.summary();
+
+  nlohmann::json with = exportChrome(*path, {"--bystanders"});
+  states = statesOf(with);
+  EXPECT_EQ(states[301], (std::map<std::string, uint64_t>{{"running", 500}}));
+  EXPECT_EQ(states.count(302), 0u);
+  check = testing::checkTraceEvents(with);
+  EXPECT_TRUE(check.ok()) << check.summary();
+}
+
+// A thread ends at its exit (its last switch-out, TASK_DEAD): nothing is
+// drawn for it after that, and sched agrees.
+TEST(ChromeExportExit, AThreadEndsAtItsExit) {
+  TraceBuilder b;
+  b.thread(101, "short");
+  b.sched(1000, 0, 0, 0, 101);
+  b.sched(3000, 0, 101, /*TASK_DEAD*/ 0x80, 0);
+  b.setEnd(50000);
+  auto path = b.write();
+  ASSERT_TRUE(path);
+  nlohmann::json doc = exportChrome(*path);
+  uint64_t drawn = 0;
+  for (const auto& e : doc["traceEvents"]) {
+    if (e["ph"] == "X") {
+      EXPECT_EQ(e["name"], "running");
+      drawn += nanos(e["dur"]);
+    }
+  }
+  EXPECT_EQ(drawn, 2000u);
+  nlohmann::json sched;
+  ASSERT_EQ(testing::runReportJson(runSched, {*path}, sched), 0);
+  ASSERT_EQ(sched["threads"].size(), 1u);
+  EXPECT_EQ(sched["threads"][0]["running_ns"], 2000);
+  EXPECT_EQ(sched["threads"][0]["blocked_ns"], 0);
+  EXPECT_EQ(sched["threads"][0]["exit_ns"], 3000);
+}
+
+// Times are exact doubles (1/1024 µs steps) that still give back every ns.
+TEST(ChromeTime, ExactDoublesThatKeepNanoseconds) {
+  EXPECT_EQ(chromeTimeText(chromeTime(0)), "0");
+  EXPECT_EQ(chromeTime(1234567), 1264197u);
+  EXPECT_EQ(chromeTimeText(1264197), "1234.5673828125");
+  for (uint64_t ns : {uint64_t{1}, uint64_t{999}, uint64_t{1000}, uint64_t{123456789},
+                      uint64_t{86'400'000'000'000}, uint64_t{4'000'000'000'001}}) {
+    double micros = std::stod(chromeTimeText(chromeTime(ns)));
+    EXPECT_EQ(static_cast<uint64_t>(std::llround(micros * 1000)), ns) << ns;
+    EXPECT_EQ(micros * kChromeTimeUnitsPerMicro, static_cast<double>(chromeTime(ns))) << ns;
+  }
 }
 
 }  // namespace

@@ -118,6 +118,34 @@ TEST(InspectProcesses, InfoListsEachProcessLifeOnce) {
   EXPECT_NE(text.out.find("processes: 2"), std::string::npos) << text.out;
 }
 
+// PostgreSQL rewrites its argv in place ("postgres: checkpointer") and pads
+// the rest of the old argument area with NULs, which /proc/PID/cmdline splits
+// into empty arguments: info shows the command line without them.
+TEST(InspectProcesses, InfoDropsTrailingEmptyArguments) {
+  TempDir dir;
+  std::string path = dir.path("postgres.trace");
+  auto writer = format::Writer::create(path, format::test_support::testHeader(), {});
+  ASSERT_TRUE(writer);
+  format::MetadataDelta delta;
+  delta.time = 10;
+  std::vector<std::string> cmdline = {"postgres: checkpointer "};
+  cmdline.resize(40);  // as read from /proc: dozens of empty strings
+  delta.processes.push_back({77, 1, "postgres", cmdline, 10});
+  // An empty argument before the last one is an argument: it stays.
+  delta.processes.push_back({78, 1, "app", {"/bin/app", "", "--x", "", ""}, 10});
+  (*writer)->addMetadata(std::move(delta));
+  ASSERT_TRUE((*writer)->close(40));
+
+  CommandRun r = run(info, {path, "--json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto processes = nlohmann::json::parse(r.out)["processes"];
+  ASSERT_EQ(processes.size(), 2u) << processes.dump();
+  EXPECT_EQ(processes[0]["cmdline"], nlohmann::json({"postgres: checkpointer "}));
+  EXPECT_EQ(processes[1]["cmdline"], nlohmann::json({"/bin/app", "", "--x"}));
+  CommandRun text = run(info, {path});
+  EXPECT_NE(text.out.find("postgres  postgres: checkpointer \n"), std::string::npos) << text.out;
+}
+
 TEST_F(Inspect, InfoTextNamesTheEssentials) {
   CommandRun r = run(info, {path_});
   ASSERT_EQ(r.code, 0) << r.err;

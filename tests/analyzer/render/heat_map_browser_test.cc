@@ -1,7 +1,6 @@
 // The latency heat map in a real browser: headless Chromium through
-// puppeteer-core (tools/setup installs both) loads a page written by
-// writeHeatMapsHtml with known cells, and tests/analyzer/render/heat_map_check.js
-// reports what the page shows and does: the calls per map, the tooltip of a
+// puppeteer-core (tools/clients; tools/setup installs both) loads a page
+// written by writeHeatMapsHtml with known cells, and check_heat_map.js reports what the page shows and does: the calls per map, the tooltip of a
 // hovered cell, a drag that zooms, reset, the name filter, console errors.
 // Skips with the reason where Chromium or Node is missing, except under CI=true.
 #include <gtest/gtest.h>
@@ -27,15 +26,15 @@ bool inCi() {
 std::string missingTool() {
   if (access("/usr/bin/chromium", X_OK) != 0) return "no /usr/bin/chromium";
   if (std::system("command -v node >/dev/null 2>&1") != 0) return "no node";
-  if (!std::filesystem::exists(std::string(INCISE_NODE_MODULES) + "/puppeteer-core"))
-    return "no puppeteer-core in " INCISE_NODE_MODULES " (tools/setup installs it)";
+  if (!std::filesystem::exists(INCISE_CLIENTS_DIR "/node_modules/puppeteer-core"))
+    return "no puppeteer-core in " INCISE_CLIENTS_DIR " (tools/setup installs it)";
   return "";
 }
 
 std::map<std::string, std::string> runCheck(const std::string& html, const std::string& term) {
   std::string out = html + ".out";
-  std::string command = "NODE_PATH='" INCISE_NODE_MODULES "' node '" INCISE_HEAT_MAP_CHECK "' '" +
-                        html + "' '" + term + "' >'" + out + "' 2>&1";
+  std::string command = "node '" INCISE_CLIENTS_DIR "/check_heat_map.js' '" + html + "' '" + term +
+                        "' >'" + out + "' 2>&1";
   int status = std::system(command.c_str());
   std::map<std::string, std::string> values;
   std::ifstream in(out);

@@ -286,5 +286,48 @@ TEST(HolderActivity, ASwitchInWithoutASwitchOutAddsNoOffCpuTime) {
   EXPECT_EQ(heldBy(a, 1, kLock).sections_switched_out, 0u);
 }
 
+// One hot lock, taken in turn by four threads: section i is [100 i,
+// 100 i + 100), its holder preempted over [20, 60) inside it, and as it
+// ends that holder queues again, waiting 300 ns for its next turn, so
+// three threads wait at every moment. Streamed with every row, the
+// builder's work measuring sections and spans against the waits grows with
+// the sections (n log n), not with sections x waits as a scan of the
+// lock's waits per section would (16x for 4x the sections).
+uint64_t waitWorkForHotLock(uint64_t sections) {
+  HolderActivityBuilder builder({});
+  for (uint64_t i = 0; i < sections; ++i) {
+    uint64_t start = 100 * i, holder = 1 + i % 4;
+    builder.settle(start, nullptr);
+    builder.addSection({.lock = {kPid, kLock},
+                        .tid = holder,
+                        .stack_id = 11,
+                        .request = start > 300 ? start - 300 : 0,
+                        .start = start,
+                        .end = start + 100});
+    for (uint64_t first = 1; i == 0 && first <= 3; ++first) {  // the others' first turns
+      builder.addWait({.lock = {kPid, kLock}, .tid = 1 + first, .start = 0, .end = 100 * first});
+    }
+    builder.addWait(
+        {.lock = {kPid, kLock}, .tid = holder, .start = start + 100, .end = start + 400});
+    builder.add(switchOut(start + 20, holder, kPreempted));
+    builder.settle(start + 60, nullptr);
+    builder.add(switchIn(start + 60, holder));
+  }
+  HolderActivity a = builder.finish();
+  // Thread 1's sections: 3 waiters x 40 ns each time.
+  EXPECT_EQ(heldBy(a, 1, kLock).waiter_ns_while_off_cpu, sections / 4 * 3 * 40);
+  EXPECT_EQ(heldBy(a, 1, kLock).waiter_ns_while_held, sections / 4 * 3 * 100);
+  EXPECT_EQ(heldBy(a, 1, kLock).waiters_while_off_cpu, 3u);
+  return builder.footprint().wait_work;
+}
+
+TEST(HolderActivity, WorkAgainstTheWaitsIsLinearOnAHotLock) {
+  uint64_t small = waitWorkForHotLock(4000);
+  uint64_t large = waitWorkForHotLock(16000);
+  RecordProperty("wait_work", std::to_string(small) + " -> " + std::to_string(large));
+  EXPECT_LT(large, 6 * small) << small << " -> " << large;
+  EXPECT_LT(small, 4000u * 300) << "more than ~300 steps per section";
+}
+
 }  // namespace
 }  // namespace incise::analyzer

@@ -1,13 +1,20 @@
 // End to end: record the bundled lock_story workload with real BPF, then
 // check that `incise correlate` finds what the workload knows it did: a
 // holder preempted inside the critical section (CPU hogs compete with
-// burn_cpu_in_lock) and page faults under the lock (touch_fresh_pages).
+// burn_cpu_in_lock) and page faults under the lock (touch_fresh_pages);
+// that the story never blames the main thread's pthread_join, shows each
+// wait of the wake chains once, stays a short report, and that a filter on
+// one worker keeps the other holders that made it wait.
 // Label "integration": skips without root/BPF, fails instead when CI=true.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <regex>
+#include <set>
+#include <sstream>
 
 #include "tests/analyzer/reports/report_json_runner.h"
+#include "tests/analyzer/reports/report_runner.h"
 #include "tests/recorder/locks_recording.h"
 
 namespace incise::analyzer {
@@ -67,6 +74,53 @@ void expectTheStory(const std::string& lock_mode) {
   }
   EXPECT_GT(faults, 0u) << "no page faults under " << mutex << ":\n" << doc["summary"].dump(2);
   EXPECT_TRUE(fault_stack_named) << doc["inside_sections"].dump(2);
+
+  // Each wait of the wake chains is one node of the tree.
+  std::set<std::pair<uint64_t, uint64_t>> shown;
+  for (const auto& node : doc["wake_tree"]) {
+    if (node.contains("see_chain")) continue;
+    const nlohmann::json& link = node["link"];
+    EXPECT_TRUE(
+        shown.insert({link["waiter"]["tid"].get<uint64_t>(), link["wait_start_ns"].get<uint64_t>()})
+            .second)
+        << "a wait shown twice:\n"
+        << doc["wake_tree"].dump(2);
+  }
+  if (lock_mode == "all") {
+    // The joins of the workers are futex rows beside the mutex rows: never a lock.
+    EXPECT_GE(doc["unblamed_waits"]["count"].get<uint64_t>(), 1u) << doc["notes"].dump(2);
+    for (const char* table : {"preemption", "inside_sections"}) {
+      for (const auto& p : doc[table]) EXPECT_NE(p["kind"], "futex") << p.dump(2);
+    }
+    for (const auto& chain : doc["wake_chains"]) {
+      for (const auto& link : chain["links"]) EXPECT_NE(link["kind"], "futex") << link.dump(2);
+    }
+  }
+
+  // The text: at most 10 findings, one line each.
+  incise::analyzer::testing::ReportResult text =
+      incise::analyzer::testing::runReport(runCorrelate, {run.trace_path});
+  ASSERT_EQ(text.exit_code, 0) << text.output;
+  std::istringstream lines(text.output);
+  size_t findings = 0;
+  for (std::string line; std::getline(lines, line);) {
+    if (std::regex_search(line, std::regex("^ +[0-9]+\\. "))) ++findings;
+  }
+  EXPECT_GE(findings, 1u) << text.output;
+  EXPECT_LE(findings, 10u) << text.output;
+
+  // One worker's story: another worker, outside the filter, held the mutex
+  // while preempted and made it wait.
+  std::string worker = std::to_string(run.list("worker_tids").front());
+  ASSERT_EQ(incise::analyzer::testing::runReportJson(runCorrelate,
+                                                     {run.trace_path, "--tid", worker}, doc),
+            0);
+  bool explained_by_another = false;
+  for (const auto& p : doc["preemption"]) {
+    explained_by_another |=
+        !p["holder_in_focus"].get<bool>() && p["focus_waiter_ns_while_off_cpu"].get<uint64_t>() > 0;
+  }
+  EXPECT_TRUE(explained_by_another) << doc["preemption"].dump(2);
 }
 
 TEST(CorrelateLockStory, ModeAllFindsThePreemptedHolderAndTheFaultsUnderTheLock) {

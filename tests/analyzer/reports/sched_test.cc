@@ -120,5 +120,166 @@ TEST(SchedTest, WakeupBeforeSwitchAtTheSameTime) {
   EXPECT_EQ(switches_only.threads().at(101).runqueue_waits, 0u);
 }
 
+// A -p trace: pid 100 was followed; 300 and 302 only ran beside it.
+// By default they are left out (and said to be); --bystanders shows what
+// was seen of them: 301 ran [2000, 2500) on cpu 0 with nothing between its
+// switch-in and switch-out there; 302 was switched in and never seen again.
+TEST(SchedBystanders, LeftOutByDefaultShownAsSeenWithTheFlag) {
+  testing::TraceBuilder b;
+  b.setTarget("pid 100");
+  b.thread(101, "worker");
+  b.unnamedThread(301, 300);
+  b.unnamedThread(302, 302);
+  b.sched(1000, 0, 0, 0, 101);
+  b.sched(2000, 0, 101, 1, 301);
+  b.wakeup(2400, 301, 101);
+  b.sched(2500, 0, 301, 0, 101);
+  b.sched(3000, 0, 101, 1, 302);
+  b.setEnd(10000);
+  auto path = b.write();
+  ASSERT_TRUE(path) << path.error().message();
+
+  nlohmann::json doc = runReportJson(runSched, {*path});
+  ASSERT_EQ(doc["threads"].size(), 1u) << doc.dump();
+  EXPECT_EQ(doc["threads"][0]["tid"], 101);
+  EXPECT_EQ(doc["threads"][0]["running_ns"], 1500);
+  EXPECT_EQ(doc["threads"][0]["runnable_ns"], 100);
+  EXPECT_EQ(doc["threads"][0]["blocked_ns"], 400 + 7000);
+  EXPECT_EQ(doc["schedule"]["bystander_threads"], 2);
+  EXPECT_EQ(doc["running_total_ns"], 1500);
+  auto text = testing::runReport(runSched, {*path});
+  EXPECT_NE(text.output.find("2 threads the recorder did not follow"), std::string::npos)
+      << text.output;
+
+  nlohmann::json with = runReportJson(runSched, {*path, "--bystanders"});
+  ASSERT_EQ(with["threads"].size(), 3u) << with.dump();
+  const nlohmann::json* seen = thread(with, 301);
+  ASSERT_NE(seen, nullptr);
+  EXPECT_TRUE((*seen)["bystander"].get<bool>());
+  EXPECT_EQ((*seen)["running_ns"], 500);
+  EXPECT_EQ((*seen)["runnable_ns"], 0);
+  EXPECT_EQ((*seen)["blocked_ns"], 0);
+  const nlohmann::json* unseen = thread(with, 302);
+  ASSERT_NE(unseen, nullptr);
+  EXPECT_EQ((*unseen)["running_ns"], 0) << "never stretched to the end of the trace";
+  EXPECT_EQ(with["running_total_ns"], 2000);
+}
+
+// A thread ends at its exit (its last switch-out is in state TASK_DEAD):
+// it is not blocked from there to the end of the trace.
+TEST(SchedLifetimes, AThreadEndsAtItsExit) {
+  testing::TraceBuilder b;
+  b.thread(101, "short");
+  b.thread(102, "long");
+  b.sched(1000, 0, 0, 0, 101);
+  b.sched(3000, 0, 101, /*TASK_DEAD*/ 0x80, 102);
+  b.sched(4000, 0, 102, 1, 0);
+  b.setEnd(100000);
+  auto path = b.write();
+  ASSERT_TRUE(path);
+  nlohmann::json doc = runReportJson(runSched, {*path});
+  const nlohmann::json* gone = thread(doc, 101);
+  ASSERT_NE(gone, nullptr);
+  EXPECT_EQ((*gone)["running_ns"], 2000);
+  EXPECT_EQ((*gone)["blocked_ns"], 0);
+  EXPECT_EQ((*gone)["voluntary_switches"], 0) << "its exit is not a switch";
+  EXPECT_EQ((*gone)["exit_ns"], 3000);
+  const nlohmann::json* alive = thread(doc, 102);
+  ASSERT_NE(alive, nullptr);
+  EXPECT_EQ((*alive)["blocked_ns"], 100000 - 4000);
+}
+
+// A thread whose first event is its switch-out was running when the trace
+// began: every switch of a followed thread is recorded, so nothing else
+// can have happened to it. Its samples then fall in a running interval.
+TEST(SchedLifetimes, AThreadRunningAtTheStartRanFromTheStart) {
+  testing::TraceBuilder b;
+  b.thread(101, "busy");
+  b.sched(2500, 1, 101, 0, 0);
+  b.setEnd(5000);
+  auto path = b.write();
+  ASSERT_TRUE(path);
+  nlohmann::json doc = runReportJson(runSched, {*path});
+  ASSERT_EQ(doc["threads"].size(), 1u);
+  EXPECT_EQ(doc["threads"][0]["running_ns"], 2500);
+  EXPECT_EQ(doc["threads"][0]["runnable_ns"], 5000 - 2500);
+  EXPECT_EQ(doc["threads"][0]["first_ns"], 0);
+  // In a --time window it ran from the window's start.
+  nlohmann::json window = runReportJson(runSched, {*path, "--time", "0.000001.."});
+  ASSERT_EQ(window["threads"].size(), 1u);
+  EXPECT_EQ(window["threads"][0]["running_ns"], 1500);
+}
+
+// Two cpus' clocks disagree by a little: the switch-in on cpu 1 (at 2000)
+// comes before the switch-out on cpu 0 (at 2005). The thread ran without a
+// break, and the late switch-out is only counted as a switch.
+TEST(SchedConsistency, ASwitchInBeforeTheSwitchOutOnAnotherCpuIsOneRun) {
+  testing::TraceBuilder b;
+  b.thread(101, "mover");
+  b.sched(1000, 0, 0, 0, 101);
+  b.sched(2000, 1, 0, 0, 101);
+  b.sched(2005, 0, 101, 0, 0);
+  b.sched(3000, 1, 101, 1, 0);
+  b.setEnd(4000);
+  auto path = b.write();
+  ASSERT_TRUE(path);
+  nlohmann::json doc = runReportJson(runSched, {*path});
+  ASSERT_EQ(doc["threads"].size(), 1u);
+  EXPECT_EQ(doc["threads"][0]["running_ns"], 2000);
+  EXPECT_EQ(doc["threads"][0]["blocked_ns"], 1000);
+  EXPECT_EQ(doc["threads"][0]["runnable_ns"], 0);
+  EXPECT_EQ(doc["threads"][0]["migrations"], 1);
+  EXPECT_EQ(doc["threads"][0]["involuntary_switches"], 1);
+  EXPECT_EQ(doc["schedule"]["reordered_switches"], 1);
+  EXPECT_EQ(doc["schedule"]["missing_switch_ins"], 0);
+}
+
+// A switch the kernel never reported (the one away from a task it hides:
+// 301 ran after 101 on cpu 0, then 101 again, unseen). 101's next
+// switch-out shows the gap: it is counted, and 101 is taken to have run from
+// cpu 0's previous recorded switch, so its sample at 2600 is in a run.
+TEST(SchedConsistency, AMissingSwitchInIsCountedAndBoundedByTheCpu) {
+  testing::TraceBuilder b;
+  b.setTarget("pid 100");
+  b.thread(101, "worker");
+  b.unnamedThread(301, 300);
+  b.sched(1000, 0, 0, 0, 101);
+  b.sched(2000, 0, 101, 0, 301);  // preempted by 301
+  b.sched(3000, 0, 101, 1, 0);    // "301 -> 101" at ~2200 was never reported
+  b.setEnd(4000);
+  auto path = b.write();
+  ASSERT_TRUE(path);
+  nlohmann::json doc = runReportJson(runSched, {*path});
+  ASSERT_EQ(doc["threads"].size(), 1u);
+  EXPECT_EQ(doc["schedule"]["missing_switch_ins"], 1);
+  EXPECT_EQ(doc["threads"][0]["running_ns"], 1000 + 1000);
+  EXPECT_EQ(doc["threads"][0]["blocked_ns"], 1000);
+  auto text = testing::runReport(runSched, {*path});
+  EXPECT_NE(text.output.find("1 switch-ins of followed threads are missing"), std::string::npos)
+      << text.output;
+}
+
+// The running time of all threads never exceeds duration x cpus, whatever
+// the rows say (here a thread of a -a trace that left cpu 0 unseen: its
+// switch-out is missing, and its run is not stretched to the end).
+TEST(SchedConsistency, RunningNeverExceedsTheCpus) {
+  testing::TraceBuilder b;
+  b.setTarget("all");
+  b.thread(101, "a");
+  b.thread(102, "b");
+  b.thread(103, "hidden");
+  b.sched(0, 0, 0, 0, 101);
+  b.sched(1000, 0, 101, 1, 103);  // 103 runs; "103 -> 102" is never reported
+  b.sched(2000, 0, 102, 1, 0);    // 102 leaves cpu 0
+  b.setEnd(1'000'000);
+  auto path = b.write();
+  ASSERT_TRUE(path);
+  nlohmann::json doc = runReportJson(runSched, {*path, "--limit", "0"});
+  EXPECT_LE(doc["running_total_ns"].get<uint64_t>(), doc["cpu_capacity_ns"].get<uint64_t>());
+  EXPECT_EQ(doc["running_total_ns"], 2000);
+  EXPECT_EQ(doc["schedule"]["missing_switch_outs"], 1);
+  EXPECT_EQ(doc["schedule"]["missing_switch_ins"], 1);
+}
+
 }  // namespace
 }  // namespace incise::analyzer

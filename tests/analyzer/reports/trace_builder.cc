@@ -15,8 +15,9 @@ constexpr uint64_t kKernelBase = 0xffffffff81000000ull;
 constexpr uint32_t kReadExecute = 5;  // PF_R | PF_X, and PROT_READ | PROT_EXEC
 constexpr uint16_t kElfDyn = 3;
 
-format::Header makeHeader() {
+format::Header makeHeader(const std::string& lock_mode = "off", bool sched_recorded = true) {
   format::Header header;
+  header.options.lock_mode = lock_mode;
   header.host = "testhost";
   header.kernel_release = "6.0-test";
   header.start_mono_ns = TraceBuilder::kStartNs;
@@ -24,7 +25,7 @@ format::Header makeHeader() {
   header.cpu_count = 2;
   header.recorder_version = "trace_builder";
   header.options.sample_frequency_hz = 999;
-  header.options.sched_enabled = true;
+  header.options.sched_enabled = sched_recorded;
   return header;
 }
 
@@ -99,6 +100,7 @@ uint32_t TraceBuilder::pidOfThread(uint32_t tid) const {
   for (const auto& t : threads_) {
     if (t.tid == tid) return t.pid;
   }
+  if (auto it = unnamed_.find(tid); it != unnamed_.end()) return it->second;
   return kPid;
 }
 
@@ -158,7 +160,9 @@ Result<std::string> TraceBuilder::write() {
   format::WriterOptions options;
   options.rows_per_chunk = rows_per_chunk_;
   options.background = false;
-  auto writer = format::Writer::create(path_, makeHeader(), options);
+  format::Header header = makeHeader(lock_mode_, sched_recorded_);
+  header.options.target = target_;
+  auto writer = format::Writer::create(path_, header, options);
   if (!writer) return writer.error();
   format::Writer& w = **writer;
 

@@ -60,6 +60,9 @@ class TraceBuilder {
 
   void thread(uint32_t tid, const std::string& comm, uint32_t pid = kPid, uint64_t time = 0);
   void process(uint32_t pid, const std::string& comm, uint64_t time = 0);
+  // A thread of `pid` the recorder did not describe (as a bystander of a
+  // -p trace is not): rows give its pid, the metadata has nothing of it.
+  void unnamedThread(uint32_t tid, uint32_t pid) { unnamed_[tid] = pid; }
 
   void sample(uint64_t time, uint32_t tid, uint64_t stack, uint32_t cpu = 0, uint64_t weight = 1,
               uint32_t pid = kPid);
@@ -79,6 +82,13 @@ class TraceBuilder {
 
   // Trace end, ns from start; default: the last event time + 1.
   void setEnd(uint64_t time) { end_ = time; }
+  // The header's recorded lock mode ("all", "contended"; default "off").
+  void setLockMode(std::string mode) { lock_mode_ = std::move(mode); }
+  // Whether the header says scheduler events were recorded (default true).
+  void setSchedRecorded(bool recorded) { sched_recorded_ = recorded; }
+  // What the recorder followed, as its header says it ("pid 100", "all";
+  // default empty: not said, every thread counts as followed).
+  void setTarget(std::string target) { target_ = std::move(target); }
   // Rows per chunk (small values make many chunks, for the parallel decoder).
   void setRowsPerChunk(uint32_t rows) { rows_per_chunk_ = rows; }
 
@@ -110,6 +120,10 @@ class TraceBuilder {
   uint64_t last_time_ = 0;
   uint64_t end_ = 0;
   uint32_t rows_per_chunk_ = 65536;
+  std::string lock_mode_ = "off";
+  bool sched_recorded_ = true;
+  std::string target_;
+  std::map<uint32_t, uint32_t> unnamed_;  // tid -> pid
   std::string path_;
 };
 

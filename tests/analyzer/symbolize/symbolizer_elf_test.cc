@@ -6,6 +6,8 @@
 
 #include "analyzer/symbolize/symbolizer.h"
 #include "objfile/elf_reader.h"
+#include "objfile/fde_ranges.h"
+#include "objfile/unwind_tables.h"
 #include "tests/analyzer/symbolize/loader_mappings.h"
 #include "tests/objfile/elf_test_files.h"
 
@@ -202,6 +204,117 @@ TEST(SymbolizerElf, DebugLinkNextToTheBinaryUnderSymfs) {
   const Frame& frame = symbolizer.lookup(kPid, kLibraryBias + hidden + 1, 0);
   EXPECT_EQ(frame.function, "hidden_helper");
   EXPECT_EQ(frame.source, SymbolSource::kLocal);
+}
+
+// A debug directory laid out as .build-id/xx/rest.debug, the name taken
+// from the debug file's own build-id note (as objcopy --only-keep-debug
+// keeps it); returns the directory.
+std::string debugDirWith(const TempDir& dir, const std::string& debug_file) {
+  Result<std::string> build_id = objfile::readBuildId(debug_file);
+  EXPECT_TRUE(build_id) << build_id.error().message();
+  const std::string hex = build_id ? objfile::buildIdHex(*build_id) : "00";
+  const std::string debug_dir = dir.file("debug");
+  copyInto(debug_file,
+           debug_dir + "/.build-id/" + hex.substr(0, 2) + "/" + hex.substr(2) + ".debug");
+  return debug_dir;
+}
+
+// What the recorder of a stripped library embeds (its .dynsym names the
+// exported functions) loses to the full .symtab of a local debug file: the
+// static function is named, and so are the exported ones, from the file.
+TEST(SymbolizerElf, ALocalDebugFileBeatsTheEmbeddedDynsym) {
+  TempDir dir;
+  const std::string library = compileC(dir, "libwork.so", withHiddenHelper(), "-shared -fPIC");
+  const uint64_t hidden = nmAddress(library, "hidden_helper");
+  const uint64_t alpha = nmAddress(library, "incise_alpha");
+  ASSERT_NE(hidden, 0u);
+  ASSERT_TRUE(incise::testing::run("objcopy --only-keep-debug " + library + " " +
+                                   dir.file("libwork.debug")));
+  ASSERT_TRUE(incise::testing::run("strip --strip-all " + library));
+  const std::string debug_dir = debugDirWith(dir, dir.file("libwork.debug"));
+
+  format::Metadata metadata;
+  metadata.objects.push_back(readOrFail(library));
+  metadata.objects.back().path = "/usr/lib/libwork.so";
+  ASSERT_FALSE(metadata.objects.back().symbols.empty()) << "the .dynsym should be embedded";
+  metadata.mappings =
+      loaderMappings(metadata.objects.back(), kPid, kLibraryBias, "/usr/lib/libwork.so");
+
+  Symbolizer embedded_only(metadata, isolated());
+  EXPECT_FALSE(embedded_only.lookup(kPid, kLibraryBias + hidden + 2, 0).known());
+  EXPECT_EQ(embedded_only.lookup(kPid, kLibraryBias + alpha + 2, 0).source,
+            SymbolSource::kEmbedded);
+
+  SymbolizerOptions options = isolated();
+  options.debug_dirs = {debug_dir};
+  Symbolizer symbolizer(metadata, options);
+  const Frame& frame = symbolizer.lookup(kPid, kLibraryBias + hidden + 2, 0);
+  EXPECT_EQ(frame.function, "hidden_helper");
+  EXPECT_EQ(frame.source, SymbolSource::kLocal);
+  const Frame& exported = symbolizer.lookup(kPid, kLibraryBias + alpha + 2, 0);
+  EXPECT_EQ(exported.function, "incise_alpha");
+  EXPECT_EQ(exported.source, SymbolSource::kLocal);
+  EXPECT_EQ(symbolizer.counters().unsymbolized_frames, 0u);
+}
+
+// A stripped object with no debug file: addresses of a function nothing
+// names share one row per function, named from its FDE's start.
+TEST(SymbolizerElf, AnUnnamedFunctionIsOneRowNamedFromItsFde) {
+  TempDir dir;
+  const std::string pie = compileC(dir, "stripped", withHiddenHelper(), "-fPIE -pie");
+  const uint64_t hidden = nmAddress(pie, "hidden_helper");
+  const uint64_t beta = nmAddress(pie, "incise_beta");
+  ASSERT_NE(hidden, 0u);
+  ASSERT_TRUE(incise::testing::run("strip --strip-all " + pie));
+  char hex[32];
+  snprintf(hex, sizeof hex, "%llx", static_cast<unsigned long long>(hidden));
+  const std::string expected = std::string("stripped!fn_") + hex;
+
+  // Three ways the ranges arrive: the .eh_frame embedded (-g dwarf), the
+  // binary under --symfs, nameless symbols the recorder embeds for its hits.
+  format::ObjectSymbols with_eh_frame = readOrFail(pie);
+  with_eh_frame.path = "/opt/app/stripped";
+  Result<objfile::UnwindTables> tables = objfile::readUnwindTables(pie);
+  ASSERT_TRUE(tables) << tables.error().message();
+  objfile::embedUnwindTables(*tables, with_eh_frame);
+  format::ObjectSymbols bare = readOrFail(pie);
+  bare.path = "/opt/app/stripped";
+  format::ObjectSymbols nameless = bare;
+  for (const objfile::FunctionRange& range :
+       objfile::readFdeRanges(tables->eh_frame.bytes, tables->eh_frame.vaddr)) {
+    if (range.start == hidden)
+      nameless.symbols.push_back({range.start, range.end - range.start, ""});
+  }
+  copyInto(pie, dir.file("sysroot/opt/app/stripped"));
+
+  struct Case {
+    const char* what;
+    format::ObjectSymbols object;
+    bool symfs;
+  };
+  for (const Case& test :
+       {Case{"embedded .eh_frame", with_eh_frame, false}, Case{"binary under --symfs", bare, true},
+        Case{"nameless embedded symbols", nameless, false}}) {
+    SCOPED_TRACE(test.what);
+    format::Metadata metadata;
+    metadata.objects.push_back(test.object);
+    metadata.mappings = loaderMappings(test.object, kPid, kPieBias, "/opt/app/stripped");
+    SymbolizerOptions options = isolated();
+    if (test.symfs) options.symfs = dir.file("sysroot");
+    Symbolizer symbolizer(metadata, options);
+    const Frame& first = symbolizer.lookup(kPid, kPieBias + hidden + 1, 0);
+    const Frame& second = symbolizer.lookup(kPid, kPieBias + hidden + 4, 0);
+    EXPECT_EQ(first.name, expected);
+    EXPECT_EQ(second.name, expected);
+    EXPECT_NE(first.id, second.id);  // distinct addresses, one name
+    EXPECT_FALSE(first.known());     // still counted as unnamed
+    EXPECT_EQ(second.symbol_offset, 4u);
+    EXPECT_EQ(symbolizer.counters().unsymbolized_frames, 2u);
+    if (!test.symfs && test.object.eh_frame.empty()) continue;
+    // Another unnamed function gets its own row.
+    EXPECT_EQ(symbolizer.lookup(kPid, kPieBias + beta + 1, 0).name.rfind("stripped!fn_", 0), 0u);
+    EXPECT_NE(symbolizer.lookup(kPid, kPieBias + beta + 1, 0).name, expected);
+  }
 }
 
 TEST(SymbolizerElf, TracePathsNeverEscapeSymfs) {

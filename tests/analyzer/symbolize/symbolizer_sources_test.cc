@@ -191,17 +191,36 @@ TEST(SymbolizerUnknown, TheKernelsUprobePageIsNamed) {
 TEST(SymbolizerFrames, DistinctFramesAreNumberedDenselyAndKeepTheirAddress) {
   format::Metadata metadata;
   metadata.mappings.push_back(anonymousExec(kPid, 0x10000, 0x20000));
+  metadata.mappings.push_back(anonymousExec(kPid + 1, 0x10000, 0x20000));
   Symbolizer symbolizer(metadata, isolated());
   std::vector<const Frame*> frames;
   // More frames than one storage block holds, each looked up twice.
   for (uint64_t i = 0; i < 1500; ++i) frames.push_back(&symbolizer.lookup(kPid, 0x10000 + i, 0));
   for (uint64_t i = 0; i < 1500; ++i) {
     const Frame& again = symbolizer.lookup(kPid + 1, 0x10000 + i, 0);
-    EXPECT_EQ(&again, frames[i]);  // no mapping in kPid + 1: the same unmapped frame
+    EXPECT_EQ(&again, frames[i]);  // unnamed code at one address: the same frame in every pid
     EXPECT_EQ(again.id, i);
     EXPECT_EQ(again.module_offset, 0x10000 + i);
+    EXPECT_FALSE(again.outside_code);
   }
   EXPECT_EQ(frames[1499]->name, "[unknown] 0x105db");
+  // Where nothing is mapped the address is no code: another frame, the same name.
+  const Frame& unmapped = symbolizer.lookup(kPid + 2, 0x105db, 0);
+  EXPECT_NE(&unmapped, frames[1499]);
+  EXPECT_EQ(unmapped.id, 1500u);
+  EXPECT_EQ(unmapped.name, "[unknown] 0x105db");
+  EXPECT_TRUE(unmapped.outside_code);
+}
+
+// glibc names one memcpy/memmove body twice; perf keeps the longer name.
+TEST(SymbolizerEmbedded, AnAliasTieGoesToTheLongerNameAsInPerf) {
+  format::Metadata metadata;
+  metadata.objects.push_back(syntheticObject("/lib/libc.so.6", "libc-id",
+                                             {{0x3000, 0x80, "__memcpy_avx_unaligned_erms"},
+                                              {0x3000, 0x80, "__memmove_avx_unaligned_erms"}}));
+  metadata.mappings.push_back(fileMapping(kPid, 0x7f0000001000, "/lib/libc.so.6", "libc-id", 0));
+  Symbolizer symbolizer(metadata, isolated());
+  EXPECT_EQ(symbolizer.lookup(kPid, 0x7f0000003010, 0).function, "__memmove_avx_unaligned_erms");
 }
 
 TEST(SymbolizerEmbedded, AliasesAndSizelessSymbols) {

@@ -1,20 +1,15 @@
-// Drives an incise latency heat map in headless Chromium (puppeteer-core and
-// Debian's chromium): counts maps and calls, hovers a cell, drags across
-// columns to zoom, resets, filters by name. Prints key=value lines for
-// tests/analyzer/render/heat_map_browser_test.cc.
-//   node heat_map_check.js FILE.html SEARCH_TERM
-const puppeteer = require('puppeteer-core');
+// Drives an incise latency heat map in headless Chromium: counts maps and
+// calls, hovers a cell, drags across columns to zoom, resets, filters by
+// name. Prints key=value lines.
+//   node tools/clients/check_heat_map.js FILE.html SEARCH_TERM
+const { launch, collectMessages } = require('./browser');
 
 (async () => {
   const [file, term] = [process.argv[2], process.argv[3]];
   const out = {};
-  const errors = [];
-  const browser = await puppeteer.launch({
-    executablePath: process.env.CHROMIUM || '/usr/bin/chromium', headless: true,
-    args: ['--no-sandbox', '--disable-gpu'], defaultViewport: { width: 1400, height: 900 } });
+  const browser = await launch();
   const page = await browser.newPage();
-  page.on('console', m => { if (m.type() === 'error') errors.push(m.text()); });
-  page.on('pageerror', e => errors.push(String(e)));
+  const errors = collectMessages(page).errors;
   await page.goto('file://' + file, { waitUntil: 'load' });
   out.maps = await page.$$eval('svg.heat', s => s.length);
   out.calls = await page.$$eval('svg.heat', s => s.map(svg =>
