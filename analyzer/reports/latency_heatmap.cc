@@ -7,7 +7,9 @@ namespace incise::analyzer {
 
 uint64_t heatMapColumnNs(uint64_t span_ns, size_t max_columns) {
   constexpr uint64_t kMinimum = 1'000'000;
-  uint64_t wanted = std::max<uint64_t>(span_ns / std::max<size_t>(max_columns, 1) + 1, kMinimum);
+  uint64_t columns = std::max<size_t>(max_columns, 1);
+  // The narrowest width that fits the span in `columns` (ceiling division).
+  uint64_t wanted = std::max<uint64_t>(span_ns / columns + (span_ns % columns != 0), kMinimum);
   for (uint64_t scale = kMinimum;; scale *= 10) {
     for (uint64_t step : {1, 2, 5})
       if (step * scale >= wanted) return step * scale;
