@@ -31,8 +31,8 @@ uint64_t bucketOf(uint64_t ns) {
   return ns == 0 ? 0 : std::bit_width(ns) - 1;
 }
 
-std::vector<Latency> rowsOf(const std::vector<Latency>& rows, LatencySource source,
-                            uint64_t probe, uint64_t pid) {
+std::vector<Latency> rowsOf(const std::vector<Latency>& rows, LatencySource source, uint64_t probe,
+                            uint64_t pid) {
   std::vector<Latency> out;
   for (const Latency& row : rows)
     if (row.source == static_cast<uint64_t>(source) && row.probe == probe && row.pid == pid)
@@ -96,9 +96,7 @@ TEST(LatencyIntegration, EveryCallOfAFunctionAndEveryNanosleepInItsBucket) {
     const Latency& s = sleeps[i];
     bool short_one = i < 120;
     EXPECT_GE(s.duration, short_one ? 1'000'000u : 10'000'000u) << i;
-    EXPECT_LE(s.duration,
-              run.value(short_one ? "sleep_1ms.max_ns" : "sleep_10ms.max_ns"))
-        << i;
+    EXPECT_LE(s.duration, run.value(short_one ? "sleep_1ms.max_ns" : "sleep_10ms.max_ns")) << i;
     ++(short_one ? buckets_1ms : buckets_10ms)[bucketOf(s.duration)];
     EXPECT_EQ(s.error, 0u);
   }
@@ -130,7 +128,8 @@ TEST(LatencyIntegration, EveryCallOfAFunctionAndEveryNanosleepInItsBucket) {
     EXPECT_EQ(group["count"], 2000u);
     uint64_t slow_calls = 0;
     for (const auto& bucket : group["histogram"])
-      if (bucket["from_ns"].get<uint64_t>() >= (1u << 20)) slow_calls += bucket["count"].get<uint64_t>();
+      if (bucket["from_ns"].get<uint64_t>() >= (1u << 20))
+        slow_calls += bucket["count"].get<uint64_t>();
     EXPECT_EQ(slow_calls, 100u);
     EXPECT_GE(group["p99_ns"].get<uint64_t>(), 2'000'000u);
   }
@@ -143,10 +142,10 @@ TEST(LatencyIntegration, GoFunctionsEndAtTheirReturnInstructionsAcrossGoroutines
     if (runningInCi()) FAIL() << kGoLatency << " was not built (golang-go missing?)";
     GTEST_SKIP() << kGoLatency << " was not built: no Go toolchain";
   }
-  Recording run = record({"--no-sched", "--locks", "off", "-F", "19", "--trace",
-                          kGoLatency + ":main.timedCall"},
-                         {kGoLatency, "--goroutines", "4", "--calls", "200", "--slow-every",
-                          "10", "--slow-us", "2000"});
+  Recording run = record(
+      {"--no-sched", "--locks", "off", "-F", "19", "--trace", kGoLatency + ":main.timedCall"},
+      {kGoLatency, "--goroutines", "4", "--calls", "200", "--slow-every", "10", "--slow-us",
+       "2000"});
   RemoveOnExit cleanup{run.trace_path};
   ASSERT_EQ(run.exit_code, 0) << run.recorder_stderr;
   ASSERT_TRUE(run.has("calls")) << run.workload_stdout;
@@ -193,8 +192,8 @@ TEST(LatencyIntegration, SampleKeepsOneCallInNWithWeightN) {
   INCISE_REQUIRE_RECORDING();
   Recording run = record({"--no-sched", "--locks", "off", "-F", "19", "--trace",
                           kLatencyStory + ":timed_call", "--sample", "10"},
-                         {kLatencyStory, "--calls", "2000", "--slow-every", "0",
-                          "--sleeps-1ms", "0", "--sleeps-10ms", "0"});
+                         {kLatencyStory, "--calls", "2000", "--slow-every", "0", "--sleeps-1ms",
+                          "0", "--sleeps-10ms", "0"});
   RemoveOnExit cleanup{run.trace_path};
   ASSERT_EQ(run.exit_code, 0) << run.recorder_stderr;
   TraceView trace(run.trace_path);
@@ -222,8 +221,8 @@ class LoopDevice {
     for (int i = 0; i < 4; ++i) std::fwrite(block.data(), 1, block.size(), f);
     std::fclose(f);
     std::string out = tempTracePath("losetup") + ".out";
-    std::string command = "losetup --find --show " + shellQuote(backing_) + " >" +
-                          shellQuote(out) + " 2>&1";
+    std::string command =
+        "losetup --find --show " + shellQuote(backing_) + " >" + shellQuote(out) + " 2>&1";
     int status = std::system(command.c_str());
     std::string text = readAndRemove(out);
     if (status != 0) {
@@ -253,16 +252,16 @@ TEST(LatencyIntegration, BlockIoRequestsOfALoopDeviceWithDeviceBytesAndSubmitter
   struct stat info {};
   ASSERT_EQ(stat(loop.device().c_str(), &info), 0);
   uint64_t dev = (uint64_t{major(info.st_rdev)} << 20) | minor(info.st_rdev);
-  Recording run = record({"--no-sched", "--locks", "off", "-F", "19", "--block-io"},
-                         {kLatencyStory, "--calls", "0", "--sleeps-1ms", "0", "--sleeps-10ms",
-                          "0", "--block-device", loop.device(), "--block-ios", "200",
-                          "--block-bytes", "4096"});
+  Recording run =
+      record({"--no-sched", "--locks", "off", "-F", "19", "--block-io"},
+             {kLatencyStory, "--calls", "0", "--sleeps-1ms", "0", "--sleeps-10ms", "0",
+              "--block-device", loop.device(), "--block-ios", "200", "--block-bytes", "4096"});
   RemoveOnExit cleanup{run.trace_path};
   ASSERT_EQ(run.exit_code, 0) << run.recorder_stderr << run.workload_stdout;
   TraceView trace(run.trace_path);
   ASSERT_TRUE(trace.ok()) << trace.error();
-  std::vector<Latency> ios = rowsOf(trace.rows<Latency>(), LatencySource::kBlockIo, dev,
-                                    run.value("pid"));
+  std::vector<Latency> ios =
+      rowsOf(trace.rows<Latency>(), LatencySource::kBlockIo, dev, run.value("pid"));
   ASSERT_EQ(ios.size(), run.value("block.ios"));
   uint64_t bytes = 0;
   for (const Latency& io : ios) {
@@ -282,8 +281,8 @@ TEST(LatencyIntegration, BlockIoRequestsOfALoopDeviceWithDeviceBytesAndSubmitter
 
 // The recorder's own errors, before anything is recorded.
 std::string recordError(const std::vector<std::string>& options, int* status) {
-  Recording run = record(options, {kLatencyStory, "--calls", "1", "--sleeps-1ms", "0",
-                                   "--sleeps-10ms", "0"});
+  Recording run =
+      record(options, {kLatencyStory, "--calls", "1", "--sleeps-1ms", "0", "--sleeps-10ms", "0"});
   std::filesystem::remove(run.trace_path);
   *status = run.exit_code;
   return run.recorder_stderr;
@@ -310,7 +309,8 @@ TEST(LatencyIntegration, AnInstructionTheKernelRefusesIsAnErrorNamingTheFunction
   INCISE_REQUIRE_RECORDING();
   // glibc's pthread_spin_lock starts with `lock decl (%rdi)`: x86 uprobes refuse it.
   std::string libc;
-  for (const char* path : {"/lib/x86_64-linux-gnu/libc.so.6", "/usr/lib/x86_64-linux-gnu/libc.so.6"})
+  for (const char* path :
+       {"/lib/x86_64-linux-gnu/libc.so.6", "/usr/lib/x86_64-linux-gnu/libc.so.6"})
     if (access(path, R_OK) == 0) libc = path;
   if (libc.empty()) GTEST_SKIP() << "no Debian libc at the usual path";
   int status = 0;
@@ -322,10 +322,10 @@ TEST(LatencyIntegration, AnInstructionTheKernelRefusesIsAnErrorNamingTheFunction
 
 TEST(LatencyIntegration, KernelFunctionsSaySoWhenFentryIsRefusedAndTheRestIsRecorded) {
   INCISE_REQUIRE_RECORDING();
-  Recording run = record({"--no-sched", "--locks", "off", "-F", "19", "--trace",
-                          "kernel:do_nanosleep", "--syscalls", "nanosleep"},
-                         {kLatencyStory, "--calls", "0", "--sleeps-1ms", "3", "--sleeps-10ms",
-                          "0"});
+  Recording run =
+      record({"--no-sched", "--locks", "off", "-F", "19", "--trace", "kernel:do_nanosleep",
+              "--syscalls", "nanosleep"},
+             {kLatencyStory, "--calls", "0", "--sleeps-1ms", "3", "--sleeps-10ms", "0"});
   RemoveOnExit cleanup{run.trace_path};
   ASSERT_EQ(run.exit_code, 0) << run.recorder_stderr;
   TraceView trace(run.trace_path);

@@ -1,8 +1,9 @@
 // The latency heat map in a real browser: headless Chromium through
 // puppeteer-core (tools/clients; tools/setup installs both) loads a page
-// written by writeHeatMapsHtml with known cells, and check_heat_map.js reports what the page shows and does: the calls per map, the tooltip of a
-// hovered cell, a drag that zooms, reset, the name filter, console errors.
-// Skips with the reason where Chromium or Node is missing, except under CI=true.
+// written by writeHeatMapsHtml with known cells, and check_heat_map.js reports what the page shows
+// and does: the calls per map, the tooltip of a hovered cell, a drag that zooms, reset, the name
+// filter, console errors. Skips with the reason where Chromium or Node is missing, except under
+// CI=true.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -55,8 +56,8 @@ TEST(HeatMapBrowser, ShowsCountsZoomsResetsAndFilters) {
     if (inCi()) FAIL() << "CI=true but " << why;
     GTEST_SKIP() << why;
   }
-  HeatMap parse{.name = "parse_request", .summary = "7 calls", .column_ns = 10'000'000,
-                .first_bucket = 12};
+  HeatMap parse{
+      .name = "parse_request", .summary = "7 calls", .column_ns = 10'000'000, .first_bucket = 12};
   parse.cells.assign(100, std::vector<uint64_t>(10, 0));
   parse.cells[0][0] = 3;   // 4.1 us
   parse.cells[40][8] = 4;  // 1.05 ms
