@@ -105,6 +105,21 @@ std::string ChildProcess::errors() const {
   return slurp(stderr_path_);
 }
 
+bool ChildProcess::waitForErrors(const std::string& text, std::chrono::milliseconds deadline) {
+  auto give_up = std::chrono::steady_clock::now() + deadline;
+  while (errors().find(text) == std::string::npos) {
+    if (pid_ <= 0 || reaped_ || std::chrono::steady_clock::now() >= give_up) return false;
+    siginfo_t info{};
+    // WNOWAIT: an exited child stays waitable, so waitFor still gets its status.
+    if (waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+        info.si_pid == pid_) {
+      return errors().find(text) != std::string::npos;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return true;
+}
+
 std::optional<uint64_t> effectiveCapabilities(pid_t pid) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/status");
   std::string line;

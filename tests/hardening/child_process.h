@@ -31,6 +31,9 @@ class ChildProcess {
   std::optional<int> waitFor(std::chrono::milliseconds deadline);
   std::string output() const;  // stdout
   std::string errors() const;  // stderr
+  // Waits until stderr holds `text` (true), the child exits or the deadline passes (false):
+  // a test that needs the recorder attached waits for its "recording" line instead of a guess.
+  bool waitForErrors(const std::string& text, std::chrono::milliseconds deadline);
 
  private:
   ChildProcess() = default;

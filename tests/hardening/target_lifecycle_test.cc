@@ -3,6 +3,8 @@
 // new image's samples are symbolized).
 #include <gtest/gtest.h>
 
+#include <csignal>
+#include <fstream>
 #include <thread>
 
 #include "tests/hardening/child_process.h"
@@ -12,16 +14,23 @@
 namespace incise::testing {
 namespace {
 
+// What incise-record prints once its sources are attached.
+constexpr char kRecordingLine[] = "incise-record: recording ";
+
 TEST(TargetLifecycle, RecordingEndsWhenTheOnlyTargetExits) {
   INCISE_REQUIRE_RECORDING();
   std::string path = tempTracePath("target-exits.trace");
-  ChildProcess workload =
-      ChildProcess::start({INCISE_WORKLOADS_DIR "/cpu_shares", "--seconds", "2", "--threads", "1"});
+  ChildProcess workload = ChildProcess::start(
+      {INCISE_WORKLOADS_DIR "/cpu_shares", "--seconds", "60", "--threads", "1"});
   ASSERT_GT(workload.pid(), 0);
   ChildProcess recorder = ChildProcess::start(
       {INCISE_RECORD_BIN, "-F", "999", "-o", path, "-p", std::to_string(workload.pid())});
-  // The test reaps the workload, as a shell would; the recorder must notice.
-  ASSERT_EQ(workload.waitFor(std::chrono::seconds(10)), 0);
+  ASSERT_TRUE(recorder.waitForErrors(kRecordingLine, std::chrono::seconds(30)))
+      << recorder.errors();
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  // The test ends and reaps the workload, as a shell would; the recorder must notice.
+  workload.signal(SIGTERM);
+  ASSERT_EQ(workload.waitFor(std::chrono::seconds(10)), 128 + SIGTERM);
   std::optional<int> status = recorder.waitFor(std::chrono::seconds(10));
   ASSERT_TRUE(status.has_value()) << "the recorder kept running after its only target exited";
   EXPECT_EQ(*status, 0) << recorder.errors();
@@ -34,13 +43,20 @@ TEST(TargetLifecycle, RecordingEndsWhenTheOnlyTargetExits) {
 TEST(TargetLifecycle, ExecMidRecordingIsSymbolizedAsTheNewImage) {
   INCISE_REQUIRE_RECORDING();
   std::string path = tempTracePath("target-execs.trace");
-  // A shell that waits, then replaces itself with the workload: same pid.
-  ChildProcess target = ChildProcess::start({"/bin/sh", "-c",
-                                             "sleep 1; exec " INCISE_WORKLOADS_DIR
-                                             "/cpu_shares --seconds 2 --threads 1"});
+  // A shell that waits until the recorder records, then replaces itself with the workload:
+  // same pid.
+  std::string go = path + ".go";
+  ChildProcess target =
+      ChildProcess::start({"/bin/sh", "-c",
+                           "while [ ! -e '" + go +
+                               "' ]; do sleep 0.02; done; exec " INCISE_WORKLOADS_DIR
+                               "/cpu_shares --seconds 2 --threads 1"});
   ASSERT_GT(target.pid(), 0);
   ChildProcess recorder = ChildProcess::start(
       {INCISE_RECORD_BIN, "-F", "999", "-o", path, "-p", std::to_string(target.pid())});
+  ASSERT_TRUE(recorder.waitForErrors(kRecordingLine, std::chrono::seconds(30)))
+      << recorder.errors();
+  std::ofstream(go).put('\n');
   ASSERT_EQ(target.waitFor(std::chrono::seconds(15)), 0);
   std::optional<int> status = recorder.waitFor(std::chrono::seconds(10));
   ASSERT_TRUE(status.has_value()) << "the recorder kept running after its target exited";
