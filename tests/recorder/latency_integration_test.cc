@@ -4,6 +4,7 @@
 // --trace and --syscalls arguments are errors that name what is wrong.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <algorithm>
