@@ -163,8 +163,42 @@ std::string_view lostSourceName(uint64_t source) {
       return "process";
     case LostSource::kRecorder:
       return "recorder";
+    case LostSource::kLatency:
+      return "latency";
   }
   return "unknown";
+}
+
+std::string_view latencySourceName(uint64_t source) {
+  switch (static_cast<LatencySource>(source)) {
+    case LatencySource::kFunction:
+      return "function";
+    case LatencySource::kSyscall:
+      return "syscall";
+    case LatencySource::kBlockIo:
+      return "block-io";
+    case LatencySource::kIoUring:
+      return "io_uring";
+  }
+  return "unknown";
+}
+
+std::string_view blockOpName(uint64_t op) {
+  switch (op) {
+    case 0:
+      return "read";
+    case 1:
+      return "write";
+    case 2:
+      return "flush";
+    case 3:
+      return "discard";
+    case 5:
+      return "secure-erase";
+    case 9:
+      return "write-zeroes";
+  }
+  return "other";
 }
 
 }  // namespace incise::format

@@ -118,6 +118,37 @@ enum class Compression : uint8_t {
   C(source, kVarint, "format::LostSource")               \
   C(count, kVarint, "events the kernel dropped")
 
+// Format 2.3: one timed call, syscall or I/O (--trace, --syscalls,
+// --block-io, --io-uring). `probe` is named by the metadata's latency probes.
+#define INCISE_LATENCY_COLUMNS(C)                                                           \
+  C(time, kDeltaVarint, "start: call entry, syscall entry, I/O issue or submission, ns")    \
+  C(duration, kVarint, "ns from the start to the return, exit or completion")               \
+  C(cpu, kVarint, "cpu at the start")                                                       \
+  C(pid, kVarint, "process charged (the caller; the thread that issued or submitted I/O)")  \
+  C(tid, kVarint, "thread charged")                                                         \
+  C(source, kVarint, "format::LatencySource")                                               \
+  C(probe, kVarint, "function id, syscall number, block device (dev_t) or io_uring opcode") \
+  C(stack_id, kVarint, "stack at the start; 0 = none")                                      \
+  C(weight, kVarint, "calls the row stands for: 1, or N with --sample N")                   \
+  C(bytes, kVarint, "block I/O bytes; syscall or io_uring result when not negative")        \
+  C(error, kVarint, "errno of a negative syscall or io_uring result; block I/O status")     \
+  C(detail, kVarint, "block I/O: the operation (format::BlockOp); otherwise 0")
+
+// Format 2.3: --aggregate. Calls of one (process, probe, stack) counted in BPF
+// per log2 bucket of their duration over [time, end_time).
+#define INCISE_LATENCY_HISTOGRAM_COLUMNS(C)                                             \
+  C(time, kDeltaVarint, "start of the interval the counts cover, ns")                   \
+  C(end_time, kDeltaVarint, "end of that interval, ns")                                 \
+  C(pid, kVarint, "process")                                                            \
+  C(source, kVarint, "format::LatencySource")                                           \
+  C(probe, kVarint, "as in latency rows")                                               \
+  C(stack_id, kVarint, "stack at the start; 0 = none")                                  \
+  C(bucket, kVarint, "durations in [2^bucket, 2^(bucket+1)) ns; bucket 0 also holds 0") \
+  C(count, kVarint, "calls counted (times weight: the calls they stand for)")           \
+  C(total_ns, kVarint, "sum of their durations")                                        \
+  C(max_ns, kVarint, "the longest of them")                                             \
+  C(weight, kVarint, "calls each counted call stands for: 1, or N with --sample N")
+
 #define INCISE_EVENT_KINDS(X)                                                        \
   X(kCpuSample, 1, CpuSample, INCISE_CPU_SAMPLE_COLUMNS, "cpu samples with stacks")  \
   X(kSchedSwitch, 2, SchedSwitch, INCISE_SCHED_SWITCH_COLUMNS, "scheduler switches") \
@@ -125,7 +156,10 @@ enum class Compression : uint8_t {
   X(kLock, 4, LockInterval, INCISE_LOCK_COLUMNS, "lock intervals")                   \
   X(kPageFault, 5, PageFault, INCISE_PAGE_FAULT_COLUMNS, "page faults")              \
   X(kProcessEvent, 6, ProcessEvent, INCISE_PROCESS_EVENT_COLUMNS, "fork/exec/exit")  \
-  X(kLost, 7, Lost, INCISE_LOST_COLUMNS, "lost-event records")
+  X(kLost, 7, Lost, INCISE_LOST_COLUMNS, "lost-event records")                       \
+  X(kLatency, 8, Latency, INCISE_LATENCY_COLUMNS, "timed calls, syscalls and I/O")   \
+  X(kLatencyHistogram, 9, LatencyHistogram, INCISE_LATENCY_HISTOGRAM_COLUMNS,        \
+    "latency histograms counted in BPF (--aggregate)")
 
 enum class EventKind : uint8_t {
 #define INCISE_X(enumerator, id, ...) enumerator = id,
@@ -133,7 +167,7 @@ enum class EventKind : uint8_t {
 #undef INCISE_X
 };
 
-inline constexpr std::array<EventKind, 7> kAllEventKinds = {
+inline constexpr std::array<EventKind, 9> kAllEventKinds = {
 #define INCISE_X(enumerator, ...) EventKind::enumerator,
     INCISE_EVENT_KINDS(INCISE_X)
 #undef INCISE_X
@@ -252,8 +286,30 @@ enum class LostSource : uint8_t {
   kPageFaults = 4,
   kProcess = 5,
   kRecorder = 6,  // the recorder's own queue overflowed
+  kLatency = 7,   // format 2.3: latency rows or histogram counts
 };
 std::string_view lostSourceName(uint64_t source);
+
+// What a latency row timed (format 2.3).
+enum class LatencySource : uint8_t {
+  kFunction = 1,  // --trace BIN:FUNC: entry to return
+  kSyscall = 2,   // --syscalls: sys_enter to sys_exit
+  kBlockIo = 3,   // --block-io: block_rq_issue to block_rq_complete
+  kIoUring = 4,   // --io-uring: io_uring_submit_req to io_uring_complete
+};
+std::string_view latencySourceName(uint64_t source);
+
+// Block I/O operations (the kernel's REQ_OP_* values, which are ABI in
+// blktrace and stable across kernels).
+enum class BlockOp : uint8_t {
+  kRead = 0,
+  kWrite = 1,
+  kFlush = 2,
+  kDiscard = 3,
+  kSecureErase = 5,
+  kWriteZeroes = 9,
+};
+std::string_view blockOpName(uint64_t op);
 
 // A stack frame address is kernel when its top bit is set (x86-64, arm64).
 inline bool isKernelAddress(uint64_t address) {

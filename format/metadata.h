@@ -30,8 +30,11 @@ namespace incise::format {
 //      holder_state and releaser_stack_id (contended waits are seen at their
 //      blocking switch, with the owner read from the lock); older files read
 //      with those columns 0.
+// 2.3: latency rows and histograms (event kinds 8 and 9), the names of what
+//      they timed (MetadataDelta::latency_probes) and the latency options.
+//      Older readers skip the new kinds and fields.
 inline constexpr uint16_t kFormatMajor = 2;
-inline constexpr uint16_t kFormatMinor = 2;
+inline constexpr uint16_t kFormatMinor = 3;
 
 struct RecordOptions {
   uint32_t sample_frequency_hz = 0;
@@ -43,6 +46,13 @@ struct RecordOptions {
   std::vector<std::string> lock_probes;
   uint32_t dwarf_stack_bytes = 0;
   std::string sample_event = "cpu-clock";
+  // 2.2: latency sources.
+  std::vector<std::string> latency_traces;  // --trace BIN:FUNC[+OFFSET]
+  std::string latency_syscalls;             // --syscalls LIST|all; empty = off
+  bool latency_block_io = false;
+  bool latency_io_uring = false;
+  bool latency_aggregate = false;
+  uint32_t latency_sample = 0;  // --sample N; 0 or 1 = every call
 };
 
 struct Header {
@@ -132,6 +142,16 @@ struct PerfMapSnapshot {
   std::vector<PerfMapEntry> entries;
 };
 
+// What a latency row's `probe` names (format 2.3), per LatencySource.
+struct LatencyProbe {
+  uint8_t source = 0;  // format::LatencySource
+  uint64_t id = 0;
+  std::string name;
+  std::string object;  // functions: the binary
+  uint64_t offset = 0;
+  bool is_go = false;
+};
+
 // One batch of facts learned at `time`. All vectors may be empty.
 struct MetadataDelta {
   uint64_t time = 0;
@@ -142,10 +162,11 @@ struct MetadataDelta {
   std::vector<KernelSymbol> kernel_symbols;
   std::vector<PerfMapSnapshot> perf_maps;
   std::vector<std::string> notes;
+  std::vector<LatencyProbe> latency_probes;
 
   bool empty() const {
     return processes.empty() && threads.empty() && mappings.empty() && objects.empty() &&
-           kernel_symbols.empty() && perf_maps.empty() && notes.empty();
+           kernel_symbols.empty() && perf_maps.empty() && notes.empty() && latency_probes.empty();
   }
 };
 

@@ -65,6 +65,12 @@ std::string encodeHeader(const Header& h) {
   setTextList(o.initLockProbes(h.options.lock_probes.size()), h.options.lock_probes);
   o.setDwarfStackBytes(h.options.dwarf_stack_bytes);
   o.setSampleEvent(h.options.sample_event);
+  setTextList(o.initLatencyTraces(h.options.latency_traces.size()), h.options.latency_traces);
+  o.setLatencySyscalls(h.options.latency_syscalls);
+  o.setLatencyBlockIo(h.options.latency_block_io);
+  o.setLatencyIoUring(h.options.latency_io_uring);
+  o.setLatencyAggregate(h.options.latency_aggregate);
+  o.setLatencySample(h.options.latency_sample);
   b.setRecorderVersion(h.recorder_version);
   b.setCpuCount(h.cpu_count);
   b.setPageSize(h.page_size);
@@ -94,6 +100,12 @@ Result<Header> decodeHeader(codecs::ByteSpan bytes, const ReaderOptions& options
     h.options.lock_probes = textList(o.getLockProbes());
     h.options.dwarf_stack_bytes = o.getDwarfStackBytes();
     h.options.sample_event = fromText(o.getSampleEvent());
+    h.options.latency_traces = textList(o.getLatencyTraces());
+    h.options.latency_syscalls = fromText(o.getLatencySyscalls());
+    h.options.latency_block_io = o.getLatencyBlockIo();
+    h.options.latency_io_uring = o.getLatencyIoUring();
+    h.options.latency_aggregate = o.getLatencyAggregate();
+    h.options.latency_sample = o.getLatencySample();
     h.recorder_version = fromText(r.getRecorderVersion());
     h.cpu_count = r.getCpuCount();
     h.page_size = r.getPageSize();
@@ -158,6 +170,15 @@ std::string encodeMetadata(const MetadataDelta& d) {
     });
   });
   setTextList(b.initNotes(d.notes.size()), d.notes);
+  fillList(b.initLatencyProbes(d.latency_probes.size()), d.latency_probes,
+           [](auto o, const LatencyProbe& p) {
+             o.setSource(p.source);
+             o.setId(p.id);
+             o.setName(p.name);
+             o.setObject(p.object);
+             o.setOffset(p.offset);
+             o.setIsGo(p.is_go);
+           });
   return flattenMessage(message);
 }
 
@@ -235,6 +256,10 @@ Result<MetadataDelta> decodeMetadata(codecs::ByteSpan bytes, const ReaderOptions
           return snap;
         });
         d.notes = textList(r.getNotes());
+        d.latency_probes = readList<LatencyProbe>(r.getLatencyProbes(), [](auto p) {
+          return LatencyProbe{p.getSource(),           p.getId(),     fromText(p.getName()),
+                              fromText(p.getObject()), p.getOffset(), p.getIsGo()};
+        });
         return d;
       });
   if (!decoded) return decoded.error();
@@ -263,6 +288,7 @@ void mergeMetadata(Metadata& into, MetadataDelta&& d) {
   appendAll(into.kernel_symbols, std::move(d.kernel_symbols));
   appendAll(into.perf_maps, std::move(d.perf_maps));
   appendAll(into.notes, std::move(d.notes));
+  appendAll(into.latency_probes, std::move(d.latency_probes));
 }
 
 }  // namespace incise::format

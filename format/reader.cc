@@ -22,7 +22,7 @@
 namespace incise::format {
 namespace {
 
-constexpr size_t kKindSlots = 8;
+constexpr size_t kKindSlots = kAllEventKinds.size() + 1;  // EventKind ids are 1..N
 // A salvaged stack chunk may leave a gap in ids; a gap this large is a lie.
 constexpr uint64_t kMaxStackIdGap = uint64_t{1} << 26;
 // Every id below the largest costs the stack table 8 bytes, lost or not, so

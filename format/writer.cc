@@ -27,7 +27,7 @@
 namespace incise::format {
 namespace {
 
-constexpr size_t kKindSlots = 8;  // EventKind ids are 1..7
+constexpr size_t kKindSlots = kAllEventKinds.size() + 1;  // EventKind ids are 1..N
 
 // Metadata is mostly symbol names, which zstd level 19 stores ~6% smaller
 // than level 3 (lock_story's 7.9 KB of metadata blocks: 452 bytes less) but

@@ -47,9 +47,9 @@ struct WriterOptions {
 };
 
 struct WriterStats {
-  uint64_t rows[8] = {};  // indexed by EventKind id
-  uint64_t stacks = 0;    // distinct stacks written
-  uint64_t frames = 0;    // frames in those stacks
+  uint64_t rows[kAllEventKinds.size() + 1] = {};  // indexed by EventKind id
+  uint64_t stacks = 0;                            // distinct stacks written
+  uint64_t frames = 0;                            // frames in those stacks
   uint64_t blocks = 0;
   uint64_t bytes_written = 0;        // file size so far
   uint64_t raw_column_bytes = 0;     // encoded, before compression

@@ -10,6 +10,8 @@
 
 #include "options/bounded_value.h"
 #include "options/option_words.h"
+#include "recorder/function_probe_spec.h"
+#include "recorder/syscall_table.h"
 
 namespace po = boost::program_options;
 
@@ -77,6 +79,18 @@ po::options_description optionDescriptions() {
      "every block, preempted threads' user stacks, wakers' kernel stacks: costlier on\n"
      "switch-heavy programs), off")
     ("page-faults", "sample page faults with stacks and fault addresses")
+    ("trace", po::value<std::vector<std::string>>()->composing(),
+     "time every call of a function: BIN:FUNC, BIN:FUNC+OFFSET (from that offset to the\n"
+     "return) or kernel:FUNC; repeatable. Each call costs two uprobe hits (~30 us here)\n"
+     "and is a row with the caller's stack; Go functions are timed to their RET instructions")
+    ("syscalls", po::value<std::string>(),
+     "time syscalls: LIST (read,write,futex) or all; a row per call with the user stack")
+    ("block-io", "time block I/O requests: issue to completion, device, bytes, submitter's stack")
+    ("io-uring", "time io_uring requests: submission to completion, per opcode, submitter's stack")
+    ("aggregate", "with the latency sources: count log2 histograms per (function, stack) in BPF\n"
+     "(drained every second) instead of a row per call")
+    ("sample", boundedValue<uint32_t>({.min = 1, .max = 1'000'000}),
+     "with the latency sources: keep 1 call in N (per CPU); rows stand for N calls each")
     ("max-size", boundedValue<uint64_t>({.min = 1, .max = kMaxSizeMb, .unit = "MB"}),
      "keep the trace within MB megabytes (MiB): recording stops while the\n"
      "symbol tables written at the end still fit")
@@ -306,6 +320,26 @@ Result<ParsedCommandLine> parseCommandLine(int argc, const char* const* argv) {
     return Error("--sched-stacks " + sched_stacks + ": expected blocked, all or off");
   }
   config.page_faults = vm.count("page-faults") > 0;
+  if (vm.count("trace")) {
+    for (const auto& text : vm["trace"].as<std::vector<std::string>>()) {
+      Result<FunctionProbeSpec> spec = parseFunctionProbe(text);
+      if (!spec) return spec.error();
+      config.trace_functions.push_back(text);
+    }
+  }
+  if (vm.count("syscalls")) {
+    config.syscalls = vm["syscalls"].as<std::string>();
+    Result<std::vector<uint32_t>> numbers = syscallNumbers(config.syscalls);
+    if (!numbers) return numbers.error();
+  }
+  config.block_io = vm.count("block-io") > 0;
+  config.io_uring = vm.count("io-uring") > 0;
+  bool latency = !config.trace_functions.empty() || !config.syscalls.empty() || config.block_io ||
+                 config.io_uring;
+  config.latency_aggregate = vm.count("aggregate") > 0;
+  if (vm.count("sample")) config.latency_sample = vm["sample"].as<uint32_t>();
+  if ((config.latency_aggregate || vm.count("sample")) && !latency)
+    return Error("--aggregate and --sample apply to --trace, --syscalls, --block-io, --io-uring");
   if (vm.count("max-size")) config.max_size_bytes = vm["max-size"].as<uint64_t>() << 20;
   config.verbose = vm.count("verbose") > 0;
   config.bpf_stats = vm.count("bpf-stats") > 0;
@@ -320,6 +354,8 @@ std::string helpText() {
          "                     [--lock-probe BIN:ACQUIRE:RELEASE]... [--no-sched]\n"
          "                     [--sched-stacks blocked|all|off]\n"
          "                     [--page-faults] [--max-size MB] [--bpf-stats] [-v]\n"
+         "                     [--trace BIN:FUNC[+OFFSET]]... [--syscalls LIST|all]\n"
+         "                     [--block-io] [--io-uring] [--aggregate] [--sample N]\n"
          "\n"
          "Records CPU samples with stacks, scheduler switches and wake-ups, lock waits and\n"
          "(optionally) page faults of the chosen processes into one compressed trace,\n"
@@ -342,7 +378,11 @@ std::string helpText() {
          "  incise-record -g fp -a -d 10                    cheapest stacks: frame pointers only\n"
          "  incise-record --cgroup /sys/fs/cgroup/system.slice/nginx.service -d 60\n"
          "  incise-record --locks all -- ./lock_workload    every lock call (slower)\n"
-         "  incise-record --lock-probe ./app:my_lock:my_unlock -- ./app\n";
+         "  incise-record --lock-probe ./app:my_lock:my_unlock -- ./app\n"
+         "  incise-record --trace ./app:parse_request --syscalls read,write -- ./app\n"
+         "                                                 function and syscall latency\n"
+         "  incise-record -a -d 30 --block-io --io-uring     I/O latency of the whole machine\n"
+         "  incise-record --trace ./app:hot_fn --aggregate -p 1234   histograms only (hot code)\n";
   return out.str();
 }
 

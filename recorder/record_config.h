@@ -55,6 +55,16 @@ struct RecordConfig {
   bool sched = true;
   SchedStacks sched_stacks = SchedStacks::kBlocked;
   bool page_faults = false;
+  // Latency sources: --trace BIN:FUNC[+OFFSET] (as given, checked by
+  // parseFunctionProbe), --syscalls LIST|all (empty = off), --block-io,
+  // --io-uring; --aggregate counts log2 histograms in BPF instead of rows,
+  // --sample N keeps 1 call in N.
+  std::vector<std::string> trace_functions;
+  std::string syscalls;
+  bool block_io = false;
+  bool io_uring = false;
+  bool latency_aggregate = false;
+  uint32_t latency_sample = 1;
   uint64_t max_size_bytes = 0;  // 0 = unlimited
   bool verbose = false;
   bool bpf_stats = false;  // --bpf-stats: print each BPF program's run count and time

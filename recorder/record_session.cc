@@ -121,6 +121,12 @@ format::Header makeHeader(const RecordConfig& config) {
   for (const auto& p : config.lock_probes)
     options.lock_probes.push_back(p.binary + ":" + p.acquire_symbol + ":" + p.release_symbol);
   options.sample_event = sampleEventName(config.frequency_hz);
+  options.latency_traces = config.trace_functions;
+  options.latency_syscalls = config.syscalls;
+  options.latency_block_io = config.block_io;
+  options.latency_io_uring = config.io_uring;
+  options.latency_aggregate = config.latency_aggregate;
+  options.latency_sample = config.latency_sample > 1 ? config.latency_sample : 0;
   return header;
 }
 
@@ -339,6 +345,8 @@ class Session {
     for (size_t i = 0; i < created.size(); ++i) {
       if (!opened[i] && created[i]->name() == "locks" && !config_.lock_probes.empty())
         return fail(opened[i].message() + " (--lock-probe needs the lock source)");
+      // A source the command line asked for by name is the point of the recording.
+      if (!opened[i] && created[i]->required()) return fail(opened[i].message());
       if (!opened[i]) {
         problems_.push_back(opened[i].message());
         std::cerr << "incise-record: " << opened[i].message() << " (recording without "
@@ -357,6 +365,7 @@ class Session {
       if (Status s = source->attach(poller_, *sink_); !s) {
         if (source->name() == "locks" && !config_.lock_probes.empty())
           return fail(s.message() + " (--lock-probe needs the lock source)");
+        if (source->required()) return fail(s.message());
         problems_.push_back(s.message());
         std::cerr << "incise-record: " << s.message() << " (recording without " << source->name()
                   << ")\n";

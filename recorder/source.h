@@ -48,6 +48,10 @@ class Source {
   virtual void finish(EventSink& /*sink*/) {}
   // The loaded BPF object (for --bpf-stats); null before open().
   virtual const bpf_object* bpfObject() const = 0;
+  // A source the command line asked for by name (--trace, --syscalls, ...):
+  // when it cannot start, the recording stops with its error instead of going
+  // on without it.
+  virtual bool required() const { return false; }
 };
 
 // Every source the command line asks for, in one visible list

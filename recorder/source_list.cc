@@ -1,12 +1,17 @@
 // The one visible list of sources. A source the command line does not ask
 // for is simply not created; each source decides for itself whether this
 // kernel can run it (Source::open says why not).
+#include "recorder/block_io_source.h"
+#include "recorder/function_latency_source.h"
+#include "recorder/io_uring_source.h"
+#include "recorder/kernel_function_source.h"
 #include "recorder/lock_source.h"
 #include "recorder/mmap_source.h"
 #include "recorder/page_fault_source.h"
 #include "recorder/profile_source.h"
 #include "recorder/sched_source.h"
 #include "recorder/source.h"
+#include "recorder/syscall_latency_source.h"
 
 namespace incise::recorder {
 
@@ -28,6 +33,11 @@ std::vector<std::unique_ptr<Source>> createSources(const RecordConfig& config) {
   if (config.lock_mode == LockMode::kAll || !config.lock_probes.empty())
     sources.push_back(makeLockSource(lock_calls));
   if (config.page_faults) sources.push_back(makePageFaultSource());
+  if (hasUserFunctions(config)) sources.push_back(makeFunctionLatencySource());
+  if (hasKernelFunctions(config)) sources.push_back(makeKernelFunctionSource());
+  if (!config.syscalls.empty()) sources.push_back(makeSyscallLatencySource());
+  if (config.block_io) sources.push_back(makeBlockIoSource());
+  if (config.io_uring) sources.push_back(makeIoUringSource());
   return sources;
 }
 

@@ -16,6 +16,12 @@ struct RecordOptions {
   lockProbes @6 :List(Text);         # BIN:ACQUIRE:RELEASE as given
   dwarfStackBytes @7 :UInt32;        # bytes of user stack copied per sample in dwarf mode
   sampleEvent @8 :Text;              # "cpu-clock" or "cycles"
+  latencyTraces @9 :List(Text);      # 2.2: --trace BIN:FUNC[+OFFSET] as given
+  latencySyscalls @10 :Text;         # 2.2: --syscalls as given; empty when off
+  latencyBlockIo @11 :Bool;          # 2.2: --block-io
+  latencyIoUring @12 :Bool;          # 2.2: --io-uring
+  latencyAggregate @13 :Bool;        # 2.2: --aggregate: histograms counted in BPF, no rows
+  latencySample @14 :UInt32;         # 2.2: --sample N (1 in N calls kept); 0 or 1: every call
 }
 
 struct Header {
@@ -129,6 +135,16 @@ struct PerfMapSnapshot {
   entries @2 :List(PerfMapEntry);
 }
 
+# 2.2: what a latency row's `probe` stands for, per source (format::LatencySource).
+struct LatencyProbe {
+  source @0 :UInt8;                  # format::LatencySource
+  id @1 :UInt64;                     # the rows' probe value
+  name @2 :Text;                     # "parse_request", "read", "vda", "READV"
+  object @3 :Text;                   # functions: the binary probed; else empty
+  offset @4 :UInt64;                 # functions: offset from the symbol (BIN:FUNC+OFFSET)
+  isGo @5 :Bool;                     # functions: probed at its RET instructions (Go)
+}
+
 struct MetadataDelta {
   time @0 :UInt64;
   processes @1 :List(Process);
@@ -139,6 +155,7 @@ struct MetadataDelta {
   perfMaps @6 :List(PerfMapSnapshot);
   notes @7 :List(Text);              # recorder warnings a reader should show (degraded sources)
   kernelSymbolTable @8 :Data;        # 2.0: kernel symbols as one blob (format/symbol_table_blob.h); list empty
+  latencyProbes @9 :List(LatencyProbe);  # 2.2
 }
 
 struct ChunkIndexEntry {

@@ -14,6 +14,7 @@ int runSched(const std::vector<std::string>& args);
 int runLocks(const std::vector<std::string>& args);
 int runWaits(const std::vector<std::string>& args);
 int runCorrelate(const std::vector<std::string>& args);
+int runLatency(const std::vector<std::string>& args);
 int runDiff(const std::vector<std::string>& args);
 int runExport(const std::vector<std::string>& args);
 int runArchive(const std::vector<std::string>& args);
@@ -33,6 +34,8 @@ const std::vector<Command>& commands() {
       {"waits", "every wait by kind (lock, condvar, semaphore, join, park): who held or posted",
        runWaits},
       {"correlate", "the story: lock holders preempted or faulting, and who waited", runCorrelate},
+      {"latency", "per function, syscall, device: calls, p50/p90/p99/max, histogram; heat maps",
+       runLatency},
       {"diff", "what changed between two traces; differential flame graph", runDiff},
       {"export", "a trace as pprof, Chrome trace (Perfetto), speedscope, folded", runExport},
       {"archive",

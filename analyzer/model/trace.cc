@@ -170,6 +170,18 @@ bool Trace::passes(const format::Lost& row) const {
   return inWindow(row.time);
 }
 
+bool Trace::passes(const format::Latency& row) const {
+  // A call is in the window when it starts there.
+  return inWindow(row.time) && options_.filter.matchesCpu(row.cpu) &&
+         passesThread(row.pid, row.tid, row.time);
+}
+
+bool Trace::passes(const format::LatencyHistogram& row) const {
+  // Counted per process: --tid and --cpu cannot apply; an interval overlapping the window is in.
+  return row.time <= window_.end && row.end_time >= window_.start &&
+         passesThread(row.pid, row.pid, row.time);
+}
+
 LossSummary Trace::losses() {
   LossSummary summary;
   summary.salvaged = !reader_->recovery().used_footer;

@@ -48,10 +48,6 @@ typename Map::const_iterator mostUsed(const Map& uses) {
 
 }  // namespace
 
-size_t log2Bucket(uint64_t value) {
-  return value == 0 ? 0 : std::bit_width(value) - 1;
-}
-
 void NamedThreads::add(uint64_t pid, uint64_t tid, uint64_t wait_ns, bool exact,
                        uint64_t waker_stack_id) {
   Named& named = by_tid_[tid];

@@ -35,14 +35,10 @@
 
 #include "analyzer/reports/critical_sections.h"
 #include "analyzer/reports/duration_distribution.h"
+#include "analyzer/reports/log2_histogram.h"
 #include "analyzer/reports/wait_kind.h"
 
 namespace incise::analyzer {
-
-// Bucket i holds values v with floor(log2(v)) == i; 0 falls in bucket 0.
-inline constexpr size_t kLog2Buckets = 64;
-using Log2Histogram = std::array<uint64_t, kLog2Buckets>;
-size_t log2Bucket(uint64_t value);
 
 struct ThreadTime {
   uint64_t pid = 0;

@@ -20,10 +20,6 @@ std::pair<size_t, size_t> usedRange(const Log2Histogram& histogram) {
   return {first, last};
 }
 
-uint64_t bucketStart(size_t bucket) {
-  return bucket == 0 ? 0 : uint64_t{1} << bucket;
-}
-
 }  // namespace
 
 std::string compactDuration(uint64_t ns) {
@@ -42,11 +38,11 @@ std::string compactDuration(uint64_t ns) {
 }
 
 void renderLog2Histogram(const Log2Histogram& histogram, std::ostream& out,
-                         const std::string& indent, size_t bar_width) {
+                         const std::string& indent, size_t bar_width, const std::string& label) {
   auto [first, last] = usedRange(histogram);
   if (first > last) return;
   uint64_t most = *std::max_element(histogram.begin(), histogram.end());
-  Table table({{indent + "HOLD >=", Align::kLeft}, {"", Align::kLeft}, {"COUNT", Align::kRight}});
+  Table table({{indent + label, Align::kLeft}, {"", Align::kLeft}, {"COUNT", Align::kRight}});
   for (size_t i = first; i <= last; ++i) {
     size_t length =
         static_cast<size_t>((static_cast<double>(histogram[i]) * static_cast<double>(bar_width)) /
@@ -56,7 +52,7 @@ void renderLog2Histogram(const Log2Histogram& histogram, std::ostream& out,
     std::string bar = "|";
     for (size_t n = 0; n < bar_width; ++n) bar += n < length ? "\u2588" : " ";
     bar += "|";
-    table.addRow({indent + compactDuration(bucketStart(i)), bar, formatCount(histogram[i])});
+    table.addRow({indent + compactDuration(log2BucketStart(i)), bar, formatCount(histogram[i])});
   }
   table.render(out);
 }
@@ -65,9 +61,8 @@ nlohmann::json log2HistogramJson(const Log2Histogram& histogram) {
   nlohmann::json buckets = nlohmann::json::array();
   auto [first, last] = usedRange(histogram);
   for (size_t i = first; i <= last && i < kLog2Buckets; ++i) {
-    buckets.push_back({{"from_ns", bucketStart(i)},
-                       {"to_ns", i + 1 < kLog2Buckets ? uint64_t{1} << (i + 1) : UINT64_MAX},
-                       {"count", histogram[i]}});
+    buckets.push_back(
+        {{"from_ns", log2BucketStart(i)}, {"to_ns", log2BucketEnd(i)}, {"count", histogram[i]}});
   }
   return buckets;
 }

@@ -14,15 +14,17 @@
 #include <ostream>
 #include <string>
 
-#include "analyzer/reports/lock_stats.h"
+#include "analyzer/reports/log2_histogram.h"
 
 namespace incise::analyzer {
 
 // "512ns", "1.02us", "524us", "1.07s": three significant digits at most.
 std::string compactDuration(uint64_t ns);
 
+// `label` heads the bucket column ("HOLD >=", "LATENCY >=").
 void renderLog2Histogram(const Log2Histogram& histogram, std::ostream& out,
-                         const std::string& indent, size_t bar_width = 40);
+                         const std::string& indent, size_t bar_width = 40,
+                         const std::string& label = "HOLD >=");
 
 // [{"from_ns": 512, "to_ns": 1024, "count": 12}, ...], non-empty range only.
 nlohmann::json log2HistogramJson(const Log2Histogram& histogram);

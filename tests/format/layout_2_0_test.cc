@@ -249,12 +249,16 @@ TEST(Format12, AFileOfTheLastMinorVersionStillReads) {
   EXPECT_TRUE(r.recovery().clean()) << r.recovery().why_scanned;
   for (EventKind kind : kAllEventKinds) {
     SCOPED_TRACE(std::string(kindName(kind)));
+    size_t failures = 0;
+    if (static_cast<uint64_t>(kind) > test_support::kLastKindOfFormat12) {
+      EXPECT_TRUE(readRows(r, kind, &failures).empty());  // newer than the file
+      continue;
+    }
     // Columns added since 1.2 read as 0 from it.
     std::vector<std::vector<uint64_t>> rows_in_1_2 = expected.rows[kind];
     for (auto& row : rows_in_1_2)
       std::fill(row.begin() + static_cast<std::ptrdiff_t>(test_support::columnsInFormat12(kind)),
                 row.end(), 0);
-    size_t failures = 0;
     EXPECT_EQ(readRows(r, kind, &failures), rows_in_1_2);
     EXPECT_EQ(failures, 0u);
   }

@@ -130,6 +130,51 @@ TEST(RoundTrip, StacksAreWrittenBeforeTheChunksThatUseThem) {
   }
 }
 
+// Format 2.3: the latency options and the names of what latency rows timed.
+TEST(RoundTrip, LatencyOptionsAndProbeNames) {
+  TempDir dir;
+  std::string path = dir.path("latency.trace");
+  Header header = test_support::testHeader();
+  header.options.latency_traces = {"./app:parse+4", "./server:main.handle"};
+  header.options.latency_syscalls = "read,nanosleep";
+  header.options.latency_block_io = true;
+  header.options.latency_io_uring = true;
+  header.options.latency_aggregate = true;
+  header.options.latency_sample = 7;
+  MetadataDelta delta;
+  delta.time = 10;
+  delta.latency_probes = {
+      {.source = 1, .id = 1, .name = "parse", .object = "./app", .offset = 4},
+      {.source = 1, .id = 2, .name = "main.handle", .object = "./server", .is_go = true},
+      {.source = 2, .id = 35, .name = "nanosleep"},
+  };
+  {
+    auto writer = Writer::create(path, header, WriterOptions{});
+    ASSERT_TRUE(writer) << writer.error().message();
+    (*writer)->addMetadata(MetadataDelta(delta));
+    (*writer)->append(
+        Latency{.time = 100, .duration = 2'000'000, .source = 2, .probe = 35, .weight = 1});
+    ASSERT_TRUE((*writer)->close(200));
+  }
+  auto reader = Reader::open(path);
+  ASSERT_TRUE(reader) << reader.error().message();
+  const RecordOptions& got = (*reader)->header().options;
+  EXPECT_EQ(got.latency_traces, header.options.latency_traces);
+  EXPECT_EQ(got.latency_syscalls, "read,nanosleep");
+  EXPECT_TRUE(got.latency_block_io);
+  EXPECT_TRUE(got.latency_io_uring);
+  EXPECT_TRUE(got.latency_aggregate);
+  EXPECT_EQ(got.latency_sample, 7u);
+  const auto& probes = (*reader)->metadata().latency_probes;
+  ASSERT_EQ(probes.size(), 3u);
+  EXPECT_EQ(probes[0].object, "./app");
+  EXPECT_EQ(probes[0].offset, 4u);
+  EXPECT_TRUE(probes[1].is_go);
+  EXPECT_EQ(probes[2].name, "nanosleep");
+  ASSERT_EQ(readRows(**reader, EventKind::kLatency).size(), 1u);
+  EXPECT_EQ(readRows(**reader, EventKind::kLatency)[0][1], 2'000'000u);
+}
+
 TEST(Reader, DecodesOnlyRequestedColumns) {
   TempDir dir;
   std::string path = dir.path("t.trace");

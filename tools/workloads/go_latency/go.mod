@@ -1,0 +1,3 @@
+module incise/go_latency
+
+go 1.19
