@@ -6,13 +6,9 @@
 
 #include "bpf/latency.h"
 #include "functions.skel.h"
-#include "recorder/drop_counter.h"
 #include "recorder/event_sink.h"
 #include "recorder/function_probe_spec.h"
-#include "recorder/latency_output.h"
 #include "recorder/latency_skeleton.h"
-#include "recorder/ring_poller.h"
-#include "recorder/skeleton_setup.h"
 
 namespace incise::recorder {
 namespace {
@@ -30,7 +26,7 @@ class FunctionLatencySource final : public Source {
  public:
   std::string_view name() const override { return kName; }
   bool required() const override { return true; }
-  const bpf_object* bpfObject() const override { return skel_ ? skel_->obj : nullptr; }
+  const bpf_object* bpfObject() const override { return object_.bpfObject(); }
 
   Status open(const RecordConfig& config, TargetFilter& filter) override {
     config_ = &config;
@@ -44,16 +40,13 @@ class FunctionLatencySource final : public Source {
       if (!probe) return probe.error();
       probes_.push_back(probe.take());
     }
-    skel_.reset(functions_bpf__open());
-    if (!skel_) return libbpfError("functions: open", errno);
-    if (Status s = prepareSkeleton(skel_.get(), filter, ringBytesFor(config, 2)); !s)
-      return s.error().context(std::string(kName));
-    setLatencyRodata(skel_->rodata, config);
+    INCISE_RETURN_IF_ERROR(
+        object_.open(functions_bpf__open(), filter, ringBytesFor(config, 2), config, kName));
     bool any_uretprobe = false, any_ret = false;
     for (const auto& p : probes_) (p.use_uretprobe ? any_uretprobe : any_ret) = true;
-    bpf_program__set_autoload(skel_->progs.function_return, any_uretprobe);
-    bpf_program__set_autoload(skel_->progs.function_ret_instruction, any_ret);
-    if (int err = functions_bpf__load(skel_.get())) return libbpfError("functions: load", err);
+    bpf_program__set_autoload(object_->progs.function_return, any_uretprobe);
+    bpf_program__set_autoload(object_->progs.function_ret_instruction, any_ret);
+    if (int err = functions_bpf__load(object_.get())) return libbpfError("functions: load", err);
     pids_ = config.target_kind == TargetKind::kPids
                 ? std::vector<int>(config.pids.begin(), config.pids.end())
                 : std::vector<int>{-1};
@@ -67,15 +60,15 @@ class FunctionLatencySource final : public Source {
                         (probe.spec.offset == 0 ? FUNCTION_AT_ENTRY : 0) |
                         (probe.sp_delta << FUNCTION_SP_DELTA_SHIFT);
       for (int pid : pids_) {
-        INCISE_RETURN_IF_ERROR(attachUprobe(skel_->progs.function_start, probe, pid,
+        INCISE_RETURN_IF_ERROR(attachUprobe(object_->progs.function_start, probe, pid,
                                             probe.start_offset, cookie, false, "start"));
         if (probe.use_uretprobe) {
-          INCISE_RETURN_IF_ERROR(attachUprobe(skel_->progs.function_return, probe, pid,
+          INCISE_RETURN_IF_ERROR(attachUprobe(object_->progs.function_return, probe, pid,
                                               probe.function_offset, cookie, true, "return"));
           continue;
         }
         for (uint64_t ret : probe.return_offsets) {
-          INCISE_RETURN_IF_ERROR(attachUprobe(skel_->progs.function_ret_instruction, probe, pid,
+          INCISE_RETURN_IF_ERROR(attachUprobe(object_->progs.function_ret_instruction, probe, pid,
                                               ret, cookie, false, "RET"));
         }
       }
@@ -87,20 +80,11 @@ class FunctionLatencySource final : public Source {
                        .is_go = probe.go});
     }
     addLatencyProbes(sink, std::move(names));
-    drops_ = DropCounter(skel_->maps.drops);
-    output_.bind(sink, latencyMaps(skel_.get(), *config_));
-    return poller.add(bpf_map__fd(skel_->maps.events), &LatencyOutput::onRecord, &output_);
+    return object_.start(poller, sink, *config_);
   }
 
-  void pollLost(EventSink& sink) override {
-    drops_.poll(sink);
-    output_.poll(sink);
-  }
-
-  void finish(EventSink& sink) override {
-    links_.clear();  // nothing adds to the histograms once detached
-    output_.finish(sink);
-  }
+  void pollLost(EventSink& sink) override { object_.poll(sink); }
+  void finish(EventSink& sink) override { object_.finish(sink); }
 
  private:
   Status attachUprobe(bpf_program* program, const ResolvedFunctionProbe& probe, int pid,
@@ -119,17 +103,14 @@ class FunctionLatencySource final : public Source {
                      (probe.spec.offset == 0 ? " (try FUNC+OFFSET past it)" : ""));
       return libbpfError(step, error);
     }
-    links_.emplace_back(link);
+    object_.keep(link);
     return Status::ok();
   }
 
   const RecordConfig* config_ = nullptr;
   std::vector<ResolvedFunctionProbe> probes_;
   std::vector<int> pids_;
-  SkeletonPtr<functions_bpf> skel_{nullptr, &functions_bpf__destroy};
-  std::vector<LinkPtr> links_;
-  DropCounter drops_;
-  LatencyOutput output_;
+  LatencyObject<functions_bpf> object_{&functions_bpf__destroy};
 };
 
 }  // namespace

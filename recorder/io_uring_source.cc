@@ -7,12 +7,8 @@
 
 #include "bpf/latency.h"
 #include "io_uring.skel.h"
-#include "recorder/drop_counter.h"
 #include "recorder/event_sink.h"
-#include "recorder/latency_output.h"
 #include "recorder/latency_skeleton.h"
-#include "recorder/ring_poller.h"
-#include "recorder/skeleton_setup.h"
 
 namespace incise::recorder {
 namespace {
@@ -45,48 +41,29 @@ class IoUringSource final : public Source {
  public:
   std::string_view name() const override { return kName; }
   bool required() const override { return true; }
-  const bpf_object* bpfObject() const override { return skel_ ? skel_->obj : nullptr; }
+  const bpf_object* bpfObject() const override { return object_.bpfObject(); }
 
   Status open(const RecordConfig& config, TargetFilter& filter) override {
     config_ = &config;
-    skel_.reset(io_uring_bpf__open());
-    if (!skel_) return libbpfError("io_uring: open", errno);
-    if (Status s = prepareSkeleton(skel_.get(), filter, ringBytesFor(config, 1)); !s)
-      return s.error().context(std::string(kName));
-    setLatencyRodata(skel_->rodata, config);
-    if (int err = io_uring_bpf__load(skel_.get())) return libbpfError("io_uring: load", err);
+    INCISE_RETURN_IF_ERROR(
+        object_.open(io_uring_bpf__open(), filter, ringBytesFor(config, 1), config, kName));
+    if (int err = io_uring_bpf__load(object_.get())) return libbpfError("io_uring: load", err);
     return Status::ok();
   }
 
   Status attach(RingPoller& poller, EventSink& sink) override {
-    for (bpf_program* program : {skel_->progs.uring_submit, skel_->progs.uring_complete}) {
-      bpf_link* link = bpf_program__attach(program);
-      if (!link)
-        return libbpfError(std::string("io_uring: attach ") + bpf_program__name(program), errno);
-      links_.emplace_back(link);
-    }
+    INCISE_RETURN_IF_ERROR(
+        object_.attach({object_->progs.uring_submit, object_->progs.uring_complete}, kName));
     addLatencyProbes(sink, opcodeNames());
-    drops_ = DropCounter(skel_->maps.drops);
-    output_.bind(sink, latencyMaps(skel_.get(), *config_));
-    return poller.add(bpf_map__fd(skel_->maps.events), &LatencyOutput::onRecord, &output_);
+    return object_.start(poller, sink, *config_);
   }
 
-  void pollLost(EventSink& sink) override {
-    drops_.poll(sink);
-    output_.poll(sink);
-  }
-
-  void finish(EventSink& sink) override {
-    links_.clear();
-    output_.finish(sink);
-  }
+  void pollLost(EventSink& sink) override { object_.poll(sink); }
+  void finish(EventSink& sink) override { object_.finish(sink); }
 
  private:
   const RecordConfig* config_ = nullptr;
-  SkeletonPtr<io_uring_bpf> skel_{nullptr, &io_uring_bpf__destroy};
-  std::vector<LinkPtr> links_;
-  DropCounter drops_;
-  LatencyOutput output_;
+  LatencyObject<io_uring_bpf> object_{&io_uring_bpf__destroy};
 };
 
 }  // namespace

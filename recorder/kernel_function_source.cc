@@ -7,13 +7,9 @@
 
 #include "bpf/latency.h"
 #include "kernel_functions.skel.h"
-#include "recorder/drop_counter.h"
 #include "recorder/event_sink.h"
 #include "recorder/function_probe_spec.h"
-#include "recorder/latency_output.h"
 #include "recorder/latency_skeleton.h"
-#include "recorder/ring_poller.h"
-#include "recorder/skeleton_setup.h"
 
 namespace incise::recorder {
 namespace {
@@ -23,17 +19,14 @@ constexpr std::string_view kName = "kernel functions";
 struct KernelFunction {
   FunctionProbeSpec spec;
   uint32_t id = 0;
-  SkeletonPtr<kernel_functions_bpf> skel{nullptr, &kernel_functions_bpf__destroy};
-  std::vector<LinkPtr> links;
-  DropCounter drops;
-  LatencyOutput output;
+  LatencyObject<kernel_functions_bpf> object{&kernel_functions_bpf__destroy};
 };
 
 class KernelFunctionSource final : public Source {
  public:
   std::string_view name() const override { return kName; }
   const bpf_object* bpfObject() const override {
-    return functions_.empty() ? nullptr : functions_.front()->skel->obj;
+    return functions_.empty() ? nullptr : functions_.front()->object.bpfObject();
   }
 
   Status open(const RecordConfig& config, TargetFilter& filter) override {
@@ -46,12 +39,9 @@ class KernelFunctionSource final : public Source {
       auto function = std::make_unique<KernelFunction>();
       function->spec = *spec;
       function->id = id;
-      function->skel.reset(kernel_functions_bpf__open());
-      auto* skel = function->skel.get();
-      if (!skel) return libbpfError("kernel functions: open", errno);
-      if (Status s = prepareSkeleton(skel, filter, ringBytesFor(config, 1)); !s)
-        return s.error().context(std::string(kName));
-      setLatencyRodata(skel->rodata, config);
+      INCISE_RETURN_IF_ERROR(function->object.open(kernel_functions_bpf__open(), filter,
+                                                   ringBytesFor(config, 1), config, kName));
+      auto* skel = function->object.get();
       skel->rodata->probe_id = id;
       for (bpf_program* program :
            {skel->progs.kernel_function_entry, skel->progs.kernel_function_exit}) {
@@ -75,35 +65,23 @@ class KernelFunctionSource final : public Source {
   Status attach(RingPoller& poller, EventSink& sink) override {
     std::vector<format::LatencyProbe> names;
     for (auto& f : functions_) {
-      for (bpf_program* program :
-           {f->skel->progs.kernel_function_entry, f->skel->progs.kernel_function_exit}) {
-        bpf_link* link = bpf_program__attach(program);
-        if (!link) return libbpfError("--trace " + f->spec.text + ": attach", errno);
-        f->links.emplace_back(link);
-      }
+      INCISE_RETURN_IF_ERROR(f->object.attach(
+          {f->object->progs.kernel_function_entry, f->object->progs.kernel_function_exit},
+          "--trace " + f->spec.text));
       names.push_back(
           {.source = LATENCY_FUNCTION, .id = f->id, .name = f->spec.symbol, .object = "[kernel]"});
-      f->drops = DropCounter(f->skel->maps.drops);
-      f->output.bind(sink, latencyMaps(f->skel.get(), *config_));
-      INCISE_RETURN_IF_ERROR(
-          poller.add(bpf_map__fd(f->skel->maps.events), &LatencyOutput::onRecord, &f->output));
+      INCISE_RETURN_IF_ERROR(f->object.start(poller, sink, *config_));
     }
     addLatencyProbes(sink, std::move(names));
     return Status::ok();
   }
 
   void pollLost(EventSink& sink) override {
-    for (auto& f : functions_) {
-      f->drops.poll(sink);
-      f->output.poll(sink);
-    }
+    for (auto& f : functions_) f->object.poll(sink);
   }
 
   void finish(EventSink& sink) override {
-    for (auto& f : functions_) {
-      f->links.clear();
-      f->output.finish(sink);
-    }
+    for (auto& f : functions_) f->object.finish(sink);
   }
 
  private:

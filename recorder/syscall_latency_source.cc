@@ -6,12 +6,8 @@
 #include <cerrno>
 
 #include "bpf/latency.h"
-#include "recorder/drop_counter.h"
 #include "recorder/event_sink.h"
-#include "recorder/latency_output.h"
 #include "recorder/latency_skeleton.h"
-#include "recorder/ring_poller.h"
-#include "recorder/skeleton_setup.h"
 #include "recorder/syscall_table.h"
 #include "syscalls.skel.h"
 
@@ -24,20 +20,17 @@ class SyscallLatencySource final : public Source {
  public:
   std::string_view name() const override { return kName; }
   bool required() const override { return true; }
-  const bpf_object* bpfObject() const override { return skel_ ? skel_->obj : nullptr; }
+  const bpf_object* bpfObject() const override { return object_.bpfObject(); }
 
   Status open(const RecordConfig& config, TargetFilter& filter) override {
     config_ = &config;
     Result<std::vector<uint32_t>> numbers = syscallNumbers(config.syscalls);
     if (!numbers) return numbers.error();
     numbers_ = numbers.take();
-    skel_.reset(syscalls_bpf__open());
-    if (!skel_) return libbpfError("syscalls: open", errno);
-    if (Status s = prepareSkeleton(skel_.get(), filter, ringBytesFor(config, 2)); !s)
-      return s.error().context(std::string(kName));
-    setLatencyRodata(skel_->rodata, config);
-    if (int err = syscalls_bpf__load(skel_.get())) return libbpfError("syscalls: load", err);
-    int fd = bpf_map__fd(skel_->maps.syscall_traced);
+    INCISE_RETURN_IF_ERROR(
+        object_.open(syscalls_bpf__open(), filter, ringBytesFor(config, 2), config, kName));
+    if (int err = syscalls_bpf__load(object_.get())) return libbpfError("syscalls: load", err);
+    int fd = bpf_map__fd(object_->maps.syscall_traced);
     for (uint32_t nr : numbers_) {
       uint8_t on = 1;
       if (bpf_map_update_elem(fd, &nr, &on, BPF_ANY) != 0)
@@ -47,38 +40,22 @@ class SyscallLatencySource final : public Source {
   }
 
   Status attach(RingPoller& poller, EventSink& sink) override {
-    for (bpf_program* program : {skel_->progs.syscall_enter, skel_->progs.syscall_exit}) {
-      bpf_link* link = bpf_program__attach(program);
-      if (!link)
-        return libbpfError(std::string("syscalls: attach ") + bpf_program__name(program), errno);
-      links_.emplace_back(link);
-    }
+    INCISE_RETURN_IF_ERROR(
+        object_.attach({object_->progs.syscall_enter, object_->progs.syscall_exit}, kName));
     std::vector<format::LatencyProbe> names;
     for (uint32_t nr : numbers_)
       names.push_back({.source = LATENCY_SYSCALL, .id = nr, .name = std::string(syscallName(nr))});
     addLatencyProbes(sink, std::move(names));
-    drops_ = DropCounter(skel_->maps.drops);
-    output_.bind(sink, latencyMaps(skel_.get(), *config_));
-    return poller.add(bpf_map__fd(skel_->maps.events), &LatencyOutput::onRecord, &output_);
+    return object_.start(poller, sink, *config_);
   }
 
-  void pollLost(EventSink& sink) override {
-    drops_.poll(sink);
-    output_.poll(sink);
-  }
-
-  void finish(EventSink& sink) override {
-    links_.clear();
-    output_.finish(sink);
-  }
+  void pollLost(EventSink& sink) override { object_.poll(sink); }
+  void finish(EventSink& sink) override { object_.finish(sink); }
 
  private:
   const RecordConfig* config_ = nullptr;
   std::vector<uint32_t> numbers_;
-  SkeletonPtr<syscalls_bpf> skel_{nullptr, &syscalls_bpf__destroy};
-  std::vector<LinkPtr> links_;
-  DropCounter drops_;
-  LatencyOutput output_;
+  LatencyObject<syscalls_bpf> object_{&syscalls_bpf__destroy};
 };
 
 }  // namespace
