@@ -180,6 +180,7 @@ struct unwind_row_search {
   __u32 target;
   __u32 low, high;
   __u32 failed;
+  struct unwind_row found; /* row low - 1 once low has moved: no lookup after the search */
 };
 
 static long unwind_row_search_step(__u64 index, void* context) {
@@ -191,10 +192,12 @@ static long unwind_row_search_step(__u64 index, void* context) {
     s->failed = 1;
     return 1;
   }
-  if (slot->row.address <= s->target)
+  if (slot->row.address <= s->target) {
     s->low = middle + 1;
-  else
+    s->found = slot->row;
+  } else {
     s->high = middle;
+  }
   return 0;
 }
 
@@ -252,28 +255,19 @@ static __always_inline bool unwind_find_mapping(struct unwind_walk* w, __u64 pc)
   return true;
 }
 
-/* Entry `page` of the current object's page index. */
-static __always_inline bool unwind_page_entry(void* rows, struct unwind_walk* w, __u64 page,
-                                              __u32* out) {
-  __u32 slot = w->map_page_index + (__u32)(page >> 1);
-  union unwind_row_slot* entry = bpf_map_lookup_elem(rows, &slot);
-  if (!entry) return false;
-  *out = entry->page_first_row[page & 1];
-  return true;
-}
-
 /* The row covering ELF address `address` of the current mapping's object:
  * the page index bounds the search to the rows of address's page. */
 static __always_inline bool unwind_find_row(struct unwind_walk* w, __u64 address,
                                             struct unwind_row* out) {
   void* rows = unwind_shared(&unwind_rows);
   if (!rows || address < w->map_page_base) return false;
-  __u64 page = (address - w->map_page_base) >> 12;
-  __u32 low = 0, high = 0;
-  if (page >= w->map_pages || !unwind_page_entry(rows, w, page, &low) ||
-      !unwind_page_entry(rows, w, page + 1, &high))
-    return false;
+  __u64 page = (address - w->map_page_base) >> UNWIND_INDEX_PAGE_SHIFT;
+  if (page >= w->map_pages) return false;
+  __u32 slot = w->map_page_index + (__u32)page;
+  union unwind_row_slot* entry = bpf_map_lookup_elem(rows, &slot);
+  if (!entry) return false;
   /* Rows from the one covering the page's start to the one covering the next's. */
+  __u32 low = entry->page_rows[0], high = entry->page_rows[1];
   __u32 count = w->map_rows;
   if (high >= count) high = count - 1;
   if (low > high) return false;
@@ -286,10 +280,7 @@ static __always_inline bool unwind_find_row(struct unwind_walk* w, __u64 address
   /* Every row of the range after address: address is ahead of the object's
    * first row (page 0 before its first FDE). */
   if (search.failed || search.low <= first) return false;
-  __u32 index = search.low - 1;
-  union unwind_row_slot* row = bpf_map_lookup_elem(rows, &index);
-  if (!row) return false;
-  *out = row->row;
+  *out = search.found;
   return true;
 }
 
