@@ -101,6 +101,22 @@ struct {
   __type(value, __u64);
 } unwind_stats SEC(".maps");
 
+/* The stack memory a walk reads, a page at a time (struct unwind_window):
+ * a frame's caller is usually in the same page, so most steps read no user
+ * memory, and a user read costs more than a map lookup. */
+#define UNWIND_WINDOW_BYTES 4096
+struct unwind_window {
+  __u64 generation; /* changed by every load: a walk whose load is not the last reloads */
+  __u8 bytes[UNWIND_WINDOW_BYTES];
+};
+
+struct {
+  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+  __uint(max_entries, 1);
+  __type(key, __u32);
+  __type(value, struct unwind_window);
+} unwind_windows SEC(".maps");
+
 #define UNWIND_LOWEST_ADDRESS 4096
 #define UNWIND_WALKING 0xffffffff
 
@@ -111,6 +127,9 @@ struct unwind_walk {
   /* The mapping the last pc fell in (most frames share their caller's). */
   __u64 map_start, map_end, map_bias, map_page_base;
   __u32 map_first_row, map_rows, map_page_index, map_pages;
+  /* The stack bytes [window_base, window_end) in this CPU's unwind_window,
+   * while its generation is window_generation. */
+  __u64 window_base, window_end, window_generation;
   /* Pending uretprobes: their trampoline and the innermost return_instance. */
   __u64 trampoline;
   __u64 pending;
@@ -158,6 +177,33 @@ static __always_inline void unwind_request(__u32 pid, __u32 reason, __u64 pc) {
   if (bpf_map_update_elem(requests, &pid, &request, BPF_NOEXIST) != 0) return;
   void* wakeups = unwind_shared(&unwind_wakeups);
   if (wakeups) bpf_ringbuf_output(wakeups, &pid, sizeof(pid), BPF_RB_FORCE_WAKEUP);
+}
+
+/* `words` 8-byte words of user memory at `address` into `out`, from the
+ * walk's window: a miss loads the rest of address's page (a stack's callers
+ * are above their callees, and the page is mapped if address is). */
+static __always_inline bool unwind_read(struct unwind_walk* w, __u64 address, __u64* out,
+                                        __u32 words) {
+  __u32 size = words * 8;
+  __u32 zero = 0;
+  struct unwind_window* window = bpf_map_lookup_elem(&unwind_windows, &zero);
+  if (!window) return bpf_probe_read_user(out, size, (const void*)address) == 0;
+  if (address < w->window_base || address + size > w->window_end ||
+      window->generation != w->window_generation) {
+    __u64 length = UNWIND_WINDOW_BYTES - (address & (UNWIND_WINDOW_BYTES - 1));
+    if (length < size) return bpf_probe_read_user(out, size, (const void*)address) == 0;
+    if (bpf_probe_read_user(window->bytes, length, (const void*)address) != 0) {
+      w->window_end = 0;
+      return false;
+    }
+    w->window_generation = ++window->generation;
+    w->window_base = address;
+    w->window_end = address + length;
+  }
+  __u64 offset = address - w->window_base;
+  if (offset > UNWIND_WINDOW_BYTES - size) return false;
+  for (__u32 i = 0; i < words; i++) out[i] = *(__u64*)&window->bytes[offset + i * 8];
+  return true;
 }
 
 /* The return address a pending uretprobe's trampoline stands in for. */
@@ -292,7 +338,7 @@ static __always_inline bool unwind_fp_step(struct unwind_walk* w) {
     return false;
   }
   __u64 frame[2];
-  if (bpf_probe_read_user(frame, sizeof(frame), (const void*)w->bp) != 0) {
+  if (!unwind_read(w, w->bp, frame, 2)) {
     w->end = UNWIND_END_READ_FAILED;
     return false;
   }
@@ -342,7 +388,7 @@ static __always_inline bool unwind_cfi_step(struct unwind_walk* w, struct unwind
     case UNWIND_CFA_DEREF_RSP:
     case UNWIND_CFA_DEREF_RBP: {
       __u64 at = (kind == UNWIND_CFA_DEREF_RSP ? w->sp : w->bp) + offset;
-      if (bpf_probe_read_user(&cfa, sizeof(cfa), (const void*)at) != 0) {
+      if (!unwind_read(w, at, &cfa, 1)) {
         w->end = UNWIND_END_READ_FAILED;
         return false;
       }
@@ -382,19 +428,19 @@ static __always_inline bool unwind_cfi_step(struct unwind_walk* w, struct unwind
   __u64 saved[2]; /* [0]: the caller's rbp when it sits right below the return address */
   if (rbp_base == UNWIND_RBP_AT_CFA && rbp_offset == -16) {
     /* The common case (push %rbp first): rbp and return address in one read. */
-    if (bpf_probe_read_user(saved, sizeof(saved), (const void*)(cfa - 16)) != 0) {
+    if (!unwind_read(w, cfa - 16, saved, 2)) {
       w->end = UNWIND_END_READ_FAILED;
       return false;
     }
     w->bp = saved[0];
   } else {
-    if (bpf_probe_read_user(&saved[1], sizeof(saved[1]), (const void*)(cfa - 8)) != 0) {
+    if (!unwind_read(w, cfa - 8, &saved[1], 1)) {
       w->end = UNWIND_END_READ_FAILED;
       return false;
     }
     if (rbp_base == UNWIND_RBP_AT_CFA || rbp_base == UNWIND_RBP_AT_RBP) {
       __u64 at = (rbp_base == UNWIND_RBP_AT_CFA ? cfa : w->bp) + rbp_offset;
-      if (bpf_probe_read_user(&w->bp, sizeof(w->bp), (const void*)at) != 0) w->bp = 0;
+      if (!unwind_read(w, at, &w->bp, 1)) w->bp = 0;
     } else if (rbp_base == UNWIND_RBP_UNKNOWN) {
       w->bp = 0;
     }
