@@ -117,6 +117,25 @@ struct {
   __type(value, struct unwind_window);
 } unwind_windows SEC(".maps");
 
+/* Rows found by earlier walks on this CPU, by (table, address): most
+ * samples repeat the return addresses of earlier ones, and a hit costs no
+ * index lookup and no search. Direct-mapped; an entry's sequence is odd
+ * while it is written, so a walk nested in another's write (a program
+ * interrupting another on this CPU) neither reads nor writes it half-done. */
+#define UNWIND_ROW_CACHE_LOG2 11
+struct unwind_cached_row {
+  __u64 key; /* table << 32 | address; 0: empty */
+  __u64 sequence;
+  struct unwind_row row;
+};
+
+struct {
+  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+  __uint(max_entries, 1u << UNWIND_ROW_CACHE_LOG2);
+  __type(key, __u32);
+  __type(value, struct unwind_cached_row);
+} unwind_row_cache SEC(".maps");
+
 #define UNWIND_LOWEST_ADDRESS 4096
 #define UNWIND_WALKING 0xffffffff
 
@@ -126,7 +145,7 @@ struct unwind_walk {
   __u64 pc, sp, bp;
   /* The mapping the last pc fell in (most frames share their caller's). */
   __u64 map_start, map_end, map_bias, map_page_base;
-  __u32 map_first_row, map_rows, map_page_index, map_pages;
+  __u32 map_first_row, map_rows, map_page_index, map_pages, map_table;
   /* The stack bytes [window_base, window_end) in this CPU's unwind_window,
    * while its generation is window_generation. */
   __u64 window_base, window_end, window_generation;
@@ -298,13 +317,45 @@ static __always_inline bool unwind_find_mapping(struct unwind_walk* w, __u64 pc)
   w->map_page_base = found->page_base;
   w->map_page_index = found->page_index;
   w->map_pages = found->pages;
+  w->map_table = found->table;
   return true;
 }
 
+static __always_inline struct unwind_cached_row* unwind_cache_entry(__u64 key) {
+  __u32 slot =
+      (__u32)((key ^ (key >> 32) * 0x9e3779b1u) * 0x9e3779b1u) >> (32 - UNWIND_ROW_CACHE_LOG2);
+  return bpf_map_lookup_elem(&unwind_row_cache, &slot);
+}
+
+static __always_inline bool unwind_cache_get(struct unwind_cached_row* entry, __u64 key,
+                                             struct unwind_row* out) {
+  __u64 sequence = *(volatile __u64*)&entry->sequence;
+  if ((sequence & 1) || *(volatile __u64*)&entry->key != key) return false;
+  *out = entry->row;
+  asm volatile("" ::: "memory");
+  return *(volatile __u64*)&entry->sequence == sequence;
+}
+
+static __always_inline void unwind_cache_put(struct unwind_cached_row* entry, __u64 key,
+                                             const struct unwind_row* row) {
+  __u64 sequence = *(volatile __u64*)&entry->sequence;
+  if ((sequence & 1) ||
+      __sync_val_compare_and_swap(&entry->sequence, sequence, sequence + 1) != sequence)
+    return;
+  entry->key = key;
+  entry->row = *row;
+  asm volatile("" ::: "memory");
+  *(volatile __u64*)&entry->sequence = sequence + 2;
+}
+
 /* The row covering ELF address `address` of the current mapping's object:
- * the page index bounds the search to the rows of address's page. */
+ * from the row cache, else the page index bounds the search to the rows of
+ * address's page. */
 static __always_inline bool unwind_find_row(struct unwind_walk* w, __u64 address,
                                             struct unwind_row* out) {
+  __u64 key = (__u64)w->map_table << 32 | (__u32)address;
+  struct unwind_cached_row* cached = unwind_cache_entry(key);
+  if (cached && unwind_cache_get(cached, key, out)) return true;
   void* rows = unwind_shared(&unwind_rows);
   if (!rows || address < w->map_page_base) return false;
   __u64 page = (address - w->map_page_base) >> UNWIND_INDEX_PAGE_SHIFT;
@@ -327,6 +378,7 @@ static __always_inline bool unwind_find_row(struct unwind_walk* w, __u64 address
    * first row (page 0 before its first FDE). */
   if (search.failed || search.low <= first) return false;
   *out = search.found;
+  if (cached) unwind_cache_put(cached, key, out);
   return true;
 }
 

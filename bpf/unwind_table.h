@@ -91,6 +91,8 @@ struct unwind_mapping {
   __u32 rows;       /* 0: no table (JIT code, Go, no .eh_frame): frame-pointer steps */
   __u32 page_index; /* array element of the page index (one per page) */
   __u32 pages;
+  __u32 table;    /* the rows' id, never reused while recording: keys walks' row caches */
+  __u32 reserved;
 };
 
 struct unwind_process_key {
