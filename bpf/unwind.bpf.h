@@ -19,7 +19,8 @@
  * A process without tables yet, or a pc outside every mapping the recorder
  * gave (a library mapped since), is reported in unwind_requests (and a new
  * request wakes the recorder through unwind_wakeups); until the recorder
- * answers, the caller walks frame pointers as before.
+ * answers, a fork that has not exec'd is walked by its parent's tables, and
+ * any other process by frame pointers.
  *
  * Every BPF object that walks stacks includes this header, and the tables
  * are big: each object's maps below are one-slot handles, and the recorder
@@ -152,7 +153,8 @@ struct unwind_walk {
   /* Pending uretprobes: their trampoline and the innermost return_instance. */
   __u64 trampoline;
   __u64 pending;
-  __u32 pid;
+  __u32 pid;   /* whose tables the walk reads: the process's, or its parent's (a new fork) */
+  __u32 asker; /* the walked process: requests name it */
   __u32 count;
   __u32 end;            /* enum unwind_end, UNWIND_WALKING until it ends */
   __u32 return_address; /* pc is a return address: its call is at pc - 1 */
@@ -514,7 +516,7 @@ __noinline int unwind_frame(struct unwind_walk* w) {
   bool stepped;
   if (pc < w->map_start || pc >= w->map_end) {
     if (!unwind_find_mapping(w, pc)) {
-      unwind_request(w->pid, UNWIND_REQUEST_UNMAPPED_PC, pc);
+      unwind_request(w->asker, UNWIND_REQUEST_UNMAPPED_PC, pc);
       w->map_start = w->map_end = 0;
       w->map_rows = 0;
     }
@@ -568,13 +570,20 @@ static __always_inline int unwind_user_stack(struct pt_regs* regs, __u64* frames
   __u32 pid = bpf_get_current_pid_tgid() >> 32;
   struct unwind_process_key key = {.pid = pid, .chunk = 0};
   struct unwind_process_chunk* first = bpf_map_lookup_elem(processes, &key);
+  struct task_struct* task = bpf_get_current_task_btf();
+  __u64 start_stack = BPF_CORE_READ(task, mm, start_stack);
   if (!first) {
     unwind_request(pid, UNWIND_REQUEST_UNKNOWN_PROCESS, 0);
-    unwind_count(UNWIND_END_NO_PROCESS, 1);
-    return -1;
-  }
-  struct task_struct* task = bpf_get_current_task_btf();
-  if (first->start_stack != BPF_CORE_READ(task, mm, start_stack)) {
+    /* A fork the recorder has not answered yet: until it execs (a new
+     * stack), its parent's mappings are its own, and so are their tables
+     * (a library it maps since is a pc outside them: a request). */
+    key.pid = BPF_CORE_READ(task, real_parent, tgid);
+    first = bpf_map_lookup_elem(processes, &key);
+    if (!first || first->start_stack != start_stack) {
+      unwind_count(UNWIND_END_NO_PROCESS, 1);
+      return -1;
+    }
+  } else if (first->start_stack != start_stack) {
     unwind_request(pid, UNWIND_REQUEST_EXEC, 0);
     unwind_count(UNWIND_END_NO_PROCESS, 1);
     return -1;
@@ -590,7 +599,8 @@ static __always_inline int unwind_user_stack(struct pt_regs* regs, __u64* frames
               .bp = regs->bp,
               .trampoline = trampoline,
               .pending = pending,
-              .pid = pid,
+              .pid = key.pid,
+              .asker = pid,
               .end = UNWIND_WALKING,
           },
   };
