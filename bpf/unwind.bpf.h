@@ -144,9 +144,10 @@ struct {
  * walks (struct unwind_context). */
 struct unwind_walk {
   __u64 pc, sp, bp;
-  /* The mapping the last pc fell in (most frames share their caller's). */
-  __u64 map_start, map_end, map_bias, map_page_base;
-  __u32 map_first_row, map_rows, map_page_index, map_pages, map_table;
+  /* The mapping the last pc fell in (most frames share their caller's),
+   * and the one before it (stacks go back and forth between two objects:
+   * the program and libc). */
+  struct unwind_mapping map, other_map;
   /* The stack bytes [window_base, window_end) in this CPU's unwind_window,
    * while its generation is window_generation. */
   __u64 window_base, window_end, window_generation;
@@ -311,15 +312,7 @@ static __always_inline bool unwind_find_mapping(struct unwind_walk* w, __u64 pc)
   if (search.low == 0) return false;
   struct unwind_mapping* found = &chunk->mapping[(search.low - 1) & (UNWIND_CHUNK_MAPPINGS - 1)];
   if (pc >= found->end) return false;
-  w->map_start = found->start;
-  w->map_end = found->end;
-  w->map_bias = found->bias;
-  w->map_first_row = found->first_row;
-  w->map_rows = found->rows;
-  w->map_page_base = found->page_base;
-  w->map_page_index = found->page_index;
-  w->map_pages = found->pages;
-  w->map_table = found->table;
+  w->map = *found;
   return true;
 }
 
@@ -355,25 +348,25 @@ static __always_inline void unwind_cache_put(struct unwind_cached_row* entry, __
  * address's page. */
 static __always_inline bool unwind_find_row(struct unwind_walk* w, __u64 address,
                                             struct unwind_row* out) {
-  __u64 key = (__u64)w->map_table << 32 | (__u32)address;
+  __u64 key = (__u64)w->map.table << 32 | (__u32)address;
   struct unwind_cached_row* cached = unwind_cache_entry(key);
   if (cached && unwind_cache_get(cached, key, out)) return true;
   void* rows = unwind_shared(&unwind_rows);
-  if (!rows || address < w->map_page_base) return false;
-  __u64 page = (address - w->map_page_base) >> UNWIND_INDEX_PAGE_SHIFT;
-  if (page >= w->map_pages) return false;
-  __u32 slot = w->map_page_index + (__u32)page;
+  if (!rows || address < w->map.page_base) return false;
+  __u64 page = (address - w->map.page_base) >> UNWIND_INDEX_PAGE_SHIFT;
+  if (page >= w->map.pages) return false;
+  __u32 slot = w->map.page_index + (__u32)page;
   union unwind_row_slot* entry = bpf_map_lookup_elem(rows, &slot);
   if (!entry) return false;
   /* Rows from the one covering the page's start to the one covering the next's. */
   __u32 low = entry->page_rows[0], high = entry->page_rows[1];
-  __u32 count = w->map_rows;
+  __u32 count = w->map.rows;
   if (high >= count) high = count - 1;
   if (low > high) return false;
   struct unwind_row_search search = {.rows = rows,
                                      .target = (__u32)address,
-                                     .low = w->map_first_row + low,
-                                     .high = w->map_first_row + high + 1};
+                                     .low = w->map.first_row + low,
+                                     .high = w->map.first_row + high + 1};
   __u32 first = search.low;
   bpf_loop(UNWIND_MAX_ROWS_LOG2 + 1, unwind_row_search_step, &search, 0);
   /* Every row of the range after address: address is ahead of the object's
@@ -514,20 +507,25 @@ __noinline int unwind_frame(struct unwind_walk* w) {
   if (!w) return 0;
   __u64 pc = w->pc;
   bool stepped;
-  if (pc < w->map_start || pc >= w->map_end) {
-    if (!unwind_find_mapping(w, pc)) {
+  if (pc < w->map.start || pc >= w->map.end) {
+    struct unwind_mapping last = w->map;
+    if (pc >= w->other_map.start && pc < w->other_map.end) {
+      w->map = w->other_map;
+    } else if (!unwind_find_mapping(w, pc)) {
       unwind_request(w->asker, UNWIND_REQUEST_UNMAPPED_PC, pc);
-      w->map_start = w->map_end = 0;
-      w->map_rows = 0;
+      w->map.start = w->map.end = 0;
+      w->map.rows = 0;
     }
+    /* An empty mapping (start = end = 0) is never the other one. */
+    if (last.end != 0) w->other_map = last;
   }
   /* Objects without tables (JIT code, Go) keep frame pointers; pcs before
    * an object's first row are in no FDE. */
   struct unwind_row row = {.cfa = UNWIND_CFA_NONE};
-  if (w->map_rows == 0) {
+  if (w->map.rows == 0) {
     stepped = unwind_fp_step(w);
   } else {
-    unwind_find_row(w, pc - w->map_bias - w->return_address, &row);
+    unwind_find_row(w, pc - w->map.bias - w->return_address, &row);
     stepped = unwind_cfi_step(w, &row);
   }
   if (stepped) w->pc = unwind_real_return(w, w->pc);
@@ -571,13 +569,15 @@ static __always_inline int unwind_user_stack(struct pt_regs* regs, __u64* frames
   struct unwind_process_key key = {.pid = pid, .chunk = 0};
   struct unwind_process_chunk* first = bpf_map_lookup_elem(processes, &key);
   struct task_struct* task = bpf_get_current_task_btf();
-  __u64 start_stack = BPF_CORE_READ(task, mm, start_stack);
+  /* Direct reads of the trusted task (no helper calls): a NULL mm reads as 0. */
+  struct mm_struct* mm = task->mm;
+  __u64 start_stack = mm ? mm->start_stack : 0;
   if (!first) {
     unwind_request(pid, UNWIND_REQUEST_UNKNOWN_PROCESS, 0);
     /* A fork the recorder has not answered yet: until it execs (a new
      * stack), its parent's mappings are its own, and so are their tables
      * (a library it maps since is a pc outside them: a request). */
-    key.pid = BPF_CORE_READ(task, real_parent, tgid);
+    key.pid = task->real_parent->tgid;
     first = bpf_map_lookup_elem(processes, &key);
     if (!first || first->start_stack != start_stack) {
       unwind_count(UNWIND_END_NO_PROCESS, 1);
