@@ -271,5 +271,70 @@ TEST(Unwind, FramePointerStacksOfTheSameProgramAreCut) {
   EXPECT_LT(s.chain_whole + s.libc_whole + s.thread_whole, (s.chain + s.libc_leaf + s.thread) / 2);
 }
 
+// Forks that do not exec: each child's samples are walked by its parent's
+// tables until the recorder has loaded its own, so even a child that lives
+// 5 ms (a few samples, the first ones before any answer) has whole stacks.
+constexpr const char* kForkingProgram = R"(
+#include <stdio.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static double now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+volatile unsigned long sink;
+
+__attribute__((noinline)) unsigned long level3(double until) {
+  unsigned long x = 1;
+  while (now() < until)
+    for (int i = 0; i < 100000; ++i) x = x * 6364136223846793005ul + 1442695040888963407ul;
+  return x;
+}
+__attribute__((noinline)) unsigned long child_work(double until) { return level3(until) + 1; }
+__attribute__((noinline)) unsigned long parent_work(double until) { return level3(until) + 2; }
+
+int main(void) {
+  printf("pid=%d\n", getpid());
+  fflush(stdout);
+  sink = parent_work(now() + 0.3);  // the parent's own samples load its tables
+  for (int i = 0; i < 40; ++i) {
+    pid_t child = fork();
+    if (child == 0) {
+      sink = child_work(now() + 0.005);
+      _exit(0);
+    }
+    waitpid(child, NULL, 0);
+  }
+  return 0;
+}
+)";
+
+TEST(Unwind, ForksThatDoNotExecAreWholeFromTheirFirstSample) {
+  INCISE_REQUIRE_RECORDING();
+  TempDir dir;
+  std::string exe = compileC(dir, "forking", kForkingProgram,
+                             "-O2 -fomit-frame-pointer -fno-optimize-sibling-calls");
+  std::string path = dir.file("forks.trace");  // removed with the directory
+  WorkloadRun run = run_workload(INCISE_RECORD_BIN, {"-o", path, "-F", "999", "--", exe});
+  ASSERT_EQ(run.exit_code, 0) << run.raw_stdout;
+  auto parent = static_cast<uint32_t>(run.number("pid"));
+  TraceView trace(path);
+  ASSERT_TRUE(trace.ok()) << trace.error();
+  int samples = 0, whole = 0;
+  for (const auto& sample : trace.rows<format::CpuSample>()) {
+    if (sample.pid == parent) continue;
+    std::vector<std::string> frames = userFunctions(trace, sample.pid, sample.stack_id);
+    if (frames.empty() || frames.front() != "level3") continue;
+    ++samples;
+    whole += inOrder(frames, {"level3", "child_work", "main"});
+  }
+  std::printf("forks: %d/%d child samples reach main\n", whole, samples);
+  ASSERT_GE(samples, 40);  // 200 ms of children at 999 Hz, on a busy box
+  EXPECT_GE(whole, samples * 95 / 100);
+}
+
 }  // namespace
 }  // namespace incise::testing
