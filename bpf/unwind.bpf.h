@@ -404,16 +404,21 @@ static __always_inline bool unwind_fp_step(struct unwind_walk* w) {
 #define SIGCONTEXT_RBP 10
 #define SIGCONTEXT_RSP 15
 #define SIGCONTEXT_RIP 16
+_Static_assert(SIGCONTEXT_RIP == SIGCONTEXT_RSP + 1, "rsp and rip are read as a pair");
 
 static __always_inline bool unwind_signal_step(struct unwind_walk* w) {
-  __u64 regs[SIGCONTEXT_RIP + 1];
-  if (bpf_probe_read_user(regs, sizeof(regs), (const void*)(w->sp + SIGCONTEXT_AT)) != 0) {
+  /* The three registers only: the whole sigcontext on the stack would take
+   * room the programs that walk need. */
+  __u64 at = w->sp + SIGCONTEXT_AT;
+  __u64 bp, sp_ip[2];
+  if (!unwind_read(w, at + SIGCONTEXT_RBP * 8, &bp, 1) ||
+      !unwind_read(w, at + SIGCONTEXT_RSP * 8, sp_ip, 2)) {
     w->end = UNWIND_END_READ_FAILED;
     return false;
   }
-  w->bp = regs[SIGCONTEXT_RBP];
-  w->sp = regs[SIGCONTEXT_RSP];
-  w->pc = regs[SIGCONTEXT_RIP];
+  w->bp = bp;
+  w->sp = sp_ip[0];
+  w->pc = sp_ip[1];
   w->return_address = 0; /* the interrupted instruction itself */
   w->cfi_frames++;
   return true;
@@ -499,6 +504,18 @@ static __always_inline bool unwind_cfi_step(struct unwind_walk* w, struct unwind
   return true;
 }
 
+/* Word by word in registers: a struct on the stack here would take room the
+ * programs that walk need (their stack and this function's share 512 bytes). */
+static __always_inline void unwind_swap_mappings(struct unwind_walk* w) {
+  __u64* a = (__u64*)&w->map;
+  __u64* b = (__u64*)&w->other_map;
+  for (__u32 i = 0; i < sizeof(struct unwind_mapping) / 8; i++) {
+    __u64 t = a[i];
+    a[i] = b[i];
+    b[i] = t;
+  }
+}
+
 /* From frame (pc, sp, bp) to its caller's; false when the walk ends (why:
  * w->end). A global function, so the verifier checks it once, on its own,
  * instead of in every state the frame loop reaches: verified inline, a
@@ -508,16 +525,17 @@ __noinline int unwind_frame(struct unwind_walk* w) {
   __u64 pc = w->pc;
   bool stepped;
   if (pc < w->map.start || pc >= w->map.end) {
-    struct unwind_mapping last = w->map;
     if (pc >= w->other_map.start && pc < w->other_map.end) {
-      w->map = w->other_map;
-    } else if (!unwind_find_mapping(w, pc)) {
-      unwind_request(w->asker, UNWIND_REQUEST_UNMAPPED_PC, pc);
-      w->map.start = w->map.end = 0;
-      w->map.rows = 0;
+      unwind_swap_mappings(w);
+    } else {
+      /* An empty mapping (start = end = 0) is never the other one. */
+      if (w->map.end != 0) w->other_map = w->map;
+      if (!unwind_find_mapping(w, pc)) {
+        unwind_request(w->asker, UNWIND_REQUEST_UNMAPPED_PC, pc);
+        w->map.start = w->map.end = 0;
+        w->map.rows = 0;
+      }
     }
-    /* An empty mapping (start = end = 0) is never the other one. */
-    if (last.end != 0) w->other_map = last;
   }
   /* Objects without tables (JIT code, Go) keep frame pointers; pcs before
    * an object's first row are in no FDE. */
