@@ -1,7 +1,7 @@
 /* User stacks unwound in the kernel from compact CFI tables, for code built
  * without frame pointers (Debian's libc, python3, postgres, redis...).
  *
- *   int count = unwind_user_stack(regs, frames, trampoline, pending);  // -1: walk by fp
+ *   int count = unwind_user_stack(regs, ip, frames, trampoline, pending);  // -1: walk by fp
  *
  * The recorder (recorder/unwind_table_loader.h) loads each executable
  * object's rows (bpf/unwind_table.h, built from .eh_frame by
@@ -576,11 +576,12 @@ static long unwind_step(__u64 index, void* context) {
 }
 
 /* The user stack of the current task from its user registers into `frames`
- * (leaf first); -1 when the process has no tables yet (the caller then walks
- * frame pointers). `trampoline` and `pending` come from the task's pending
- * uretprobes (bpf/stack.bpf.h). */
-static __always_inline int unwind_user_stack(struct pt_regs* regs, __u64* frames, __u64 trampoline,
-                                             __u64 pending) {
+ * (leaf first), starting at `ip` (regs->ip, or the probed code's address
+ * while a uprobe single-steps); -1 when the process has no tables yet (the
+ * caller then walks frame pointers). `trampoline` and `pending` come from
+ * the task's pending uretprobes (bpf/stack.bpf.h). */
+static __always_inline int unwind_user_stack(struct pt_regs* regs, __u64 ip, __u64* frames,
+                                             __u64 trampoline, __u64 pending) {
   void* processes = unwind_shared(&unwind_processes);
   if (!processes) return -1; /* -g fp */
   __u32 pid = bpf_get_current_pid_tgid() >> 32;
@@ -612,7 +613,7 @@ static __always_inline int unwind_user_stack(struct pt_regs* regs, __u64* frames
       .frames = frames,
       .walk =
           {
-              .pc = regs->ip,
+              .pc = ip,
               .sp = regs->sp,
               .bp = regs->bp,
               .trampoline = trampoline,
