@@ -128,13 +128,26 @@ static __always_inline __u32 fp_walk(struct pt_regs* regs, struct pending_return
   return count;
 }
 
+/* While a uprobe single-steps the probed instruction's copy in its slot of
+ * the uprobe page, ip is in that slot (the registers are otherwise the
+ * probed code's): the address in the probed code is utask->vaddr plus the
+ * same distance. Samples land there in the traps' handling. */
+#define UPROBE_XOL_SLOT_BYTES 128 /* arch/x86/include/asm/uprobes.h */
+static __always_inline __u64 probed_code_ip(struct pt_regs* regs, struct uprobe_task* utask) {
+  __u64 ip = regs->ip;
+  /* Not by utask->state: ip moves to the slot before the state says so. */
+  __u64 slot = utask->xol_vaddr;
+  if (!slot || ip < slot || ip >= slot + UPROBE_XOL_SLOT_BYTES) return ip;
+  return utask->vaddr + (ip - slot);
+}
+
 /* The user registers and pending uretprobes of the current task: NONE for
  * tasks without a user stack, KERNEL for a 32-bit task (the kernel's walker
  * handles its frames), else OURS. */
 #define USER_WALK_NONE 0
 #define USER_WALK_KERNEL 1
 #define USER_WALK_OURS 2
-static __always_inline int user_walk_setup(struct pt_regs** regs_out,
+static __always_inline int user_walk_setup(struct pt_regs** regs_out, __u64* ip,
                                            struct pending_returns* pending, bool* at_probed_entry) {
   struct task_struct* task = bpf_get_current_task_btf();
   if (task->flags & PF_NO_USER_STACK) return USER_WALK_NONE;
@@ -142,6 +155,7 @@ static __always_inline int user_walk_setup(struct pt_regs** regs_out,
   if (!regs) return USER_WALK_NONE;
   if (regs->cs != USER_CS_64) return USER_WALK_KERNEL;
   *regs_out = regs;
+  *ip = regs->ip;
   pending->next = NULL;
   pending->trampoline = 0;
   *at_probed_entry = false;
@@ -149,16 +163,20 @@ static __always_inline int user_walk_setup(struct pt_regs** regs_out,
   if (utask) {
     *pending = pending_returns_of(task, utask);
     *at_probed_entry = uprobe_hit_at_function_entry(utask);
+    *ip = probed_code_ip(regs, utask);
   }
   return USER_WALK_OURS;
 }
 
-/* The frame-pointer walk alone (-g fp, and the UserWalkCheck test). */
+/* The frame-pointer walk alone (-g fp, and the UserWalkCheck test). Like
+ * the kernel's walker it starts at regs->ip, the uprobe page's address
+ * while a probed instruction is single-stepped. */
 static __always_inline __u32 walk_user_stack_fp(void* ctx, __u64* frames) {
   struct pt_regs* regs = NULL;
+  __u64 ip;
   struct pending_returns pending;
   bool at_probed_entry;
-  int how = user_walk_setup(&regs, &pending, &at_probed_entry);
+  int how = user_walk_setup(&regs, &ip, &pending, &at_probed_entry);
   if (how == USER_WALK_KERNEL) return kernel_walk_user_stack(ctx, frames);
   if (how == USER_WALK_NONE || !regs) return 0;
   return fp_walk(regs, pending, at_probed_entry, frames);
@@ -173,12 +191,14 @@ static __always_inline __u32 walk_user_stack_fp(void* ctx, __u64* frames) {
  * address is at sp there; the frame-pointer walk reads it there). */
 static __always_inline __u32 walk_user_stack(void* ctx, __u64* frames) {
   struct pt_regs* regs = NULL;
+  __u64 ip;
   struct pending_returns pending;
   bool at_probed_entry;
-  int how = user_walk_setup(&regs, &pending, &at_probed_entry);
+  int how = user_walk_setup(&regs, &ip, &pending, &at_probed_entry);
   if (how == USER_WALK_KERNEL) return kernel_walk_user_stack(ctx, frames);
   if (how == USER_WALK_NONE || !regs) return 0;
-  int count = unwind_user_stack(regs, frames, pending.trampoline, (__u64)pending.next);
+  /* CFI walks start in the probed code: the uprobe page has no tables. */
+  int count = unwind_user_stack(regs, ip, frames, pending.trampoline, (__u64)pending.next);
   if (count >= 0) return (__u32)count;
   return fp_walk(regs, pending, at_probed_entry, frames);
 }

@@ -1,7 +1,7 @@
 /* User stacks unwound in the kernel from compact CFI tables, for code built
  * without frame pointers (Debian's libc, python3, postgres, redis...).
  *
- *   int count = unwind_user_stack(regs, frames, trampoline, pending);  // -1: walk by fp
+ *   int count = unwind_user_stack(regs, ip, frames, trampoline, pending);  // -1: walk by fp
  *
  * The recorder (recorder/unwind_table_loader.h) loads each executable
  * object's rows (bpf/unwind_table.h, built from .eh_frame by
@@ -19,7 +19,8 @@
  * A process without tables yet, or a pc outside every mapping the recorder
  * gave (a library mapped since), is reported in unwind_requests (and a new
  * request wakes the recorder through unwind_wakeups); until the recorder
- * answers, the caller walks frame pointers as before.
+ * answers, a fork that has not exec'd is walked by its parent's tables, and
+ * any other process by frame pointers.
  *
  * Every BPF object that walks stacks includes this header, and the tables
  * are big: each object's maps below are one-slot handles, and the recorder
@@ -101,6 +102,41 @@ struct {
   __type(value, __u64);
 } unwind_stats SEC(".maps");
 
+/* The stack memory a walk reads, a page at a time (struct unwind_window):
+ * a frame's caller is usually in the same page, so most steps read no user
+ * memory, and a user read costs more than a map lookup. */
+#define UNWIND_WINDOW_BYTES 4096
+struct unwind_window {
+  __u64 generation; /* changed by every load: a walk whose load is not the last reloads */
+  __u8 bytes[UNWIND_WINDOW_BYTES];
+};
+
+struct {
+  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+  __uint(max_entries, 1);
+  __type(key, __u32);
+  __type(value, struct unwind_window);
+} unwind_windows SEC(".maps");
+
+/* Rows found by earlier walks on this CPU, by (table, address): most
+ * samples repeat the return addresses of earlier ones, and a hit costs no
+ * index lookup and no search. Direct-mapped; an entry's sequence is odd
+ * while it is written, so a walk nested in another's write (a program
+ * interrupting another on this CPU) neither reads nor writes it half-done. */
+#define UNWIND_ROW_CACHE_LOG2 11
+struct unwind_cached_row {
+  __u64 key; /* table << 32 | address; 0: empty */
+  __u64 sequence;
+  struct unwind_row row;
+};
+
+struct {
+  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+  __uint(max_entries, 1u << UNWIND_ROW_CACHE_LOG2);
+  __type(key, __u32);
+  __type(value, struct unwind_cached_row);
+} unwind_row_cache SEC(".maps");
+
 #define UNWIND_LOWEST_ADDRESS 4096
 #define UNWIND_WALKING 0xffffffff
 
@@ -108,13 +144,18 @@ struct {
  * walks (struct unwind_context). */
 struct unwind_walk {
   __u64 pc, sp, bp;
-  /* The mapping the last pc fell in (most frames share their caller's). */
-  __u64 map_start, map_end, map_bias, map_page_base;
-  __u32 map_first_row, map_rows, map_page_index, map_pages;
+  /* The mapping the last pc fell in (most frames share their caller's),
+   * and the one before it (stacks go back and forth between two objects:
+   * the program and libc). */
+  struct unwind_mapping map, other_map;
+  /* The stack bytes [window_base, window_end) in this CPU's unwind_window,
+   * while its generation is window_generation. */
+  __u64 window_base, window_end, window_generation;
   /* Pending uretprobes: their trampoline and the innermost return_instance. */
   __u64 trampoline;
   __u64 pending;
-  __u32 pid;
+  __u32 pid;   /* whose tables the walk reads: the process's, or its parent's (a new fork) */
+  __u32 asker; /* the walked process: requests name it */
   __u32 count;
   __u32 end;            /* enum unwind_end, UNWIND_WALKING until it ends */
   __u32 return_address; /* pc is a return address: its call is at pc - 1 */
@@ -160,6 +201,33 @@ static __always_inline void unwind_request(__u32 pid, __u32 reason, __u64 pc) {
   if (wakeups) bpf_ringbuf_output(wakeups, &pid, sizeof(pid), BPF_RB_FORCE_WAKEUP);
 }
 
+/* `words` 8-byte words of user memory at `address` into `out`, from the
+ * walk's window: a miss loads the rest of address's page (a stack's callers
+ * are above their callees, and the page is mapped if address is). */
+static __always_inline bool unwind_read(struct unwind_walk* w, __u64 address, __u64* out,
+                                        __u32 words) {
+  __u32 size = words * 8;
+  __u32 zero = 0;
+  struct unwind_window* window = bpf_map_lookup_elem(&unwind_windows, &zero);
+  if (!window) return bpf_probe_read_user(out, size, (const void*)address) == 0;
+  if (address < w->window_base || address + size > w->window_end ||
+      window->generation != w->window_generation) {
+    __u64 length = UNWIND_WINDOW_BYTES - (address & (UNWIND_WINDOW_BYTES - 1));
+    if (length < size) return bpf_probe_read_user(out, size, (const void*)address) == 0;
+    if (bpf_probe_read_user(window->bytes, length, (const void*)address) != 0) {
+      w->window_end = 0;
+      return false;
+    }
+    w->window_generation = ++window->generation;
+    w->window_base = address;
+    w->window_end = address + length;
+  }
+  __u64 offset = address - w->window_base;
+  if (offset > UNWIND_WINDOW_BYTES - size) return false;
+  for (__u32 i = 0; i < words; i++) out[i] = *(__u64*)&window->bytes[offset + i * 8];
+  return true;
+}
+
 /* The return address a pending uretprobe's trampoline stands in for. */
 static __always_inline __u64 unwind_real_return(struct unwind_walk* w, __u64 address) {
   if (!w->pending || address != w->trampoline) return address;
@@ -180,6 +248,7 @@ struct unwind_row_search {
   __u32 target;
   __u32 low, high;
   __u32 failed;
+  struct unwind_row found; /* row low - 1 once low has moved: no lookup after the search */
 };
 
 static long unwind_row_search_step(__u64 index, void* context) {
@@ -191,10 +260,12 @@ static long unwind_row_search_step(__u64 index, void* context) {
     s->failed = 1;
     return 1;
   }
-  if (slot->row.address <= s->target)
+  if (slot->row.address <= s->target) {
     s->low = middle + 1;
-  else
+    s->found = slot->row;
+  } else {
     s->high = middle;
+  }
   return 0;
 }
 
@@ -241,55 +312,68 @@ static __always_inline bool unwind_find_mapping(struct unwind_walk* w, __u64 pc)
   if (search.low == 0) return false;
   struct unwind_mapping* found = &chunk->mapping[(search.low - 1) & (UNWIND_CHUNK_MAPPINGS - 1)];
   if (pc >= found->end) return false;
-  w->map_start = found->start;
-  w->map_end = found->end;
-  w->map_bias = found->bias;
-  w->map_first_row = found->first_row;
-  w->map_rows = found->rows;
-  w->map_page_base = found->page_base;
-  w->map_page_index = found->page_index;
-  w->map_pages = found->pages;
+  w->map = *found;
   return true;
 }
 
-/* Entry `page` of the current object's page index. */
-static __always_inline bool unwind_page_entry(void* rows, struct unwind_walk* w, __u64 page,
-                                              __u32* out) {
-  __u32 slot = w->map_page_index + (__u32)(page >> 1);
-  union unwind_row_slot* entry = bpf_map_lookup_elem(rows, &slot);
-  if (!entry) return false;
-  *out = entry->page_first_row[page & 1];
-  return true;
+static __always_inline struct unwind_cached_row* unwind_cache_entry(__u64 key) {
+  __u32 slot =
+      (__u32)((key ^ (key >> 32) * 0x9e3779b1u) * 0x9e3779b1u) >> (32 - UNWIND_ROW_CACHE_LOG2);
+  return bpf_map_lookup_elem(&unwind_row_cache, &slot);
+}
+
+static __always_inline bool unwind_cache_get(struct unwind_cached_row* entry, __u64 key,
+                                             struct unwind_row* out) {
+  __u64 sequence = *(volatile __u64*)&entry->sequence;
+  if ((sequence & 1) || *(volatile __u64*)&entry->key != key) return false;
+  *out = entry->row;
+  asm volatile("" ::: "memory");
+  return *(volatile __u64*)&entry->sequence == sequence;
+}
+
+static __always_inline void unwind_cache_put(struct unwind_cached_row* entry, __u64 key,
+                                             const struct unwind_row* row) {
+  __u64 sequence = *(volatile __u64*)&entry->sequence;
+  if ((sequence & 1) ||
+      __sync_val_compare_and_swap(&entry->sequence, sequence, sequence + 1) != sequence)
+    return;
+  entry->key = key;
+  entry->row = *row;
+  asm volatile("" ::: "memory");
+  *(volatile __u64*)&entry->sequence = sequence + 2;
 }
 
 /* The row covering ELF address `address` of the current mapping's object:
- * the page index bounds the search to the rows of address's page. */
+ * from the row cache, else the page index bounds the search to the rows of
+ * address's page. */
 static __always_inline bool unwind_find_row(struct unwind_walk* w, __u64 address,
                                             struct unwind_row* out) {
+  __u64 key = (__u64)w->map.table << 32 | (__u32)address;
+  struct unwind_cached_row* cached = unwind_cache_entry(key);
+  if (cached && unwind_cache_get(cached, key, out)) return true;
   void* rows = unwind_shared(&unwind_rows);
-  if (!rows || address < w->map_page_base) return false;
-  __u64 page = (address - w->map_page_base) >> 12;
-  __u32 low = 0, high = 0;
-  if (page >= w->map_pages || !unwind_page_entry(rows, w, page, &low) ||
-      !unwind_page_entry(rows, w, page + 1, &high))
-    return false;
+  if (!rows || address < w->map.page_base) return false;
+  __u64 page = (address - w->map.page_base) >> UNWIND_INDEX_PAGE_SHIFT;
+  if (page >= w->map.pages) return false;
+  __u32 slot = w->map.page_index + (__u32)page;
+  union unwind_row_slot* entry = bpf_map_lookup_elem(rows, &slot);
+  if (!entry) return false;
   /* Rows from the one covering the page's start to the one covering the next's. */
-  __u32 count = w->map_rows;
+  __u32 low = entry->page_rows[0], high = entry->page_rows[1];
+  __u32 count = w->map.rows;
   if (high >= count) high = count - 1;
   if (low > high) return false;
   struct unwind_row_search search = {.rows = rows,
                                      .target = (__u32)address,
-                                     .low = w->map_first_row + low,
-                                     .high = w->map_first_row + high + 1};
+                                     .low = w->map.first_row + low,
+                                     .high = w->map.first_row + high + 1};
   __u32 first = search.low;
   bpf_loop(UNWIND_MAX_ROWS_LOG2 + 1, unwind_row_search_step, &search, 0);
   /* Every row of the range after address: address is ahead of the object's
    * first row (page 0 before its first FDE). */
   if (search.failed || search.low <= first) return false;
-  __u32 index = search.low - 1;
-  union unwind_row_slot* row = bpf_map_lookup_elem(rows, &index);
-  if (!row) return false;
-  *out = row->row;
+  *out = search.found;
+  if (cached) unwind_cache_put(cached, key, out);
   return true;
 }
 
@@ -301,7 +385,7 @@ static __always_inline bool unwind_fp_step(struct unwind_walk* w) {
     return false;
   }
   __u64 frame[2];
-  if (bpf_probe_read_user(frame, sizeof(frame), (const void*)w->bp) != 0) {
+  if (!unwind_read(w, w->bp, frame, 2)) {
     w->end = UNWIND_END_READ_FAILED;
     return false;
   }
@@ -320,16 +404,21 @@ static __always_inline bool unwind_fp_step(struct unwind_walk* w) {
 #define SIGCONTEXT_RBP 10
 #define SIGCONTEXT_RSP 15
 #define SIGCONTEXT_RIP 16
+_Static_assert(SIGCONTEXT_RIP == SIGCONTEXT_RSP + 1, "rsp and rip are read as a pair");
 
 static __always_inline bool unwind_signal_step(struct unwind_walk* w) {
-  __u64 regs[SIGCONTEXT_RIP + 1];
-  if (bpf_probe_read_user(regs, sizeof(regs), (const void*)(w->sp + SIGCONTEXT_AT)) != 0) {
+  /* The three registers only: the whole sigcontext on the stack would take
+   * room the programs that walk need. */
+  __u64 at = w->sp + SIGCONTEXT_AT;
+  __u64 bp, sp_ip[2];
+  if (!unwind_read(w, at + SIGCONTEXT_RBP * 8, &bp, 1) ||
+      !unwind_read(w, at + SIGCONTEXT_RSP * 8, sp_ip, 2)) {
     w->end = UNWIND_END_READ_FAILED;
     return false;
   }
-  w->bp = regs[SIGCONTEXT_RBP];
-  w->sp = regs[SIGCONTEXT_RSP];
-  w->pc = regs[SIGCONTEXT_RIP];
+  w->bp = bp;
+  w->sp = sp_ip[0];
+  w->pc = sp_ip[1];
   w->return_address = 0; /* the interrupted instruction itself */
   w->cfi_frames++;
   return true;
@@ -351,7 +440,7 @@ static __always_inline bool unwind_cfi_step(struct unwind_walk* w, struct unwind
     case UNWIND_CFA_DEREF_RSP:
     case UNWIND_CFA_DEREF_RBP: {
       __u64 at = (kind == UNWIND_CFA_DEREF_RSP ? w->sp : w->bp) + offset;
-      if (bpf_probe_read_user(&cfa, sizeof(cfa), (const void*)at) != 0) {
+      if (!unwind_read(w, at, &cfa, 1)) {
         w->end = UNWIND_END_READ_FAILED;
         return false;
       }
@@ -391,19 +480,19 @@ static __always_inline bool unwind_cfi_step(struct unwind_walk* w, struct unwind
   __u64 saved[2]; /* [0]: the caller's rbp when it sits right below the return address */
   if (rbp_base == UNWIND_RBP_AT_CFA && rbp_offset == -16) {
     /* The common case (push %rbp first): rbp and return address in one read. */
-    if (bpf_probe_read_user(saved, sizeof(saved), (const void*)(cfa - 16)) != 0) {
+    if (!unwind_read(w, cfa - 16, saved, 2)) {
       w->end = UNWIND_END_READ_FAILED;
       return false;
     }
     w->bp = saved[0];
   } else {
-    if (bpf_probe_read_user(&saved[1], sizeof(saved[1]), (const void*)(cfa - 8)) != 0) {
+    if (!unwind_read(w, cfa - 8, &saved[1], 1)) {
       w->end = UNWIND_END_READ_FAILED;
       return false;
     }
     if (rbp_base == UNWIND_RBP_AT_CFA || rbp_base == UNWIND_RBP_AT_RBP) {
       __u64 at = (rbp_base == UNWIND_RBP_AT_CFA ? cfa : w->bp) + rbp_offset;
-      if (bpf_probe_read_user(&w->bp, sizeof(w->bp), (const void*)at) != 0) w->bp = 0;
+      if (!unwind_read(w, at, &w->bp, 1)) w->bp = 0;
     } else if (rbp_base == UNWIND_RBP_UNKNOWN) {
       w->bp = 0;
     }
@@ -415,6 +504,18 @@ static __always_inline bool unwind_cfi_step(struct unwind_walk* w, struct unwind
   return true;
 }
 
+/* Word by word in registers: a struct on the stack here would take room the
+ * programs that walk need (their stack and this function's share 512 bytes). */
+static __always_inline void unwind_swap_mappings(struct unwind_walk* w) {
+  __u64* a = (__u64*)&w->map;
+  __u64* b = (__u64*)&w->other_map;
+  for (__u32 i = 0; i < sizeof(struct unwind_mapping) / 8; i++) {
+    __u64 t = a[i];
+    a[i] = b[i];
+    b[i] = t;
+  }
+}
+
 /* From frame (pc, sp, bp) to its caller's; false when the walk ends (why:
  * w->end). A global function, so the verifier checks it once, on its own,
  * instead of in every state the frame loop reaches: verified inline, a
@@ -423,20 +524,26 @@ __noinline int unwind_frame(struct unwind_walk* w) {
   if (!w) return 0;
   __u64 pc = w->pc;
   bool stepped;
-  if (pc < w->map_start || pc >= w->map_end) {
-    if (!unwind_find_mapping(w, pc)) {
-      unwind_request(w->pid, UNWIND_REQUEST_UNMAPPED_PC, pc);
-      w->map_start = w->map_end = 0;
-      w->map_rows = 0;
+  if (pc < w->map.start || pc >= w->map.end) {
+    if (pc >= w->other_map.start && pc < w->other_map.end) {
+      unwind_swap_mappings(w);
+    } else {
+      /* An empty mapping (start = end = 0) is never the other one. */
+      if (w->map.end != 0) w->other_map = w->map;
+      if (!unwind_find_mapping(w, pc)) {
+        unwind_request(w->asker, UNWIND_REQUEST_UNMAPPED_PC, pc);
+        w->map.start = w->map.end = 0;
+        w->map.rows = 0;
+      }
     }
   }
   /* Objects without tables (JIT code, Go) keep frame pointers; pcs before
    * an object's first row are in no FDE. */
   struct unwind_row row = {.cfa = UNWIND_CFA_NONE};
-  if (w->map_rows == 0) {
+  if (w->map.rows == 0) {
     stepped = unwind_fp_step(w);
   } else {
-    unwind_find_row(w, pc - w->map_bias - w->return_address, &row);
+    unwind_find_row(w, pc - w->map.bias - w->return_address, &row);
     stepped = unwind_cfi_step(w, &row);
   }
   if (stepped) w->pc = unwind_real_return(w, w->pc);
@@ -469,23 +576,33 @@ static long unwind_step(__u64 index, void* context) {
 }
 
 /* The user stack of the current task from its user registers into `frames`
- * (leaf first); -1 when the process has no tables yet (the caller then walks
- * frame pointers). `trampoline` and `pending` come from the task's pending
- * uretprobes (bpf/stack.bpf.h). */
-static __always_inline int unwind_user_stack(struct pt_regs* regs, __u64* frames, __u64 trampoline,
-                                             __u64 pending) {
+ * (leaf first), starting at `ip` (regs->ip, or the probed code's address
+ * while a uprobe single-steps); -1 when the process has no tables yet (the
+ * caller then walks frame pointers). `trampoline` and `pending` come from
+ * the task's pending uretprobes (bpf/stack.bpf.h). */
+static __always_inline int unwind_user_stack(struct pt_regs* regs, __u64 ip, __u64* frames,
+                                             __u64 trampoline, __u64 pending) {
   void* processes = unwind_shared(&unwind_processes);
   if (!processes) return -1; /* -g fp */
   __u32 pid = bpf_get_current_pid_tgid() >> 32;
   struct unwind_process_key key = {.pid = pid, .chunk = 0};
   struct unwind_process_chunk* first = bpf_map_lookup_elem(processes, &key);
+  struct task_struct* task = bpf_get_current_task_btf();
+  /* Direct reads of the trusted task (no helper calls): a NULL mm reads as 0. */
+  struct mm_struct* mm = task->mm;
+  __u64 start_stack = mm ? mm->start_stack : 0;
   if (!first) {
     unwind_request(pid, UNWIND_REQUEST_UNKNOWN_PROCESS, 0);
-    unwind_count(UNWIND_END_NO_PROCESS, 1);
-    return -1;
-  }
-  struct task_struct* task = bpf_get_current_task_btf();
-  if (first->start_stack != BPF_CORE_READ(task, mm, start_stack)) {
+    /* A fork the recorder has not answered yet: until it execs (a new
+     * stack), its parent's mappings are its own, and so are their tables
+     * (a library it maps since is a pc outside them: a request). */
+    key.pid = task->real_parent->tgid;
+    first = bpf_map_lookup_elem(processes, &key);
+    if (!first || first->start_stack != start_stack) {
+      unwind_count(UNWIND_END_NO_PROCESS, 1);
+      return -1;
+    }
+  } else if (first->start_stack != start_stack) {
     unwind_request(pid, UNWIND_REQUEST_EXEC, 0);
     unwind_count(UNWIND_END_NO_PROCESS, 1);
     return -1;
@@ -496,12 +613,13 @@ static __always_inline int unwind_user_stack(struct pt_regs* regs, __u64* frames
       .frames = frames,
       .walk =
           {
-              .pc = regs->ip,
+              .pc = ip,
               .sp = regs->sp,
               .bp = regs->bp,
               .trampoline = trampoline,
               .pending = pending,
-              .pid = pid,
+              .pid = key.pid,
+              .asker = pid,
               .end = UNWIND_WALKING,
           },
   };

@@ -69,12 +69,17 @@ struct unwind_row {
 };
 
 /* An object's block in the rows array: its page index, then its rows. The
- * index has an entry per 4 KiB page of the object's code (two per array
- * element), the row covering the page's first byte, so a lookup searches only
- * the rows of one page (libc: ~8 on average, instead of 15 halvings of all). */
+ * index has an element per index page (UNWIND_INDEX_PAGE_BYTES of the
+ * object's code): the row covering the page's first byte and the one
+ * covering the next page's, so one lookup bounds a search to the rows of one
+ * page (libc: ~2 on average, one or two halvings instead of 15 of all). A
+ * page's element costs as much as a row: smaller pages would cost more rows
+ * than they save halvings. */
+#define UNWIND_INDEX_PAGE_SHIFT 10
+#define UNWIND_INDEX_PAGE_BYTES (1u << UNWIND_INDEX_PAGE_SHIFT)
 union unwind_row_slot {
   struct unwind_row row;
-  __u32 page_first_row[2]; /* page index entries, relative to the object's first row */
+  __u32 page_rows[2]; /* page index entry, relative to the object's first row */
 };
 
 struct unwind_mapping {
@@ -84,8 +89,10 @@ struct unwind_mapping {
   __u64 page_base;  /* ELF virtual address of the index's page 0 */
   __u32 first_row;  /* the object's rows in the rows array */
   __u32 rows;       /* 0: no table (JIT code, Go, no .eh_frame): frame-pointer steps */
-  __u32 page_index; /* array element of the page index (pages + 1 entries) */
+  __u32 page_index; /* array element of the page index (one per page) */
   __u32 pages;
+  __u32 table;    /* the rows' id, never reused while recording: keys walks' row caches */
+  __u32 reserved;
 };
 
 struct unwind_process_key {

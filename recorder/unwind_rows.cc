@@ -78,18 +78,19 @@ Result<ObjectUnwindRows> fromTables(Result<objfile::UnwindTables> tables, const 
 }  // namespace
 
 UnwindBlock unwindBlock(const std::vector<unwind_row>& rows) {
-  constexpr uint64_t kPage = 4096;
+  constexpr uint64_t kPage = UNWIND_INDEX_PAGE_BYTES;
   UnwindBlock block;
   block.page_base = rows.front().address & ~(kPage - 1);
   block.pages = static_cast<uint32_t>((rows.back().address - block.page_base) / kPage + 1);
-  size_t entries = size_t{block.pages} + 1;
-  block.index_elements = static_cast<uint32_t>((entries + 1) / 2);
+  block.index_elements = block.pages;
   block.slots.resize(block.index_elements + rows.size());
   size_t covering = 0;  // rows[covering]: the last row at or before the page's start
-  for (size_t page = 0; page < entries; ++page) {
+  for (size_t page = 0; page <= block.pages; ++page) {
     uint64_t start = block.page_base + page * kPage;
     while (covering + 1 < rows.size() && rows[covering + 1].address <= start) ++covering;
-    block.slots[page / 2].page_first_row[page % 2] = static_cast<uint32_t>(covering);
+    // Page p's slot holds where p's rows start and where p + 1's do.
+    if (page < block.pages) block.slots[page].page_rows[0] = static_cast<uint32_t>(covering);
+    if (page > 0) block.slots[page - 1].page_rows[1] = static_cast<uint32_t>(covering);
   }
   for (size_t i = 0; i < rows.size(); ++i) block.slots[block.index_elements + i].row = rows[i];
   return block;

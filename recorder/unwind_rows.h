@@ -36,7 +36,7 @@ Result<ObjectUnwindRows> unwindRowsFromImage(std::string_view image, const std::
 struct UnwindBlock {
   std::vector<unwind_row_slot> slots;
   uint64_t page_base = 0;       // ELF address of the index's page 0
-  uint32_t pages = 0;           // the index has pages + 1 entries
+  uint32_t pages = 0;           // the index has an entry per page
   uint32_t index_elements = 0;  // slots before the first row
 };
 UnwindBlock unwindBlock(const std::vector<unwind_row>& rows);

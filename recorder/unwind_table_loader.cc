@@ -80,6 +80,7 @@ struct Table {
   uint32_t block = 0;  // first element of its block: page index, then rows
   uint32_t block_elements = 0;
   uint32_t first_row = 0;
+  uint32_t id = 0;    // unwind_mapping.table
   uint32_t rows = 0;  // 0: no rows (frame-pointer steps): none fit, no .eh_frame, unreadable
   uint64_t page_base = 0;
   uint32_t pages = 0;
@@ -499,6 +500,7 @@ class UnwindTableLoader::Impl {
     table.block = *first;
     table.block_elements = count;
     table.first_row = *first + block.index_elements;
+    table.id = ++last_table_id_;
     table.rows = static_cast<uint32_t>(object.rows.size());
     if (options_.verbose)
       std::fprintf(stderr, "incise-record: unwind rows of %s: %u (%lu FDEs, %lu unsupported)\n",
@@ -560,6 +562,7 @@ class UnwindTableLoader::Impl {
         if (bias) {
           entry.bias = *bias;
           entry.first_row = table->first_row;
+          entry.table = table->id;
           entry.rows = table->rows;
           entry.page_base = table->page_base;
           entry.page_index = table->block;
@@ -679,6 +682,7 @@ class UnwindTableLoader::Impl {
   OwnedFd wakeups_fd_, epoll_fd_, stop_fd_;
   std::unique_ptr<ring_buffer, RingDeleter> wakeups_;
   std::thread worker_;
+  uint32_t last_table_id_ = 0;
 };
 
 uint32_t defaultUnwindRowCapacity(bool whole_machine) {

@@ -271,5 +271,129 @@ TEST(Unwind, FramePointerStacksOfTheSameProgramAreCut) {
   EXPECT_LT(s.chain_whole + s.libc_whole + s.thread_whole, (s.chain + s.libc_leaf + s.thread) / 2);
 }
 
+// Forks that do not exec: each child's samples are walked by its parent's
+// tables until the recorder has loaded its own, so even a child that lives
+// 5 ms (a few samples, the first ones before any answer) has whole stacks.
+constexpr const char* kForkingProgram = R"(
+#include <stdio.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static double now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+volatile unsigned long sink;
+
+__attribute__((noinline)) unsigned long level3(double until) {
+  unsigned long x = 1;
+  while (now() < until)
+    for (int i = 0; i < 100000; ++i) x = x * 6364136223846793005ul + 1442695040888963407ul;
+  return x;
+}
+__attribute__((noinline)) unsigned long child_work(double until) { return level3(until) + 1; }
+__attribute__((noinline)) unsigned long parent_work(double until) { return level3(until) + 2; }
+
+int main(void) {
+  printf("pid=%d\n", getpid());
+  fflush(stdout);
+  sink = parent_work(now() + 0.3);  // the parent's own samples load its tables
+  for (int i = 0; i < 40; ++i) {
+    pid_t child = fork();
+    if (child == 0) {
+      sink = child_work(now() + 0.005);
+      _exit(0);
+    }
+    waitpid(child, NULL, 0);
+  }
+  return 0;
+}
+)";
+
+TEST(Unwind, ForksThatDoNotExecAreWholeFromTheirFirstSample) {
+  INCISE_REQUIRE_RECORDING();
+  TempDir dir;
+  std::string exe = compileC(dir, "forking", kForkingProgram,
+                             "-O2 -fomit-frame-pointer -fno-optimize-sibling-calls");
+  std::string path = dir.file("forks.trace");  // removed with the directory
+  WorkloadRun run = run_workload(INCISE_RECORD_BIN, {"-o", path, "-F", "999", "--", exe});
+  ASSERT_EQ(run.exit_code, 0) << run.raw_stdout;
+  auto parent = static_cast<uint32_t>(run.number("pid"));
+  TraceView trace(path);
+  ASSERT_TRUE(trace.ok()) << trace.error();
+  int samples = 0, whole = 0;
+  for (const auto& sample : trace.rows<format::CpuSample>()) {
+    if (sample.pid == parent) continue;
+    std::vector<std::string> frames = userFunctions(trace, sample.pid, sample.stack_id);
+    if (frames.empty() || frames.front() != "level3") continue;
+    ++samples;
+    whole += inOrder(frames, {"level3", "child_work", "main"});
+  }
+  std::printf("forks: %d/%d child samples reach main\n", whole, samples);
+  ASSERT_GE(samples, 40);  // 200 ms of children at 999 Hz, on a busy box
+  EXPECT_GE(whole, samples * 95 / 100);
+}
+
+// A custom lock probe on a function called millions of times: most samples
+// land while the kernel handles a probe hit, many of them while the probed
+// instruction's copy is single-stepped in the uprobe page, whose address has
+// no tables. Walked from the probed code's address instead, they reach main.
+constexpr const char* kProbedProgram = R"(
+#include <stdio.h>
+#include <time.h>
+
+static double now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+volatile unsigned long sink;
+__attribute__((noinline)) void my_acquire(void* lock) { sink += (unsigned long)lock; }
+__attribute__((noinline)) void my_release(void* lock) { sink -= (unsigned long)lock; }
+__attribute__((noinline)) void hot_loop(double until) {
+  int lock;
+  while (now() < until)
+    for (int i = 0; i < 1000; ++i) my_acquire(&lock), my_release(&lock);
+}
+int main(void) {
+  printf("pid=%d\n", getpid());
+  fflush(stdout);
+  hot_loop(now() + 1.0);
+  return 0;
+}
+)";
+
+TEST(Unwind, SamplesWhileAUprobeSingleStepsReachMain) {
+  INCISE_REQUIRE_RECORDING();
+  TempDir dir;
+  std::string exe = compileC(dir, "probed", std::string("#include <unistd.h>\n") + kProbedProgram,
+                             "-O2 -fomit-frame-pointer -fno-optimize-sibling-calls");
+  std::string path = dir.file("probed.trace");
+  WorkloadRun run = run_workload(INCISE_RECORD_BIN, {"-o", path, "-F", "999", "--lock-probe",
+                                                     exe + ":my_acquire:my_release", "--", exe});
+  ASSERT_EQ(run.exit_code, 0) << run.raw_stdout;
+  auto pid = static_cast<uint32_t>(run.number("pid"));
+  TraceView trace(path);
+  ASSERT_TRUE(trace.ok()) << trace.error();
+  int in_probe = 0, whole = 0;
+  for (const auto& sample : trace.rows<format::CpuSample>()) {
+    if (sample.pid != pid) continue;
+    // In the kernel: the loop makes no syscalls (the clock is the vDSO's),
+    // so that is a probe hit's handling (traps, the return probe's syscall).
+    bool in_kernel = false;
+    for (uint64_t frame : trace.reader().stacks().frames(sample.stack_id))
+      in_kernel = in_kernel || format::isKernelAddress(frame);
+    if (!in_kernel) continue;
+    ++in_probe;
+    whole += inOrder(userFunctions(trace, pid, sample.stack_id), {"hot_loop", "main"});
+  }
+  std::printf("probe handling: %d/%d samples reach main\n", whole, in_probe);
+  ASSERT_GE(in_probe, 50);  // most of 1 s at 999 Hz, on a busy box
+  // Samples in the uretprobe trampoline's syscall (the return probe) are cut.
+  EXPECT_GE(whole, in_probe * 80 / 100);
+}
+
 }  // namespace
 }  // namespace incise::testing

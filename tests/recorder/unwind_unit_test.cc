@@ -113,11 +113,11 @@ TEST(UnwindRows, EncodesEveryRuleShape) {
 // the one covering the next page's; nullopt when no row covers address.
 std::optional<uint32_t> blockLookup(const UnwindBlock& block, uint64_t address) {
   if (address < block.page_base) return std::nullopt;
-  uint64_t page = (address - block.page_base) >> 12;
+  uint64_t page = (address - block.page_base) >> UNWIND_INDEX_PAGE_SHIFT;
   if (page >= block.pages) return std::nullopt;
-  auto entry = [&](uint64_t p) { return block.slots[p >> 1].page_first_row[p & 1]; };
   uint32_t rows = static_cast<uint32_t>(block.slots.size()) - block.index_elements;
-  uint32_t low = entry(page), high = std::min(entry(page + 1), rows - 1);
+  uint32_t low = block.slots[page].page_rows[0];
+  uint32_t high = std::min(block.slots[page].page_rows[1], rows - 1);
   if (low > high) return std::nullopt;
   uint32_t first = block.index_elements + low, l = first, h = block.index_elements + high + 1;
   while (l < h) {
@@ -132,23 +132,27 @@ std::optional<uint32_t> blockLookup(const UnwindBlock& block, uint64_t address) 
 }
 
 TEST(UnwindRows, PageIndexKnownAnswer) {
-  // Rows at 0x1100 (page 1), 0x1200, 0x3010 (page 3), none in page 2.
-  std::vector<unwind_row> rows = {{.address = 0x1100}, {.address = 0x1200}, {.address = 0x3010}};
+  // Rows at 0x1100, 0x1200 (page 0), 0x1c10 (page 3), none in pages 1-2.
+  constexpr uint64_t kPage = UNWIND_INDEX_PAGE_BYTES;
+  static_assert(kPage == 0x400, "the addresses below are placed on 1 KiB pages");
+  std::vector<unwind_row> rows = {{.address = 0x1100}, {.address = 0x1200}, {.address = 0x1c10}};
   UnwindBlock block = unwindBlock(rows);
   EXPECT_EQ(block.page_base, 0x1000u);
-  EXPECT_EQ(block.pages, 3u);                       // pages 0x1000, 0x2000, 0x3000
-  EXPECT_EQ(block.index_elements, 2u);              // 4 entries, two per slot
-  EXPECT_EQ(block.slots[0].page_first_row[0], 0u);  // 0x1000: before any row, search from 0
-  EXPECT_EQ(block.slots[0].page_first_row[1], 1u);  // 0x2000: covered by 0x1200
-  EXPECT_EQ(block.slots[1].page_first_row[0], 1u);  // 0x3000: still 0x1200
-  EXPECT_EQ(block.slots[1].page_first_row[1], 2u);  // 0x4000: 0x3010
-  EXPECT_EQ(block.slots[2].row.address, 0x1100u);
+  EXPECT_EQ(block.pages, 4u);                  // pages 0x1000, 0x1400, 0x1800, 0x1c00
+  EXPECT_EQ(block.index_elements, 4u);         // a slot per page
+  EXPECT_EQ(block.slots[0].page_rows[0], 0u);  // 0x1000: before any row, search from 0
+  EXPECT_EQ(block.slots[0].page_rows[1], 1u);  // 0x1400: covered by 0x1200
+  EXPECT_EQ(block.slots[1].page_rows[0], 1u);  // 0x1400 again
+  EXPECT_EQ(block.slots[2].page_rows[1], 1u);  // 0x1c00: still 0x1200
+  EXPECT_EQ(block.slots[3].page_rows[0], 1u);  // 0x1c00 again
+  EXPECT_EQ(block.slots[3].page_rows[1], 2u);  // 0x2000: 0x1c10
+  EXPECT_EQ(block.slots[4].row.address, 0x1100u);
   EXPECT_EQ(blockLookup(block, 0x10ff), std::nullopt);
   EXPECT_EQ(blockLookup(block, 0x1100), 0u);
-  EXPECT_EQ(blockLookup(block, 0x2500), 1u);
-  EXPECT_EQ(blockLookup(block, 0x300f), 1u);
-  EXPECT_EQ(blockLookup(block, 0x3fff), 2u);
-  EXPECT_EQ(blockLookup(block, 0x4000), std::nullopt);
+  EXPECT_EQ(blockLookup(block, 0x1500), 1u);
+  EXPECT_EQ(blockLookup(block, 0x1c0f), 1u);
+  EXPECT_EQ(blockLookup(block, 0x1fff), 2u);
+  EXPECT_EQ(blockLookup(block, 0x2000), std::nullopt);
 }
 
 // On libc's real rows, the index-bounded lookup finds the row a search of
