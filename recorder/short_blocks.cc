@@ -1,6 +1,7 @@
 // Short off-CPU intervals' rows held back and dropped: see short_blocks.h.
 #include "recorder/short_blocks.h"
 
+#include <optional>
 #include <utility>
 
 namespace incise::recorder {
@@ -16,29 +17,47 @@ uint64_t timeOf(const ShortBlocks::Row& row) {
 void ShortBlocks::onSwitch(const format::SchedSwitch& row, bool prev_is_target,
                            bool next_is_target) {
   expire(row.time);
-  // Whether next's switch-in must be written: its block was long, its
-  // switch-out row was written, or its block began before we saw it.
+  const auto prev_tid = static_cast<uint32_t>(row.prev_tid);
+  const auto next_tid = static_cast<uint32_t>(row.next_tid);
+  // Any row on this cpu ends the chance of the block whose switch-out was
+  // the cpu's last row, unless it is that block's own switch-in.
+  std::optional<uint32_t> open;
+  if (auto it = cpu_open_.find(row.cpu); it != cpu_open_.end()) {
+    open = it->second;
+    cpu_open_.erase(it);
+  }
+  // Whether this row must be written for next's sake.
   bool needed = false;
-  if (next_is_target && row.next_pid != 0) {
-    auto it = blocks_.find(static_cast<uint32_t>(row.next_tid));
+  bool next_side = next_is_target && row.next_pid != 0;
+  if (next_side) {
+    auto it = blocks_.find(next_tid);
     if (it == blocks_.end()) {
-      needed = true;
+      needed = true;  // its block began before we saw it
     } else {
       Block& block = it->second;
       uint64_t off_cpu = row.time > block.out_time ? row.time - block.out_time : 0;
-      bool keep = block.long_block || off_cpu >= min_block_ns_;
-      decide(block, keep);
-      if (!keep) {
+      bool bracket = !block.kept && open == next_tid && block.out_cpu == row.cpu &&
+                     block.partner_tid == row.prev_tid && !prev_is_target;
+      if (bracket && off_cpu < min_block_ns_) {
+        decide(block, false);
         ++counts_.short_blocks;
         counts_.short_block_ns += off_cpu;
+      } else {
+        decide(block, true);
+        needed = true;
       }
-      needed = keep || block.switch_written;
+      // Back on another cpu: the bracket left open there is over too.
+      if (auto stale = cpu_open_.find(block.out_cpu);
+          stale != cpu_open_.end() && stale->second == next_tid)
+        cpu_open_.erase(stale);
       blocks_.erase(it);
     }
   }
+  if (open && (!next_side || *open != next_tid)) {
+    if (auto it = blocks_.find(*open); it != blocks_.end()) decide(it->second, true);
+  }
   if (prev_is_target && row.prev_pid != 0) {
-    auto tid = static_cast<uint32_t>(row.prev_tid);
-    auto [it, inserted] = blocks_.try_emplace(tid);
+    auto [it, inserted] = blocks_.try_emplace(prev_tid);
     Block& block = it->second;
     // A second switch-out without a switch-in between (a lost event): the
     // first block's length is unknown, so its rows are written.
@@ -47,11 +66,15 @@ void ShortBlocks::onSwitch(const format::SchedSwitch& row, bool prev_is_target,
       block = Block{};
     }
     block.out_time = row.time;
-    if (needed) {
-      push(row, Fate::kKeep, tid);
-      block.switch_written = true;
+    block.out_cpu = row.cpu;
+    block.partner_tid = row.next_tid;
+    // A thread that leaves its cpu to another target never makes a bracket.
+    if (needed || next_is_target) {
+      block.kept = true;
+      push(row, Fate::kKeep, prev_tid);
     } else {
-      block.held.push_back(push(row, Fate::kPending, tid));
+      block.held.push_back(push(row, Fate::kPending, prev_tid));
+      cpu_open_[row.cpu] = prev_tid;
     }
   } else if (needed) {
     push(row, Fate::kKeep, 0);
@@ -67,7 +90,7 @@ void ShortBlocks::onWakeup(const format::Wakeup& row, bool wakee_is_target) {
   if (it == blocks_.end()) {
     // Not the end of a target's block: a non-target woken, or a running one.
     ++counts_.wakeups_dropped;
-  } else if (it->second.long_block) {
+  } else if (it->second.kept) {
     push(row, Fate::kKeep, 0);
   } else {
     it->second.held.push_back(push(row, Fate::kPending, it->first));
@@ -78,6 +101,7 @@ void ShortBlocks::onWakeup(const format::Wakeup& row, bool wakee_is_target) {
 void ShortBlocks::finish() {
   for (auto& [tid, block] : blocks_) decide(block, true);
   blocks_.clear();
+  cpu_open_.clear();
   release();
 }
 
@@ -95,7 +119,6 @@ void ShortBlocks::expire(uint64_t now) {
       queue_.front().fate = Fate::kKeep;  // unreachable: pending rows have a block
     } else {
       decide(it->second, true);
-      it->second.long_block = true;
     }
     release();
   }
@@ -112,7 +135,7 @@ void ShortBlocks::decide(Block& block, bool keep) {
       ++counts_.wakeups_dropped;
   }
   block.held.clear();
-  if (keep) block.switch_written = true;
+  if (keep) block.kept = true;
 }
 
 uint64_t ShortBlocks::push(Row row, Fate fate, uint32_t tid) {

@@ -1,20 +1,22 @@
 // ShortBlocks: drops the scheduler rows of short off-CPU intervals
-// (--sched-min-block). A target thread's block runs from its switch-out to
-// its next switch-in; when that is shorter than the threshold, its switch-out
-// row and the wake-ups that ended it are not written, and the block is
-// counted instead. On servers most blocks are tens of microseconds (an event
-// loop's epoll_wait, a backend's semaphore), and their rows outnumber the
-// CPU samples by hundreds to one.
+// (--sched-min-block). On servers most blocks are tens of microseconds (an
+// event loop's epoll_wait, a backend's semaphore), and their switch and
+// wake-up rows outnumber the CPU samples by hundreds to one.
 //
-// A block's length is known only at its end, so rows wait in arrival order
-// until decided: at the thread's switch-in, or once the threshold has passed
-// since the switch-out (then it is long whatever follows). Rows leave in the
-// order they came, so at most a threshold's worth of rows is held.
+// A target thread's block runs from its switch-out to its next switch-in.
+// Its rows are dropped, and the block counted instead, when it is shorter
+// than the threshold and it is a bracket on one cpu: the thread switches out
+// to the idle task or to a thread outside the targets, and the very next row
+// on that cpu switches it back in. Dropping such a pair leaves every cpu's
+// sequence of switches whole (the row before says the thread came in, the
+// row after says it leaves) and every thread's ins and outs alternating, so
+// the reports' timelines stay consistent: the thread reads as running
+// through the short block. Any other block is written whole.
 //
-// Every written timeline stays whole: a switch row is kept when either side
-// needs it (prev's block is long, or next's block was long or its switch-out
-// row was written), so a thread written as switched out is always written as
-// switched back in.
+// A block's fate is known at the next row on its cpu, at its switch-in, or
+// once the threshold has passed since its switch-out. Rows wait in arrival
+// order until decided and leave in that order, so at most a threshold's
+// worth of rows is held.
 //
 //   ShortBlocks blocks(1'000'000);  // 1 ms
 //   blocks.onSwitch(row, prev_is_target, next_is_target);
@@ -65,9 +67,10 @@ class ShortBlocks {
   };
   struct Block {
     uint64_t out_time = 0;
-    bool long_block = false;      // known long before its end
-    bool switch_written = false;  // its switch-out row is kept
-    std::vector<uint64_t> held;   // sequence numbers of its pending rows
+    uint64_t out_cpu = 0;
+    uint64_t partner_tid = 0;    // who took the cpu at the switch-out
+    bool kept = false;           // decided: its rows are written
+    std::vector<uint64_t> held;  // sequence numbers of its pending rows
   };
 
   void expire(uint64_t now);
@@ -80,6 +83,9 @@ class ShortBlocks {
   std::deque<Held> queue_;
   uint64_t first_seq_ = 0;  // sequence number of queue_.front()
   std::unordered_map<uint32_t, Block> blocks_;
+  // cpu -> the thread whose switch-out is the last row on that cpu while its
+  // block can still be dropped.
+  std::unordered_map<uint64_t, uint32_t> cpu_open_;
   std::vector<Row> ready_;
   Counts counts_;
 };

@@ -14,10 +14,11 @@ constexpr uint64_t kUs = 1000;
 constexpr uint64_t kMinBlock = 1000 * kUs;  // 1 ms
 constexpr uint32_t kPid = 100, kA = 101, kB = 102, kOutsider = 900;
 
-format::SchedSwitch switchRow(uint64_t time, uint32_t prev_tid, uint32_t next_tid) {
+format::SchedSwitch switchRow(uint64_t time, uint32_t prev_tid, uint32_t next_tid,
+                              uint64_t cpu = 0) {
   auto pid = [](uint32_t tid) -> uint64_t { return tid == 0 ? 0 : tid == kOutsider ? 9 : kPid; };
   return {.time = time,
-          .cpu = 0,
+          .cpu = cpu,
           .prev_pid = pid(prev_tid),
           .prev_tid = prev_tid,
           .prev_state = 1,
@@ -37,8 +38,9 @@ bool isTarget(uint32_t tid) {
   return tid == kA || tid == kB;
 }
 
-void onSwitch(ShortBlocks& blocks, uint64_t time, uint32_t prev_tid, uint32_t next_tid) {
-  blocks.onSwitch(switchRow(time, prev_tid, next_tid), isTarget(prev_tid), isTarget(next_tid));
+void onSwitch(ShortBlocks& blocks, uint64_t time, uint32_t prev_tid, uint32_t next_tid,
+              uint64_t cpu = 0) {
+  blocks.onSwitch(switchRow(time, prev_tid, next_tid, cpu), isTarget(prev_tid), isTarget(next_tid));
 }
 
 // Each written row as (time, 's' or 'w').
@@ -81,21 +83,49 @@ TEST(ShortBlocks, KeepsEveryRowOfALongBlockInArrivalOrder) {
 TEST(ShortBlocks, ABlockIsLongOnceTheThresholdHasPassedWithoutItsEnd) {
   ShortBlocks blocks(kMinBlock);
   onSwitch(blocks, 0, kA, 0);
-  // An outsider's switch 2 ms later: A has been off the cpu for longer than
+  // A row on another cpu 2 ms later: A has been off the cpu for longer than
   // the threshold, so its switch-out is written before A comes back.
-  onSwitch(blocks, 2000 * kUs, kOutsider, 0);
+  onSwitch(blocks, 2000 * kUs, kOutsider, 0, 1);
   EXPECT_EQ(written(blocks), (Rows{{0, 's'}}));
   blocks.onWakeup(wakeupRow(2100 * kUs, kA), true);  // written at once
   EXPECT_EQ(written(blocks), (Rows{{2100 * kUs, 'w'}}));
 }
 
-TEST(ShortBlocks, AWrittenSwitchOutIsAlwaysFollowedByItsSwitchIn) {
+TEST(ShortBlocks, AThreadThatLeavesItsCpuToAnotherTargetIsWritten) {
   ShortBlocks blocks(kMinBlock);
   onSwitch(blocks, 0, kB, 0);            // B blocks for 5 ms
   onSwitch(blocks, 5000 * kUs, kA, kB);  // A leaves for B: written for B's sake
-  onSwitch(blocks, 5010 * kUs, 0, kA);   // A's 10 us block: short, but its
-  blocks.finish();                       // switch-out was written, so is this
+  onSwitch(blocks, 5010 * kUs, 0, kA);   // A's 10 us block is written whole
+  blocks.finish();
   EXPECT_EQ(written(blocks), (Rows{{0, 's'}, {5000 * kUs, 's'}, {5010 * kUs, 's'}}));
+  EXPECT_EQ(blocks.counts().short_blocks, 0u);
+}
+
+TEST(ShortBlocks, AShortBlockThatEndsOnAnotherCpuIsWritten) {
+  ShortBlocks blocks(kMinBlock);
+  onSwitch(blocks, 0, kA, 0, 0);
+  onSwitch(blocks, 20 * kUs, 0, kA, 1);
+  blocks.finish();
+  EXPECT_EQ(written(blocks), (Rows{{0, 's'}, {20 * kUs, 's'}}));
+}
+
+TEST(ShortBlocks, AShortBlockWithAnotherTargetOnItsCpuMeanwhileIsWritten) {
+  ShortBlocks blocks(kMinBlock);
+  onSwitch(blocks, 0, kA, 0);         // A out
+  onSwitch(blocks, 10 * kUs, 0, kB);  // B in on A's cpu (first seen: written)
+  onSwitch(blocks, 15 * kUs, kB, 0);  // B out
+  onSwitch(blocks, 20 * kUs, 0, kA);  // A back after 20 us
+  blocks.finish();
+  // Every cpu's sequence stays whole: each row's prev is the previous row's next.
+  EXPECT_EQ(written(blocks), (Rows{{0, 's'}, {10 * kUs, 's'}, {15 * kUs, 's'}, {20 * kUs, 's'}}));
+}
+
+TEST(ShortBlocks, AnOutsiderRunningInTheBracketIsDroppedWithIt) {
+  ShortBlocks blocks(kMinBlock);
+  onSwitch(blocks, 0, kA, kOutsider);
+  onSwitch(blocks, 30 * kUs, kOutsider, kA);
+  blocks.finish();
+  EXPECT_EQ(written(blocks), Rows{});
   EXPECT_EQ(blocks.counts().short_blocks, 1u);
 }
 
