@@ -36,8 +36,9 @@ void ShortBlocks::onSwitch(const format::SchedSwitch& row, bool prev_is_target,
     } else {
       Block& block = it->second;
       uint64_t off_cpu = row.time > block.out_time ? row.time - block.out_time : 0;
-      bool bracket = !block.kept && open == next_tid && block.out_cpu == row.cpu &&
-                     block.partner_tid == row.prev_tid && !prev_is_target;
+      // Switches between two non-targets are never recorded, so the thread
+      // that hands the cpu back may differ from the one that took it.
+      bool bracket = !block.kept && open == next_tid && block.out_cpu == row.cpu && !prev_is_target;
       if (bracket && off_cpu < min_block_ns_) {
         decide(block, false);
         ++counts_.short_blocks;
@@ -67,7 +68,6 @@ void ShortBlocks::onSwitch(const format::SchedSwitch& row, bool prev_is_target,
     }
     block.out_time = row.time;
     block.out_cpu = row.cpu;
-    block.partner_tid = row.next_tid;
     // A thread that leaves its cpu to another target never makes a bracket.
     if (needed || next_is_target) {
       block.kept = true;

@@ -68,7 +68,6 @@ class ShortBlocks {
   struct Block {
     uint64_t out_time = 0;
     uint64_t out_cpu = 0;
-    uint64_t partner_tid = 0;    // who took the cpu at the switch-out
     bool kept = false;           // decided: its rows are written
     std::vector<uint64_t> held;  // sequence numbers of its pending rows
   };

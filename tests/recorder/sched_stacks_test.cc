@@ -75,9 +75,11 @@ struct SleeperSwitches {
 };
 
 SleeperSwitches sleeperWithMinBlock(const std::string& min_block_us) {
-  // 20 sleeps of 2 ms, then a 100 ms wait on a pipe.
-  Recording run = record({"-F", "19", "--locks", "off", "--sched-min-block", min_block_us},
-                         {kSleeper, "--count", "20", "--interval-ms", "2", "--pipe-ms", "100"});
+  // 20 sleeps of 2 ms, then a 100 ms wait on a pipe, on one cpu: each sleep
+  // ends on the cpu it began on (a block that moves cpu is always written).
+  Recording run = record(
+      {"-F", "19", "--locks", "off", "--sched-min-block", min_block_us},
+      {"taskset", "-c", "0", kSleeper, "--count", "20", "--interval-ms", "2", "--pipe-ms", "100"});
   RemoveOnExit cleanup{run.trace_path};
   EXPECT_EQ(run.exit_code, 0) << run.recorder_stderr;
   TraceView trace(run.trace_path);

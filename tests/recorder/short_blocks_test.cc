@@ -146,6 +146,15 @@ TEST(ShortBlocks, AThreadFirstSeenComingInIsWrittenBehindEarlierHeldRows) {
   EXPECT_EQ(written(blocks), (Rows{{0, 's'}, {50 * kUs, 's'}, {1500 * kUs, 's'}}));
 }
 
+TEST(ShortBlocks, TheThreadThatHandsTheCpuBackMayBeAnotherOutsider) {
+  ShortBlocks blocks(kMinBlock);
+  onSwitch(blocks, 0, kA, 0);                 // A out to idle
+  onSwitch(blocks, 30 * kUs, kOutsider, kA);  // idle -> outsider is not recorded
+  blocks.finish();
+  EXPECT_EQ(written(blocks), Rows{});
+  EXPECT_EQ(blocks.counts().short_blocks, 1u);
+}
+
 TEST(ShortBlocks, FinishWritesTheBlocksTheRecordingEndsIn) {
   ShortBlocks blocks(kMinBlock);
   onSwitch(blocks, 0, kA, 0);
