@@ -55,8 +55,9 @@ struct RecordConfig {
   bool sched = true;
   SchedStacks sched_stacks = SchedStacks::kBlocked;
   // --sched-min-block: off-CPU intervals shorter than this get no switch or
-  // wake-up rows (recorder/short_blocks.h); 0 = every row.
-  uint64_t sched_min_block_ns = 1'000'000;
+  // wake-up rows (recorder/short_blocks.h); 0 = every row, so that thread
+  // states and off-CPU time stay exact unless the user trades them for bytes.
+  uint64_t sched_min_block_ns = 0;
   bool page_faults = false;
   uint64_t max_size_bytes = 0;  // 0 = unlimited
   bool verbose = false;

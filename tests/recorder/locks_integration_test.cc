@@ -120,7 +120,7 @@ TEST(LocksIntegration, ContendedModeSeesFutexWaitsOnTheMutex) {
 TEST(LocksIntegration, BlockingSwitchInAWaitHasTheWaitsUserStack) {
   INCISE_REQUIRE_RECORDING();
   // Every blocking switch is written (most of these waits are shorter than
-  // the default --sched-min-block, and lose their switch rows).
+  // 1 ms, and a --sched-min-block would drop their switch rows).
   Recording run = record(
       {"--locks", "contended", "-F", "19", "--sched-min-block", "0"},
       {kLockStory, "--threads", "4", "--iterations", "2000", "--burn-every", "0", "--hogs", "0"});
