@@ -98,10 +98,17 @@ enum sched_stack_mode {
   SCHED_STACKS_ALL = 2, /* also preemptions (user) and wakers' kernel stacks */
 };
 
+/* sched_switch_event.target_flags and wakeup_event.target_flags: the
+ * recorder keeps a thread's blocks (off-CPU intervals) only for targets. */
+#define SWITCH_PREV_TARGET (1u << 0)
+#define SWITCH_NEXT_TARGET (1u << 1)
+#define WAKEE_TARGET (1u << 0)
+
 /* header.pid/tid = prev (the thread leaving the cpu); stack = prev's off-CPU stack. */
 struct sched_switch_event {
   struct event_header header;
-  __u64 prev_state; /* 0 = preempted (still runnable), else the task state */
+  __u32 prev_state;   /* 0 = preempted (still runnable), else the task state */
+  __u32 target_flags; /* SWITCH_*_TARGET: which side the target filter selected */
   __u32 next_pid;
   __u32 next_tid;
   struct event_stack stack;
@@ -112,10 +119,10 @@ struct wakeup_event {
   struct event_header header;
   __u32 wakee_pid;
   __u32 wakee_tid;
-  __u32 target_cpu;  /* wakee's last cpu (sched_waking runs before the choice) */
-  __u32 is_new_task; /* sched_wakeup_new */
-  __u32 waker_flags; /* WAKER_* (bpf/futex_wait.h) */
-  __u32 reserved;
+  __u32 target_cpu;   /* wakee's last cpu (sched_waking runs before the choice) */
+  __u32 is_new_task;  /* sched_wakeup_new */
+  __u32 waker_flags;  /* WAKER_* (bpf/futex_wait.h) */
+  __u32 target_flags; /* WAKEE_TARGET when the wakee is a target thread */
   struct event_stack stack;
 };
 

@@ -54,7 +54,8 @@ struct futex_wait_facts {
 /* header.pid/tid = the thread blocking in the wait. */
 struct futex_switch_event {
   struct event_header header;
-  __u64 prev_state;
+  __u32 prev_state;
+  __u32 target_flags;
   __u32 next_pid;
   __u32 next_tid;
   struct futex_wait_facts futex;

@@ -117,6 +117,8 @@ static __always_inline int on_switch(void* ctx, bool preempt, struct task_struct
   e->header.pid = prev_tgid;
   e->header.tid = prev_tid;
   e->prev_state = preempt ? 0 : prev_state;
+  e->target_flags =
+      (prev_is_target ? SWITCH_PREV_TARGET : 0) | (next_is_target ? SWITCH_NEXT_TARGET : 0);
   e->next_pid = BPF_CORE_READ(next, tgid);
   e->next_tid = BPF_CORE_READ(next, pid);
   /* struct sched_switch_event is the same up to next_tid; its stack follows. */
@@ -152,7 +154,8 @@ static __always_inline __u32 waker_flags(void) {
 static __always_inline int on_wakeup(void* ctx, struct task_struct* wakee, bool is_new) {
   __u32 waker_tgid = bpf_get_current_pid_tgid() >> 32;
   bool waker_is_target = is_target(waker_tgid);
-  if (!waker_is_target && !is_target_task(wakee)) return 0;
+  bool wakee_is_target = is_target_task(wakee);
+  if (!waker_is_target && !wakee_is_target) return 0;
   if (!emit_sched_rows) {
     __u32 wakee_tid = BPF_CORE_READ(wakee, pid);
     if (!futex_waits || !bpf_map_lookup_elem(&futex_waiters, &wakee_tid)) return 0;
@@ -166,7 +169,7 @@ static __always_inline int on_wakeup(void* ctx, struct task_struct* wakee, bool 
   e->target_cpu = BPF_CORE_READ(wakee, wake_cpu);
   e->is_new_task = is_new;
   e->waker_flags = futex_waits ? waker_flags() : 0;
-  e->reserved = 0;
+  e->target_flags = wakee_is_target ? WAKEE_TARGET : 0;
   // The waker's kernel part is the wake-up path (futex_wake, try_to_wake_up);
   // its user part says which code released the waiter. A waker outside the
   // targets gets no stack: it is mostly a bystander (a wake-up from a timer

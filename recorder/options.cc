@@ -24,6 +24,7 @@ using options::boundedValue;
 constexpr uint32_t kMaxFrequencyHz = 100000;
 // A year: far below where seconds as a nanosecond count would overflow a uint64_t.
 constexpr double kMaxDurationSeconds = 365.0 * 86400;
+constexpr uint64_t kMaxMinBlockUs = 10'000'000;  // 10 s
 // 1 TiB: MB << 20 must not wrap.
 constexpr uint64_t kMaxSizeMb = uint64_t{1} << 20;
 // PID_MAX_LIMIT on 64-bit kernels.
@@ -78,6 +79,11 @@ po::options_description optionDescriptions() {
      "when the block is uninterruptible; wakers that are targets: user), all (kernel stacks of\n"
      "every block, preempted threads' user stacks, wakers' kernel stacks: costlier on\n"
      "switch-heavy programs), off")
+    ("sched-min-block", boundedValue<uint64_t>({.min = 0, .max = kMaxMinBlockUs, .unit = "microseconds"}),
+     "skip the switch and wake-up rows of off-CPU intervals shorter than MICROSECONDS\n"
+     "(counted in the trace's notes): far smaller files on switch-heavy servers, but sched\n"
+     "counts those blocks as running and offcpu leaves them out; 1000 is a start.\n"
+     "Default 0: every switch and wake-up")
     ("page-faults", "sample page faults with stacks and fault addresses")
     ("trace", po::value<std::vector<std::string>>()->composing(),
      "time every call of a function: BIN:FUNC, BIN:FUNC+OFFSET (from that offset to the\n"
@@ -319,6 +325,8 @@ Result<ParsedCommandLine> parseCommandLine(int argc, const char* const* argv) {
   } else {
     return Error("--sched-stacks " + sched_stacks + ": expected blocked, all or off");
   }
+  if (vm.count("sched-min-block"))
+    config.sched_min_block_ns = vm["sched-min-block"].as<uint64_t>() * 1000;
   config.page_faults = vm.count("page-faults") > 0;
   if (vm.count("trace")) {
     for (const auto& text : vm["trace"].as<std::vector<std::string>>()) {
@@ -352,7 +360,7 @@ std::string helpText() {
          "                     [-p PID[,PID...] | -a | --cgroup PATH | -- CMD ARGS...]\n"
          "                     [-d SECONDS] [--locks contended|all|off]\n"
          "                     [--lock-probe BIN:ACQUIRE:RELEASE]... [--no-sched]\n"
-         "                     [--sched-stacks blocked|all|off]\n"
+         "                     [--sched-stacks blocked|all|off] [--sched-min-block US]\n"
          "                     [--page-faults] [--max-size MB] [--bpf-stats] [-v]\n"
          "                     [--trace BIN:FUNC[+OFFSET]]... [--syscalls LIST|all]\n"
          "                     [--block-io] [--io-uring] [--aggregate] [--sample N]\n"

@@ -54,6 +54,10 @@ struct RecordConfig {
   std::vector<LockProbeSpec> lock_probes;
   bool sched = true;
   SchedStacks sched_stacks = SchedStacks::kBlocked;
+  // --sched-min-block: off-CPU intervals shorter than this get no switch or
+  // wake-up rows (recorder/short_blocks.h); 0 = every row, so that thread
+  // states and off-CPU time stay exact unless the user trades them for bytes.
+  uint64_t sched_min_block_ns = 0;
   bool page_faults = false;
   // Latency sources: --trace BIN:FUNC[+OFFSET] (as given, checked by
   // parseFunctionProbe), --syscalls LIST|all (empty = off), --block-io,

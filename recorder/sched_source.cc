@@ -4,9 +4,12 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <unordered_map>
+#include <variant>
 
 #include "bpf/futex_wait.h"
 #include "recorder/drop_counter.h"
@@ -14,6 +17,7 @@
 #include "recorder/futex_wait_rows.h"
 #include "recorder/proc_threads.h"
 #include "recorder/ring_poller.h"
+#include "recorder/short_blocks.h"
 #include "recorder/skeleton_setup.h"
 #include "sched.skel.h"
 
@@ -94,6 +98,10 @@ class SchedSource final : public Source {
   Status open(const RecordConfig& config, TargetFilter& filter) override {
     config_stacks_ = config.stacks ? config.sched_stacks : SchedStacks::kOff;
     futex_waits_ = config.lock_mode != LockMode::kOff;
+    if (emit_sched_ && config.sched_min_block_ns > 0) {
+      short_blocks_.emplace(config.sched_min_block_ns);
+      min_block_us_ = config.sched_min_block_ns / 1000;
+    }
     skel_.reset(sched_bpf__open());
     if (!skel_) return libbpfError("scheduler: open BPF object", errno);
     skel_->rodata->sched_stacks = schedStackMode(config);
@@ -130,6 +138,11 @@ class SchedSource final : public Source {
   void finish(EventSink& sink) override {
     // Threads still blocked in a wait: their rows end with the recording.
     for (const format::LockInterval& row : waits_.finish(monotonicNowNs())) sink.append(row);
+    if (short_blocks_) {
+      short_blocks_->finish();
+      writeReady();
+      sink.addNote(shortBlocksNote());
+    }
   }
 
  private:
@@ -149,6 +162,25 @@ class SchedSource final : public Source {
         bpf_program__set_autoload(prog, chosen && (emit_sched_ || futex_waits_));
       for (bpf_program* prog : process_life[variant]) bpf_program__set_autoload(prog, chosen);
     }
+  }
+
+  // Rows the short-block filter has decided to keep, in arrival order.
+  void writeReady() {
+    for (const ShortBlocks::Row& row : short_blocks_->takeReady())
+      std::visit([this](const auto& r) { sink_->append(r); }, row);
+  }
+
+  std::string shortBlocksNote() const {
+    const ShortBlocks::Counts& c = short_blocks_->counts();
+    char text[320];
+    std::snprintf(text, sizeof text,
+                  "scheduler: %llu off-CPU intervals shorter than %llu us not written (%.3f ms "
+                  "off-CPU in all; %llu switch and %llu wake-up rows; --sched-min-block)",
+                  static_cast<unsigned long long>(c.short_blocks),
+                  static_cast<unsigned long long>(min_block_us_), c.short_block_ns / 1e6,
+                  static_cast<unsigned long long>(c.switches_dropped),
+                  static_cast<unsigned long long>(c.wakeups_dropped));
+    return text;
   }
 
   static bool framesFit(const event_stack& stack, size_t stack_offset, size_t size) {
@@ -193,14 +225,21 @@ class SchedSource final : public Source {
       stack_id = sink.internStack(h.pid, stack);
     }
     if (emit_sched_) {
-      sink.append(format::SchedSwitch{.time = h.time,
-                                      .cpu = h.cpu,
-                                      .prev_pid = h.pid,
-                                      .prev_tid = h.tid,
-                                      .prev_state = e.prev_state,
-                                      .next_pid = e.next_pid,
-                                      .next_tid = e.next_tid,
-                                      .stack_id = stack_id});
+      format::SchedSwitch row{.time = h.time,
+                              .cpu = h.cpu,
+                              .prev_pid = h.pid,
+                              .prev_tid = h.tid,
+                              .prev_state = e.prev_state,
+                              .next_pid = e.next_pid,
+                              .next_tid = e.next_tid,
+                              .stack_id = stack_id};
+      if (short_blocks_) {
+        short_blocks_->onSwitch(row, (e.target_flags & SWITCH_PREV_TARGET) != 0,
+                                (e.target_flags & SWITCH_NEXT_TARGET) != 0);
+        writeReady();
+      } else {
+        sink.append(row);
+      }
     }
     if (futex_waits_) {
       if (std::optional<format::LockInterval> row = waits_.onSwitchIn(e.next_tid, h.time))
@@ -258,14 +297,20 @@ class SchedSource final : public Source {
     const event_header& h = e->header;
     uint64_t stack = h.pid != 0 ? sink.internStack(h.pid, e->stack) : 0;
     if (emit_sched_) {
-      sink.append(format::Wakeup{.time = h.time,
-                                 .cpu = h.cpu,
-                                 .target_cpu = e->target_cpu,
-                                 .waker_pid = h.pid,
-                                 .waker_tid = h.tid,
-                                 .wakee_pid = e->wakee_pid,
-                                 .wakee_tid = e->wakee_tid,
-                                 .stack_id = stack});
+      format::Wakeup row{.time = h.time,
+                         .cpu = h.cpu,
+                         .target_cpu = e->target_cpu,
+                         .waker_pid = h.pid,
+                         .waker_tid = h.tid,
+                         .wakee_pid = e->wakee_pid,
+                         .wakee_tid = e->wakee_tid,
+                         .stack_id = stack};
+      if (short_blocks_) {
+        short_blocks_->onWakeup(row, (e->target_flags & WAKEE_TARGET) != 0);
+        writeReady();
+      } else {
+        sink.append(row);
+      }
     }
     if (futex_waits_) {
       if (emit_sched_) {
@@ -325,6 +370,9 @@ class SchedSource final : public Source {
   // for the state of a lock's holder when a wait on it begins.
   std::unordered_map<uint32_t, format::HolderState> thread_states_;
   SchedStacks config_stacks_ = SchedStacks::kBlocked;
+  // --sched-min-block: holds back and drops short blocks' rows (unset at 0).
+  std::optional<ShortBlocks> short_blocks_;
+  uint64_t min_block_us_ = 0;
   bool use_btf_ = true;
   SkeletonPtr<sched_bpf> skel_{nullptr, &sched_bpf__destroy};
   DropCounter drops_;

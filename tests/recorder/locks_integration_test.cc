@@ -119,8 +119,10 @@ TEST(LocksIntegration, ContendedModeSeesFutexWaitsOnTheMutex) {
 // switch row carry the same user stack, the one the thread waited at.
 TEST(LocksIntegration, BlockingSwitchInAWaitHasTheWaitsUserStack) {
   INCISE_REQUIRE_RECORDING();
+  // Every blocking switch is written (most of these waits are shorter than
+  // 1 ms, and a --sched-min-block would drop their switch rows).
   Recording run = record(
-      {"--locks", "contended", "-F", "19"},
+      {"--locks", "contended", "-F", "19", "--sched-min-block", "0"},
       {kLockStory, "--threads", "4", "--iterations", "2000", "--burn-every", "0", "--hogs", "0"});
   RemoveOnExit cleanup{run.trace_path};
   ASSERT_EQ(run.exit_code, 0) << run.recorder_stderr;

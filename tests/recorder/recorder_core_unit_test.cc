@@ -334,6 +334,25 @@ TEST(Options, SchedStacks) {
   EXPECT_NE(parsed.error().message().find("--sched-stacks some"), std::string::npos);
 }
 
+TEST(Options, SchedMinBlock) {
+  const char* none[] = {"incise-record", "-a"};
+  auto parsed = parseCommandLine(2, none);
+  ASSERT_TRUE(parsed) << parsed.error().message();
+  EXPECT_EQ(parsed->config.sched_min_block_ns, 0u);  // every block
+  const char* zero[] = {"incise-record", "-a", "--sched-min-block", "0"};
+  parsed = parseCommandLine(4, zero);
+  ASSERT_TRUE(parsed) << parsed.error().message();
+  EXPECT_EQ(parsed->config.sched_min_block_ns, 0u);
+  const char* us[] = {"incise-record", "-a", "--sched-min-block", "250"};
+  parsed = parseCommandLine(4, us);
+  ASSERT_TRUE(parsed) << parsed.error().message();
+  EXPECT_EQ(parsed->config.sched_min_block_ns, 250'000u);
+  const char* huge[] = {"incise-record", "-a", "--sched-min-block", "10000001"};
+  parsed = parseCommandLine(4, huge);
+  ASSERT_FALSE(parsed);
+  EXPECT_NE(parsed.error().message().find("--sched-min-block"), std::string::npos);
+}
+
 TEST(Options, LockProbesAndSizes) {
   const char* argv[] = {"incise-record", "-a", "--lock-probe", "/opt/a:b:lock:unlock",
                         "--max-size",    "3",  "--no-sched",   "--page-faults",

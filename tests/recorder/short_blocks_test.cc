@@ -1,0 +1,167 @@
+// ShortBlocks: which switch and wake-up rows of short off-CPU intervals are
+// written, in what order, and what is counted instead.
+#include "recorder/short_blocks.h"
+
+#include <gtest/gtest.h>
+
+#include <variant>
+#include <vector>
+
+namespace incise::recorder {
+namespace {
+
+constexpr uint64_t kUs = 1000;
+constexpr uint64_t kMinBlock = 1000 * kUs;  // 1 ms
+constexpr uint32_t kPid = 100, kA = 101, kB = 102, kOutsider = 900;
+
+format::SchedSwitch switchRow(uint64_t time, uint32_t prev_tid, uint32_t next_tid,
+                              uint64_t cpu = 0) {
+  auto pid = [](uint32_t tid) -> uint64_t { return tid == 0 ? 0 : tid == kOutsider ? 9 : kPid; };
+  return {.time = time,
+          .cpu = cpu,
+          .prev_pid = pid(prev_tid),
+          .prev_tid = prev_tid,
+          .prev_state = 1,
+          .next_pid = pid(next_tid),
+          .next_tid = next_tid};
+}
+
+format::Wakeup wakeupRow(uint64_t time, uint32_t wakee_tid) {
+  return {.time = time,
+          .waker_pid = 9,
+          .waker_tid = kOutsider,
+          .wakee_pid = kPid,
+          .wakee_tid = wakee_tid};
+}
+
+bool isTarget(uint32_t tid) {
+  return tid == kA || tid == kB;
+}
+
+void onSwitch(ShortBlocks& blocks, uint64_t time, uint32_t prev_tid, uint32_t next_tid,
+              uint64_t cpu = 0) {
+  blocks.onSwitch(switchRow(time, prev_tid, next_tid, cpu), isTarget(prev_tid), isTarget(next_tid));
+}
+
+// Each written row as (time, 's' or 'w').
+std::vector<std::pair<uint64_t, char>> written(ShortBlocks& blocks) {
+  std::vector<std::pair<uint64_t, char>> out;
+  for (const ShortBlocks::Row& row : blocks.takeReady()) {
+    if (const auto* s = std::get_if<format::SchedSwitch>(&row))
+      out.emplace_back(s->time, 's');
+    else
+      out.emplace_back(std::get<format::Wakeup>(row).time, 'w');
+  }
+  return out;
+}
+
+using Rows = std::vector<std::pair<uint64_t, char>>;
+
+TEST(ShortBlocks, DropsTheRowsOfABlockShorterThanTheThresholdAndCountsIt) {
+  ShortBlocks blocks(kMinBlock);
+  onSwitch(blocks, 0, kA, 0);  // A blocks, the cpu goes idle
+  blocks.onWakeup(wakeupRow(10 * kUs, kA), true);
+  onSwitch(blocks, 20 * kUs, 0, kA);  // back after 20 us
+  blocks.finish();
+  EXPECT_EQ(written(blocks), Rows{});
+  EXPECT_EQ(blocks.counts().short_blocks, 1u);
+  EXPECT_EQ(blocks.counts().short_block_ns, 20 * kUs);
+  EXPECT_EQ(blocks.counts().switches_dropped, 2u);
+  EXPECT_EQ(blocks.counts().wakeups_dropped, 1u);
+}
+
+TEST(ShortBlocks, KeepsEveryRowOfALongBlockInArrivalOrder) {
+  ShortBlocks blocks(kMinBlock);
+  onSwitch(blocks, 0, kA, 0);
+  blocks.onWakeup(wakeupRow(900 * kUs, kA), true);
+  EXPECT_EQ(written(blocks), Rows{});  // not decided yet
+  onSwitch(blocks, 1200 * kUs, 0, kA);
+  EXPECT_EQ(written(blocks), (Rows{{0, 's'}, {900 * kUs, 'w'}, {1200 * kUs, 's'}}));
+  EXPECT_EQ(blocks.counts().short_blocks, 0u);
+}
+
+TEST(ShortBlocks, ABlockIsLongOnceTheThresholdHasPassedWithoutItsEnd) {
+  ShortBlocks blocks(kMinBlock);
+  onSwitch(blocks, 0, kA, 0);
+  // A row on another cpu 2 ms later: A has been off the cpu for longer than
+  // the threshold, so its switch-out is written before A comes back.
+  onSwitch(blocks, 2000 * kUs, kOutsider, 0, 1);
+  EXPECT_EQ(written(blocks), (Rows{{0, 's'}}));
+  blocks.onWakeup(wakeupRow(2100 * kUs, kA), true);  // written at once
+  EXPECT_EQ(written(blocks), (Rows{{2100 * kUs, 'w'}}));
+}
+
+TEST(ShortBlocks, AThreadThatLeavesItsCpuToAnotherTargetIsWritten) {
+  ShortBlocks blocks(kMinBlock);
+  onSwitch(blocks, 0, kB, 0);            // B blocks for 5 ms
+  onSwitch(blocks, 5000 * kUs, kA, kB);  // A leaves for B: written for B's sake
+  onSwitch(blocks, 5010 * kUs, 0, kA);   // A's 10 us block is written whole
+  blocks.finish();
+  EXPECT_EQ(written(blocks), (Rows{{0, 's'}, {5000 * kUs, 's'}, {5010 * kUs, 's'}}));
+  EXPECT_EQ(blocks.counts().short_blocks, 0u);
+}
+
+TEST(ShortBlocks, AShortBlockThatEndsOnAnotherCpuIsWritten) {
+  ShortBlocks blocks(kMinBlock);
+  onSwitch(blocks, 0, kA, 0, 0);
+  onSwitch(blocks, 20 * kUs, 0, kA, 1);
+  blocks.finish();
+  EXPECT_EQ(written(blocks), (Rows{{0, 's'}, {20 * kUs, 's'}}));
+}
+
+TEST(ShortBlocks, AShortBlockWithAnotherTargetOnItsCpuMeanwhileIsWritten) {
+  ShortBlocks blocks(kMinBlock);
+  onSwitch(blocks, 0, kA, 0);         // A out
+  onSwitch(blocks, 10 * kUs, 0, kB);  // B in on A's cpu (first seen: written)
+  onSwitch(blocks, 15 * kUs, kB, 0);  // B out
+  onSwitch(blocks, 20 * kUs, 0, kA);  // A back after 20 us
+  blocks.finish();
+  // Every cpu's sequence stays whole: each row's prev is the previous row's next.
+  EXPECT_EQ(written(blocks), (Rows{{0, 's'}, {10 * kUs, 's'}, {15 * kUs, 's'}, {20 * kUs, 's'}}));
+}
+
+TEST(ShortBlocks, AnOutsiderRunningInTheBracketIsDroppedWithIt) {
+  ShortBlocks blocks(kMinBlock);
+  onSwitch(blocks, 0, kA, kOutsider);
+  onSwitch(blocks, 30 * kUs, kOutsider, kA);
+  blocks.finish();
+  EXPECT_EQ(written(blocks), Rows{});
+  EXPECT_EQ(blocks.counts().short_blocks, 1u);
+}
+
+TEST(ShortBlocks, WakeUpsThatEndNoTargetBlockAreNotWritten) {
+  ShortBlocks blocks(kMinBlock);
+  blocks.onWakeup(wakeupRow(0, kOutsider), false);  // a thread outside the targets
+  blocks.onWakeup(wakeupRow(1 * kUs, kA), true);    // A is running: no block to end
+  blocks.finish();
+  EXPECT_EQ(written(blocks), Rows{});
+  EXPECT_EQ(blocks.counts().wakeups_dropped, 2u);
+}
+
+TEST(ShortBlocks, AThreadFirstSeenComingInIsWrittenBehindEarlierHeldRows) {
+  ShortBlocks blocks(kMinBlock);
+  onSwitch(blocks, 0, kA, kOutsider);         // held until A's block is decided
+  onSwitch(blocks, 50 * kUs, kOutsider, kB);  // B's block began before we saw it
+  onSwitch(blocks, 1500 * kUs, kB, kA);       // A was out 1.5 ms
+  EXPECT_EQ(written(blocks), (Rows{{0, 's'}, {50 * kUs, 's'}, {1500 * kUs, 's'}}));
+}
+
+TEST(ShortBlocks, TheThreadThatHandsTheCpuBackMayBeAnotherOutsider) {
+  ShortBlocks blocks(kMinBlock);
+  onSwitch(blocks, 0, kA, 0);                 // A out to idle
+  onSwitch(blocks, 30 * kUs, kOutsider, kA);  // idle -> outsider is not recorded
+  blocks.finish();
+  EXPECT_EQ(written(blocks), Rows{});
+  EXPECT_EQ(blocks.counts().short_blocks, 1u);
+}
+
+TEST(ShortBlocks, FinishWritesTheBlocksTheRecordingEndsIn) {
+  ShortBlocks blocks(kMinBlock);
+  onSwitch(blocks, 0, kA, 0);
+  blocks.onWakeup(wakeupRow(5 * kUs, kA), true);
+  blocks.finish();
+  EXPECT_EQ(written(blocks), (Rows{{0, 's'}, {5 * kUs, 'w'}}));
+}
+
+}  // namespace
+}  // namespace incise::recorder
