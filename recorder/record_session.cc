@@ -278,14 +278,18 @@ class Session {
       if (Status s = bpf_stats_.enable(); !s)
         std::cerr << "incise-record: warning: " << s.message() << "\n";
     }
-    // The tracing glue's addresses, read while the sources load.
-    std::future<OwnFrames> glue =
-        std::async(std::launch::async, [] { return OwnFrames::read("/proc/kallsyms"); });
     // Loading the BPF objects is the slow part of starting; the trace begins
     // after it, when the sources start recording.
     verifierStatistics() = config_.verbose;
     if (int code = openSources(); code != 0) return code;
     phases_.mark("sources loaded");
+    // The tracing glue's addresses, all of /proc/kallsyms read (tens of ms of
+    // the kernel's cpu), are needed once the first stack is decoded, after
+    // the recording has begun: read meanwhile, not while programs are
+    // verified. The thread starts with the capabilities that show addresses
+    // (capset drops the main thread's, later).
+    std::future<OwnFrames> glue =
+        std::async(std::launch::async, [] { return OwnFrames::read("/proc/kallsyms"); });
     format::WriterOptions writer_options;
     writer_options.max_interned_stacks = kMaxInternedStacks;
     writer_options.rows_per_chunk = kRowsPerChunk;
@@ -302,11 +306,7 @@ class Session {
       writer_->addMetadata(tracker_.takeDelta(monotonicNowNs()));
       if (Status flushed = writer_->flush(); flushed) releaseFreedMemory();
     });
-    OwnFrames own = glue.get();
-    for (const auto& source : sources_) own.addPrograms(source->bpfObject());
-    own.finish();
-    sink_->setOwnFrames(std::move(own));
-    phases_.mark("vDSO image and own frames");
+    phases_.mark("vDSO image");
     // The in-kernel unwinder's tables are filled before any program is
     // attached, so the first events already find those of -p targets.
     startUnwindTables();
@@ -329,6 +329,12 @@ class Session {
     openTargetPidfds();
     phases_.mark("trace published, capabilities dropped");
     printRecording();
+    // The rings hold what the sources record meanwhile.
+    OwnFrames own = glue.get();
+    for (const auto& source : sources_) own.addPrograms(source->bpfObject());
+    own.finish();
+    sink_->setOwnFrames(std::move(own));
+    phases_.mark("own frames read (after the recording line)");
     return loop();
   }
 
