@@ -155,6 +155,36 @@ std::string readOwnVdso() {
   return std::string(reinterpret_cast<const char*>(base), size);
 }
 
+// One map put in a one-slot handle of a BPF object.
+struct SlotUpdate {
+  const char* name;
+  int handle_fd;
+  int map_fd;
+  int error = 0;
+};
+
+// Every update of a map-of-maps slot waits for an RCU grace period (the
+// kernel makes sure no program still sees the old map), ~10 ms on a busy
+// machine, and four handles in each of several objects made one after
+// another kept start-up waiting ~90 ms. Made at once, a thread each, the
+// updates share the grace period.
+Status updateSlotsAtOnce(std::vector<SlotUpdate>& updates) {
+  std::vector<std::thread> threads;
+  for (SlotUpdate& update : updates) {
+    threads.emplace_back([&update] {
+      uint32_t zero = 0;
+      if (bpf_map_update_elem(update.handle_fd, &zero, &update.map_fd, BPF_ANY) != 0)
+        update.error = errno;
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  for (const SlotUpdate& update : updates) {
+    if (update.error != 0)
+      return libbpfError(std::string("unwind tables: share ") + update.name, update.error);
+  }
+  return Status::ok();
+}
+
 }  // namespace
 
 class UnwindTableLoader::Impl {
@@ -194,9 +224,10 @@ class UnwindTableLoader::Impl {
         return libbpfError("unwind tables: epoll", errno);
     }
 
+    // The process table last: it is what turns CFI walks on.
+    std::vector<SlotUpdate> tables, processes;
     for (const bpf_object* object : objects) {
       if (object == nullptr) continue;
-      // The process table last: it is what turns CFI walks on.
       for (auto [name, fd] : {std::pair<const char*, int>{"unwind_rows", rows_fd_.fd},
                               {"unwind_requests", requests_fd_.fd},
                               {"unwind_wakeups", wakeups_fd_.fd},
@@ -204,9 +235,8 @@ class UnwindTableLoader::Impl {
         const bpf_map* handle = bpf_object__find_map_by_name(object, name);
         if (handle == nullptr)
           return Error(std::string("unwind tables: a BPF object has no ") + name);
-        uint32_t zero = 0;
-        if (bpf_map_update_elem(bpf_map__fd(handle), &zero, &fd, BPF_ANY) != 0)
-          return libbpfError(std::string("unwind tables: share ") + name, errno);
+        (fd == processes_fd_.fd ? processes : tables)
+            .push_back(SlotUpdate{.name = name, .handle_fd = bpf_map__fd(handle), .map_fd = fd});
       }
       // A copy: a source that fails to attach destroys its object.
       if (const bpf_map* stats = bpf_object__find_map_by_name(object, "unwind_stats")) {
@@ -214,6 +244,8 @@ class UnwindTableLoader::Impl {
         if (copy >= 0) stats_fds_.emplace_back(copy);
       }
     }
+    INCISE_RETURN_IF_ERROR(updateSlotsAtOnce(tables));
+    INCISE_RETURN_IF_ERROR(updateSlotsAtOnce(processes));
     std::string vdso = readOwnVdso();
     if (!vdso.empty()) {
       Result<ObjectUnwindRows> rows = unwindRowsFromImage(vdso, "[vdso]");
