@@ -283,13 +283,6 @@ class Session {
     verifierStatistics() = config_.verbose;
     if (int code = openSources(); code != 0) return code;
     phases_.mark("sources loaded");
-    // The tracing glue's addresses, all of /proc/kallsyms read (tens of ms of
-    // the kernel's cpu), are needed once the first stack is decoded, after
-    // the recording has begun: read meanwhile, not while programs are
-    // verified. The thread starts with the capabilities that show addresses
-    // (capset drops the main thread's, later).
-    std::future<OwnFrames> glue =
-        std::async(std::launch::async, [] { return OwnFrames::read("/proc/kallsyms"); });
     format::WriterOptions writer_options;
     writer_options.max_interned_stacks = kMaxInternedStacks;
     writer_options.rows_per_chunk = kRowsPerChunk;
@@ -313,6 +306,21 @@ class Session {
     phases_.mark("unwind tables started");
     if (int code = attachSources(); code != 0) return code;
     phases_.mark("sources attached");
+    // The recorder's own kernel frames: the tracing glue's addresses, from
+    // all of /proc/kallsyms (tens of ms of the kernel's cpu), and the loaded
+    // programs' (bpf_prog_info). Only decoding the first stack needs them,
+    // after the recording line, so they are read meanwhile. The thread is
+    // created before the main thread drops its capabilities, which capset
+    // does for the calling thread only: it keeps those that read program
+    // addresses.
+    std::vector<const bpf_object*> objects;
+    for (const auto& source : sources_) objects.push_back(source->bpfObject());
+    std::future<OwnFrames> own_frames = std::async(std::launch::async, [objects] {
+      OwnFrames own = OwnFrames::read("/proc/kallsyms");
+      for (const bpf_object* object : objects) own.addPrograms(object);
+      own.finish();
+      return own;
+    });
     for (uint32_t pid : config_.pids) tracker_.notePid(pid, monotonicNowNs());
     flushMetadata(monotonicNowNs());
     phases_.mark("processes read from /proc");
@@ -330,10 +338,7 @@ class Session {
     phases_.mark("trace published, capabilities dropped");
     printRecording();
     // The rings hold what the sources record meanwhile.
-    OwnFrames own = glue.get();
-    for (const auto& source : sources_) own.addPrograms(source->bpfObject());
-    own.finish();
-    sink_->setOwnFrames(std::move(own));
+    sink_->setOwnFrames(own_frames.get());
     phases_.mark("own frames read (after the recording line)");
     return loop();
   }
