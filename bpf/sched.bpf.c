@@ -75,10 +75,11 @@ static __always_inline void capture_switch_stack(void* ctx, struct event_stack* 
                                                  bool preempted, unsigned int prev_state) {
   bool kernel_stack = !preempted && (sched_stacks == SCHED_STACKS_ALL ||
                                      (prev_state & TASK_UNINTERRUPTIBLE_STATE) != 0);
-  if (kernel_stack)
-    capture_stacks(ctx, stack);
-  else
-    capture_user_stack(ctx, stack);
+  /* One user walk after either, so the verifier checks one inlined copy. */
+  __u32 kernel_count = kernel_stack ? walk_kernel_stack(ctx, stack->frames) : 0;
+  stack->user_count = walk_user_stack(ctx, &stack->frames[kernel_count]);
+  stack->kernel_count = kernel_count;
+  stack->reserved = 0;
 }
 
 static __always_inline int on_switch(void* ctx, bool preempt, struct task_struct* prev,

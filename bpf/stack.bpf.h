@@ -85,6 +85,34 @@ static __always_inline __u64 real_return_address(struct pending_returns* pending
   return real;
 }
 
+struct fp_walk_context {
+  __u64* frames;
+  struct pending_returns pending;
+  __u64 fp;
+  __u32 first; /* frames written before the walk (the ip, the return address at sp) */
+  __u32 count;
+};
+
+/* One frame of fp_walk, for bpf_loop: the verifier checks one step instead
+ * of MAX_STACK_DEPTH inlined ones at every call site. Step `index` writes
+ * frame first + index and moves fp to the caller's frame. (Indexed by a
+ * count kept in the context instead, the index is a value the verifier
+ * tracks exactly, and it would check the step once per depth.) */
+static long fp_walk_step(__u64 index, void* context) {
+  struct fp_walk_context* c = context;
+  __u64 i = c->first + index;
+  if (i >= MAX_STACK_DEPTH || c->fp < LOWEST_FRAME_ADDRESS) return 1;
+  __u64 frame[2]; /* saved fp, return address */
+  /* A kernel address fails access_ok here without a fault. */
+  if (bpf_probe_read_user(frame, sizeof(frame), (const void*)c->fp) != 0) return 1;
+  /* No code there: the end of the chain (or a stale rbp), not a frame. */
+  if (frame[1] < LOWEST_FRAME_ADDRESS) return 1;
+  c->frames[i] = real_return_address(&c->pending, frame[1]);
+  c->count = i + 1;
+  c->fp = frame[0];
+  return 0;
+}
+
 /* The same frames as the kernel's frame-pointer walker (x86
  * perf_callchain_user: the user ip, then the return address of each frame
  * while fp points at a readable user frame, MAX_STACK_DEPTH in all), minus
@@ -105,27 +133,18 @@ static __always_inline __u32 fp_walk(struct pt_regs* regs, struct pending_return
   /* At the trampoline's first byte, the thread is returning to the caller:
    * the kernel's walker names the caller there too. */
   frames[0] = real_return_address(&pending, regs->ip);
-  __u32 count = 1;
+  struct fp_walk_context c = {.frames = frames, .fp = regs->bp, .first = 1, .count = 1};
   if (at_probed_entry) {
     /* The function's frame is not built yet: its return address is at sp. */
     __u64 return_address;
     if (bpf_probe_read_user(&return_address, sizeof(return_address), (const void*)regs->sp) == 0) {
-      frames[count++] = real_return_address(&pending, return_address);
+      frames[1] = real_return_address(&pending, return_address);
+      c.first = c.count = 2;
     }
   }
-  __u64 fp = regs->bp;
-  for (__u32 i = count; i < MAX_STACK_DEPTH; i++) {
-    if (fp < LOWEST_FRAME_ADDRESS) break;
-    __u64 frame[2]; /* saved fp, return address */
-    /* A kernel address fails access_ok here without a fault. */
-    if (bpf_probe_read_user(frame, sizeof(frame), (const void*)fp) != 0) break;
-    /* No code there: the end of the chain (or a stale rbp), not a frame. */
-    if (frame[1] < LOWEST_FRAME_ADDRESS) break;
-    frames[i] = real_return_address(&pending, frame[1]);
-    count = i + 1;
-    fp = frame[0];
-  }
-  return count;
+  c.pending = pending;
+  bpf_loop(MAX_STACK_DEPTH, fp_walk_step, &c, 0);
+  return c.count > MAX_STACK_DEPTH ? MAX_STACK_DEPTH : c.count;
 }
 
 /* While a uprobe single-steps the probed instruction's copy in its slot of

@@ -34,6 +34,7 @@
 #include "recorder/process_tracker.h"
 #include "recorder/profile_source.h"
 #include "recorder/ring_poller.h"
+#include "recorder/skeleton_setup.h"
 #include "recorder/source.h"
 #include "recorder/stop_signals.h"
 #include "recorder/symbol_collector.h"
@@ -171,6 +172,36 @@ double processCpuSeconds() {
          static_cast<double>(self.ru_utime.tv_usec + self.ru_stime.tv_usec) / 1e6;
 }
 
+// How long each step of start-up took, from the exec of incise-record,
+// printed under --verbose so that a slow start names its step. Wall time
+// and the recorder's CPU time (all threads; the kernel verifying a loaded
+// program counts there): on a busy machine a step's wall time is mostly
+// waiting for a CPU.
+//   incise-record: start-up 231 ms: sources loaded (+188 ms, cpu 301 ms)
+class StartupPhases {
+ public:
+  StartupPhases(uint64_t exec_ns, bool print)
+      : last_ns_(exec_ns), exec_ns_(exec_ns), print_(print) {}
+
+  // The step that ended now.
+  void mark(const char* step) {
+    if (!print_) return;
+    uint64_t now = monotonicNowNs();
+    double cpu = processCpuSeconds();
+    std::fprintf(stderr, "incise-record: start-up %.0f ms: %s (+%.0f ms, cpu %.0f ms)\n",
+                 static_cast<double>(now - exec_ns_) / 1e6, step,
+                 static_cast<double>(now - last_ns_) / 1e6, (cpu - last_cpu_) * 1e3);
+    last_ns_ = now;
+    last_cpu_ = cpu;
+  }
+
+ private:
+  uint64_t last_ns_;
+  double last_cpu_ = 0;  // from exec: the first step has the dynamic loader's
+  uint64_t exec_ns_;
+  bool print_;
+};
+
 // CPU per second of recording, from the poll loop's start and from after its
 // first seconds: start-up (loading BPF) and first sightings (maps, symbol
 // tables of newly hit objects) are in the former only.
@@ -238,6 +269,7 @@ class Session {
     Result<TargetFilter> filter = TargetFilter::create(config_);
     if (!filter) return fail(filter.error().message());
     filter_.emplace(filter.take());
+    phases_.mark("checks, output file and target filter");
 
     if (config_.target_kind == TargetKind::kCommand) {
       Result<CommandLauncher> child = CommandLauncher::fork(config_.command);
@@ -245,18 +277,18 @@ class Session {
       child_.emplace(child.take());
       if (Status s = filter_->addPid(static_cast<uint32_t>(child_->pid())); !s)
         return fail(s.message());
+      phases_.mark("command forked");
     }
 
     if (config_.bpf_stats) {
       if (Status s = bpf_stats_.enable(); !s)
         std::cerr << "incise-record: warning: " << s.message() << "\n";
     }
-    // The tracing glue's addresses, read while the sources load.
-    std::future<OwnFrames> glue =
-        std::async(std::launch::async, [] { return OwnFrames::read("/proc/kallsyms"); });
     // Loading the BPF objects is the slow part of starting; the trace begins
     // after it, when the sources start recording.
+    verifierStatistics() = config_.verbose;
     if (int code = openSources(); code != 0) return code;
+    phases_.mark("sources loaded");
     format::WriterOptions writer_options;
     writer_options.max_interned_stacks = kMaxInternedStacks;
     writer_options.rows_per_chunk = kRowsPerChunk;
@@ -266,33 +298,54 @@ class Session {
     if (!writer) return fail("cannot write " + config_.output + ": " + writer.error().message());
     writer_ = writer.take();
     start_ns_ = header.start_mono_ns;
+    phases_.mark("trace header written");
     sink_.emplace(*writer_, tracker_);
     if (Status s = tracker_.useVdsoImage(); !s) sink_->addNote(s.message());
     tracker_.setMetadataPressure(kMetadataPressureBytes, [this] {
       writer_->addMetadata(tracker_.takeDelta(monotonicNowNs()));
       if (Status flushed = writer_->flush(); flushed) releaseFreedMemory();
     });
-    OwnFrames own = glue.get();
-    for (const auto& source : sources_) own.addPrograms(source->bpfObject());
-    own.finish();
-    sink_->setOwnFrames(std::move(own));
+    phases_.mark("vDSO image");
     // The in-kernel unwinder's tables are filled before any program is
     // attached, so the first events already find those of -p targets.
     startUnwindTables();
+    phases_.mark("unwind tables started");
     if (int code = attachSources(); code != 0) return code;
+    phases_.mark("sources attached");
+    // The recorder's own kernel frames: the tracing glue's addresses, from
+    // all of /proc/kallsyms (tens of ms of the kernel's cpu), and the loaded
+    // programs' (bpf_prog_info). Only decoding the first stack needs them,
+    // after the recording line, so they are read meanwhile. The thread is
+    // created before the main thread drops its capabilities, which capset
+    // does for the calling thread only: it keeps those that read program
+    // addresses.
+    std::vector<const bpf_object*> objects;
+    for (const auto& source : sources_) objects.push_back(source->bpfObject());
+    std::future<OwnFrames> own_frames = std::async(std::launch::async, [objects] {
+      OwnFrames own = OwnFrames::read("/proc/kallsyms");
+      for (const bpf_object* object : objects) own.addPrograms(object);
+      own.finish();
+      return own;
+    });
     for (uint32_t pid : config_.pids) tracker_.notePid(pid, monotonicNowNs());
     flushMetadata(monotonicNowNs());
+    phases_.mark("processes read from /proc");
     if (stopRequested()) return stoppedBeforeStart();
     if (child_) {
       if (Status s = child_->release(); !s) return fail(s.message());
       if (Status s = child_->waitUntilRunning(kExecWaitMs); !s) return fail(s.message());
+      phases_.mark("command released and exec'd");
     }
     // The recording works: from now on the trace is the file -o names.
     if (Status s = output_->publish(); !s) return fail(s.message());
     if (Status s = dropCapabilitiesAfterAttach(); !s)
       std::cerr << "incise-record: warning: " << s.message() << "\n";
     openTargetPidfds();
+    phases_.mark("trace published, capabilities dropped");
     printRecording();
+    // The rings hold what the sources record meanwhile.
+    sink_->setOwnFrames(own_frames.get());
+    phases_.mark("own frames read (after the recording line)");
     return loop();
   }
 
@@ -325,22 +378,24 @@ class Session {
   int openSources() {
     std::vector<std::unique_ptr<Source>> created = createSources(config_);
     std::vector<Status> opened(created.size());
-    std::vector<double> cpu_ms(created.size());
+    std::vector<double> cpu_ms(created.size()), wall_ms(created.size());
     {
       std::vector<std::thread> loaders;
       for (size_t i = 0; i < created.size(); ++i) {
         loaders.emplace_back([&, i] {
           double before = threadCpuMs();
+          uint64_t began = monotonicNowNs();
           opened[i] = created[i]->open(config_, *filter_);
           cpu_ms[i] = threadCpuMs() - before;
+          wall_ms[i] = static_cast<double>(monotonicNowNs() - began) / 1e6;
         });
       }
       for (auto& loader : loaders) loader.join();
     }
     for (size_t i = 0; i < created.size(); ++i) {
-      if (config_.verbose)  // cpu time, not wall: what loading costs whatever the load
-        std::fprintf(stderr, "incise-record: %s: loaded in %.0f ms of cpu\n",
-                     std::string(created[i]->name()).c_str(), cpu_ms[i]);
+      if (config_.verbose)  // cpu time: what loading costs whatever the load
+        std::fprintf(stderr, "incise-record: %s: loaded in %.0f ms of cpu (%.0f ms wall)\n",
+                     std::string(created[i]->name()).c_str(), cpu_ms[i], wall_ms[i]);
     }
     for (size_t i = 0; i < created.size(); ++i) {
       if (!opened[i] && created[i]->name() == "locks" && !config_.lock_probes.empty())
@@ -362,6 +417,7 @@ class Session {
   int attachSources() {
     std::vector<std::unique_ptr<Source>> attached;
     for (auto& source : sources_) {
+      uint64_t began = monotonicNowNs();
       if (Status s = source->attach(poller_, *sink_); !s) {
         if (source->name() == "locks" && !config_.lock_probes.empty())
           return fail(s.message() + " (--lock-probe needs the lock source)");
@@ -371,7 +427,10 @@ class Session {
                   << ")\n";
         continue;
       }
-      if (config_.verbose) std::cerr << "incise-record: " << source->name() << ": attached\n";
+      if (config_.verbose)
+        std::fprintf(stderr, "incise-record: %s: attached in %.1f ms\n",
+                     std::string(source->name()).c_str(),
+                     static_cast<double>(monotonicNowNs() - began) / 1e6);
       attached.push_back(std::move(source));
     }
     sources_ = std::move(attached);
@@ -619,6 +678,7 @@ class Session {
   std::unique_ptr<UnwindTableLoader> unwind_tables_;  // after sources_: destroyed first
   std::vector<std::string> problems_;                 // sources left out, and why
   uint64_t process_start_ns_ = processStartNs();
+  StartupPhases phases_{process_start_ns_, config_.verbose};
   uint64_t start_ns_ = 0;  // the trace's start (the header's)
   std::vector<int> target_pidfds_;
   bool watching_pids_ = false;  // -p: stop once every pidfd is readable (or none could open)

@@ -22,11 +22,24 @@ namespace incise::recorder {
 template <typename Skeleton>
 using SkeletonPtr = std::unique_ptr<Skeleton, void (*)(Skeleton*)>;
 
+// Whether each program's load asks the verifier for its statistics
+// (instructions processed, states, verification time: log level 4), which
+// libbpf then prints with its debug output (--verbose). Set before any
+// source loads.
+inline bool& verifierStatistics() {
+  static bool wanted = false;
+  return wanted;
+}
+
 // Filter options into .rodata, the shared targets map, the ring size
 // (`ring_bytes`, usually ringBytesFor(config, 1)).
 template <typename Skeleton>
 Status prepareSkeleton(Skeleton* skel, const TargetFilter& filter, uint32_t ring_bytes) {
   filter.setRodata(skel->rodata);
+  if (verifierStatistics()) {
+    bpf_program* prog;
+    bpf_object__for_each_program(prog, skel->obj) bpf_program__set_log_level(prog, 4);
+  }
   INCISE_RETURN_IF_ERROR(filter.shareMap(skel->maps.targets));
   if (int err = bpf_map__set_max_entries(skel->maps.events, ring_bytes))
     return libbpfError("size the ring buffer", err);

@@ -156,6 +156,49 @@ std::string readOwnVdso() {
   return std::string(reinterpret_cast<const char*>(base), size);
 }
 
+// Maps put in the one-slot handles of BPF objects. Every update of a
+// map-of-maps slot waits for an RCU grace period (the kernel makes sure no
+// program still sees the old map), 10-50 ms on a busy machine, and four
+// handles in each of several objects filled one after another kept start-up
+// waiting ~90 ms. Made at once, a thread each, the updates share the grace
+// period, and the caller does its own work meanwhile.
+class SlotUpdates {
+ public:
+  void add(const char* name, int handle_fd, int map_fd) {
+    slots_.push_back(Slot{.name = name, .handle_fd = handle_fd, .map_fd = map_fd});
+  }
+  // After the last add.
+  void start() {
+    for (Slot& slot : slots_) {
+      threads_.emplace_back([&slot] {
+        uint32_t zero = 0;
+        if (bpf_map_update_elem(slot.handle_fd, &zero, &slot.map_fd, BPF_ANY) != 0)
+          slot.error = errno;
+      });
+    }
+  }
+  Status join() {
+    for (std::thread& thread : threads_) thread.join();
+    threads_.clear();
+    for (const Slot& slot : slots_) {
+      if (slot.error != 0)
+        return libbpfError(std::string("unwind tables: share ") + slot.name, slot.error);
+    }
+    return Status::ok();
+  }
+  ~SlotUpdates() { (void)join(); }
+
+ private:
+  struct Slot {
+    const char* name;
+    int handle_fd;
+    int map_fd;
+    int error = 0;
+  };
+  std::vector<Slot> slots_;
+  std::vector<std::thread> threads_;
+};
+
 }  // namespace
 
 class UnwindTableLoader::Impl {
@@ -195,9 +238,11 @@ class UnwindTableLoader::Impl {
         return libbpfError("unwind tables: epoll", errno);
     }
 
+    // No program is attached yet, so the process table, which turns CFI
+    // walks on, need not come last.
+    SlotUpdates slots;
     for (const bpf_object* object : objects) {
       if (object == nullptr) continue;
-      // The process table last: it is what turns CFI walks on.
       for (auto [name, fd] : {std::pair<const char*, int>{"unwind_rows", rows_fd_.fd},
                               {"unwind_requests", requests_fd_.fd},
                               {"unwind_wakeups", wakeups_fd_.fd},
@@ -205,9 +250,7 @@ class UnwindTableLoader::Impl {
         const bpf_map* handle = bpf_object__find_map_by_name(object, name);
         if (handle == nullptr)
           return Error(std::string("unwind tables: a BPF object has no ") + name);
-        uint32_t zero = 0;
-        if (bpf_map_update_elem(bpf_map__fd(handle), &zero, &fd, BPF_ANY) != 0)
-          return libbpfError(std::string("unwind tables: share ") + name, errno);
+        slots.add(name, bpf_map__fd(handle), fd);
       }
       // A copy: a source that fails to attach destroys its object.
       if (const bpf_map* stats = bpf_object__find_map_by_name(object, "unwind_stats")) {
@@ -215,6 +258,7 @@ class UnwindTableLoader::Impl {
         if (copy >= 0) stats_fds_.emplace_back(copy);
       }
     }
+    slots.start();
     std::string vdso = readOwnVdso();
     if (!vdso.empty()) {
       Result<ObjectUnwindRows> rows = unwindRowsFromImage(vdso, "[vdso]");
@@ -226,6 +270,7 @@ class UnwindTableLoader::Impl {
     }
     for (uint32_t pid : options_.initial_pids)
       handle(pid, unwind_request{.reasons = UNWIND_REQUEST_UNKNOWN_PROCESS});
+    INCISE_RETURN_IF_ERROR(slots.join());
     worker_ = std::thread([this] { run(); });
     return Status::ok();
   }
