@@ -16,6 +16,7 @@
 #include "recorder/event_sink.h"
 #include "recorder/libbpf_error.h"
 #include "recorder/libc_locator.h"
+#include "recorder/lock_event_size.h"
 #include "recorder/lock_probe_spec.h"
 #include "recorder/ring_poller.h"
 #include "recorder/skeleton_setup.h"
@@ -91,17 +92,6 @@ struct ProbedBinary {
   std::string path;
   int pid = -1;
 };
-
-// The bytes of a record before its stack, and the whole record with its
-// frames, or 0 when `size` is too short for what it claims.
-size_t lockEventSize(const lock_event& e, size_t size) {
-  constexpr size_t stack_offset = offsetof(lock_event, stack) + offsetof(event_stack, frames);
-  if (size < stack_offset) return 0;
-  size_t frames = size_t{e.stack.kernel_count} + e.stack.user_count;
-  if (e.stack.kernel_count > MAX_STACK_DEPTH || e.stack.user_count > MAX_STACK_DEPTH) return 0;
-  size_t needed = stack_offset + frames * sizeof(uint64_t);
-  return needed <= size ? needed : 0;
-}
 
 class LockSource final : public Source {
  public:
