@@ -1,6 +1,7 @@
 // The one visible list of sources. A source the command line does not ask
 // for is simply not created; each source decides for itself whether this
 // kernel can run it (Source::open says why not).
+#include "recorder/go_mutex_source.h"
 #include "recorder/lock_source.h"
 #include "recorder/mmap_source.h"
 #include "recorder/page_fault_source.h"
@@ -27,6 +28,9 @@ std::vector<std::unique_ptr<Source>> createSources(const RecordConfig& config) {
   sources.push_back(makeProfileSource());
   if (config.lock_mode == LockMode::kAll || !config.lock_probes.empty())
     sources.push_back(makeLockSource(lock_calls));
+  // Go parks goroutines on a mutex without a futex wait: its slow paths are
+  // probed in Go targets whenever locks are recorded.
+  if (config.lock_mode != LockMode::kOff) sources.push_back(makeGoMutexSource());
   if (config.page_faults) sources.push_back(makePageFaultSource());
   return sources;
 }
