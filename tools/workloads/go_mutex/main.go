@@ -6,9 +6,9 @@
 // It prints its own truth as key=value lines (tools/workloads/README.md):
 // pid, the mutex's address, the acquisitions, the contended ones (a TryLock
 // that failed before the Lock), the time the lock was held and the thread
-// ids that held it.
+// ids that unlocked it.
 //
-//	go_mutex --goroutines 4 --rounds 200 --pages 64
+//	go_mutex --goroutines 4 --rounds 200 --pages 64 --procs 2
 package main
 
 import (
@@ -48,8 +48,9 @@ func (s *stack) handlePacket(pages int) {
 	if contended {
 		s.contended++
 	}
-	s.holderTids[syscall.Gettid()]++
 	faultFreshPages(pages)
+	// The thread that unlocks: the goroutine may have moved while it held.
+	s.holderTids[syscall.Gettid()]++
 	s.heldNs += time.Since(start).Nanoseconds()
 	s.mu.Unlock()
 }
@@ -76,8 +77,9 @@ func main() {
 	goroutines := flag.Int("goroutines", 4, "goroutines that contend on the mutex")
 	rounds := flag.Int("rounds", 200, "times each goroutine takes the mutex")
 	pages := flag.Int("pages", 64, "fresh pages faulted while holding the mutex")
+	procs := flag.Int("procs", 0, "GOMAXPROCS (0: the runtime's default, the online CPUs)")
 	flag.Usage = func() {
-		fmt.Fprintln(os.Stderr, "usage: go_mutex [--goroutines N] [--rounds N] [--pages N]")
+		fmt.Fprintln(os.Stderr, "usage: go_mutex [--goroutines N] [--rounds N] [--pages N] [--procs N]")
 		fmt.Fprintln(os.Stderr, "Goroutines take one sync.Mutex and fault fresh pages while holding it;")
 		fmt.Fprintln(os.Stderr, "prints the mutex address, acquisitions, contended ones and hold time.")
 		fmt.Fprintln(os.Stderr, "example: go_mutex --goroutines 4 --rounds 200 --pages 64")
@@ -85,9 +87,13 @@ func main() {
 	}
 	flag.Parse()
 	if *goroutines < 1 || *goroutines > 4096 || *rounds < 1 || *rounds > 10000000 ||
-		*pages < 0 || *pages > 65536 {
-		fmt.Fprintln(os.Stderr, "go_mutex: --goroutines 1..4096, --rounds 1..10000000, --pages 0..65536")
+		*pages < 0 || *pages > 65536 || *procs < 0 || *procs > 1024 {
+		fmt.Fprintln(os.Stderr,
+			"go_mutex: --goroutines 1..4096, --rounds 1..10000000, --pages 0..65536, --procs 0..1024")
 		os.Exit(2)
+	}
+	if *procs > 0 {
+		runtime.GOMAXPROCS(*procs)
 	}
 
 	s := &stack{holderTids: map[int]uint64{}}
