@@ -31,6 +31,7 @@ type stack struct {
 	acquisitions uint64
 	contended    uint64
 	heldNs       int64
+	contendedNs  int64 // held after a contended acquisition
 	holderTids   map[int]uint64
 }
 
@@ -51,7 +52,11 @@ func (s *stack) handlePacket(pages int) {
 	faultFreshPages(pages)
 	// The thread that unlocks: the goroutine may have moved while it held.
 	s.holderTids[syscall.Gettid()]++
-	s.heldNs += time.Since(start).Nanoseconds()
+	held := time.Since(start).Nanoseconds()
+	s.heldNs += held
+	if contended {
+		s.contendedNs += held
+	}
 	s.mu.Unlock()
 }
 
@@ -127,6 +132,7 @@ func main() {
 	fmt.Printf("acquisitions=%d\n", s.acquisitions)
 	fmt.Printf("contended_acquisitions=%d\n", s.contended)
 	fmt.Printf("hold_ns=%d\n", s.heldNs)
+	fmt.Printf("contended_hold_ns=%d\n", s.contendedNs)
 	fmt.Printf("elapsed_ns=%d\n", elapsed.Nanoseconds())
 	fmt.Printf("holder_tids=%s\n", strings.Join(names, ","))
 }
