@@ -17,6 +17,7 @@ import (
 	"os"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -58,6 +59,23 @@ func (s *stack) handlePacket(pages int) {
 		s.contendedNs += held
 	}
 	s.mu.Unlock()
+}
+
+// goroutineID is the calling goroutine's id, as the runtime prints it in
+// the first line of a stack dump ("goroutine 18 [running]:"): Go offers no
+// other way to read it.
+func goroutineID() uint64 {
+	buffer := make([]byte, 64)
+	buffer = buffer[:runtime.Stack(buffer, false)]
+	fields := strings.Fields(string(buffer))
+	if len(fields) < 2 || fields[0] != "goroutine" {
+		return 0
+	}
+	id, err := strconv.ParseUint(fields[1], 10, 64)
+	if err != nil {
+		return 0
+	}
+	return id
 }
 
 // faultFreshPages maps anonymous memory and writes a byte of every page:
@@ -104,14 +122,16 @@ func main() {
 	s := &stack{holderTids: map[int]uint64{}}
 	begin := time.Now()
 	var done sync.WaitGroup
+	goids := make([]string, *goroutines)
 	for i := 0; i < *goroutines; i++ {
 		done.Add(1)
-		go func() {
+		go func(i int) {
 			defer done.Done()
+			goids[i] = fmt.Sprint(goroutineID())
 			for r := 0; r < *rounds; r++ {
 				s.handlePacket(*pages)
 			}
-		}()
+		}(i)
 	}
 	done.Wait()
 	elapsed := time.Since(begin)
@@ -135,4 +155,5 @@ func main() {
 	fmt.Printf("contended_hold_ns=%d\n", s.contendedNs)
 	fmt.Printf("elapsed_ns=%d\n", elapsed.Nanoseconds())
 	fmt.Printf("holder_tids=%s\n", strings.Join(names, ","))
+	fmt.Printf("goroutine_ids=%s\n", strings.Join(goids, ","))
 }
