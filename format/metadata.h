@@ -30,8 +30,11 @@ namespace incise::format {
 //      holder_state and releaser_stack_id (contended waits are seen at their
 //      blocking switch, with the owner read from the lock); older files read
 //      with those columns 0.
+// 2.3: lock rows gain goid and releaser_goid (Go mutex waits: the waiting
+//      goroutine and the one whose unlock released it); older files read
+//      with those columns 0.
 inline constexpr uint16_t kFormatMajor = 2;
-inline constexpr uint16_t kFormatMinor = 2;
+inline constexpr uint16_t kFormatMinor = 3;
 
 struct RecordOptions {
   uint32_t sample_frequency_hz = 0;
