@@ -16,7 +16,7 @@
 #include "recorder/event_sink.h"
 #include "recorder/libbpf_error.h"
 #include "recorder/libc_locator.h"
-#include "recorder/lock_event_size.h"
+#include "recorder/stack_event_size.h"
 #include "recorder/lock_probe_spec.h"
 #include "recorder/ring_poller.h"
 #include "recorder/skeleton_setup.h"
@@ -257,7 +257,7 @@ class LockSource final : public Source {
         onRelease(*static_cast<const lock_release_event*>(data));
     } else if (header->type == EVENT_LOCK) {
       const auto* e = static_cast<const lock_event*>(data);
-      if (lockEventSize(*e, size) != 0) onAcquire(*e);
+      if (stackEventSize(*e, size) != 0) onAcquire(*e);
     }
   }
 
