@@ -7,15 +7,17 @@
 #include <cerrno>
 #include <cstdlib>
 
+#include "bpf/go_mutex.h"
 #include "bpf/locks.h"
 #include "go_mutex.skel.h"
 #include "recorder/drop_counter.h"
 #include "recorder/event_sink.h"
+#include "recorder/go_goid_offset.h"
 #include "recorder/go_mutex_probes.h"
 #include "recorder/libbpf_error.h"
-#include "recorder/lock_event_size.h"
 #include "recorder/ring_poller.h"
 #include "recorder/skeleton_setup.h"
+#include "recorder/stack_event_size.h"
 #include "recorder/target_filter.h"
 
 namespace incise::recorder {
@@ -55,7 +57,11 @@ class GoMutexSource final : public Source {
         notes_.push_back(found.error().message() + ": Go mutex waits are not recorded");
         continue;
       }
-      if (*found) probes_.push_back({std::move(**found), target.pid});
+      if (!*found) continue;
+      Result<uint64_t> goid_offset = goroutineIdOffset(target.path);
+      if (!goid_offset)
+        notes_.push_back(goid_offset.error().message() + ": Go mutex waits carry no goroutine ids");
+      probes_.push_back({std::move(**found), target.pid, goid_offset ? *goid_offset : GO_NO_GOID});
     }
     if (probes_.empty()) return Status::ok();  // nothing to load
 
@@ -93,12 +99,15 @@ class GoMutexSource final : public Source {
   struct Probed {
     GoMutexProbes probes;
     int pid = -1;
+    uint64_t goid_offset = GO_NO_GOID;  // the attach cookie
   };
 
-  Status attachAt(bpf_program* program, const std::string& binary, int pid, uint64_t offset,
+  Status attachAt(bpf_program* program, const Probed& probed, uint64_t offset,
                   const std::string& what) {
-    LIBBPF_OPTS(bpf_uprobe_opts, opts);
-    bpf_link* link = bpf_program__attach_uprobe_opts(program, pid, binary.c_str(), offset, &opts);
+    LIBBPF_OPTS(bpf_uprobe_opts, opts, .bpf_cookie = probed.goid_offset);
+    const std::string& binary = probed.probes.binary;
+    bpf_link* link =
+        bpf_program__attach_uprobe_opts(program, probed.pid, binary.c_str(), offset, &opts);
     if (!link) return libbpfError("go mutex: attach uprobe " + what + " in " + binary, errno);
     links_.emplace_back(link);
     return Status::ok();
@@ -111,8 +120,8 @@ class GoMutexSource final : public Source {
 
   void decode(const void* data, size_t size) {
     if (size < sizeof(event_header)) return;
-    const auto* e = static_cast<const lock_event*>(data);
-    if (e->header.type != EVENT_LOCK || lockEventSize(*e, size) == 0) return;
+    const auto* e = static_cast<const go_mutex_wait_event*>(data);
+    if (e->header.type != EVENT_GO_MUTEX_WAIT || stackEventSize(*e, size) == 0) return;
     sink_->processes().noteThread(e->header.pid, e->header.tid, e->header.time);
     if (e->releaser_tid != 0)
       sink_->processes().noteThread(e->header.pid, e->releaser_tid, e->header.time);
@@ -121,11 +130,13 @@ class GoMutexSource final : public Source {
         .acquired_time = e->header.time,
         .pid = e->header.pid,
         .tid = e->header.tid,
-        .address = e->address,
-        .lock_kind = e->kind,
-        .flags = e->flags,
+        .address = e->mutex,
+        .lock_kind = LOCK_KIND_MUTEX,
+        .flags = LOCK_FLAG_CONTENDED | LOCK_FLAG_CONTENDED_ONLY,
         .stack_id = sink_->internStack(e->header.pid, e->stack),
         .releaser_tid = e->releaser_tid,
+        .goid = e->goid,
+        .releaser_goid = e->releaser_goid,
     });
   }
 

@@ -2,7 +2,9 @@
 // binary (recorder/go_mutex_probes.h finds them, bpf/go_mutex.bpf.c runs
 // them), one format::LockInterval row per contended acquisition: kind
 // mutex, request = lockSlow's entry, acquired = its return, releaser = the
-// thread whose unlockSlow handed the mutex on. The fast paths (an
+// thread whose unlockSlow handed the mutex on, and the goroutine ids of the
+// waiter and the releaser (read at the goid offset of the binary's DWARF,
+// recorder/go_goid_offset.h). The fast paths (an
 // uncontended Lock or Unlock, inlined into the caller) are not probed.
 //
 // Go parks a goroutine that waits for a mutex on the runtime's semaphore,
