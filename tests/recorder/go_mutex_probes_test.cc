@@ -1,8 +1,10 @@
 // Where the Go mutex probes go (recorder/go_mutex_probes.h): the RETs of a
 // register-ABI Go function found from its prologue's frame size, on code
 // bytes as Go 1.17-1.20 and 1.21+ lay frames out, and on the real lockSlow
-// of the bundled Go workload when it was built.
+// of the bundled Go workload when it was built; the goroutine id's offset
+// from the workload's DWARF.
 #include "recorder/go_mutex_probes.h"
+#include "recorder/go_goid_offset.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -88,6 +90,25 @@ TEST(GoMutexProbes, TheGoWorkloadsLockSlowHasItsReturnsFound) {
     EXPECT_EQ(std::fgetc(file), 0xc3) << "no RET at file offset " << ret;
   }
   std::fclose(file);
+}
+
+TEST(GoroutineIdOffset, AProgramWithoutTheGoRuntimeHasNone) {
+  Result<uint64_t> offset = goroutineIdOffset("/proc/self/exe");
+  ASSERT_FALSE(offset);
+  EXPECT_NE(offset.error().message().find("runtime.g"), std::string::npos)
+      << offset.error().message();
+}
+
+TEST(GoroutineIdOffset, TheGoWorkloadsRuntimeNamesIt) {
+  const std::string binary = INCISE_WORKLOADS_DIR "/go_mutex";
+  if (!std::filesystem::exists(binary)) GTEST_SKIP() << binary << " not built (no Go toolchain)";
+  Result<uint64_t> offset = goroutineIdOffset(binary);
+  ASSERT_TRUE(offset) << offset.error().message();
+  // goid follows the stack bounds, guards, panic and defer lists, the
+  // scheduling context and more: past 100 bytes in every Go release, and
+  // 8-aligned. GoMutexRecording checks the ids read there.
+  EXPECT_GT(*offset, 100u);
+  EXPECT_EQ(*offset % 8, 0u);
 }
 
 }  // namespace

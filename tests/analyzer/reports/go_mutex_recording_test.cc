@@ -5,7 +5,8 @@
 // that truth: one mutex at that address and site, as many waits as lockSlow
 // calls (at most the contended acquisitions the workload counted, at least
 // half: a Lock after a failed TryLock may find the mutex free), each named
-// releaser a thread that ran a holder.
+// releaser a thread that ran a holder, and the waiting and releasing
+// goroutines among the ids the workload printed.
 // Label "integration": skips without root/BPF, fails instead when CI=true.
 #include <gtest/gtest.h>
 
@@ -95,6 +96,29 @@ TEST(GoMutexRecording, ContendedLocksAreMutexWaitsAtTheirSiteWithTheirReleasers)
   ASSERT_EQ(testing::runReportJson(runLocks, {run.trace_path, "--limit", "0"}, locks), 0);
   expectTheMutex(run, waits["groups"], "named");
   expectTheMutex(run, locks["groups"], "held_while_others_waited");
+
+  // The goroutines named are the workload's own, read from each g at the
+  // goid offset the binary's DWARF gives.
+  std::vector<uint64_t> printed = run.list("goroutine_ids");
+  std::set<uint64_t> goroutines(printed.begin(), printed.end());
+  ASSERT_EQ(goroutines.size(), run.value("goroutines")) << run.workload_stdout;
+  std::vector<nlohmann::json> group =
+      groupsAt(waits["groups"], run.value("pid"), hex(run.value("mutex_address")));
+  ASSERT_EQ(group.size(), 1u);
+  const nlohmann::json& g = group.front();
+  EXPECT_GE(g["goroutines_waiting"].get<uint64_t>(), 1u) << g.dump(1);
+  EXPECT_LE(g["goroutines_waiting"].get<uint64_t>(), goroutines.size()) << g.dump(1);
+  EXPECT_GE(g["goroutines_releasing"].get<uint64_t>(), 1u) << g.dump(1);
+  EXPECT_LE(g["goroutines_releasing"].get<uint64_t>(), goroutines.size()) << g.dump(1);
+  uint64_t waits_by_goroutine = 0;
+  for (const auto& w : g["goroutine_waiters"]) {
+    EXPECT_TRUE(goroutines.count(w["goid"].get<uint64_t>())) << w.dump();
+    waits_by_goroutine += w["waits"].get<uint64_t>();
+  }
+  // The JSON lists up to 100 goroutines: all of them here.
+  EXPECT_EQ(waits_by_goroutine, g["wait_ns"]["count"].get<uint64_t>()) << g.dump(1);
+  for (const auto& r : g["goroutine_releasers"])
+    EXPECT_TRUE(goroutines.count(r["goid"].get<uint64_t>())) << r.dump();
 }
 
 }  // namespace
