@@ -78,15 +78,15 @@ class GoMutexSource final : public Source {
     sink_ = &sink;
     for (const std::string& note : notes_) sink.addNote(note);
     if (!skel_) return Status::ok();
-    for (const auto& [probes, pid] : probes_) {
+    for (const Probed& probed : probes_) {
       INCISE_RETURN_IF_ERROR(
-          attachAt(skel_->progs.go_lock_slow, probes.binary, pid, probes.lock_slow, kGoLockSlow));
-      for (uint64_t ret : probes.lock_slow_returns) {
-        INCISE_RETURN_IF_ERROR(attachAt(skel_->progs.go_lock_acquired, probes.binary, pid, ret,
+          attachAt(skel_->progs.go_lock_slow, probed, probed.probes.lock_slow, kGoLockSlow));
+      for (uint64_t ret : probed.probes.lock_slow_returns) {
+        INCISE_RETURN_IF_ERROR(attachAt(skel_->progs.go_lock_acquired, probed, ret,
                                         std::string(kGoLockSlow) + " return"));
       }
-      INCISE_RETURN_IF_ERROR(attachAt(skel_->progs.go_unlock_slow, probes.binary, pid,
-                                      probes.unlock_slow, kGoUnlockSlow));
+      INCISE_RETURN_IF_ERROR(
+          attachAt(skel_->progs.go_unlock_slow, probed, probed.probes.unlock_slow, kGoUnlockSlow));
     }
     return poller.add(bpf_map__fd(skel_->maps.events), &GoMutexSource::onRecord, this);
   }
