@@ -2,7 +2,7 @@
 // in `runtime.g`, read from the binary's DWARF (Go writes it unless linked
 // with -w). The Go mutex probes read the id at that offset from the current
 // g (R14 in Go code), per binary, since the layout changes between Go
-// releases (152 in Go 1.19).
+// releases.
 //
 //   Result<uint64_t> offset = goroutineIdOffset("/srv/bin/server");
 //   if (!offset) note(offset.error().message());   // no DWARF: rows carry no goroutine ids
