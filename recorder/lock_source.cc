@@ -16,10 +16,10 @@
 #include "recorder/event_sink.h"
 #include "recorder/libbpf_error.h"
 #include "recorder/libc_locator.h"
-#include "recorder/stack_event_size.h"
 #include "recorder/lock_probe_spec.h"
 #include "recorder/ring_poller.h"
 #include "recorder/skeleton_setup.h"
+#include "recorder/stack_event_size.h"
 #include "recorder/target_filter.h"
 
 namespace incise::recorder {
