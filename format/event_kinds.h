@@ -79,23 +79,25 @@ enum class Compression : uint8_t {
   C(wakee_tid, kVarint, "woken thread")                         \
   C(stack_id, kVarint, "waker's stack; 0 = none")
 
-#define INCISE_LOCK_COLUMNS(C)                                                             \
-  C(time, kDeltaVarint, "request time (call or wait start), ns")                           \
-  C(acquired_time, kDeltaVarint, "lock acquired (or wait ended), ns")                      \
-  C(release_time, kDeltaVarint, "lock released, ns; 0 = not seen (contended mode)")        \
-  C(pid, kVarint, "process")                                                               \
-  C(tid, kVarint, "acquiring thread")                                                      \
-  C(address, kDeltaVarint, "lock address (futex word) in the process")                     \
-  C(lock_kind, kVarint, "format::LockKind")                                                \
-  C(flags, kVarint, "format::LockFlags bits")                                              \
-  C(stack_id, kVarint, "stack at acquire (or at the wait); 0 = none")                      \
-  C(releaser_tid, kVarint, "thread that released the lock to this waiter; 0 = unknown")    \
-  C(futex_op, kVarint, "kLockFutexFacts: the wait's futex op, with its flag bits (2.2)")   \
-  C(futex_value, kVarint, "kLockFutexFacts: the value the futex wait expected (2.2)")      \
-  C(object, kVarint, "format::WaitObject: what the memory at the address is (2.2)")        \
-  C(holder_tid, kVarint, "owner read from the lock itself at the wait; 0 = unknown (2.2)") \
-  C(holder_state, kVarint, "format::HolderState of holder_tid at the wait's start (2.2)")  \
-  C(releaser_stack_id, kVarint, "stack of the thread that woke the waiter; 0 = none (2.2)")
+#define INCISE_LOCK_COLUMNS(C)                                                              \
+  C(time, kDeltaVarint, "request time (call or wait start), ns")                            \
+  C(acquired_time, kDeltaVarint, "lock acquired (or wait ended), ns")                       \
+  C(release_time, kDeltaVarint, "lock released, ns; 0 = not seen (contended mode)")         \
+  C(pid, kVarint, "process")                                                                \
+  C(tid, kVarint, "acquiring thread")                                                       \
+  C(address, kDeltaVarint, "lock address (futex word) in the process")                      \
+  C(lock_kind, kVarint, "format::LockKind")                                                 \
+  C(flags, kVarint, "format::LockFlags bits")                                               \
+  C(stack_id, kVarint, "stack at acquire (or at the wait); 0 = none")                       \
+  C(releaser_tid, kVarint, "thread that released the lock to this waiter; 0 = unknown")     \
+  C(futex_op, kVarint, "kLockFutexFacts: the wait's futex op, with its flag bits (2.2)")    \
+  C(futex_value, kVarint, "kLockFutexFacts: the value the futex wait expected (2.2)")       \
+  C(object, kVarint, "format::WaitObject: what the memory at the address is (2.2)")         \
+  C(holder_tid, kVarint, "owner read from the lock itself at the wait; 0 = unknown (2.2)")  \
+  C(holder_state, kVarint, "format::HolderState of holder_tid at the wait's start (2.2)")   \
+  C(releaser_stack_id, kVarint, "stack of the thread that woke the waiter; 0 = none (2.2)") \
+  C(goid, kVarint, "Go mutex waits: the waiting goroutine's id; 0 = none (2.3)")            \
+  C(releaser_goid, kVarint, "Go mutex waits: the goroutine whose unlock released it (2.3)")
 
 #define INCISE_PAGE_FAULT_COLUMNS(C)                \
   C(time, kDeltaVarint, "fault time, ns")           \

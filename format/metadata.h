@@ -31,8 +31,10 @@ namespace incise::format {
 //      blocking switch, with the owner read from the lock); older files read
 //      with those columns 0.
 // 2.3: latency rows and histograms (event kinds 8 and 9), the names of what
-//      they timed (MetadataDelta::latency_probes) and the latency options.
-//      Older readers skip the new kinds and fields.
+//      they timed (MetadataDelta::latency_probes) and the latency options;
+//      lock rows gain goid and releaser_goid (Go mutex waits: the waiting
+//      goroutine and the one whose unlock released it). Older readers skip
+//      the new kinds and fields; older files read with those columns 0.
 inline constexpr uint16_t kFormatMajor = 2;
 inline constexpr uint16_t kFormatMinor = 3;
 

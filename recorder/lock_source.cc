@@ -19,6 +19,7 @@
 #include "recorder/lock_probe_spec.h"
 #include "recorder/ring_poller.h"
 #include "recorder/skeleton_setup.h"
+#include "recorder/stack_event_size.h"
 #include "recorder/target_filter.h"
 
 namespace incise::recorder {
@@ -91,17 +92,6 @@ struct ProbedBinary {
   std::string path;
   int pid = -1;
 };
-
-// The bytes of a record before its stack, and the whole record with its
-// frames, or 0 when `size` is too short for what it claims.
-size_t lockEventSize(const lock_event& e, size_t size) {
-  constexpr size_t stack_offset = offsetof(lock_event, stack) + offsetof(event_stack, frames);
-  if (size < stack_offset) return 0;
-  size_t frames = size_t{e.stack.kernel_count} + e.stack.user_count;
-  if (e.stack.kernel_count > MAX_STACK_DEPTH || e.stack.user_count > MAX_STACK_DEPTH) return 0;
-  size_t needed = stack_offset + frames * sizeof(uint64_t);
-  return needed <= size ? needed : 0;
-}
 
 class LockSource final : public Source {
  public:
@@ -267,7 +257,7 @@ class LockSource final : public Source {
         onRelease(*static_cast<const lock_release_event*>(data));
     } else if (header->type == EVENT_LOCK) {
       const auto* e = static_cast<const lock_event*>(data);
-      if (lockEventSize(*e, size) != 0) onAcquire(*e);
+      if (stackEventSize(*e, size) != 0) onAcquire(*e);
     }
   }
 

@@ -3,6 +3,7 @@
 // kernel can run it (Source::open says why not).
 #include "recorder/block_io_source.h"
 #include "recorder/function_latency_source.h"
+#include "recorder/go_mutex_source.h"
 #include "recorder/io_uring_source.h"
 #include "recorder/kernel_function_source.h"
 #include "recorder/lock_source.h"
@@ -32,6 +33,9 @@ std::vector<std::unique_ptr<Source>> createSources(const RecordConfig& config) {
   sources.push_back(makeProfileSource());
   if (config.lock_mode == LockMode::kAll || !config.lock_probes.empty())
     sources.push_back(makeLockSource(lock_calls));
+  // Go parks goroutines on a mutex without a futex wait: its slow paths are
+  // probed in Go targets whenever locks are recorded.
+  if (config.lock_mode != LockMode::kOff) sources.push_back(makeGoMutexSource());
   if (config.page_faults) sources.push_back(makePageFaultSource());
   if (hasUserFunctions(config)) sources.push_back(makeFunctionLatencySource());
   if (hasKernelFunctions(config)) sources.push_back(makeKernelFunctionSource());

@@ -15,13 +15,23 @@ bool isRuntimeLibrary(const std::string& module) {
   return false;
 }
 
+namespace {
+
+// Go's sync.Mutex and RWMutex methods are the lock's own code, as
+// pthread_mutex_lock is in C: the site is their caller.
+bool isGoLockMethod(const std::string& name) {
+  return name.rfind("sync.(*Mutex).", 0) == 0 || name.rfind("sync.(*RWMutex).", 0) == 0;
+}
+
+}  // namespace
+
 size_t siteFrameIndex(std::span<const Frame> leaf_first) {
   size_t first_user = leaf_first.size();
   for (size_t i = 0; i < leaf_first.size(); ++i) {
     // The cut marker ends a broken stack: it is no call site.
     if (leaf_first[i].kernel || leaf_first[i].name == kStackCutName) continue;
     if (first_user == leaf_first.size()) first_user = i;
-    if (!isRuntimeLibrary(leaf_first[i].module)) return i;
+    if (!isRuntimeLibrary(leaf_first[i].module) && !isGoLockMethod(leaf_first[i].name)) return i;
   }
   return first_user != leaf_first.size() ? first_user : 0;
 }

@@ -2,8 +2,9 @@
 //
 // A lock's acquire stack starts in the kernel (futex wait) and in the C
 // library (pthread_mutex_lock, __lll_lock_wait); the interesting frame is
-// the first user frame outside the C library and the dynamic loader: that
-// function is the site ("update_account"). When a stack has none (Debian's
+// the first user frame outside the C library and the dynamic loader (and
+// outside Go's sync.Mutex / RWMutex methods): that function is the site
+// ("update_account", "main.(*stack).handlePacket"). When a stack has none (Debian's
 // libc has no frame pointers, so walks often stop inside it), the first
 // user frame, then the leaf, names it.
 //

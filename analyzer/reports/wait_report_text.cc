@@ -18,6 +18,24 @@ std::string waiterText(const std::vector<ThreadTime>& threads, const LockNames& 
   return text.empty() ? "none" : text;
 }
 
+// "4: 18 (90 waits, 120.5 ms), 19 (...), ...": the count, then the top ones.
+std::string goroutinesText(const std::vector<GoroutineWaits>& top, uint64_t count) {
+  std::string text = formatCount(count) + ":";
+  for (size_t i = 0; i < top.size(); ++i) {
+    text += (i == 0 ? " " : ", ") + std::to_string(top[i].goid) + " (" + formatCount(top[i].waits) +
+            (top[i].waits == 1 ? " wait, " : " waits, ") + formatDurationNs(top[i].ns) + ")";
+  }
+  if (top.size() < count) text += ", ...";
+  return text;
+}
+
+nlohmann::json goroutinesJson(const std::vector<GoroutineWaits>& top) {
+  nlohmann::json list = nlohmann::json::array();
+  for (const GoroutineWaits& g : top)
+    list.push_back({{"goid", g.goid}, {"waits", g.waits}, {"ns", g.ns}});
+  return list;
+}
+
 std::string groupName(const WaitGroupStats& g, const LockNames& names, WaitGrouping by) {
   switch (by) {
     case WaitGrouping::kBySite:
@@ -90,6 +108,12 @@ void printWaitGroups(const std::vector<WaitGroupStats>& groups, const LockNames&
           << "\n";
     if (std::string states = holderStatesText(g.holder_states); !states.empty())
       out << "  holder when a wait began: " << states << "\n";
+    if (g.goroutines_waiting > 0)
+      out << "  goroutines waiting: " << goroutinesText(g.goroutine_waiters, g.goroutines_waiting)
+          << "\n";
+    if (g.goroutines_releasing > 0)
+      out << "  released by goroutines: "
+          << goroutinesText(g.goroutine_releasers, g.goroutines_releasing) << "\n";
     if (g.unfinished > 0)
       out << "  " << g.unfinished << (g.unfinished == 1 ? " wait was" : " waits were")
           << " still going when recording stopped (counted up to the end)\n";
@@ -122,6 +146,10 @@ nlohmann::json waitGroupsJson(const std::vector<WaitGroupStats>& groups, const L
         {"top_waiters", waiters},
         {"named", names.namedJson(g.top_named)},
         {"holder_states", holderStatesJson(g.holder_states)},
+        {"goroutines_waiting", g.goroutines_waiting},
+        {"goroutine_waiters", goroutinesJson(g.goroutine_waiters)},
+        {"goroutines_releasing", g.goroutines_releasing},
+        {"goroutine_releasers", goroutinesJson(g.goroutine_releasers)},
     });
   }
   return list;

@@ -14,6 +14,24 @@ typename Map::const_iterator mostUsed(const Map& uses) {
   return best;
 }
 
+void addGoroutine(std::map<uint64_t, GoroutineWaits>& goroutines, uint64_t goid, uint64_t ns) {
+  GoroutineWaits& g = goroutines[goid];
+  g.goid = goid;
+  ++g.waits;
+  g.ns += ns;
+}
+
+std::vector<GoroutineWaits> topGoroutines(const std::map<uint64_t, GoroutineWaits>& goroutines,
+                                          size_t top) {
+  std::vector<GoroutineWaits> list;
+  for (const auto& [goid, g] : goroutines) list.push_back(g);
+  std::sort(list.begin(), list.end(), [](const GoroutineWaits& a, const GoroutineWaits& b) {
+    return std::tie(b.waits, b.ns, a.goid) < std::tie(a.waits, a.ns, b.goid);
+  });
+  if (list.size() > top) list.resize(top);
+  return list;
+}
+
 }  // namespace
 
 bool isWait(const format::LockInterval& row) {
@@ -53,6 +71,8 @@ void WaitStatsBuilder::add(const format::LockInterval& row, const WaitClass& wai
                 row.releaser_tid == wait.holder_tid ? row.releaser_stack_id : 0);
   }
   if (row.holder_state < kHolderStates && row.holder_tid != 0) ++g.holder_states[row.holder_state];
+  if (row.goid != 0) addGoroutine(g.goroutine_waiters, row.goid, ns);
+  if (row.releaser_goid != 0) addGoroutine(g.goroutine_releasers, row.releaser_goid, ns);
   Kind& k = kinds_[kind];
   k.waits.add(ns);
   k.objects.insert({row.pid, wait.object});
@@ -88,6 +108,10 @@ std::vector<WaitGroupStats> WaitStatsBuilder::finish(size_t top_threads) const {
       stats.holder_tid = stats.top_named.front().tid;
       stats.hold_source = stats.top_named.front().source();
     }
+    stats.goroutine_waiters = topGoroutines(g.goroutine_waiters, top_threads);
+    stats.goroutine_releasers = topGoroutines(g.goroutine_releasers, top_threads);
+    stats.goroutines_waiting = g.goroutine_waiters.size();
+    stats.goroutines_releasing = g.goroutine_releasers.size();
     result.push_back(std::move(stats));
   }
   std::sort(result.begin(), result.end(), [](const WaitGroupStats& a, const WaitGroupStats& b) {

@@ -34,6 +34,13 @@ namespace incise::analyzer {
 
 enum class WaitGrouping { kByObject, kBySite, kByThread };
 
+// A goroutine (Go mutex waits carry their ids) and the waits it accounts for.
+struct GoroutineWaits {
+  uint64_t goid = 0;
+  uint64_t waits = 0;
+  uint64_t ns = 0;
+};
+
 struct WaitGroupStats {
   WaitKind kind = WaitKind::kFutex;
   uint64_t pid = 0;
@@ -50,6 +57,13 @@ struct WaitGroupStats {
   uint64_t holder_tid = 0;
   HoldSource hold_source = HoldSource::kNone;
   HolderStateCounts holder_states{};  // waits by the holder's state at their start
+  // Go mutex waits: the goroutines that waited and the ones whose unlock
+  // released a waiter, by waits, most first (at most top_threads each), and
+  // how many distinct ones there were.
+  std::vector<GoroutineWaits> goroutine_waiters;
+  std::vector<GoroutineWaits> goroutine_releasers;
+  uint64_t goroutines_waiting = 0;
+  uint64_t goroutines_releasing = 0;
 };
 
 struct WaitKindTotals {
@@ -85,6 +99,8 @@ class WaitStatsBuilder {
     std::map<std::pair<uint64_t, uint64_t>, uint64_t> objects;  // (pid, object) -> waits
     std::map<uint64_t, std::pair<uint64_t, uint64_t>> sites;    // site -> (waits, a stack)
     HolderStateCounts holder_states{};
+    std::map<uint64_t, GoroutineWaits> goroutine_waiters;    // by goid
+    std::map<uint64_t, GoroutineWaits> goroutine_releasers;  // by goid
   };
   // (kind, pid, object | site | tid)
   using GroupKey = std::tuple<uint8_t, uint64_t, uint64_t>;

@@ -3,6 +3,8 @@
 // recorder's integration tests compare traces against those counts.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -20,6 +22,32 @@ std::size_t count_list(const std::string& list) {
   std::size_t items = 1;
   for (char c : list) items += c == ',' ? 1 : 0;
   return items;
+}
+
+TEST(GoMutex, CountsFollowExactlyFromOptions) {
+  if (!std::filesystem::exists(workload("go_mutex"))) {
+    if (std::getenv("CI") && std::string(std::getenv("CI")) == "true")
+      FAIL() << "go_mutex not built (no Go toolchain)";
+    GTEST_SKIP() << "go_mutex not built (no Go toolchain)";
+  }
+  auto run = run_workload(workload("go_mutex"),
+                          {"--goroutines", "3", "--rounds", "40", "--pages", "4", "--procs", "2"});
+  ASSERT_EQ(run.exit_code, 0) << run.raw_stdout;
+  EXPECT_EQ(run.number("goroutines"), 3u);
+  EXPECT_EQ(run.number("gomaxprocs"), 2u);
+  EXPECT_EQ(run.number("acquisitions"), 3u * 40u);
+  EXPECT_LE(run.number("contended_acquisitions"), run.number("acquisitions"));
+  EXPECT_LE(run.number("contended_hold_ns"), run.number("hold_ns"));
+  EXPECT_LE(run.number("hold_ns"), run.number("elapsed_ns"));
+  EXPECT_EQ(run.text("mutex_address").rfind("0x", 0), 0u) << run.text("mutex_address");
+  EXPECT_GE(count_list(run.text("holder_tids")), 1u);
+  EXPECT_NE(run.number("pid"), 0u);
+}
+
+TEST(GoMutex, RefusesOptionsOutOfRange) {
+  if (!std::filesystem::exists(workload("go_mutex"))) GTEST_SKIP() << "go_mutex not built";
+  EXPECT_EQ(run_workload(workload("go_mutex"), {"--rounds", "0"}).exit_code, 2);
+  EXPECT_EQ(run_workload(workload("go_mutex"), {"--procs", "-1"}).exit_code, 2);
 }
 
 TEST(LockStory, CountsFollowExactlyFromOptions) {

@@ -1,0 +1,125 @@
+// End to end: record the bundled Go workload with real BPF (goroutines
+// contend on one sync.Mutex whose holder faults fresh pages; it prints the
+// mutex's address, its contended acquisitions and the threads that unlocked
+// it), then check `incise waits --json` and `incise locks --json` against
+// that truth: one mutex at that address and site, as many waits as lockSlow
+// calls (at most the contended acquisitions the workload counted, at least
+// half: a Lock after a failed TryLock may find the mutex free), each named
+// releaser a thread that ran a holder, and the waiting and releasing
+// goroutines among the ids the workload printed.
+// Label "integration": skips without root/BPF, fails instead when CI=true.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "tests/analyzer/reports/report_json_runner.h"
+#include "tests/recorder/locks_recording.h"
+
+namespace incise::analyzer {
+int runWaits(const std::vector<std::string>& args);
+int runLocks(const std::vector<std::string>& args);
+
+namespace {
+
+using incise::testing::record;
+using incise::testing::Recording;
+using incise::testing::RemoveOnExit;
+
+const std::string kGoMutex = INCISE_WORKLOADS_DIR "/go_mutex";
+constexpr const char* kSite = "main.(*stack).handlePacket";
+
+std::string hex(uint64_t value) {
+  char buffer[24];
+  std::snprintf(buffer, sizeof buffer, "0x%llx", static_cast<unsigned long long>(value));
+  return buffer;
+}
+
+std::vector<nlohmann::json> groupsAt(const nlohmann::json& groups, uint64_t pid,
+                                     const std::string& address) {
+  std::vector<nlohmann::json> found;
+  for (const auto& g : groups)
+    if (g["pid"] == pid && g["address"] == address) found.push_back(g);
+  return found;
+}
+
+// `named`: the key of the group's list of holders (waits: "named", locks:
+// "held_while_others_waited").
+void expectTheMutex(const Recording& run, const nlohmann::json& groups, const std::string& named) {
+  uint64_t pid = run.value("pid");
+  std::string address = hex(run.value("mutex_address"));
+  std::vector<nlohmann::json> found = groupsAt(groups, pid, address);
+  ASSERT_EQ(found.size(), 1u) << address << ":\n" << groups.dump(1);
+  const nlohmann::json& g = found.front();
+  EXPECT_EQ(g["kind"], "mutex") << g.dump(1);
+  EXPECT_EQ(g["site"], kSite) << g.dump(1);
+
+  uint64_t contended = run.value("contended_acquisitions");
+  uint64_t waits = g["wait_ns"]["count"].get<uint64_t>();
+  EXPECT_LE(waits, contended) << g.dump(1);
+  EXPECT_GE(waits * 2, contended) << g.dump(1);
+  // Every wait lies inside the run, one goroutine waiting at a time each.
+  EXPECT_LE(g["wait_ns"]["total"].get<uint64_t>(),
+            run.value("elapsed_ns") * run.value("goroutines"));
+
+  std::vector<uint64_t> listed = run.list("holder_tids");
+  std::set<uint64_t> holders(listed.begin(), listed.end());
+  EXPECT_TRUE(holders.count(g["holder_tid"].get<uint64_t>())) << g.dump(1);
+  EXPECT_EQ(g["hold_source"], "exact") << g.dump(1);
+  uint64_t named_waits = 0;
+  for (const auto& t : g[named]) {
+    EXPECT_TRUE(holders.count(t["tid"].get<uint64_t>())) << t.dump(1);
+    named_waits += t["waits"].get<uint64_t>();
+  }
+  // A wait that only spun can end before any slow unlock: most are handed on.
+  EXPECT_GE(named_waits * 2, waits) << g.dump(1);
+}
+
+TEST(GoMutexRecording, ContendedLocksAreMutexWaitsAtTheirSiteWithTheirReleasers) {
+  INCISE_REQUIRE_RECORDING();
+  if (!std::filesystem::exists(kGoMutex)) {
+    if (incise::testing::runningInCi()) FAIL() << kGoMutex << " not built (no Go toolchain)";
+    GTEST_SKIP() << kGoMutex << " not built (no Go toolchain)";
+  }
+  Recording run =
+      record({"--locks", "contended", "-F", "19"},
+             {kGoMutex, "--goroutines", "4", "--rounds", "100", "--pages", "64", "--procs", "2"});
+  RemoveOnExit cleanup{run.trace_path};
+  ASSERT_EQ(run.exit_code, 0) << run.recorder_stderr;
+  ASSERT_TRUE(run.has("contended_acquisitions")) << run.workload_stdout;
+  ASSERT_GT(run.value("contended_acquisitions"), 0u) << run.workload_stdout;
+
+  nlohmann::json waits;
+  nlohmann::json locks;
+  ASSERT_EQ(testing::runReportJson(runWaits, {run.trace_path, "--limit", "0"}, waits), 0);
+  ASSERT_EQ(testing::runReportJson(runLocks, {run.trace_path, "--limit", "0"}, locks), 0);
+  expectTheMutex(run, waits["groups"], "named");
+  expectTheMutex(run, locks["groups"], "held_while_others_waited");
+
+  // The goroutines named are the workload's own, read from each g at the
+  // goid offset the binary's DWARF gives.
+  std::vector<uint64_t> printed = run.list("goroutine_ids");
+  std::set<uint64_t> goroutines(printed.begin(), printed.end());
+  ASSERT_EQ(goroutines.size(), run.value("goroutines")) << run.workload_stdout;
+  std::vector<nlohmann::json> group =
+      groupsAt(waits["groups"], run.value("pid"), hex(run.value("mutex_address")));
+  ASSERT_EQ(group.size(), 1u);
+  const nlohmann::json& g = group.front();
+  EXPECT_GE(g["goroutines_waiting"].get<uint64_t>(), 1u) << g.dump(1);
+  EXPECT_LE(g["goroutines_waiting"].get<uint64_t>(), goroutines.size()) << g.dump(1);
+  EXPECT_GE(g["goroutines_releasing"].get<uint64_t>(), 1u) << g.dump(1);
+  EXPECT_LE(g["goroutines_releasing"].get<uint64_t>(), goroutines.size()) << g.dump(1);
+  uint64_t waits_by_goroutine = 0;
+  for (const auto& w : g["goroutine_waiters"]) {
+    EXPECT_TRUE(goroutines.count(w["goid"].get<uint64_t>())) << w.dump();
+    waits_by_goroutine += w["waits"].get<uint64_t>();
+  }
+  // The JSON lists up to 100 goroutines: all of them here.
+  EXPECT_EQ(waits_by_goroutine, g["wait_ns"]["count"].get<uint64_t>()) << g.dump(1);
+  for (const auto& r : g["goroutine_releasers"])
+    EXPECT_TRUE(goroutines.count(r["goid"].get<uint64_t>())) << r.dump();
+}
+
+}  // namespace
+}  // namespace incise::analyzer

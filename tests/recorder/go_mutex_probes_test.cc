@@ -1,0 +1,115 @@
+// Where the Go mutex probes go (recorder/go_mutex_probes.h): the RETs of a
+// register-ABI Go function found from its prologue's frame size, on code
+// bytes as Go 1.17-1.20 and 1.21+ lay frames out, and on the real lockSlow
+// of the bundled Go workload when it was built; the goroutine id's offset
+// from the workload's DWARF.
+#include "recorder/go_mutex_probes.h"
+#include "recorder/go_goid_offset.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <vector>
+
+namespace incise::recorder {
+namespace {
+
+// cmp 0x10(%r14),%rsp; jbe; sub $0x48,%rsp; mov %rbp,0x40(%rsp); lea ...
+const std::vector<uint8_t> kGo119Prologue = {0x49, 0x3b, 0x66, 0x10, 0x0f, 0x86, 0x10, 0x00,
+                                             0x00, 0x00, 0x48, 0x83, 0xec, 0x48, 0x48, 0x89,
+                                             0x6c, 0x24, 0x40, 0x48, 0x8d, 0x6c, 0x24, 0x40};
+// mov 0x40(%rsp),%rbp; add $0x48,%rsp; ret
+const std::vector<uint8_t> kGo119Epilogue = {0x48, 0x8b, 0x6c, 0x24, 0x40,
+                                             0x48, 0x83, 0xc4, 0x48, 0xc3};
+
+std::vector<uint8_t> concat(std::initializer_list<std::vector<uint8_t>> parts) {
+  std::vector<uint8_t> out;
+  for (const auto& part : parts) out.insert(out.end(), part.begin(), part.end());
+  return out;
+}
+
+TEST(GoFunctionReturns, FindsEachReturnThatClosesTheFrame) {
+  std::vector<uint8_t> body = {0x90, 0x90, 0x90};
+  std::vector<uint8_t> code = concat({kGo119Prologue, body, kGo119Epilogue, body, kGo119Epilogue});
+  Result<std::vector<uint64_t>> returns = goFunctionReturns(code);
+  ASSERT_TRUE(returns) << returns.error().message();
+  size_t first = kGo119Prologue.size() + body.size() + kGo119Epilogue.size() - 1;
+  size_t second = first + body.size() + kGo119Epilogue.size();
+  EXPECT_EQ(*returns, (std::vector<uint64_t>{first, second}));
+  for (uint64_t ret : *returns) EXPECT_EQ(code[ret], 0xc3);
+}
+
+TEST(GoFunctionReturns, AnEpilogueOfAnotherFrameSizeIsNotOne) {
+  // add $0x28,%rsp: another frame's size (bytes that only look alike).
+  std::vector<uint8_t> other = {0x48, 0x8b, 0x6c, 0x24, 0x20, 0x48, 0x83, 0xc4, 0x28, 0xc3};
+  Result<std::vector<uint64_t>> returns = goFunctionReturns(concat({kGo119Prologue, other}));
+  EXPECT_FALSE(returns);
+}
+
+TEST(GoFunctionReturns, Go121FramesPushRbp) {
+  // cmp 0x10(%r14),%rsp; jbe; push %rbp; mov %rsp,%rbp; sub $0x18,%rsp ...
+  // add $0x18,%rsp; pop %rbp; ret
+  std::vector<uint8_t> code = {0x49, 0x3b, 0x66, 0x10, 0x76, 0x20, 0x55, 0x48, 0x89, 0xe5, 0x48,
+                               0x83, 0xec, 0x18, 0x90, 0x48, 0x83, 0xc4, 0x18, 0x5d, 0xc3};
+  Result<std::vector<uint64_t>> returns = goFunctionReturns(code);
+  ASSERT_TRUE(returns) << returns.error().message();
+  EXPECT_EQ(*returns, (std::vector<uint64_t>{code.size() - 1}));
+}
+
+TEST(GoFunctionReturns, CodeWithoutTheRegisterAbiStackCheckIsRefused) {
+  // Go 1.16's stack check reads g from %fs: mov %fs:0xfffffffffffffff8,%rcx
+  std::vector<uint8_t> code =
+      concat({{0x64, 0x48, 0x8b, 0x0c, 0x25, 0xf8, 0xff, 0xff, 0xff}, kGo119Epilogue});
+  Result<std::vector<uint64_t>> returns = goFunctionReturns(code);
+  ASSERT_FALSE(returns);
+  EXPECT_NE(returns.error().message().find("register-ABI"), std::string::npos);
+}
+
+TEST(GoMutexProbes, ABinaryWithoutSyncMutexIsNotAnError) {
+  Result<std::optional<GoMutexProbes>> probes = findGoMutexProbes("/proc/self/exe");
+  ASSERT_TRUE(probes) << probes.error().message();
+  EXPECT_FALSE(probes->has_value());
+}
+
+TEST(GoMutexProbes, TheGoWorkloadsLockSlowHasItsReturnsFound) {
+  const std::string binary = INCISE_WORKLOADS_DIR "/go_mutex";
+  if (!std::filesystem::exists(binary)) GTEST_SKIP() << binary << " not built (no Go toolchain)";
+  Result<std::optional<GoMutexProbes>> probes = findGoMutexProbes(binary);
+  ASSERT_TRUE(probes) << probes.error().message();
+  ASSERT_TRUE(probes->has_value());
+  const GoMutexProbes& found = **probes;
+  EXPECT_NE(found.lock_slow, found.unlock_slow);
+  ASSERT_FALSE(found.lock_slow_returns.empty());
+  FILE* file = std::fopen(binary.c_str(), "rb");
+  ASSERT_NE(file, nullptr);
+  for (uint64_t ret : found.lock_slow_returns) {
+    EXPECT_GT(ret, found.lock_slow);
+    ASSERT_EQ(std::fseek(file, static_cast<long>(ret), SEEK_SET), 0);
+    EXPECT_EQ(std::fgetc(file), 0xc3) << "no RET at file offset " << ret;
+  }
+  std::fclose(file);
+}
+
+TEST(GoroutineIdOffset, AProgramWithoutTheGoRuntimeHasNone) {
+  Result<uint64_t> offset = goroutineIdOffset("/proc/self/exe");
+  ASSERT_FALSE(offset);
+  EXPECT_NE(offset.error().message().find("runtime.g"), std::string::npos)
+      << offset.error().message();
+}
+
+TEST(GoroutineIdOffset, TheGoWorkloadsRuntimeNamesIt) {
+  const std::string binary = INCISE_WORKLOADS_DIR "/go_mutex";
+  if (!std::filesystem::exists(binary)) GTEST_SKIP() << binary << " not built (no Go toolchain)";
+  Result<uint64_t> offset = goroutineIdOffset(binary);
+  ASSERT_TRUE(offset) << offset.error().message();
+  // goid follows the stack bounds, guards, panic and defer lists, the
+  // scheduling context and more: past 100 bytes in every Go release, and
+  // 8-aligned. GoMutexRecording checks the ids read there.
+  EXPECT_GT(*offset, 100u);
+  EXPECT_EQ(*offset % 8, 0u);
+}
+
+}  // namespace
+}  // namespace incise::recorder

@@ -1,3 +1,0 @@
-module incise/go_latency
-
-go 1.19
