@@ -135,10 +135,11 @@ int go_lock_acquired(struct pt_regs* ctx) {
    * rbp is the caller's frame, as at a function's first instruction. Go
    * keeps frame pointers, so the walk is frame pointers only. */
   struct pt_regs* regs = NULL;
+  __u64 ip;
   struct pending_returns pending;
   bool at_entry;
   e->stack.user_count = 0;
-  if (user_walk_setup(&regs, &pending, &at_entry) == USER_WALK_OURS && regs)
+  if (user_walk_setup(&regs, &ip, &pending, &at_entry) == USER_WALK_OURS && regs)
     e->stack.user_count = fp_walk(regs, pending, true, e->stack.frames);
   e->stack.kernel_count = 0;
   e->stack.reserved = 0;
