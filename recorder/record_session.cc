@@ -398,11 +398,8 @@ class Session {
                      std::string(created[i]->name()).c_str(), cpu_ms[i], wall_ms[i]);
     }
     for (size_t i = 0; i < created.size(); ++i) {
-      if (!opened[i] && created[i]->name() == "locks" && !config_.lock_probes.empty())
-        return fail(opened[i].message() + " (--lock-probe needs the lock source)");
-      // A source the command line asked for by name is the point of the recording.
-      if (!opened[i] && created[i]->required()) return fail(opened[i].message());
       if (!opened[i]) {
+        if (auto fatal = fatalWithout(*created[i], opened[i].message())) return fail(*fatal);
         problems_.push_back(opened[i].message());
         std::cerr << "incise-record: " << opened[i].message() << " (recording without "
                   << created[i]->name() << ")\n";
@@ -414,14 +411,23 @@ class Session {
     return 0;
   }
 
+  // The error that ends the recording when `source` cannot start, or nullopt
+  // when the recording goes on without it: a source the command line asked
+  // for by name (--trace, --syscalls, ...) is the point of the recording,
+  // and --lock-probe needs the lock source.
+  std::optional<std::string> fatalWithout(const Source& source, const std::string& message) const {
+    if (source.name() == "locks" && !config_.lock_probes.empty())
+      return message + " (--lock-probe needs the lock source)";
+    if (source.required()) return message;
+    return std::nullopt;
+  }
+
   int attachSources() {
     std::vector<std::unique_ptr<Source>> attached;
     for (auto& source : sources_) {
       uint64_t began = monotonicNowNs();
       if (Status s = source->attach(poller_, *sink_); !s) {
-        if (source->name() == "locks" && !config_.lock_probes.empty())
-          return fail(s.message() + " (--lock-probe needs the lock source)");
-        if (source->required()) return fail(s.message());
+        if (auto fatal = fatalWithout(*source, s.message())) return fail(*fatal);
         problems_.push_back(s.message());
         std::cerr << "incise-record: " << s.message() << " (recording without " << source->name()
                   << ")\n";
