@@ -8,14 +8,21 @@
 // recurses --depth levels through growStack, whose frames force the runtime
 // to copy the goroutine's stack on the first calls.
 //
+// Every duration is the monotonic clock around the call, so a recorder's
+// interval (inside the call) is at most the printed one; a fast call can
+// still take milliseconds when its thread waits for a CPU.
+//
 // Output (stdout, key=value): pid, goroutines, calls (all goroutines),
-// slow_calls, fast_calls, call_ns.min_slow, call_ns.max_fast, elapsed_ns.
+// slow_calls, fast_calls, call_ns.min_slow, call_ns.max_fast, call_ns.max,
+// call.bucket.B (calls measured in log2 bucket B: [2^B, 2^(B+1)) ns), elapsed_ns.
 package main
 
 import (
 	"flag"
 	"fmt"
+	"math/bits"
 	"os"
+	"sort"
 	"sync"
 	"time"
 )
@@ -52,6 +59,8 @@ func main() {
 	var wg sync.WaitGroup
 	slow, fast := 0, 0
 	minSlow, maxFast := time.Duration(1<<62), time.Duration(0)
+	maxAll := time.Duration(0)
+	buckets := map[int]int{}
 	for g := 0; g < *goroutines; g++ {
 		wg.Add(1)
 		go func() {
@@ -66,6 +75,14 @@ func main() {
 				timedCall(sleep, *depth)
 				took := time.Since(before)
 				mu.Lock()
+				if took > maxAll {
+					maxAll = took
+				}
+				bucket := bits.Len64(uint64(took.Nanoseconds())) - 1
+				if bucket < 0 {
+					bucket = 0
+				}
+				buckets[bucket]++
 				if isSlow {
 					slow++
 					if took < minSlow {
@@ -89,5 +106,14 @@ func main() {
 	fmt.Printf("fast_calls=%d\n", fast)
 	fmt.Printf("call_ns.min_slow=%d\n", minSlow.Nanoseconds())
 	fmt.Printf("call_ns.max_fast=%d\n", maxFast.Nanoseconds())
+	fmt.Printf("call_ns.max=%d\n", maxAll.Nanoseconds())
+	var used []int
+	for b := range buckets {
+		used = append(used, b)
+	}
+	sort.Ints(used)
+	for _, b := range used {
+		fmt.Printf("call.bucket.%d=%d\n", b, buckets[b])
+	}
 	fmt.Printf("elapsed_ns=%d\n", time.Since(start).Nanoseconds())
 }
