@@ -9,6 +9,7 @@
 #include "block_io.skel.h"
 #include "bpf/latency.h"
 #include "recorder/event_sink.h"
+#include "recorder/kernel_btf.h"
 #include "recorder/latency_skeleton.h"
 
 namespace incise::recorder {
@@ -19,12 +20,9 @@ constexpr unsigned kMinorBits = 20;
 
 // block_io_start came with 6.5; without it the thread is the one issuing.
 bool kernelHasTracepoint(const char* name) {
-  btf* vmlinux = btf__load_vmlinux_btf();
-  if (!vmlinux) return false;
-  bool found = btf__find_by_name_kind(vmlinux, (std::string("btf_trace_") + name).c_str(),
-                                      BTF_KIND_TYPEDEF) > 0;
-  btf__free(vmlinux);
-  return found;
+  const btf* kernel = kernelBtf();
+  return kernel && btf__find_by_name_kind(kernel, (std::string("btf_trace_") + name).c_str(),
+                                          BTF_KIND_TYPEDEF) > 0;
 }
 
 class BlockIoSource final : public Source {

@@ -8,6 +8,7 @@
 #include "bpf/latency.h"
 #include "io_uring.skel.h"
 #include "recorder/event_sink.h"
+#include "recorder/kernel_btf.h"
 #include "recorder/latency_skeleton.h"
 
 namespace incise::recorder {
@@ -18,7 +19,7 @@ constexpr std::string_view kName = "io_uring";
 // IORING_OP_READV -> "READV", from the kernel's own enum.
 std::vector<format::LatencyProbe> opcodeNames() {
   std::vector<format::LatencyProbe> names;
-  btf* vmlinux = btf__load_vmlinux_btf();
+  const btf* vmlinux = kernelBtf();
   if (!vmlinux) return names;
   int id = btf__find_by_name_kind(vmlinux, "io_uring_op", BTF_KIND_ENUM);
   if (id > 0) {
@@ -33,7 +34,6 @@ std::vector<format::LatencyProbe> opcodeNames() {
                        .name = name});
     }
   }
-  btf__free(vmlinux);
   return names;
 }
 
