@@ -8,6 +8,7 @@
 #include <cinttypes>
 
 #include "recorder/libbpf_error.h"
+#include "recorder/loaded_programs.h"
 
 namespace incise::recorder {
 
@@ -24,17 +25,11 @@ Status BpfRunStats::enable() {
 }
 
 void BpfRunStats::add(const bpf_object* object) {
-  if (!object) return;
-  bpf_program* program = nullptr;
-  bpf_object__for_each_program(program, object) {
-    int fd = bpf_program__fd(program);
-    if (fd < 0) continue;  // not loaded (the other variant of a hook)
-    bpf_prog_info info{};
-    uint32_t length = sizeof(info);
-    if (bpf_obj_get_info_by_fd(fd, &info, &length) != 0 || info.run_cnt == 0) continue;
+  forEachLoadedProgram(object, [this](const bpf_program* program, int, const bpf_prog_info& info) {
+    if (info.run_cnt == 0) return;
     programs_.push_back(BpfProgramRuns{
         .name = bpf_program__name(program), .runs = info.run_cnt, .run_time_ns = info.run_time_ns});
-  }
+  });
 }
 
 void BpfRunStats::print(std::FILE* out, double seconds) const {

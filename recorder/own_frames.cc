@@ -13,6 +13,8 @@
 #include <string_view>
 #include <vector>
 
+#include "recorder/loaded_programs.h"
+
 namespace incise::recorder {
 
 namespace {
@@ -82,14 +84,8 @@ OwnFrames OwnFrames::read(const std::string& kallsyms_path) {
 }
 
 void OwnFrames::addPrograms(const bpf_object* object) {
-  if (!object) return;
-  bpf_program* program = nullptr;
-  bpf_object__for_each_program(program, object) {
-    int fd = bpf_program__fd(program);
-    if (fd < 0) continue;  // not loaded (the other variant of a hook)
-    bpf_prog_info info{};
-    uint32_t length = sizeof(info);
-    if (bpf_obj_get_info_by_fd(fd, &info, &length) != 0 || info.nr_jited_ksyms == 0) continue;
+  forEachLoadedProgram(object, [this](const bpf_program*, int fd, const bpf_prog_info& info) {
+    if (info.nr_jited_ksyms == 0) return;
     const uint32_t count = std::min(info.nr_jited_ksyms, info.nr_jited_func_lens);
     std::vector<uint64_t> starts(count);
     std::vector<uint32_t> lengths(count);
@@ -98,10 +94,10 @@ void OwnFrames::addPrograms(const bpf_object* object) {
     detail.nr_jited_func_lens = count;
     detail.jited_ksyms = reinterpret_cast<uintptr_t>(starts.data());
     detail.jited_func_lens = reinterpret_cast<uintptr_t>(lengths.data());
-    length = sizeof(detail);
-    if (bpf_obj_get_info_by_fd(fd, &detail, &length) != 0) continue;
+    uint32_t length = sizeof(detail);
+    if (bpf_obj_get_info_by_fd(fd, &detail, &length) != 0) return;
     for (uint32_t i = 0; i < count; ++i) addProgramRange(starts[i], starts[i] + lengths[i]);
-  }
+  });
 }
 
 void OwnFrames::finish() {
