@@ -14,9 +14,11 @@ int runDiff(const std::vector<std::string>& args) {
            "What changed from BASE to NEW: per function the change in self and total share of\n"
            "each trace's CPU samples (percentage points); per lock acquire site the change in\n"
            "wait and hold p50/p99; per off-CPU stack the change in blocked time per second of\n"
-           "trace. First it says whether the traces compare fairly (binaries by build-id,\n"
-           "durations, sample rates) and what the diff did about it. -o writes a differential\n"
-           "flame graph: widths are the larger share of the two, red grew, blue shrank.",
+           "trace; per traced function, syscall, device and opcode (incise-record --trace,\n"
+           "--syscalls, --block-io, --io-uring) the calls per second and p50/p99/max. First it\n"
+           "says whether the traces compare fairly (binaries by build-id, durations, sample\n"
+           "rates) and what the diff did about it. -o writes a differential flame graph:\n"
+           "widths are the larger share of the two, red grew, blue shrank.",
        .examples = "  incise diff monday.trace today.trace\n"
                    "  incise diff old.trace new.trace -o diff.html --limit 10\n"
                    "  incise diff old.trace new.trace --comm worker --json > diff.json\n"},

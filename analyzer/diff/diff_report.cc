@@ -96,6 +96,8 @@ Result<DiffResult> computeDiff(const DiffOptions& options) {
   result.lock_sites = diffLockSites(result.base.lock_sites, result.next.lock_sites);
   result.off_cpu = diffOffCpu(result.base.off_cpu, result.base.window_ns, result.next.off_cpu,
                               result.next.window_ns);
+  result.latency = diffLatency(result.base.latency, result.base.window_ns, result.next.latency,
+                               result.next.window_ns);
   return result;
 }
 
@@ -113,7 +115,9 @@ nlohmann::json diffJson(const DiffResult& r, const DiffOptions& options) {
                         {"lock_sites_total", r.lock_sites.size()},
                         {"lock_sites", lockSiteDeltasJson(r.lock_sites, options.limit)},
                         {"off_cpu_stacks_total", r.off_cpu.size()},
-                        {"off_cpu_stacks", offCpuDeltasJson(r.off_cpu, options.limit)}};
+                        {"off_cpu_stacks", offCpuDeltasJson(r.off_cpu, options.limit)},
+                        {"latency_total", r.latency.size()},
+                        {"latency", latencyDeltasJson(r.latency, options.limit)}};
   if (!options.notes.empty()) doc["notes"] = options.notes;
   return doc;
 }
@@ -144,6 +148,11 @@ void printDiff(const DiffResult& r, const DiffOptions& options, std::ostream& ou
   out << "\noff-CPU (blocked) per stack: ms per second of trace, and total time\n";
   if (r.off_cpu.empty()) out << "  no blocked off-CPU time in either trace\n";
   printOffCpuDeltas(r.off_cpu, options.limit, out);
+
+  if (r.latency.empty()) return;  // most traces time nothing: no empty section for them
+  out << "\nlatency per traced function, syscall, device and opcode: calls per second and "
+         "percentiles, base -> new\n";
+  printLatencyDeltas(r.latency, options.limit, out);
 }
 
 int runDiffReport(const DiffOptions& options, std::ostream& out) {

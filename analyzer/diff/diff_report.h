@@ -1,7 +1,7 @@
 // `incise diff` as a function of two trace paths, so `incise diff` and
 // `incise archive diff` share it: opens both traces with the same filters,
 // collects their profiles, and prints the comparability section, the
-// function, lock-site and off-CPU deltas (a table, or JSON with --json), and
+// function, lock-site, off-CPU and latency deltas (a table, or JSON with --json), and
 // writes the differential flame graph when asked (-o x.html / x.svg).
 //
 //   CommandLine cli({.name = "diff", .operands = {"BASE", "NEW"}, ...}, diffSharedOptions());
@@ -53,6 +53,7 @@ struct DiffResult {
   std::vector<FunctionDelta> functions;
   std::vector<LockSiteDelta> lock_sites;
   std::vector<OffCpuDelta> off_cpu;
+  std::vector<LatencyDelta> latency;
 };
 
 Result<DiffResult> computeDiff(const DiffOptions& options);

@@ -35,6 +35,21 @@ nlohmann::json lockSideJson(const LockSiteSummary& s, bool present) {
           {"hold_p99_ns", s.hold.p99},      {"hold_inferred", s.hold_inferred}};
 }
 
+nlohmann::json latencySideJson(const LatencySummary& s, double calls_per_s, bool present) {
+  if (!present) return nullptr;
+  return {{"count", s.count},
+          {"calls_per_s", std::round(calls_per_s * 1000) / 1000},
+          {"total_ns", s.total_ns},
+          {"p50_ns", s.p50_ns},
+          {"p99_ns", s.p99_ns},
+          {"max_ns", s.max_ns},
+          {"from_buckets", s.from_buckets}};
+}
+
+std::string durationPair(uint64_t before, uint64_t after) {
+  return formatDurationNs(before) + " -> " + formatDurationNs(after);
+}
+
 }  // namespace
 
 nlohmann::json functionDeltasJson(const std::vector<FunctionDelta>& rows, size_t limit) {
@@ -87,6 +102,21 @@ nlohmann::json offCpuDeltasJson(const std::vector<OffCpuDelta>& rows, size_t lim
   return list;
 }
 
+nlohmann::json latencyDeltasJson(const std::vector<LatencyDelta>& rows, size_t limit) {
+  nlohmann::json list = nlohmann::json::array();
+  for (size_t i = 0; i < shown(rows.size(), limit); ++i) {
+    const LatencyDelta& d = rows[i];
+    list.push_back({{"kind", d.kind},
+                    {"name", d.name},
+                    {"base", latencySideJson(d.base, d.base_calls_per_s, d.in_base)},
+                    {"new", latencySideJson(d.next, d.new_calls_per_s, d.in_new)},
+                    {"p50_delta_ns", d.p50Delta()},
+                    {"p99_delta_ns", d.p99Delta()},
+                    {"max_delta_ns", d.maxDelta()}});
+  }
+  return list;
+}
+
 void printFunctionDeltas(const std::vector<FunctionDelta>& rows, size_t limit, std::ostream& out) {
   Table table({{"SELF CHG", Align::kRight},
                {"BASE SELF%", Align::kRight},
@@ -117,16 +147,14 @@ void printLockSiteDeltas(const std::vector<LockSiteDelta>& rows, size_t limit, s
                {"CHG", Align::kRight},
                {"HOLD P99", Align::kRight},
                {"CHG", Align::kRight}});
-  auto pair = [](uint64_t before, uint64_t after) {
-    return formatDurationNs(before) + " -> " + formatDurationNs(after);
-  };
   for (size_t i = 0; i < shown(rows.size(), limit); ++i) {
     const LockSiteDelta& l = rows[i];
     table.addRow({l.context, formatCount(l.base.acquisitions), formatCount(l.next.acquisitions),
-                  pair(l.base.wait.p50, l.next.wait.p50), signedDuration(l.waitP50Delta()),
-                  pair(l.base.wait.p99, l.next.wait.p99), signedDuration(l.waitP99Delta()),
-                  pair(l.base.hold.p50, l.next.hold.p50), signedDuration(l.holdP50Delta()),
-                  pair(l.base.hold.p99, l.next.hold.p99), signedDuration(l.holdP99Delta())});
+                  durationPair(l.base.wait.p50, l.next.wait.p50), signedDuration(l.waitP50Delta()),
+                  durationPair(l.base.wait.p99, l.next.wait.p99), signedDuration(l.waitP99Delta()),
+                  durationPair(l.base.hold.p50, l.next.hold.p50), signedDuration(l.holdP50Delta()),
+                  durationPair(l.base.hold.p99, l.next.hold.p99),
+                  signedDuration(l.holdP99Delta())});
   }
   table.render(out);
 }
@@ -147,6 +175,33 @@ void printOffCpuDeltas(const std::vector<OffCpuDelta>& rows, size_t limit, std::
                   stackLine(o.root_first)});
   }
   table.render(out);
+}
+
+void printLatencyDeltas(const std::vector<LatencyDelta>& rows, size_t limit, std::ostream& out) {
+  if (rows.empty()) return;
+  Table table({{"KIND", Align::kLeft},
+               {"NAME", Align::kLeft, 48},
+               {"CALLS/s", Align::kRight},
+               {"P50", Align::kRight},
+               {"CHG", Align::kRight},
+               {"P99", Align::kRight},
+               {"CHG", Align::kRight},
+               {"MAX", Align::kRight}});
+  bool buckets = false;
+  for (size_t i = 0; i < shown(rows.size(), limit); ++i) {
+    const LatencyDelta& d = rows[i];
+    buckets = buckets || d.base.from_buckets || d.next.from_buckets;
+    table.addRow(
+        {d.kind, d.name,
+         formatted("%.1f", d.base_calls_per_s) + " -> " + formatted("%.1f", d.new_calls_per_s),
+         durationPair(d.base.p50_ns, d.next.p50_ns), signedDuration(d.p50Delta()),
+         durationPair(d.base.p99_ns, d.next.p99_ns), signedDuration(d.p99Delta()),
+         durationPair(d.base.max_ns, d.next.max_ns)});
+  }
+  table.render(out);
+  if (buckets) {
+    out << "  (a side recorded with --aggregate has log2 bucket bounds for percentiles)\n";
+  }
 }
 
 }  // namespace incise::analyzer

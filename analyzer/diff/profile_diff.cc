@@ -7,8 +7,9 @@
 namespace incise::analyzer {
 namespace {
 
-double perSecond(uint64_t ns, uint64_t window_ns) {
-  return window_ns == 0 ? 0 : static_cast<double>(ns) * 1e9 / static_cast<double>(window_ns);
+// ns or calls per second of a trace that covers `window_ns`.
+double perSecond(uint64_t amount, uint64_t window_ns) {
+  return window_ns == 0 ? 0 : static_cast<double>(amount) * 1e9 / static_cast<double>(window_ns);
 }
 
 uint64_t largestChange(const LockSiteDelta& d) {
@@ -89,6 +90,36 @@ std::vector<OffCpuDelta> diffOffCpu(const FoldedStacks& base, uint64_t base_wind
   }
   std::stable_sort(rows.begin(), rows.end(), [](const OffCpuDelta& a, const OffCpuDelta& b) {
     return std::abs(a.perSecondDelta()) > std::abs(b.perSecondDelta());
+  });
+  return rows;
+}
+
+std::vector<LatencyDelta> diffLatency(const std::vector<LatencySummary>& base,
+                                      uint64_t base_window_ns,
+                                      const std::vector<LatencySummary>& next,
+                                      uint64_t new_window_ns) {
+  std::map<std::pair<std::string, std::string>, LatencyDelta> by_name;
+  for (const LatencySummary& s : base) {
+    LatencyDelta& d = by_name[{s.kind, s.name}];
+    d.in_base = true;
+    d.base = s;
+  }
+  for (const LatencySummary& s : next) {
+    LatencyDelta& d = by_name[{s.kind, s.name}];
+    d.in_new = true;
+    d.next = s;
+  }
+  std::vector<LatencyDelta> rows;
+  rows.reserve(by_name.size());
+  for (auto& [key, d] : by_name) {
+    d.kind = key.first;
+    d.name = key.second;
+    d.base_calls_per_s = perSecond(d.base.count, base_window_ns);
+    d.new_calls_per_s = perSecond(d.next.count, new_window_ns);
+    rows.push_back(std::move(d));
+  }
+  std::stable_sort(rows.begin(), rows.end(), [](const LatencyDelta& a, const LatencyDelta& b) {
+    return std::abs(a.p99Delta()) > std::abs(b.p99Delta());
   });
   return rows;
 }

@@ -6,7 +6,10 @@
 //  - lock sites: wait and hold p50/p99 (ns) per acquire site, matched by the
 //    site's function name;
 //  - off-CPU stacks: blocked ns per call path, and ns per second of trace so
-//    traces of different lengths compare; sorted by the change per second.
+//    traces of different lengths compare; sorted by the change per second;
+//  - latency: per traced function, syscall, device and opcode (matched by
+//    kind and name), calls per second and p50/p99/max (ns); sorted by the
+//    change of p99.
 // Rows present in one trace only have zeros (and `in_base`/`in_new` false)
 // on the other side. Every list is sorted by the size of its change, largest
 // first, ties by name, so output is stable.
@@ -64,5 +67,20 @@ struct OffCpuDelta {
 // `*_window_ns`: the duration each trace's figures cover.
 std::vector<OffCpuDelta> diffOffCpu(const FoldedStacks& base, uint64_t base_window_ns,
                                     const FoldedStacks& next, uint64_t new_window_ns);
+
+struct LatencyDelta {
+  std::string kind, name;
+  bool in_base = false, in_new = false;
+  LatencySummary base, next;  // zeros where it is absent
+  double base_calls_per_s = 0, new_calls_per_s = 0;
+  int64_t p50Delta() const { return LockSiteDelta::delta(base.p50_ns, next.p50_ns); }
+  int64_t p99Delta() const { return LockSiteDelta::delta(base.p99_ns, next.p99_ns); }
+  int64_t maxDelta() const { return LockSiteDelta::delta(base.max_ns, next.max_ns); }
+};
+
+std::vector<LatencyDelta> diffLatency(const std::vector<LatencySummary>& base,
+                                      uint64_t base_window_ns,
+                                      const std::vector<LatencySummary>& next,
+                                      uint64_t new_window_ns);
 
 }  // namespace incise::analyzer

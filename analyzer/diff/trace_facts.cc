@@ -1,6 +1,5 @@
 #include "analyzer/diff/trace_facts.h"
 
-
 namespace incise::analyzer {
 
 double TraceFacts::sampleRate() const {

@@ -2,6 +2,8 @@
 
 #include "analyzer/model/stack_namer.h"
 #include "analyzer/reports/flame_weights.h"
+#include "analyzer/reports/latency_names.h"
+#include "analyzer/reports/latency_stats.h"
 #include "analyzer/reports/lock_sites.h"
 #include "analyzer/reports/trace_lock_stats.h"
 
@@ -15,6 +17,26 @@ std::vector<LockSiteSummary> collectLockSites(Trace& trace) {
   for (const LockGroupStats& group : stats.groups) {
     summaries.push_back({sites.name(group.site), sites.context(group.site), group.acquisitions,
                          group.wait, group.hold, group.hold_inferred});
+  }
+  return summaries;
+}
+
+std::vector<LatencySummary> collectLatency(Trace& trace) {
+  LatencyStatsBuilder stats(LatencyGrouping::kByName);
+  trace.forEachRow<format::Latency>([&](const format::Latency& row) { stats.add(row); });
+  trace.forEachRow<format::LatencyHistogram>(
+      [&](const format::LatencyHistogram& row) { stats.add(row); });
+  LatencyNames names(trace.reader().metadata());
+  std::vector<LatencySummary> summaries;
+  for (const LatencyGroupStats& g : stats.finish()) {
+    summaries.push_back({.kind = std::string(format::latencySourceName(g.source)),
+                         .name = names.name(g.source, g.probe, g.detail),
+                         .count = g.count,
+                         .total_ns = g.total_ns,
+                         .p50_ns = g.p50_ns,
+                         .p99_ns = g.p99_ns,
+                         .max_ns = g.max_ns,
+                         .from_buckets = g.from_buckets});
   }
   return summaries;
 }
@@ -33,6 +55,7 @@ TraceProfile collectTraceProfile(Trace& trace) {
   profile.functions = computeFlatProfile(on_cpu);
   profile.off_cpu = foldedStacks(collectFlameWeights(trace, FlameWeighting::kOffCpu).named(namer));
   profile.lock_sites = collectLockSites(trace);
+  profile.latency = collectLatency(trace);
   return profile;
 }
 

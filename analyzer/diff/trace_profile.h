@@ -1,8 +1,9 @@
 // TraceProfile: the aggregates `incise diff` compares, gathered from one
 // trace through the same analyses the single-trace reports use — the flat
 // profile of CPU samples (top), on-CPU and blocked off-CPU folded stacks
-// (flame, flame --off-cpu), and per acquire site lock wait and hold
-// distributions (locks --by site).
+// (flame, flame --off-cpu), per acquire site lock wait and hold
+// distributions (locks --by site), and per traced function, syscall, device
+// and opcode the latency statistics (latency).
 //
 // Memory is bounded by distinct stacks and lock sites: every kind streams
 // (lock rows through readLockStats, as `incise locks` reads them).
@@ -33,6 +34,15 @@ struct LockSiteSummary {
   bool hold_inferred = false;
 };
 
+// One group of `incise latency` (by name): what was timed, how often, how long.
+struct LatencySummary {
+  std::string kind;  // format::latencySourceName: "function", "syscall", ...
+  std::string name;  // LatencyNames::name: "parse_request", "nanosleep", "loop0 read"
+  uint64_t count = 0, total_ns = 0;
+  uint64_t p50_ns = 0, p99_ns = 0, max_ns = 0;
+  bool from_buckets = false;  // --aggregate: percentiles are log2 bucket bounds
+};
+
 struct TraceProfile {
   std::string path;
   TraceFacts facts;
@@ -41,6 +51,7 @@ struct TraceProfile {
   FoldedStacks on_cpu;     // samples per call path
   FoldedStacks off_cpu;    // blocked ns per off-CPU call path
   std::vector<LockSiteSummary> lock_sites;
+  std::vector<LatencySummary> latency;
 };
 
 TraceProfile collectTraceProfile(Trace& trace);

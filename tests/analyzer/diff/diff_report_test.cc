@@ -226,6 +226,70 @@ TEST(DiffReport, SharesEqualTopOnEachSide) {
             std::string::npos);
 }
 
+// Latency per traced function and syscall, matched by name across traces
+// whose probe ids differ: 100 calls of parse (1 ms each, the base) against
+// 50 calls (the slowest ten 8 ms), and a syscall in the base only.
+TEST(DiffReport, LatencyPercentilesAndRatesPerName) {
+  TraceBuilder base, next;
+  for (TraceBuilder* t : {&base, &next}) t->thread(101, "worker");
+  base.latencyProbe(format::LatencySource::kFunction, 1, "parse");
+  next.latencyProbe(format::LatencySource::kFunction, 7, "parse");
+  base.latencyProbe(format::LatencySource::kSyscall, 35, "nanosleep");
+  for (uint64_t i = 0; i < 100; ++i)
+    base.latency(10'000 * i, 101, format::LatencySource::kFunction, 1, 1'000'000);
+  for (uint64_t i = 0; i < 50; ++i)
+    next.latency(10'000 * i, 101, format::LatencySource::kFunction, 7,
+                 i < 40 ? 1'000'000 : 8'000'000);
+  for (uint64_t i = 0; i < 4; ++i)
+    base.latency(2'000'000 + i, 101, format::LatencySource::kSyscall, 35, 2'000'000);
+  base.setEnd(kEnd);
+  next.setEnd(2 * kEnd);
+  auto base_path = base.write(), new_path = next.write();
+  ASSERT_TRUE(base_path) << base_path.error().message();
+  ASSERT_TRUE(new_path) << new_path.error().message();
+  nlohmann::json doc = diffDocument(*base_path, *new_path);
+  ASSERT_TRUE(doc.is_object());
+
+  ASSERT_EQ(doc["latency_total"], 2u);
+  // Sorted by the change of p99: parse (+7 ms) before nanosleep (-2 ms).
+  const auto& parse = doc["latency"][0];
+  EXPECT_EQ(parse["kind"], "function");
+  EXPECT_EQ(parse["name"], "parse");
+  EXPECT_EQ(parse["base"]["count"], 100);
+  EXPECT_EQ(parse["new"]["count"], 50);
+  // 100 calls in 10 ms and 50 in 20 ms: 10,000 and 2,500 calls per second.
+  EXPECT_DOUBLE_EQ(parse["base"]["calls_per_s"].get<double>(), 10'000.0);
+  EXPECT_DOUBLE_EQ(parse["new"]["calls_per_s"].get<double>(), 2'500.0);
+  EXPECT_EQ(parse["base"]["p50_ns"], 1'000'000);
+  EXPECT_EQ(parse["new"]["p50_ns"], 1'000'000);
+  EXPECT_EQ(parse["new"]["p99_ns"], 8'000'000);
+  EXPECT_EQ(parse["p99_delta_ns"], 7'000'000);
+  EXPECT_EQ(parse["max_delta_ns"], 7'000'000);
+  const auto& sleep = row(doc["latency"], "name", "nanosleep");
+  EXPECT_EQ(sleep["kind"], "syscall");
+  EXPECT_EQ(sleep["base"]["count"], 4);
+  EXPECT_TRUE(sleep["new"].is_null());
+  EXPECT_EQ(sleep["p99_delta_ns"], -2'000'000);
+
+  // The text report has the section, and traces without latency rows do not.
+  DiffOptions options;
+  options.base_path = *base_path;
+  options.new_path = *new_path;
+  options.trace.progress = false;
+  std::ostringstream text;
+  ASSERT_EQ(runDiffReport(options, text), 0);
+  EXPECT_NE(text.str().find("latency per traced function"), std::string::npos) << text.str();
+  EXPECT_NE(text.str().find("1.000 ms -> 8.000 ms"), std::string::npos) << text.str();
+  TraceBuilder plain;
+  build(plain, 1, 1, 0, {100}, {100}, 1'000);
+  auto plain_path = plain.write();
+  ASSERT_TRUE(plain_path) << plain_path.error().message();
+  options.base_path = options.new_path = *plain_path;
+  std::ostringstream none;
+  ASSERT_EQ(runDiffReport(options, none), 0);
+  EXPECT_EQ(none.str().find("latency per traced function"), std::string::npos) << none.str();
+}
+
 TEST(DiffReport, MissingTraceIsAnError) {
   DiffOptions options;
   options.base_path = "/nonexistent/base.trace";

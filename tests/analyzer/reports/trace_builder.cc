@@ -139,6 +139,24 @@ void TraceBuilder::fault(uint64_t time, uint32_t tid, uint64_t address, uint64_t
   faults_.push_back({kStartNs + time, cpu, pidOfThread(tid), tid, address, stack});
 }
 
+void TraceBuilder::latency(uint64_t time, uint32_t tid, format::LatencySource source,
+                           uint64_t probe, uint64_t duration, uint64_t stack) {
+  touch(time + duration);
+  latencies_.push_back({.time = kStartNs + time,
+                        .duration = duration,
+                        .pid = pidOfThread(tid),
+                        .tid = tid,
+                        .source = static_cast<uint64_t>(source),
+                        .probe = probe,
+                        .stack_id = stack,
+                        .weight = 1});
+}
+
+void TraceBuilder::latencyProbe(format::LatencySource source, uint64_t probe,
+                                const std::string& name) {
+  latency_probes_.push_back({.source = static_cast<uint8_t>(source), .id = probe, .name = name});
+}
+
 void TraceBuilder::lost(uint64_t time, format::LostSource source, uint64_t count) {
   touch(time);
   lost_.push_back({kStartNs + time, static_cast<uint64_t>(source), count});
@@ -175,6 +193,7 @@ Result<std::string> TraceBuilder::write() {
   }
   delta.threads = threads_;
   delta.kernel_symbols = kernel_symbols_;
+  delta.latency_probes = latency_probes_;
   for (const auto& [name, module] : modules_) {
     uint64_t size = std::max<uint64_t>(module.next - module.base, kFunctionSize);
     format::ObjectSymbols object;
@@ -211,6 +230,10 @@ Result<std::string> TraceBuilder::write() {
     w.append(row);
   }
   for (auto row : faults_) {
+    row.stack_id = id(row.stack_id);
+    w.append(row);
+  }
+  for (auto row : latencies_) {
     row.stack_id = id(row.stack_id);
     w.append(row);
   }

@@ -76,6 +76,11 @@ class TraceBuilder {
             uint64_t stack, uint64_t flags = 0, uint32_t releaser_tid = 0,
             format::LockKind kind = format::LockKind::kMutex);
   void fault(uint64_t time, uint32_t tid, uint64_t address, uint64_t stack, uint32_t cpu = 0);
+  // A timed call (format::Latency) of probe `probe` of `source`, and the
+  // probe's name in the metadata (latencyProbe, once per probe).
+  void latency(uint64_t time, uint32_t tid, format::LatencySource source, uint64_t probe,
+               uint64_t duration, uint64_t stack = 0);
+  void latencyProbe(format::LatencySource source, uint64_t probe, const std::string& name);
   void lost(uint64_t time, format::LostSource source, uint64_t count);
   void processEvent(uint64_t time, format::ProcessEventType type, uint32_t pid, uint32_t tid,
                     uint64_t peer_pid = 0, uint64_t peer_tid = 0);
@@ -115,6 +120,8 @@ class TraceBuilder {
   std::vector<format::Wakeup> wakeups_;
   std::vector<format::LockInterval> locks_;
   std::vector<format::PageFault> faults_;
+  std::vector<format::Latency> latencies_;
+  std::vector<format::LatencyProbe> latency_probes_;
   std::vector<format::Lost> lost_;
   std::vector<format::ProcessEvent> process_events_;
   uint64_t last_time_ = 0;
