@@ -522,10 +522,10 @@ class UnwindTableLoader::Impl {
     table.path = path;
     table.load_segments = std::move(object.load_segments);
     if (object.rows.empty() || object.rows.size() > UNWIND_MAX_ROWS) return table;
-    UnwindBlock block = unwindBlock(object.rows);
+    UnwindBlockLayout block = unwindBlockLayout(object.rows);
     table.page_base = block.page_base;
     table.pages = block.pages;
-    uint32_t count = static_cast<uint32_t>(block.slots.size());
+    uint32_t count = static_cast<uint32_t>(block.elements);
     auto now = Clock::now();
     std::optional<uint32_t> first = allocator_.allocate(count, now);
     if (!first) {
@@ -537,7 +537,7 @@ class UnwindTableLoader::Impl {
               " rows); unwound by frame pointer");
       return Table{.load_segments = std::move(table.load_segments), .path = path};
     }
-    if (Status written = writeRows(*first, block.slots.data(), count); !written) {
+    if (Status written = writeBlock(*first, object.rows, block); !written) {
       allocator_.release(*first, count, now - kRowQuarantine);
       problem(path + ": " + written.message());
       return Table{.load_segments = std::move(table.load_segments), .path = path};
@@ -554,18 +554,22 @@ class UnwindTableLoader::Impl {
     return table;
   }
 
-  // Rows into the array through a window mapped for this write only: kept
-  // mapped, every row written would count in the recorder's RSS.
-  Status writeRows(uint32_t first, const unwind_row_slot* rows, uint32_t count) {
+  // An object's block into the array through a window mapped for this
+  // write only (kept mapped, every row written would count in the
+  // recorder's RSS), filled in place.
+  Status writeBlock(uint32_t first, std::span<const unwind_row> rows,
+                    const UnwindBlockLayout& layout) {
     constexpr size_t kPage = 4096;
     size_t begin = size_t{first} * sizeof(unwind_row_slot);
-    size_t end = begin + size_t{count} * sizeof(unwind_row_slot);
+    size_t end = begin + layout.elements * sizeof(unwind_row_slot);
     size_t window_begin = begin & ~(kPage - 1);
     size_t window_bytes = ((end + kPage - 1) & ~(kPage - 1)) - window_begin;
     void* window = mmap(nullptr, window_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, rows_fd_.fd,
                         static_cast<off_t>(window_begin));
     if (window == MAP_FAILED) return libbpfError("map the rows array", errno);
-    std::memcpy(static_cast<char*>(window) + (begin - window_begin), rows, end - begin);
+    fillUnwindBlock(
+        rows, layout,
+        reinterpret_cast<unwind_row_slot*>(static_cast<char*>(window) + (begin - window_begin)));
     munmap(window, window_bytes);
     return Status::ok();
   }
