@@ -524,6 +524,7 @@ __noinline int unwind_frame(struct unwind_walk* w) {
   if (!w) return 0;
   __u64 pc = w->pc;
   bool stepped;
+  __u32 ask = 0;
   if (pc < w->map.start || pc >= w->map.end) {
     if (pc >= w->other_map.start && pc < w->other_map.end) {
       unwind_swap_mappings(w);
@@ -531,12 +532,20 @@ __noinline int unwind_frame(struct unwind_walk* w) {
       /* An empty mapping (start = end = 0) is never the other one. */
       if (w->map.end != 0) w->other_map = w->map;
       if (!unwind_find_mapping(w, pc)) {
-        unwind_request(w->asker, UNWIND_REQUEST_UNMAPPED_PC, pc);
+        ask = UNWIND_REQUEST_UNMAPPED_PC;
         w->map.start = w->map.end = 0;
         w->map.rows = 0;
+        w->map.flags = 0;
       }
     }
   }
+  /* Every frame in an object whose rows are not built yet asks (a pending
+   * request absorbs the asks at one lookup each) until they are. */
+  if (w->map.flags & UNWIND_MAPPING_UNBUILT) {
+    ask = UNWIND_REQUEST_OBJECT;
+    unwind_count(UNWIND_STAT_UNBUILT_FRAMES, 1);
+  }
+  if (ask) unwind_request(w->asker, ask, pc);
   /* Objects without tables (JIT code, Go) keep frame pointers; pcs before
    * an object's first row are in no FDE. */
   struct unwind_row row = {.cfa = UNWIND_CFA_NONE};
