@@ -160,6 +160,7 @@ struct unwind_walk {
   __u32 end;            /* enum unwind_end, UNWIND_WALKING until it ends */
   __u32 return_address; /* pc is a return address: its call is at pc - 1 */
   __u32 cfi_frames, fp_frames;
+  __u32 row_misses; /* rows not in the row cache: searched */
 };
 
 static __always_inline void unwind_count(__u32 slot, __u64 amount) {
@@ -351,6 +352,7 @@ static __always_inline bool unwind_find_row(struct unwind_walk* w, __u64 address
   __u64 key = (__u64)w->map.table << 32 | (__u32)address;
   struct unwind_cached_row* cached = unwind_cache_entry(key);
   if (cached && unwind_cache_get(cached, key, out)) return true;
+  w->row_misses++;
   void* rows = unwind_shared(&unwind_rows);
   if (!rows || address < w->map.page_base) return false;
   __u64 page = (address - w->map.page_base) >> UNWIND_INDEX_PAGE_SHIFT;
@@ -639,6 +641,7 @@ static __always_inline int unwind_user_stack(struct pt_regs* regs, __u64 ip, __u
   unwind_count(end < UNWIND_END_KINDS ? end : UNWIND_END_DEPTH, 1);
   unwind_count(UNWIND_STAT_CFI_FRAMES, c.walk.cfi_frames);
   unwind_count(UNWIND_STAT_FP_FRAMES, c.walk.fp_frames);
+  unwind_count(UNWIND_STAT_ROW_MISSES, c.walk.row_misses);
   __u32 count = c.walk.count;
   return count > MAX_STACK_DEPTH ? MAX_STACK_DEPTH : (int)count;
 }

@@ -159,6 +159,8 @@ enum unwind_end {
 #define UNWIND_STAT_FP_FRAMES 9
 /* Of those by frame pointer: in an object whose rows were not built yet. */
 #define UNWIND_STAT_UNBUILT_FRAMES 10
-#define UNWIND_STAT_SLOTS 11
+/* Of those by CFI: rows not in the row cache (searched in the rows array). */
+#define UNWIND_STAT_ROW_MISSES 11
+#define UNWIND_STAT_SLOTS 12
 
 #endif /* INCISE_BPF_UNWIND_TABLE_H */
