@@ -306,21 +306,22 @@ class UnwindTableLoader::Impl {
   std::vector<std::string> notes() const {
     UnwindSummary s = summary();
     std::vector<std::string> out;
-    char line[512];
+    char line[768];
     auto share = [&](uint64_t part) { return s.walks ? 100.0 * part / s.walks : 0.0; };
     std::snprintf(line, sizeof(line),
                   "user stacks: unwound in the kernel from .eh_frame (-g cfi): %lu walks, %.1f%% "
                   "ended at the outermost frame (_start, clone3), %.1f%% at a zero return "
                   "address, %.1f%% at %d frames, %.1f%% at unreadable stack, %.1f%% at a bad "
                   "frame, %.1f%% at an unsupported rule, %.1f%% at a return address without CFI; "
-                  "%lu frames by CFI, %lu by frame pointer; "
+                  "%lu frames by CFI (%lu rows not in the row cache), %lu by frame pointer; "
                   "%lu stacks walked by frame pointer before their process's tables were in",
                   (unsigned long)s.walks, share(s.ends[UNWIND_END_OUTERMOST]),
                   share(s.ends[UNWIND_END_ZERO_PC]), share(s.ends[UNWIND_END_DEPTH]),
                   MAX_STACK_DEPTH, share(s.ends[UNWIND_END_READ_FAILED]),
                   share(s.ends[UNWIND_END_BAD_FRAME]), share(s.ends[UNWIND_END_UNSUPPORTED]),
                   share(s.ends[UNWIND_END_NO_CFI]), (unsigned long)s.cfi_frames,
-                  (unsigned long)s.fp_frames, (unsigned long)s.ends[UNWIND_END_NO_PROCESS]);
+                  (unsigned long)s.row_misses, (unsigned long)s.fp_frames,
+                  (unsigned long)s.ends[UNWIND_END_NO_PROCESS]);
     out.push_back(line);
     std::snprintf(line, sizeof(line),
                   "unwind tables: %lu objects, %lu rows (%.1f MiB of %.1f), %lu objects without "
@@ -760,6 +761,7 @@ class UnwindTableLoader::Impl {
     summary_.cfi_frames = totals[UNWIND_STAT_CFI_FRAMES];
     summary_.fp_frames = totals[UNWIND_STAT_FP_FRAMES];
     summary_.unbuilt_frames = totals[UNWIND_STAT_UNBUILT_FRAMES];
+    summary_.row_misses = totals[UNWIND_STAT_ROW_MISSES];
   }
 
   void problem(std::string text) {

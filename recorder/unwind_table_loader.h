@@ -54,6 +54,7 @@ struct UnwindSummary {
   uint64_t ends[8] = {};  // by enum unwind_end
   uint64_t cfi_frames = 0, fp_frames = 0;
   uint64_t unbuilt_frames = 0;  // of fp_frames: in an object whose rows were not built yet
+  uint64_t row_misses = 0;      // of cfi_frames: rows searched, not found in the row cache
   uint64_t objects = 0, rows = 0, row_capacity = 0;
   uint64_t objects_without_rows = 0;  // full array, no .eh_frame, unreadable file
   uint64_t processes = 0;             // processes given mappings
