@@ -160,6 +160,7 @@ struct unwind_walk {
   __u32 end;            /* enum unwind_end, UNWIND_WALKING until it ends */
   __u32 return_address; /* pc is a return address: its call is at pc - 1 */
   __u32 cfi_frames, fp_frames;
+  __u32 row_misses; /* rows not in the row cache: searched */
 };
 
 static __always_inline void unwind_count(__u32 slot, __u64 amount) {
@@ -351,6 +352,7 @@ static __always_inline bool unwind_find_row(struct unwind_walk* w, __u64 address
   __u64 key = (__u64)w->map.table << 32 | (__u32)address;
   struct unwind_cached_row* cached = unwind_cache_entry(key);
   if (cached && unwind_cache_get(cached, key, out)) return true;
+  w->row_misses++;
   void* rows = unwind_shared(&unwind_rows);
   if (!rows || address < w->map.page_base) return false;
   __u64 page = (address - w->map.page_base) >> UNWIND_INDEX_PAGE_SHIFT;
@@ -524,6 +526,7 @@ __noinline int unwind_frame(struct unwind_walk* w) {
   if (!w) return 0;
   __u64 pc = w->pc;
   bool stepped;
+  __u32 ask = 0;
   if (pc < w->map.start || pc >= w->map.end) {
     if (pc >= w->other_map.start && pc < w->other_map.end) {
       unwind_swap_mappings(w);
@@ -531,12 +534,20 @@ __noinline int unwind_frame(struct unwind_walk* w) {
       /* An empty mapping (start = end = 0) is never the other one. */
       if (w->map.end != 0) w->other_map = w->map;
       if (!unwind_find_mapping(w, pc)) {
-        unwind_request(w->asker, UNWIND_REQUEST_UNMAPPED_PC, pc);
+        ask = UNWIND_REQUEST_UNMAPPED_PC;
         w->map.start = w->map.end = 0;
         w->map.rows = 0;
+        w->map.flags = 0;
       }
     }
   }
+  /* Every frame in an object whose rows are not built yet asks (a pending
+   * request absorbs the asks at one lookup each) until they are. */
+  if (w->map.flags & UNWIND_MAPPING_UNBUILT) {
+    ask = UNWIND_REQUEST_OBJECT;
+    unwind_count(UNWIND_STAT_UNBUILT_FRAMES, 1);
+  }
+  if (ask) unwind_request(w->asker, ask, pc);
   /* Objects without tables (JIT code, Go) keep frame pointers; pcs before
    * an object's first row are in no FDE. */
   struct unwind_row row = {.cfa = UNWIND_CFA_NONE};
@@ -630,6 +641,7 @@ static __always_inline int unwind_user_stack(struct pt_regs* regs, __u64 ip, __u
   unwind_count(end < UNWIND_END_KINDS ? end : UNWIND_END_DEPTH, 1);
   unwind_count(UNWIND_STAT_CFI_FRAMES, c.walk.cfi_frames);
   unwind_count(UNWIND_STAT_FP_FRAMES, c.walk.fp_frames);
+  unwind_count(UNWIND_STAT_ROW_MISSES, c.walk.row_misses);
   __u32 count = c.walk.count;
   return count > MAX_STACK_DEPTH ? MAX_STACK_DEPTH : (int)count;
 }

@@ -91,9 +91,15 @@ struct unwind_mapping {
   __u32 rows;       /* 0: no table (JIT code, Go, no .eh_frame): frame-pointer steps */
   __u32 page_index; /* array element of the page index (one per page) */
   __u32 pages;
-  __u32 table;    /* the rows' id, never reused while recording: keys walks' row caches */
-  __u32 reserved;
+  __u32 table; /* the rows' id, never reused while recording: keys walks' row caches */
+  __u32 flags; /* UNWIND_MAPPING_* */
 };
+
+/* unwind_mapping.flags: the object's rows are not built yet (a
+ * whole-machine recording builds an object's rows once a walk reaches it,
+ * not for every object every process maps): frame-pointer steps, and the
+ * walk asks for them (UNWIND_REQUEST_OBJECT). */
+#define UNWIND_MAPPING_UNBUILT 1
 
 struct unwind_process_key {
   __u32 pid;
@@ -120,6 +126,7 @@ struct unwind_process_chunk {
 #define UNWIND_REQUEST_UNKNOWN_PROCESS 1 /* no entry yet */
 #define UNWIND_REQUEST_UNMAPPED_PC 2     /* a pc outside every mapping the entry has */
 #define UNWIND_REQUEST_EXEC 4            /* the entry describes an image before exec */
+#define UNWIND_REQUEST_OBJECT 8          /* a pc in a mapping whose object's rows are not built */
 
 /* One entry per process that asked, kept while it lives: the recorder
  * clears `reasons` when it answers. A pc outside every mapping within
@@ -127,11 +134,11 @@ struct unwind_process_chunk {
  * steps through code without frame pointers would wake it at every walk);
  * after an answer the loader looks again once the window has passed. */
 struct unwind_request {
-  __u32 reasons;   /* 0: answered, nothing pending */
+  __u32 reasons; /* 0: answered, nothing pending */
   __u32 reserved;
-  __u64 pc;        /* UNWIND_REQUEST_UNMAPPED_PC: the pc that was outside */
-  __u64 time;      /* bpf_ktime_get_ns() of the walk that asked */
-  __u64 answered;  /* CLOCK_MONOTONIC ns of the recorder's last answer; 0: none yet */
+  __u64 pc;       /* UNWIND_REQUEST_UNMAPPED_PC: the pc that was outside; _OBJECT: in the object */
+  __u64 time;     /* bpf_ktime_get_ns() of the walk that asked */
+  __u64 answered; /* CLOCK_MONOTONIC ns of the recorder's last answer; 0: none yet */
 };
 #define UNWIND_REQUEST_RETRY_NS 20000000ull
 
@@ -150,6 +157,10 @@ enum unwind_end {
 /* Also counted: frames stepped by CFI and by frame pointer. */
 #define UNWIND_STAT_CFI_FRAMES 8
 #define UNWIND_STAT_FP_FRAMES 9
-#define UNWIND_STAT_SLOTS 10
+/* Of those by frame pointer: in an object whose rows were not built yet. */
+#define UNWIND_STAT_UNBUILT_FRAMES 10
+/* Of those by CFI: rows not in the row cache (searched in the rows array). */
+#define UNWIND_STAT_ROW_MISSES 11
+#define UNWIND_STAT_SLOTS 12
 
 #endif /* INCISE_BPF_UNWIND_TABLE_H */

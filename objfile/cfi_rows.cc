@@ -455,6 +455,9 @@ class EhFrameReader {
 
   CfiRows read() {
     CfiRows out;
+    // Rows come to ~1 per 5 bytes of the section (libc, cc1plus, bash): one
+    // allocation for an object of a million rows instead of twenty copies.
+    out.rows.reserve(static_cast<size_t>(end_ - begin_) / 4);
     std::vector<Fde> fdes;
     Cursor records(begin_, end_);
     while (records.left() >= 4) {
@@ -598,7 +601,8 @@ class EhFrameReader {
 
   bool appendRows(const Fde& fde, uint64_t end, CfiRows& out) {
     const Cie& cie = *fde.cie;
-    std::vector<CfiRow> rows;
+    std::vector<CfiRow>& rows = fde_rows_;  // reused: one allocation, not one per FDE
+    rows.clear();
     FrameState state = cie.initial;
     FrameProgram program(cie, fde.start, vaddr_, begin_);
     bool ok = program.run(fde.instructions, state, cie.initial,
@@ -635,6 +639,7 @@ class EhFrameReader {
   const uint8_t* end_;
   uint64_t vaddr_;
   std::unordered_map<const uint8_t*, std::optional<Cie>> cies_;
+  std::vector<CfiRow> fde_rows_;
 };
 
 }  // namespace

@@ -458,7 +458,8 @@ class Session {
     auto loader = UnwindTableLoader::start(
         objects, UnwindLoaderOptions{.row_capacity = defaultUnwindRowCapacity(whole_machine),
                                      .initial_pids = config_.pids,
-                                     .verbose = config_.verbose});
+                                     .verbose = config_.verbose,
+                                     .build_on_first_walk = whole_machine});
     if (!loader) {
       std::cerr << "incise-record: warning: " << loader.error().message()
                 << " (user stacks are frame-pointer walks)\n";

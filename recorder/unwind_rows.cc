@@ -1,6 +1,7 @@
 // The in-kernel unwinder's rows: see unwind_rows.h.
 #include "recorder/unwind_rows.h"
 
+#include <cstring>
 #include <limits>
 
 #include "objfile/unwind_tables.h"
@@ -77,22 +78,38 @@ Result<ObjectUnwindRows> fromTables(Result<objfile::UnwindTables> tables, const 
 
 }  // namespace
 
-UnwindBlock unwindBlock(const std::vector<unwind_row>& rows) {
+UnwindBlockLayout unwindBlockLayout(std::span<const unwind_row> rows) {
   constexpr uint64_t kPage = UNWIND_INDEX_PAGE_BYTES;
-  UnwindBlock block;
-  block.page_base = rows.front().address & ~(kPage - 1);
-  block.pages = static_cast<uint32_t>((rows.back().address - block.page_base) / kPage + 1);
-  block.index_elements = block.pages;
-  block.slots.resize(block.index_elements + rows.size());
+  UnwindBlockLayout layout;
+  layout.page_base = rows.front().address & ~(kPage - 1);
+  layout.pages = static_cast<uint32_t>((rows.back().address - layout.page_base) / kPage + 1);
+  layout.index_elements = layout.pages;
+  layout.elements = size_t{layout.index_elements} + rows.size();
+  return layout;
+}
+
+void fillUnwindBlock(std::span<const unwind_row> rows, const UnwindBlockLayout& layout,
+                     unwind_row_slot* out) {
+  constexpr uint64_t kPage = UNWIND_INDEX_PAGE_BYTES;
   size_t covering = 0;  // rows[covering]: the last row at or before the page's start
-  for (size_t page = 0; page <= block.pages; ++page) {
-    uint64_t start = block.page_base + page * kPage;
+  for (size_t page = 0; page <= layout.pages; ++page) {
+    uint64_t start = layout.page_base + page * kPage;
     while (covering + 1 < rows.size() && rows[covering + 1].address <= start) ++covering;
     // Page p's slot holds where p's rows start and where p + 1's do.
-    if (page < block.pages) block.slots[page].page_rows[0] = static_cast<uint32_t>(covering);
-    if (page > 0) block.slots[page - 1].page_rows[1] = static_cast<uint32_t>(covering);
+    if (page < layout.pages) out[page].page_rows[0] = static_cast<uint32_t>(covering);
+    if (page > 0) out[page - 1].page_rows[1] = static_cast<uint32_t>(covering);
   }
-  for (size_t i = 0; i < rows.size(); ++i) block.slots[block.index_elements + i].row = rows[i];
+  static_assert(sizeof(unwind_row) == sizeof(unwind_row_slot));
+  std::memcpy(out + layout.index_elements, rows.data(), rows.size() * sizeof(unwind_row));
+}
+
+UnwindBlock unwindBlock(const std::vector<unwind_row>& rows) {
+  UnwindBlockLayout layout = unwindBlockLayout(rows);
+  UnwindBlock block{.page_base = layout.page_base,
+                    .pages = layout.pages,
+                    .index_elements = layout.index_elements};
+  block.slots.resize(layout.elements);
+  fillUnwindBlock(rows, layout, block.slots.data());
   return block;
 }
 

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -32,12 +33,25 @@ Result<ObjectUnwindRows> readObjectUnwindRows(const std::string& path);
 Result<ObjectUnwindRows> unwindRowsFromImage(std::string_view image, const std::string& name);
 
 // An object's block in the shared rows array (bpf/unwind_table.h): the page
-// index, then the rows. `rows` is sorted and not empty.
-struct UnwindBlock {
-  std::vector<unwind_row_slot> slots;
+// index, then the rows. `rows` is sorted and not empty. The layout comes
+// first, so that the block can be filled where it goes (the rows array's
+// window) without a copy in between.
+struct UnwindBlockLayout {
   uint64_t page_base = 0;       // ELF address of the index's page 0
   uint32_t pages = 0;           // the index has an entry per page
   uint32_t index_elements = 0;  // slots before the first row
+  size_t elements = 0;          // index and rows
+};
+UnwindBlockLayout unwindBlockLayout(std::span<const unwind_row> rows);
+// Writes layout.elements slots at `out`.
+void fillUnwindBlock(std::span<const unwind_row> rows, const UnwindBlockLayout& layout,
+                     unwind_row_slot* out);
+
+struct UnwindBlock {
+  std::vector<unwind_row_slot> slots;
+  uint64_t page_base = 0;
+  uint32_t pages = 0;
+  uint32_t index_elements = 0;
 };
 UnwindBlock unwindBlock(const std::vector<unwind_row>& rows);
 

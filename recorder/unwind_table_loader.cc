@@ -135,6 +135,12 @@ struct Process {
   uint32_t chunks = 0;
   std::vector<FileKey> tables;  // one per mapping that names a file table
   std::unordered_set<uint64_t> unmapped_pages;
+  // build_on_first_walk: the maps last read (an object a walk asks for is
+  // built and published from them, without reading them again), and the
+  // objects asked for already (never marked unbuilt again: an object whose
+  // file cannot be read would otherwise be asked for at every walk).
+  ProcessImage image;
+  std::unordered_set<FileKey, FileKeyHash> asked;
 };
 
 // The vDSO is the same image in every 64-bit process of this kernel.
@@ -289,6 +295,9 @@ class UnwindTableLoader::Impl {
     out.rows = allocator_.used();
     out.objects = 0;
     out.objects_without_rows = 0;
+    out.never_walked = static_cast<uint64_t>(
+        std::count_if(never_walked_.begin(), never_walked_.end(),
+                      [&](const FileKey& key) { return tables_.count(key) == 0; }));
     for (const auto& [key, table] : tables_)
       (table.rows ? out.objects : out.objects_without_rows)++;
     return out;
@@ -297,21 +306,22 @@ class UnwindTableLoader::Impl {
   std::vector<std::string> notes() const {
     UnwindSummary s = summary();
     std::vector<std::string> out;
-    char line[512];
+    char line[768];
     auto share = [&](uint64_t part) { return s.walks ? 100.0 * part / s.walks : 0.0; };
     std::snprintf(line, sizeof(line),
                   "user stacks: unwound in the kernel from .eh_frame (-g cfi): %lu walks, %.1f%% "
                   "ended at the outermost frame (_start, clone3), %.1f%% at a zero return "
                   "address, %.1f%% at %d frames, %.1f%% at unreadable stack, %.1f%% at a bad "
                   "frame, %.1f%% at an unsupported rule, %.1f%% at a return address without CFI; "
-                  "%lu frames by CFI, %lu by frame pointer; "
+                  "%lu frames by CFI (%lu rows not in the row cache), %lu by frame pointer; "
                   "%lu stacks walked by frame pointer before their process's tables were in",
                   (unsigned long)s.walks, share(s.ends[UNWIND_END_OUTERMOST]),
                   share(s.ends[UNWIND_END_ZERO_PC]), share(s.ends[UNWIND_END_DEPTH]),
                   MAX_STACK_DEPTH, share(s.ends[UNWIND_END_READ_FAILED]),
                   share(s.ends[UNWIND_END_BAD_FRAME]), share(s.ends[UNWIND_END_UNSUPPORTED]),
                   share(s.ends[UNWIND_END_NO_CFI]), (unsigned long)s.cfi_frames,
-                  (unsigned long)s.fp_frames, (unsigned long)s.ends[UNWIND_END_NO_PROCESS]);
+                  (unsigned long)s.row_misses, (unsigned long)s.fp_frames,
+                  (unsigned long)s.ends[UNWIND_END_NO_PROCESS]);
     out.push_back(line);
     std::snprintf(line, sizeof(line),
                   "unwind tables: %lu objects, %lu rows (%.1f MiB of %.1f), %lu objects without "
@@ -320,6 +330,20 @@ class UnwindTableLoader::Impl {
                   s.row_capacity * 8.0 / (1 << 20), (unsigned long)s.objects_without_rows,
                   (unsigned long)s.processes, (unsigned long)s.map_reads);
     out.push_back(line);
+    std::snprintf(line, sizeof(line),
+                  "unwind tables: %lu mappings shared rows built before (each object's rows "
+                  "are built once)",
+                  (unsigned long)s.shared_uses);
+    out.push_back(line);
+    if (options_.build_on_first_walk) {
+      std::snprintf(line, sizeof(line),
+                    "unwind tables: rows built when a walk first reached the object: %lu "
+                    "objects; %lu objects mapped but never reached (never built); %lu frames "
+                    "stepped by frame pointer before their object's rows were in",
+                    (unsigned long)s.built_on_walk, (unsigned long)s.never_walked,
+                    (unsigned long)s.unbuilt_frames);
+      out.push_back(line);
+    }
     if (!latencies_ns_.empty()) {
       std::vector<uint64_t> sorted = latencies_ns_;
       std::sort(sorted.begin(), sorted.end());
@@ -415,6 +439,16 @@ class UnwindTableLoader::Impl {
     if (known != processes_.end() && request.reasons == UNWIND_REQUEST_UNMAPPED_PC &&
         known->second.unmapped_pages.count(request.pc >> 12))
       return true;
+    std::optional<uint64_t> object_pc;
+    if (request.reasons & UNWIND_REQUEST_OBJECT) object_pc = request.pc;
+    // Only an object to build: from the maps already read.
+    if (known != processes_.end() && known->second.chunks != 0 &&
+        request.reasons == UNWIND_REQUEST_OBJECT) {
+      Process& process = known->second;
+      ProcessImage image = process.image;
+      publish(pid, process, image, object_pc);
+      return true;
+    }
     Result<ProcessImage> image = readProcessImage(options_.proc_root, pid);
     ++summary_.map_reads;
     if (!image) return false;  // gone: a late request
@@ -434,7 +468,7 @@ class UnwindTableLoader::Impl {
       if (!covered && process.unmapped_pages.size() < kMaxUnmappedPages)
         process.unmapped_pages.insert(request.pc >> 12);
     }
-    publish(pid, process, *image);
+    publish(pid, process, *image, object_pc);
     return true;
   }
 
@@ -522,10 +556,10 @@ class UnwindTableLoader::Impl {
     table.path = path;
     table.load_segments = std::move(object.load_segments);
     if (object.rows.empty() || object.rows.size() > UNWIND_MAX_ROWS) return table;
-    UnwindBlock block = unwindBlock(object.rows);
+    UnwindBlockLayout block = unwindBlockLayout(object.rows);
     table.page_base = block.page_base;
     table.pages = block.pages;
-    uint32_t count = static_cast<uint32_t>(block.slots.size());
+    uint32_t count = static_cast<uint32_t>(block.elements);
     auto now = Clock::now();
     std::optional<uint32_t> first = allocator_.allocate(count, now);
     if (!first) {
@@ -537,7 +571,7 @@ class UnwindTableLoader::Impl {
               " rows); unwound by frame pointer");
       return Table{.load_segments = std::move(table.load_segments), .path = path};
     }
-    if (Status written = writeRows(*first, block.slots.data(), count); !written) {
+    if (Status written = writeBlock(*first, object.rows, block); !written) {
       allocator_.release(*first, count, now - kRowQuarantine);
       problem(path + ": " + written.message());
       return Table{.load_segments = std::move(table.load_segments), .path = path};
@@ -554,18 +588,22 @@ class UnwindTableLoader::Impl {
     return table;
   }
 
-  // Rows into the array through a window mapped for this write only: kept
-  // mapped, every row written would count in the recorder's RSS.
-  Status writeRows(uint32_t first, const unwind_row_slot* rows, uint32_t count) {
+  // An object's block into the array through a window mapped for this
+  // write only (kept mapped, every row written would count in the
+  // recorder's RSS), filled in place.
+  Status writeBlock(uint32_t first, std::span<const unwind_row> rows,
+                    const UnwindBlockLayout& layout) {
     constexpr size_t kPage = 4096;
     size_t begin = size_t{first} * sizeof(unwind_row_slot);
-    size_t end = begin + size_t{count} * sizeof(unwind_row_slot);
+    size_t end = begin + layout.elements * sizeof(unwind_row_slot);
     size_t window_begin = begin & ~(kPage - 1);
     size_t window_bytes = ((end + kPage - 1) & ~(kPage - 1)) - window_begin;
     void* window = mmap(nullptr, window_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, rows_fd_.fd,
                         static_cast<off_t>(window_begin));
     if (window == MAP_FAILED) return libbpfError("map the rows array", errno);
-    std::memcpy(static_cast<char*>(window) + (begin - window_begin), rows, end - begin);
+    fillUnwindBlock(
+        rows, layout,
+        reinterpret_cast<unwind_row_slot*>(static_cast<char*>(window) + (begin - window_begin)));
     munmap(window, window_bytes);
     return Status::ok();
   }
@@ -583,19 +621,43 @@ class UnwindTableLoader::Impl {
     }
   }
 
-  void publish(uint32_t pid, Process& process, const ProcessImage& image) {
+  // `object_pc`: a walk asked for the object mapped there (build_on_first_walk).
+  void publish(uint32_t pid, Process& process, const ProcessImage& image,
+               std::optional<uint64_t> object_pc = std::nullopt) {
+    bool lazy = options_.build_on_first_walk;
+    if (lazy && object_pc) {
+      for (const ExecMapping& m : image.mappings) {
+        if (!m.fileBacked() || *object_pc < m.start || *object_pc >= m.end) continue;
+        FileKey key{m.device, m.inode};
+        process.asked.insert(key);
+        if (tables_.count(key) == 0) {
+          tableFor(pid, m, key);
+          ++summary_.built_on_walk;
+        }
+      }
+    }
+    std::unordered_set<FileKey, FileKeyHash> before(process.tables.begin(), process.tables.end());
     std::vector<unwind_mapping> mappings;
     std::vector<FileKey> used;
     for (const ExecMapping& m : image.mappings) {
       unwind_mapping entry{.start = m.start, .end = m.end};
       const Table* table = nullptr;
       if (m.fileBacked()) {
-        FileKey key;
+        FileKey key{m.device, m.inode};
+        bool built = tables_.count(key) != 0;
+        if (lazy && !built && process.asked.count(key) == 0) {
+          entry.flags = UNWIND_MAPPING_UNBUILT;
+          never_walked_.insert(key);
+          mappings.push_back(entry);
+          if (mappings.size() == UNWIND_CHUNK_MAPPINGS * UNWIND_MAX_CHUNKS) break;
+          continue;
+        }
         Table* file_table = tableFor(pid, m, key);
         // Counted at once: loading a later mapping's table may evict unused ones.
         if (file_table->rows) {
           ++file_table->users;
           used.push_back(key);
+          if (built && before.count(key) == 0) ++summary_.shared_uses;
         }
         table = file_table;
       } else if (m.path == "[vdso]" && vdso_.rows) {
@@ -650,6 +712,7 @@ class UnwindTableLoader::Impl {
     process.tables = std::move(used);
     process.chunks = chunks;
     process.start_stack = image.start_stack;
+    if (lazy && &process.image != &image) process.image = image;
   }
 
   void releaseTables(Process& process, Clock::time_point now) {
@@ -697,6 +760,8 @@ class UnwindTableLoader::Impl {
     }
     summary_.cfi_frames = totals[UNWIND_STAT_CFI_FRAMES];
     summary_.fp_frames = totals[UNWIND_STAT_FP_FRAMES];
+    summary_.unbuilt_frames = totals[UNWIND_STAT_UNBUILT_FRAMES];
+    summary_.row_misses = totals[UNWIND_STAT_ROW_MISSES];
   }
 
   void problem(std::string text) {
@@ -715,6 +780,8 @@ class UnwindTableLoader::Impl {
   Table unreadable_;  // what tableFor returns for a file it could not open
   uint64_t own_start_stack_ = 0;
   std::unordered_map<uint32_t, Process> processes_;
+  // build_on_first_walk: objects marked unbuilt that no walk has asked for yet.
+  std::unordered_set<FileKey, FileKeyHash> never_walked_;
   std::vector<std::string> problems_;
   UnwindSummary summary_;
   // From a new process's first walk to its tables being in (ns).

@@ -395,5 +395,84 @@ TEST(Unwind, SamplesWhileAUprobeSingleStepsReachMain) {
   EXPECT_GE(whole, in_probe * 80 / 100);
 }
 
+// A whole-machine recording builds an object's rows when a walk first
+// reaches it, once for every process that maps it: two processes of one
+// binary (new to the recorder: built in this test) running when the
+// recording starts. Their first walks through it are frame-pointer steps
+// (counted in the notes); after that, their stacks are whole.
+constexpr const char* kTwinProgram = R"(
+#include <stdio.h>
+#include <time.h>
+#include <unistd.h>
+
+static double now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+volatile unsigned long sink;
+
+__attribute__((noinline)) unsigned long level3(double until) {
+  unsigned long x = 1;
+  while (now() < until)
+    for (int i = 0; i < 100000; ++i) x = x * 6364136223846793005ul + 1442695040888963407ul;
+  return x;
+}
+__attribute__((noinline)) unsigned long level2(double until) { return level3(until) * 3; }
+__attribute__((noinline)) unsigned long level1(double until) { return level2(until) + 7; }
+
+int main(int argc, char** argv) {
+  printf("pid_%s=%d\n", argc > 1 ? argv[1] : "x", getpid());
+  fflush(stdout);
+  sink = level1(now() + 5.0);
+  return 0;
+}
+)";
+
+TEST(Unwind, AWholeMachineRecordingBuildsAnObjectOnceWhenAWalkReachesIt) {
+  INCISE_REQUIRE_RECORDING();
+  TempDir dir;
+  std::string exe =
+      compileC(dir, "twin", kTwinProgram, "-O2 -fomit-frame-pointer -fno-optimize-sibling-calls");
+  std::string path = dir.file("twins.trace"), log = dir.file("record.log");
+  // Both twins run before the recorder starts and after it stops.
+  std::string script = "'" + exe + "' a & '" + exe + "' b & sleep 0.3; '" +
+                       std::string(INCISE_RECORD_BIN) + "' -a -F 999 -d 2 -v -o '" + path +
+                       "' 2> '" + log + "'; status=$?; wait; exit $status";
+  WorkloadRun run = run_workload("/bin/sh", {"-c", script});
+  ASSERT_EQ(run.exit_code, 0) << run.raw_stdout << readFile(log);
+  auto a = static_cast<uint32_t>(run.number("pid_a")),
+       b = static_cast<uint32_t>(run.number("pid_b"));
+  TraceView trace(path);
+  ASSERT_TRUE(trace.ok()) << trace.error();
+  std::map<uint32_t, int> samples, whole;
+  for (const auto& sample : trace.rows<format::CpuSample>()) {
+    if (sample.pid != a && sample.pid != b) continue;
+    std::vector<std::string> frames = userFunctions(trace, sample.pid, sample.stack_id);
+    if (frames.empty() || frames.front() != "level3") continue;
+    ++samples[sample.pid];
+    whole[sample.pid] += inOrder(frames, {"level3", "level2", "level1", "main"});
+  }
+  std::printf("twins: %d/%d and %d/%d samples reach main\n", whole[a], samples[a], whole[b],
+              samples[b]);
+  // -v names every object whose rows are built: the twins' binary once.
+  std::string text = readFile(log);
+  size_t builds = 0;
+  for (size_t at = text.find("unwind rows of " + exe + ":"); at != std::string::npos;
+       at = text.find("unwind rows of " + exe + ":", at + 1))
+    ++builds;
+  EXPECT_EQ(builds, 1u) << text;
+  bool counted = false;
+  for (const std::string& note : trace.reader().metadata().notes)
+    counted |= note.find("rows built when a walk first reached the object") != std::string::npos;
+  EXPECT_TRUE(counted);
+  // Enough of each to judge (two of the box's CPUs' worth for 2 s, shared).
+  ASSERT_GE(samples[a], 50);
+  ASSERT_GE(samples[b], 50);
+  // Only the walks before the rows were in are cut.
+  EXPECT_GE(whole[a], samples[a] * 80 / 100);
+  EXPECT_GE(whole[b], samples[b] * 80 / 100);
+}
+
 }  // namespace
 }  // namespace incise::testing
