@@ -151,6 +151,22 @@ enum class Compression : uint8_t {
   C(max_ns, kVarint, "the longest of them")                                             \
   C(weight, kVarint, "calls each counted call stands for: 1, or N with --sample N")
 
+// Format 2.4: --sched-min-block. Off-CPU intervals of one target thread
+// shorter than the threshold whose switch and wake-up rows were not written,
+// counted per (thread, state at switch-out, off-CPU stack) over [time,
+// end_time]: the first block's switch-out to the last one's switch-in.
+#define INCISE_BLOCK_SUMMARY_COLUMNS(C)                                                 \
+  C(time, kDeltaVarint, "switch-out of the first block counted, ns")                    \
+  C(end_time, kDeltaVarint, "switch-in of the last block counted, ns")                  \
+  C(pid, kVarint, "process")                                                            \
+  C(tid, kVarint, "thread")                                                             \
+  C(prev_state, kVarint, "the switch-outs' prev_state (0 = preempted, still runnable)") \
+  C(stack_id, kVarint, "off-CPU stack the switch-outs carried; 0 = none")               \
+  C(count, kVarint, "blocks counted")                                                   \
+  C(total_ns, kVarint, "their summed off-CPU time, switch-out to switch-in")            \
+  C(max_ns, kVarint, "the longest of them")                                             \
+  C(wakeups, kVarint, "wake-up rows of these blocks not written")
+
 #define INCISE_EVENT_KINDS(X)                                                        \
   X(kCpuSample, 1, CpuSample, INCISE_CPU_SAMPLE_COLUMNS, "cpu samples with stacks")  \
   X(kSchedSwitch, 2, SchedSwitch, INCISE_SCHED_SWITCH_COLUMNS, "scheduler switches") \
@@ -161,7 +177,9 @@ enum class Compression : uint8_t {
   X(kLost, 7, Lost, INCISE_LOST_COLUMNS, "lost-event records")                       \
   X(kLatency, 8, Latency, INCISE_LATENCY_COLUMNS, "timed calls, syscalls and I/O")   \
   X(kLatencyHistogram, 9, LatencyHistogram, INCISE_LATENCY_HISTOGRAM_COLUMNS,        \
-    "latency histograms counted in BPF (--aggregate)")
+    "latency histograms counted in BPF (--aggregate)")                               \
+  X(kBlockSummary, 10, BlockSummary, INCISE_BLOCK_SUMMARY_COLUMNS,                   \
+    "short off-CPU intervals counted, not written (--sched-min-block)")
 
 enum class EventKind : uint8_t {
 #define INCISE_X(enumerator, id, ...) enumerator = id,
@@ -169,7 +187,7 @@ enum class EventKind : uint8_t {
 #undef INCISE_X
 };
 
-inline constexpr std::array<EventKind, 9> kAllEventKinds = {
+inline constexpr std::array<EventKind, 10> kAllEventKinds = {
 #define INCISE_X(enumerator, ...) EventKind::enumerator,
     INCISE_EVENT_KINDS(INCISE_X)
 #undef INCISE_X

@@ -36,7 +36,10 @@ namespace incise::format {
 //      goroutine and the one whose unlock released it). Older readers skip
 //      the new kinds and fields; older files read with those columns 0.
 inline constexpr uint16_t kFormatMajor = 2;
-inline constexpr uint16_t kFormatMinor = 3;
+// 2.4: block summary rows (event kind 10): the short off-CPU intervals
+//      --sched-min-block leaves unwritten, counted per thread, state and
+//      stack. Older readers skip the kind.
+inline constexpr uint16_t kFormatMinor = 4;
 
 struct RecordOptions {
   uint32_t sample_frequency_hz = 0;

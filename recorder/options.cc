@@ -80,10 +80,10 @@ po::options_description optionDescriptions() {
      "every block, preempted threads' user stacks, wakers' kernel stacks: costlier on\n"
      "switch-heavy programs), off")
     ("sched-min-block", boundedValue<uint64_t>({.min = 0, .max = kMaxMinBlockUs, .unit = "microseconds"}),
-     "skip the switch and wake-up rows of off-CPU intervals shorter than MICROSECONDS\n"
-     "(counted in the trace's notes): far smaller files on switch-heavy servers, but sched\n"
-     "counts those blocks as running and offcpu leaves them out; 1000 is a start.\n"
-     "Default 0: every switch and wake-up")
+     "count sleeps shorter than MICROSECONDS per thread and off-CPU stack instead of\n"
+     "writing their switch and wake-up rows: far smaller files on switch-heavy servers;\n"
+     "sched, offcpu and flame --off-cpu still count them, timelines draw them as running.\n"
+     "Default 1000; 0 writes every switch and wake-up")
     ("page-faults", "sample page faults with stacks and fault addresses")
     ("trace", po::value<std::vector<std::string>>()->composing(),
      "time every call of a function: BIN:FUNC, BIN:FUNC+OFFSET (from that offset to the\n"

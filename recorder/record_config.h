@@ -55,9 +55,10 @@ struct RecordConfig {
   bool sched = true;
   SchedStacks sched_stacks = SchedStacks::kBlocked;
   // --sched-min-block: off-CPU intervals shorter than this get no switch or
-  // wake-up rows (recorder/short_blocks.h); 0 = every row, so that thread
-  // states and off-CPU time stay exact unless the user trades them for bytes.
-  uint64_t sched_min_block_ns = 0;
+  // wake-up rows, only a count per thread, state and stack
+  // (recorder/short_blocks.h), which keeps thread states and off-CPU time
+  // per stack whole; 0 = every row.
+  uint64_t sched_min_block_ns = 1'000'000;
   bool page_faults = false;
   // Latency sources: --trace BIN:FUNC[+OFFSET] (as given, checked by
   // parseFunctionProbe), --syscalls LIST|all (empty = off), --block-io,

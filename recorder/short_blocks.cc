@@ -1,6 +1,7 @@
 // Short off-CPU intervals' rows held back and dropped: see short_blocks.h.
 #include "recorder/short_blocks.h"
 
+#include <algorithm>
 #include <optional>
 #include <utility>
 
@@ -39,11 +40,13 @@ void ShortBlocks::onSwitch(const format::SchedSwitch& row, bool prev_is_target,
       // Switches between two non-targets are never recorded, so the thread
       // that hands the cpu back may differ from the one that took it.
       bool bracket = !block.kept && open == next_tid && block.out_cpu == row.cpu && !prev_is_target;
-      if (bracket && off_cpu < min_block_ns_) {
-        decide(block, false);
+      if (bracket && off_cpu < min_block_ns_ && block.prev_state != 0) {
+        uint64_t wakeups = decide(block, false);
         ++counts_.short_blocks;
         counts_.short_block_ns += off_cpu;
+        summarize(next_tid, block, row.time, wakeups);
       } else {
+        if (bracket && off_cpu < min_block_ns_) ++counts_.short_preemptions_kept;
         decide(block, true);
         needed = true;
       }
@@ -68,6 +71,9 @@ void ShortBlocks::onSwitch(const format::SchedSwitch& row, bool prev_is_target,
     }
     block.out_time = row.time;
     block.out_cpu = row.cpu;
+    block.pid = row.prev_pid;
+    block.prev_state = row.prev_state;
+    block.stack_id = row.stack_id;
     // A thread that leaves its cpu to another target never makes a bracket.
     if (needed || next_is_target) {
       block.kept = true;
@@ -103,10 +109,55 @@ void ShortBlocks::finish() {
   blocks_.clear();
   cpu_open_.clear();
   release();
+  flushSummaries();
 }
 
 std::vector<ShortBlocks::Row> ShortBlocks::takeReady() {
   return std::exchange(ready_, {});
+}
+
+std::vector<format::BlockSummary> ShortBlocks::takeSummaries() {
+  return std::exchange(summaries_ready_, {});
+}
+
+void ShortBlocks::summarize(uint32_t tid, const Block& block, uint64_t in_time, uint64_t wakeups) {
+  // A summary covers at most a period of trace time, so a report's --time
+  // window cuts it at that resolution.
+  if (!summaries_.empty() && block.out_time >= summaries_since_ + kSummaryPeriodNs)
+    flushSummaries();
+  if (summaries_.size() >= max_summaries_) {
+    ++counts_.summary_full_flushes;
+    flushSummaries();
+  }
+  if (summaries_.empty()) summaries_since_ = block.out_time;
+  uint64_t off_cpu = in_time > block.out_time ? in_time - block.out_time : 0;
+  auto [it, inserted] =
+      summaries_.try_emplace(SummaryKey{block.pid, tid, block.prev_state, block.stack_id});
+  format::BlockSummary& summary = it->second;
+  if (inserted) {
+    summary = {.time = block.out_time,
+               .pid = block.pid,
+               .tid = tid,
+               .prev_state = block.prev_state,
+               .stack_id = block.stack_id};
+  }
+  summary.end_time = std::max(summary.end_time, in_time);
+  summary.count += 1;
+  summary.total_ns += off_cpu;
+  summary.max_ns = std::max(summary.max_ns, off_cpu);
+  summary.wakeups += wakeups;
+}
+
+void ShortBlocks::flushSummaries() {
+  size_t first = summaries_ready_.size();
+  for (auto& [key, summary] : summaries_) summaries_ready_.push_back(summary);
+  // Written in time order, whatever the hash table's order.
+  std::sort(summaries_ready_.begin() + static_cast<std::ptrdiff_t>(first), summaries_ready_.end(),
+            [](const format::BlockSummary& a, const format::BlockSummary& b) {
+              return std::tie(a.time, a.tid, a.stack_id) < std::tie(b.time, b.tid, b.stack_id);
+            });
+  counts_.summaries += summaries_.size();
+  summaries_.clear();
 }
 
 // A pending row older than the threshold belongs to a block that has lasted
@@ -124,18 +175,22 @@ void ShortBlocks::expire(uint64_t now) {
   }
 }
 
-void ShortBlocks::decide(Block& block, bool keep) {
+uint64_t ShortBlocks::decide(Block& block, bool keep) {
+  uint64_t wakeups = 0;
   for (uint64_t seq : block.held) {
     Held& held = at(seq);
     held.fate = keep ? Fate::kKeep : Fate::kDrop;
     if (keep) continue;
-    if (std::holds_alternative<format::SchedSwitch>(held.row))
+    if (std::holds_alternative<format::SchedSwitch>(held.row)) {
       ++counts_.switches_dropped;
-    else
+    } else {
       ++counts_.wakeups_dropped;
+      ++wakeups;
+    }
   }
   block.held.clear();
   if (keep) block.kept = true;
+  return wakeups;
 }
 
 uint64_t ShortBlocks::push(Row row, Fate fate, uint32_t tid) {

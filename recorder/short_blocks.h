@@ -5,13 +5,21 @@
 //
 // A target thread's block runs from its switch-out to its next switch-in.
 // Its rows are dropped, and the block counted instead, when it is shorter
-// than the threshold and it is a bracket on one cpu: the thread switches out
-// to the idle task or to a thread outside the targets, and the very next row
-// on that cpu switches it back in. Dropping such a pair leaves every cpu's
+// than the threshold, the thread went to sleep (a preemption is always
+// written: it is runqueue time, and a lock holder's preemption is what
+// correlate looks for) and it is a bracket on one cpu: the thread switches
+// out to the idle task or to a thread outside the targets, and the very next
+// row on that cpu switches it back in. Dropping such a pair leaves every cpu's
 // sequence of switches whole (the row before says the thread came in, the
 // row after says it leaves) and every thread's ins and outs alternating, so
 // the reports' timelines stay consistent: the thread reads as running
 // through the short block. Any other block is written whole.
+//
+// A dropped block is not lost: it is added to a summary per (thread, state
+// at switch-out, off-CPU stack) with its count, time and wake-ups, so the
+// reports can charge it to the right state and stack. The table of
+// summaries is written (takeSummaries) every second of trace time and
+// whenever it reaches its entry bound, so its memory is bounded.
 //
 // A block's fate is known at the next row on its cpu, at its switch-in, or
 // once the threshold has passed since its switch-out. Rows wait in arrival
@@ -22,11 +30,13 @@
 //   blocks.onSwitch(row, prev_is_target, next_is_target);
 //   blocks.onWakeup(row, wakee_is_target);
 //   for (const ShortBlocks::Row& r : blocks.takeReady()) write(r);
+//   for (const format::BlockSummary& s : blocks.takeSummaries()) write(s);
 //   blocks.finish();  // at the end: everything still held is written
 #pragma once
 
 #include <cstdint>
 #include <deque>
+#include <tuple>
 #include <unordered_map>
 #include <variant>
 #include <vector>
@@ -44,18 +54,31 @@ class ShortBlocks {
     uint64_t short_block_ns = 0;    // their summed length
     uint64_t switches_dropped = 0;  // switch rows not written
     uint64_t wakeups_dropped = 0;   // wake-up rows not written
+    // Short brackets written anyway because the thread was preempted.
+    uint64_t short_preemptions_kept = 0;
+    uint64_t summaries = 0;             // summary rows made
+    uint64_t summary_full_flushes = 0;  // times the table reached its bound
   };
 
-  explicit ShortBlocks(uint64_t min_block_ns) : min_block_ns_(min_block_ns) {}
+  // Summaries held before the table is written out early.
+  static constexpr size_t kDefaultMaxSummaries = 4096;
+  // Trace time a summary row covers at most.
+  static constexpr uint64_t kSummaryPeriodNs = 1'000'000'000;
+
+  explicit ShortBlocks(uint64_t min_block_ns, size_t max_summaries = kDefaultMaxSummaries)
+      : min_block_ns_(min_block_ns), max_summaries_(max_summaries) {}
 
   void onSwitch(const format::SchedSwitch& row, bool prev_is_target, bool next_is_target);
   // A wake-up is written only with the long block of a target thread it ends.
   void onWakeup(const format::Wakeup& row, bool wakee_is_target);
-  // Writes everything still held: the recording ends inside those blocks.
+  // Writes everything still held (the recording ends inside those blocks)
+  // and every summary.
   void finish();
 
   // The rows decided since the last call, in arrival order.
   std::vector<Row> takeReady();
+  // The summaries written out since the last call.
+  std::vector<format::BlockSummary> takeSummaries();
   const Counts& counts() const { return counts_; }
 
  private:
@@ -68,17 +91,33 @@ class ShortBlocks {
   struct Block {
     uint64_t out_time = 0;
     uint64_t out_cpu = 0;
+    uint64_t pid = 0;
+    uint64_t prev_state = 0;
+    uint64_t stack_id = 0;
     bool kept = false;           // decided: its rows are written
     std::vector<uint64_t> held;  // sequence numbers of its pending rows
   };
+  // (pid, tid, prev_state, stack_id)
+  using SummaryKey = std::tuple<uint64_t, uint64_t, uint64_t, uint64_t>;
+  struct SummaryKeyHash {
+    size_t operator()(const SummaryKey& k) const {
+      uint64_t h = std::get<1>(k) * 0x9e3779b97f4a7c15u ^ std::get<3>(k);
+      h = (h ^ (h >> 29)) * 0xbf58476d1ce4e5b9u ^ std::get<2>(k) ^ (std::get<0>(k) << 40);
+      return static_cast<size_t>(h ^ (h >> 32));
+    }
+  };
 
   void expire(uint64_t now);
-  void decide(Block& block, bool keep);
+  // Returns the wake-up rows dropped with the block.
+  uint64_t decide(Block& block, bool keep);
+  void summarize(uint32_t tid, const Block& block, uint64_t in_time, uint64_t wakeups);
+  void flushSummaries();
   uint64_t push(Row row, Fate fate, uint32_t tid);
   Held& at(uint64_t seq) { return queue_[seq - first_seq_]; }
   void release();
 
   uint64_t min_block_ns_;
+  size_t max_summaries_;
   std::deque<Held> queue_;
   uint64_t first_seq_ = 0;  // sequence number of queue_.front()
   std::unordered_map<uint32_t, Block> blocks_;
@@ -86,6 +125,9 @@ class ShortBlocks {
   // block can still be dropped.
   std::unordered_map<uint64_t, uint32_t> cpu_open_;
   std::vector<Row> ready_;
+  std::unordered_map<SummaryKey, format::BlockSummary, SummaryKeyHash> summaries_;
+  uint64_t summaries_since_ = 0;  // switch-out of the oldest block in summaries_
+  std::vector<format::BlockSummary> summaries_ready_;
   Counts counts_;
 };
 

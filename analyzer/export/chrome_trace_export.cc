@@ -10,6 +10,7 @@
 
 #include "analyzer/model/stack_namer.h"
 #include "analyzer/render/json_output.h"
+#include "analyzer/reports/block_summaries.h"
 #include "analyzer/reports/critical_sections.h"
 #include "analyzer/reports/lock_report_text.h"
 #include "analyzer/reports/thread_states.h"
@@ -227,8 +228,14 @@ void writeSamples(Trace& trace, EventWriter& writer, StackFrameTable& frames,
 }
 
 // What the reader of the export should know it is not seeing: events the
-// recorder lost, and switches the replay could not reconcile.
+// recorder lost, switches the replay could not reconcile, and short blocks
+// the recorder counted instead of writing (drawn as running).
 std::string otherData(Trace& trace, const ChromeTraceStats& stats) {
+  uint64_t short_blocks = 0, short_block_ns = 0;
+  forEachBlockSummary(trace, [&](const format::BlockSummary& s) {
+    short_blocks += s.count;
+    short_block_ns += s.total_ns;
+  });
   nlohmann::json lost = nlohmann::json::object();
   LossSummary losses = trace.losses();
   for (const auto& [source, count] : losses.lost_by_source) lost[source] = count;
@@ -242,7 +249,9 @@ std::string otherData(Trace& trace, const ChromeTraceStats& stats) {
                           {{"missing_switch_ins", c.missing_switch_ins},
                            {"missing_switch_outs", c.missing_switch_outs},
                            {"reordered_switches", c.reordered_switches},
-                           {"bystander_threads", c.bystanders}}},
+                           {"bystander_threads", c.bystanders},
+                           {"short_blocks_drawn_as_running", short_blocks},
+                           {"short_blocks_ns", short_block_ns}}},
                          {"idle_samples_left_out", stats.idle_samples}};
   return data.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }

@@ -182,6 +182,13 @@ bool Trace::passes(const format::LatencyHistogram& row) const {
          passesThread(row.pid, row.pid, row.time);
 }
 
+bool Trace::passes(const format::BlockSummary& row) const {
+  // No cpu column: --cpu does not apply. Blocks counted over an interval
+  // overlapping the window are in (block_summaries.h prorates them).
+  return row.time <= window_.end && row.end_time >= window_.start &&
+         passesThread(row.pid, row.tid, row.time);
+}
+
 LossSummary Trace::losses() {
   LossSummary summary;
   summary.salvaged = !reader_->recovery().used_footer;

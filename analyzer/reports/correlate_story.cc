@@ -207,6 +207,12 @@ std::vector<std::string> CorrelateStory::notes(bool findings_left_out) const {
         names_.thread(w.tid, kLatest) + " at " +
         describeStack(trace_.symbolizer(), trace_.stacks(), w.pid, w.stack_id, w.time, 2) + ".");
   }
+  if (trace_.reader().rows(format::EventKind::kBlockSummary) != 0) {
+    lines.push_back(
+        "Off-CPU intervals shorter than the recording's --sched-min-block were counted, not "
+        "written: wake chains and a holder's blocks inside its critical sections leave them "
+        "out (preemptions are always written; every wait's lock, holder and waker are kept).");
+  }
   bool off_cpu = std::any_of(correlation_.activity.held.begin(), correlation_.activity.held.end(),
                              [](const HeldLock& h) {
                                return inFocus(h) && h.preempted_switches + h.blocked_switches > 0;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "analyzer/reports/block_summaries.h"
 #include "analyzer/reports/thread_states.h"
 
 namespace incise::analyzer {
@@ -26,6 +27,11 @@ StackWeights collectFlameWeights(Trace& trace, FlameWeighting weighting) {
       };
       replaySchedule(trace, Replay::kSwitches, machine);
       machine.finish(std::min(trace.window().end, trace.endTime()));  // spans open at the end
+      // Blocks shorter than --sched-min-block, counted by the recorder per stack.
+      forEachBlockSummary(trace, [&](const format::BlockSummary& s) {
+        if (s.prev_state != 0)
+          weights.add(static_cast<uint32_t>(s.pid), s.stack_id, s.time, s.total_ns, s.count);
+      });
       break;
     }
     case FlameWeighting::kLocks:

@@ -7,6 +7,7 @@
 #include "analyzer/model/stack_namer.h"
 #include "analyzer/render/json_output.h"
 #include "analyzer/render/table.h"
+#include "analyzer/reports/block_summaries.h"
 #include "analyzer/reports/report_header.h"
 #include "analyzer/reports/report_output.h"
 #include "analyzer/reports/schedule_notes.h"
@@ -33,7 +34,9 @@ int runOffcpu(const std::vector<std::string>& args) {
       "thread's switch-out to its next switch-in, charged to the stack taken at switch-out.\n"
       "Reason: preempted (switched out while runnable, prev_state 0) or blocked (asleep).\n"
       "Then runqueue latency per thread: wake-up or preemption -> switch-in.\n"
-      "Threads the recorder followed only; a thread that exited counts nothing after its exit.",
+      "Threads the recorder followed only; a thread that exited counts nothing after its exit.\n"
+      "Blocks shorter than the recording's --sched-min-block come from the recorder's counts\n"
+      "per thread and stack (SWITCHES counts them too).",
       "  incise offcpu app.trace\n"
       "  incise offcpu app.trace --tid 4242 --limit 5\n"
       "  incise offcpu app.trace --json\n");
@@ -54,6 +57,13 @@ int runOffcpu(const std::vector<std::string>& args) {
   };
   replaySchedule(*trace, Replay::kSwitchesAndWakeups, machine);
   machine.finish(std::min(trace->window().end, trace->endTime()));
+  // Blocks shorter than --sched-min-block: counted by the recorder per stack.
+  // What sched charges them, so offcpu still adds up to sched's runnable + blocked.
+  forEachBlockSummary(*trace, [&](const format::BlockSummary& s) {
+    uint64_t charged = machine.addBlockSummary(s);
+    (s.prev_state == 0 ? preempted : blocked)
+        .add(static_cast<uint32_t>(s.pid), s.stack_id, s.time, charged, charged ? s.count : 0);
+  });
 
   StackNamer namer(*trace, FrameGrouping::kFunction);
   NamedStacks blocked_stacks = blocked.named(namer), preempted_stacks = preempted.named(namer);

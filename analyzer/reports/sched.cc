@@ -5,6 +5,7 @@
 #include "analyzer/cli/command_line.h"
 #include "analyzer/render/json_output.h"
 #include "analyzer/render/table.h"
+#include "analyzer/reports/block_summaries.h"
 #include "analyzer/reports/report_header.h"
 #include "analyzer/reports/report_output.h"
 #include "analyzer/reports/schedule_notes.h"
@@ -21,7 +22,9 @@ int runSched(const std::vector<std::string>& args) {
       "Only what was observed counts: a thread's time starts at its first event (a thread\n"
       "already running when the trace starts counts from the start) and ends at its exit.\n"
       "Threads the recorder did not follow, seen only as the other side of a followed\n"
-      "thread's switch, are left out; --bystanders shows what was seen of them.",
+      "thread's switch, are left out; --bystanders shows what was seen of them.\n"
+      "Blocks shorter than the recording's --sched-min-block were counted, not written:\n"
+      "they are charged to their thread's blocked time from those counts.",
       "  incise sched app.trace\n"
       "  incise sched app.trace --comm worker --time 2..4\n"
       "  incise sched app.trace --bystanders --limit 0\n"
@@ -42,6 +45,7 @@ int runSched(const std::vector<std::string>& args) {
   machine.observeFrom(std::max(trace->window().start, trace->startTime()));
   replaySchedule(*trace, Replay::kSwitchesAndWakeups, machine);
   machine.finish(std::min(trace->window().end, trace->endTime()));
+  forEachBlockSummary(*trace, [&](const format::BlockSummary& s) { machine.addBlockSummary(s); });
 
   std::vector<std::pair<uint32_t, ThreadSchedStats>> threads;
   uint64_t running_total = 0;

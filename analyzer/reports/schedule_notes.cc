@@ -33,6 +33,13 @@ std::vector<std::string> ScheduleNotes::lines() const {
                     " switch-outs of followed threads are missing (left a cpu unseen): their "
                     "runs since the previous switch-in are not counted");
   }
+  if (c.summarized_blocks != 0) {
+    lines.push_back(std::to_string(c.summarized_blocks) +
+                    " off-CPU intervals shorter than the recording's --sched-min-block were "
+                    "counted by the recorder, not written (" +
+                    std::to_string(c.summarized_ns / 1'000'000) +
+                    " ms): their time is in the totals, per thread and stack, not in timelines");
+  }
   return lines;
 }
 
@@ -41,7 +48,8 @@ nlohmann::json ScheduleNotes::json() const {
   return {
       {"follows_every_thread", follows_everything_},  {"bystander_threads", c.bystanders},
       {"bystanders_shown", bystanders_shown_},        {"missing_switch_ins", c.missing_switch_ins},
-      {"missing_switch_outs", c.missing_switch_outs}, {"reordered_switches", c.reordered_switches}};
+      {"missing_switch_outs", c.missing_switch_outs}, {"reordered_switches", c.reordered_switches},
+      {"summarized_blocks", c.summarized_blocks},     {"summarized_ns", c.summarized_ns}};
 }
 
 }  // namespace incise::analyzer

@@ -47,7 +47,9 @@ std::span<const NameId> NamedStacks::keep(std::span<const NameId> root_first) {
   return {kept, root_first.size()};
 }
 
-void StackWeights::add(uint32_t pid, uint64_t stack_id, uint64_t time, uint64_t weight) {
+void StackWeights::add(uint32_t pid, uint64_t stack_id, uint64_t time, uint64_t weight,
+                       uint64_t events) {
+  if (events == 0) return;
   Entry* entry = nullptr;
   if (stack_id < kNarrowIdLimit) {
     const uint64_t k = key(pid, stack_id);
@@ -65,7 +67,7 @@ void StackWeights::add(uint32_t pid, uint64_t stack_id, uint64_t time, uint64_t 
   }
   if (entry->events == 0) entry->first_time = time;
   entry->weight += weight;
-  entry->events += 1;
+  entry->events += events;
   total_ += weight;
 }
 

@@ -77,7 +77,8 @@ class NamedStacks {
 
 class StackWeights {
  public:
-  void add(uint32_t pid, uint64_t stack_id, uint64_t time, uint64_t weight);
+  // `events` (at least 1; 0 adds nothing) is how many things `weight` sums.
+  void add(uint32_t pid, uint64_t stack_id, uint64_t time, uint64_t weight, uint64_t events = 1);
   // Distinct (pid, stack id) pairs seen.
   size_t distinct() const { return entries_.size() + wide_count_; }
   uint64_t total() const { return total_; }

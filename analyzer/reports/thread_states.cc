@@ -1,5 +1,7 @@
 #include "analyzer/reports/thread_states.h"
 
+#include <algorithm>
+
 #include "analyzer/model/time_ordered_rows.h"
 
 namespace incise::analyzer {
@@ -277,6 +279,27 @@ void ThreadStateMachine::finish(uint64_t end) {
     t.switched_out = false;
     if (t.state != State::kEnded) t.state = State::kUnknown;
   }
+}
+
+uint64_t ThreadStateMachine::addBlockSummary(const format::BlockSummary& row) {
+  auto it = stats_.find(static_cast<uint32_t>(row.tid));
+  // Only followed threads' blocks are counted, and such a thread's first
+  // block is always written, so it has stats unless the filter left it out.
+  if (it == stats_.end() || it->second.bystander || it->second.pid != row.pid) return 0;
+  ThreadSchedStats& stats = it->second;
+  uint64_t moved = std::min(row.total_ns, stats.running_ns);
+  stats.running_ns -= moved;
+  if (row.prev_state == 0) {
+    stats.runnable_ns += moved;
+    stats.involuntary_switches += row.count;
+  } else {
+    stats.blocked_ns += moved;
+    stats.voluntary_switches += row.count;
+  }
+  stats.wakeups += row.wakeups;
+  consistency_.summarized_blocks += row.count;
+  consistency_.summarized_ns += moved;
+  return moved;
 }
 
 namespace {

@@ -130,6 +130,10 @@ struct ScheduleConsistency {
   uint64_t missing_switch_ins = 0;   // switched out while not running
   uint64_t missing_switch_outs = 0;  // switched in on the same CPU while running
   uint64_t bystanders = 0;           // threads seen only beside followed ones
+  // Short blocks the recorder counted instead of writing (block summary rows)
+  // moved from running into blocked or runnable by addBlockSummary.
+  uint64_t summarized_blocks = 0;
+  uint64_t summarized_ns = 0;
   uint64_t inconsistencies() const { return missing_switch_ins + missing_switch_outs; }
 };
 
@@ -152,6 +156,13 @@ class ThreadStateMachine {
   void onWakeup(const format::Wakeup& row);
   // Charges each living followed thread's current state up to `end`.
   void finish(uint64_t end);
+  // After finish(): short blocks the recorder counted instead of writing
+  // (--sched-min-block). Their rows were dropped whole, so the replay read
+  // them as running; their time moves to blocked (or runnable, prev_state 0)
+  // and their switches and wake-ups are counted. No span is reported for
+  // them: timelines still draw them as running. Returns the ns charged (0
+  // for a thread the replay does not count; never more than it ran).
+  uint64_t addBlockSummary(const format::BlockSummary& row);
   // Followed threads, and bystanders when they are included.
   const std::map<uint32_t, ThreadSchedStats>& threads() const { return stats_; }
   const ScheduleConsistency& consistency() const { return consistency_; }

@@ -338,7 +338,7 @@ TEST(Options, SchedMinBlock) {
   const char* none[] = {"incise-record", "-a"};
   auto parsed = parseCommandLine(2, none);
   ASSERT_TRUE(parsed) << parsed.error().message();
-  EXPECT_EQ(parsed->config.sched_min_block_ns, 0u);  // every block
+  EXPECT_EQ(parsed->config.sched_min_block_ns, 1'000'000u);  // 1 ms
   const char* zero[] = {"incise-record", "-a", "--sched-min-block", "0"};
   parsed = parseCommandLine(4, zero);
   ASSERT_TRUE(parsed) << parsed.error().message();

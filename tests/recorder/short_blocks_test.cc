@@ -163,5 +163,76 @@ TEST(ShortBlocks, FinishWritesTheBlocksTheRecordingEndsIn) {
   EXPECT_EQ(written(blocks), (Rows{{0, 's'}, {5 * kUs, 'w'}}));
 }
 
+// A blocking switch-out of `tid` to idle carrying `stack`, back `length` later.
+void shortBlock(ShortBlocks& blocks, uint64_t time, uint32_t tid, uint64_t length,
+                uint64_t stack = 7, uint64_t prev_state = 1) {
+  format::SchedSwitch out = switchRow(time, tid, 0);
+  out.stack_id = stack;
+  out.prev_state = prev_state;
+  blocks.onSwitch(out, true, false);
+  blocks.onSwitch(switchRow(time + length, 0, tid), false, true);
+}
+
+TEST(ShortBlocks, ADroppedBlockIsCountedPerThreadStateAndStack) {
+  ShortBlocks blocks(kMinBlock);
+  shortBlock(blocks, 0, kA, 20 * kUs);
+  onSwitch(blocks, 100 * kUs, kA, 0);
+  blocks.onWakeup(wakeupRow(130 * kUs, kA), true);
+  onSwitch(blocks, 150 * kUs, 0, kA);  // the same stack (0 here: another key)
+  shortBlock(blocks, 200 * kUs, kA, 60 * kUs);
+  shortBlock(blocks, 300 * kUs, kB, 10 * kUs);
+  blocks.finish();
+  EXPECT_EQ(written(blocks), Rows{});
+  std::vector<format::BlockSummary> summaries = blocks.takeSummaries();
+  ASSERT_EQ(summaries.size(), 3u);  // in time order
+  const format::BlockSummary& a = summaries[0];
+  EXPECT_EQ(a.tid, kA);
+  EXPECT_EQ(a.pid, kPid);
+  EXPECT_EQ(a.stack_id, 7u);
+  EXPECT_EQ(a.prev_state, 1u);
+  EXPECT_EQ(a.count, 2u);
+  EXPECT_EQ(a.total_ns, 80 * kUs);
+  EXPECT_EQ(a.max_ns, 60 * kUs);
+  EXPECT_EQ(a.time, 0u);
+  EXPECT_EQ(a.end_time, 260 * kUs);
+  EXPECT_EQ(a.wakeups, 0u);
+  EXPECT_EQ(summaries[1].stack_id, 0u);
+  EXPECT_EQ(summaries[1].total_ns, 50 * kUs);
+  EXPECT_EQ(summaries[1].wakeups, 1u);
+  EXPECT_EQ(summaries[2].tid, kB);
+  EXPECT_EQ(blocks.counts().short_blocks, 4u);
+  EXPECT_EQ(blocks.counts().summaries, 3u);
+}
+
+TEST(ShortBlocks, AShortPreemptionIsWrittenAndCounted) {
+  ShortBlocks blocks(kMinBlock);
+  shortBlock(blocks, 0, kA, 20 * kUs, 7, /*prev_state=*/0);
+  blocks.finish();
+  EXPECT_EQ(written(blocks), (Rows{{0, 's'}, {20 * kUs, 's'}}));
+  EXPECT_TRUE(blocks.takeSummaries().empty());
+  EXPECT_EQ(blocks.counts().short_preemptions_kept, 1u);
+  EXPECT_EQ(blocks.counts().short_blocks, 0u);
+}
+
+TEST(ShortBlocks, TheSummaryTableIsWrittenAtItsBoundAndEverySecond) {
+  ShortBlocks blocks(kMinBlock, /*max_summaries=*/2);
+  shortBlock(blocks, 0, kA, 10 * kUs, 1);
+  shortBlock(blocks, 100 * kUs, kA, 10 * kUs, 2);
+  EXPECT_TRUE(blocks.takeSummaries().empty());
+  shortBlock(blocks, 200 * kUs, kA, 10 * kUs, 3);  // a third key: the two are written
+  EXPECT_EQ(blocks.takeSummaries().size(), 2u);
+  EXPECT_EQ(blocks.counts().summary_full_flushes, 1u);
+  shortBlock(blocks, 2'000'000 * kUs, kA, 10 * kUs, 3);  // a second later: a new row
+  std::vector<format::BlockSummary> one = blocks.takeSummaries();
+  ASSERT_EQ(one.size(), 1u);
+  EXPECT_EQ(one[0].count, 1u);
+  EXPECT_EQ(one[0].time, 200 * kUs);
+  blocks.finish();
+  std::vector<format::BlockSummary> last = blocks.takeSummaries();
+  ASSERT_EQ(last.size(), 1u);
+  EXPECT_EQ(last[0].time, 2'000'000 * kUs);
+  EXPECT_EQ(blocks.counts().summary_full_flushes, 1u);
+}
+
 }  // namespace
 }  // namespace incise::recorder
