@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "analyzer/reports/thread_states.h"
+#include "analyzer/reports/trace_wait_kinds.h"
 
 namespace incise::analyzer {
 
@@ -28,14 +29,19 @@ StackWeights collectFlameWeights(Trace& trace, FlameWeighting weighting) {
       machine.finish(std::min(trace.window().end, trace.endTime()));  // spans open at the end
       break;
     }
-    case FlameWeighting::kLocks:
+    case FlameWeighting::kLocks: {
+      // Lock waits only, decided as `incise locks` decides them: a park
+      // (Go's idle Ms in notesleep), join, condvar or semaphore wait is not
+      // lock wait time.
+      WaitClassifier classifier(trace);
       trace.forEachRow<format::LockInterval>([&](const format::LockInterval& lock) {
-        if (lock.acquired_time > lock.time) {
+        if (lock.acquired_time > lock.time && isLockKind(classifier.classify(lock).kind)) {
           weights.add(static_cast<uint32_t>(lock.pid), lock.stack_id, lock.time,
                       lock.acquired_time - lock.time);
         }
       });
       break;
+    }
   }
   return weights;
 }
