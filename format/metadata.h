@@ -35,8 +35,10 @@ namespace incise::format {
 //      lock rows gain goid and releaser_goid (Go mutex waits: the waiting
 //      goroutine and the one whose unlock released it). Older readers skip
 //      the new kinds and fields; older files read with those columns 0.
+// 2.4: cpu samples gain goid (the goroutine a Go program's thread ran);
+//      older files read it as 0.
 inline constexpr uint16_t kFormatMajor = 2;
-inline constexpr uint16_t kFormatMinor = 3;
+inline constexpr uint16_t kFormatMinor = 4;
 
 struct RecordOptions {
   uint32_t sample_frequency_hz = 0;
