@@ -69,6 +69,7 @@ struct event_stack {
 struct cpu_sample_event {
   struct event_header header;
   __u64 period; /* ns of cpu-clock (or events) this sample stands for */
+  __u64 goid;   /* Go targets: the goroutine running (bpf/goroutine.bpf.h); 0 = none */
   struct event_stack stack;
 };
 

@@ -7,6 +7,7 @@
 
 #include "bpf/event_output.bpf.h"
 #include "bpf/events.h"
+#include "bpf/goroutine.bpf.h"
 #include "bpf/stack.bpf.h"
 #include "bpf/stack_copy.bpf.h"
 #include "bpf/target_filter.bpf.h"
@@ -30,6 +31,7 @@ int on_cpu_sample(struct bpf_perf_event_data* ctx) {
   if (!e) return 0;
   fill_header(&e->header, EVENT_CPU_SAMPLE);
   e->period = ctx->sample_period;
+  e->goid = current_goid(tgid);
   if (capture_stack)
     capture_stacks(ctx, &e->stack);
   else

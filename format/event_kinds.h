@@ -57,7 +57,8 @@ enum class Compression : uint8_t {
   C(user_ip, kDeltaVarint, "-g dwarf/hybrid: user ip at the sample; 0 = none (format 1.1)") \
   C(user_sp, kDeltaVarint, "-g dwarf/hybrid: user stack pointer")                           \
   C(user_bp, kDeltaVarint, "-g dwarf/hybrid: user frame pointer (rbp)")                     \
-  C(user_stack, kBytes, "-g dwarf/hybrid: bytes copied from user_sp up; field = length")
+  C(user_stack, kBytes, "-g dwarf/hybrid: bytes copied from user_sp up; field = length")    \
+  C(goid, kVarint, "Go programs: the goroutine running; 0 = none or not Go (2.4)")
 
 #define INCISE_SCHED_SWITCH_COLUMNS(C)                                                 \
   C(time, kDeltaVarint, "switch time, ns")                                             \

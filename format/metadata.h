@@ -35,10 +35,11 @@ namespace incise::format {
 //      lock rows gain goid and releaser_goid (Go mutex waits: the waiting
 //      goroutine and the one whose unlock released it). Older readers skip
 //      the new kinds and fields; older files read with those columns 0.
+// 2.4: cpu samples gain goid (the goroutine a Go program's thread ran);
+//      older files read it as 0. Block summary rows (event kind 10): the
+//      short off-CPU intervals --sched-min-block leaves unwritten, counted
+//      per thread, state and stack; older readers skip the kind.
 inline constexpr uint16_t kFormatMajor = 2;
-// 2.4: block summary rows (event kind 10): the short off-CPU intervals
-//      --sched-min-block leaves unwritten, counted per thread, state and
-//      stack. Older readers skip the kind.
 inline constexpr uint16_t kFormatMinor = 4;
 
 struct RecordOptions {

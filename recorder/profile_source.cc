@@ -15,6 +15,7 @@
 #include "profile.skel.h"
 #include "recorder/drop_counter.h"
 #include "recorder/event_sink.h"
+#include "recorder/goroutine_ids.h"
 #include "recorder/online_cpus.h"
 #include "recorder/ring_poller.h"
 #include "recorder/skeleton_setup.h"
@@ -67,6 +68,11 @@ class ProfileSource final : public Source {
     if (!skel_) return libbpfError("cpu samples: open BPF object", errno);
     skel_->rodata->capture_stack = config.stacks;
     skel_->rodata->user_stack_bytes = config.stacks ? config.user_stack_bytes : 0;
+    goroutines_ = findGoroutineIds(config, filter.pids());
+    if (!goroutines_.processes.empty() && skel_->rodata->user_stack_bytes > 0)
+      goroutines_.notes.push_back(
+          "goroutine ids: samples with stack copies (-g dwarf, hybrid) carry none");
+    skel_->rodata->go_targets = !goroutines_.processes.empty();
     if (Status s = prepareSkeleton(skel_.get(), filter, ringBytesFor(config, 2)); !s)
       return s.error().context("cpu samples");
     if (config.user_stack_bytes > 0) {
@@ -81,13 +87,14 @@ class ProfileSource final : public Source {
         return libbpfError("cpu samples: size the stack-copy buffers", err);
     }
     if (int err = profile_bpf__load(skel_.get())) return libbpfError("cpu samples: load", err);
-    return Status::ok();
+    return goroutines_.fill(bpf_map__fd(skel_->maps.go_processes));
   }
 
   Status attach(RingPoller& poller, EventSink& sink) override {
     sink_ = &sink;
     const bool copies_stacks = config_->stacks && config_->user_stack_bytes > 0;
     sink.processes().setEmbedUnwindTables(copies_stacks);
+    for (const std::string& note : goroutines_.notes) sink.addNote(note);
     if (!copies_stacks)
       sink.processes().setFullSymbolTableLimit(ProcessTracker::kFramePointerFullTableLimit);
     if (!hardware_)
@@ -160,7 +167,8 @@ class ProfileSource final : public Source {
                                   .pid = e->header.pid,
                                   .tid = e->header.tid,
                                   .stack_id = stack,
-                                  .weight = e->period});
+                                  .weight = e->period,
+                                  .goid = e->goid});
     return 0;
   }
 
@@ -206,6 +214,7 @@ class ProfileSource final : public Source {
   std::vector<uint32_t> target_pids_;  // -p, -- CMD: sample per thread
   DropCounter drops_;
   EventSink* sink_ = nullptr;
+  GoroutineIds goroutines_;  // Go targets: where their threads keep the goroutine
 };
 
 }  // namespace

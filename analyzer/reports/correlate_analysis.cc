@@ -7,6 +7,7 @@
 #include "analyzer/model/time_ordered_rows.h"
 #include "analyzer/model/trace.h"
 #include "analyzer/reports/lock_sites.h"
+#include "analyzer/reports/trace_wait_kinds.h"
 
 namespace incise::analyzer {
 namespace {
@@ -61,7 +62,7 @@ Correlation correlateTrace(Trace& trace, LockSites& sites, size_t chains) {
   const HolderFocus focus = focusOf(trace);
   result.thread_filter = bool(focus.thread);
   result.filtered = result.thread_filter || focus.windowed();
-  const WaitBlame blame(trace.header().options.lock_mode);
+  WaitClassifier classifier(trace);
   SiteOf site_of = [&](uint64_t stack) { return sites.siteOf(stack); };
   HolderActivityBuilder holders(site_of, focus);
   LongestWaitChains longest(chains, kChainDepth);
@@ -115,11 +116,17 @@ Correlation correlateTrace(Trace& trace, LockSites& sites, size_t chains) {
         settled = now;
       }
       if (lock && lock->time == now) {
-        if (blame.blamesHolder(*lock)) {
-          stream.add(*lock);
+        // One decision of what a row waited for, as in `incise locks` and
+        // `incise waits`: only lock kinds make sections and chains.
+        WaitClass wait = classifier.classify(*lock);
+        if (blamesHolder(wait.kind)) {
+          format::LockInterval row = classifier.normalized(*lock, wait);
+          if (row.lock_kind == static_cast<uint64_t>(format::LockKind::kFutex))
+            row.lock_kind = static_cast<uint64_t>(recordedLockKind(wait.kind));
+          stream.add(row);
         } else if (focus.threadIn(lock->pid, lock->tid, lock->time) &&
                    overlaps(focus, lock->time, lock->acquired_time)) {
-          result.unblamed.add(*lock);
+          result.unblamed.add(*lock, wait);
         }
         locks.pop();
       } else if (sw && sw->time == now) {
@@ -138,6 +145,7 @@ Correlation correlateTrace(Trace& trace, LockSites& sites, size_t chains) {
     }
   }
   result.counts = stream.finish();
+  result.unblamed.finish();
   // Equal groups in the order of their sites' first stacks (see SiteOrder).
   std::unordered_map<uint64_t, uint64_t> rank = site_order.ranks();
   result.activity =

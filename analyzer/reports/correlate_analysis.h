@@ -9,8 +9,10 @@
 // was switched out before the --time window is off-CPU inside it. The
 // filter becomes a HolderFocus (only the focus threads' waits start wake
 // chains; groups say whether their holder or their waiters are in focus).
-// Waits that do not blame a holder (correlate_blame.h) make no section and
-// no chain; they are only counted.
+// Each row's wait kind is WaitClassifier's (trace_wait_kinds.h), as in
+// `incise locks` and `incise waits`: waits that do not blame a holder (a
+// join, condvar, semaphore, runtime park or unknown futex; correlate_blame.h)
+// make no section and no chain; they are only counted, per kind.
 //
 // Memory: see holder_activity.h and wake_chains.h; what grows is per
 // (holder, lock, site) group and per site.

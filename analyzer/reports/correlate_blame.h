@@ -1,48 +1,44 @@
-// Which waits the story blames on a lock holder, and the others, counted
-// apart so the story can say what it left out.
+// The waits the story does not blame on a lock holder, counted apart so the
+// story can say what it left out.
 //
-// A wait on a mutex, rwlock, spinlock or custom lock was caused by whoever
-// held it. A join, condition variable, semaphore or runtime park is not:
-// its "releaser" is the thread that exited, signalled, posted or unparked,
-// and holds nothing. Today the rows tell these apart only by LockKind:
-//  - mutex, rwlock, spin and custom rows blame their holder;
-//  - a futex row (kFutex) blames one in a trace recorded with `--locks
-//    contended`, where every row is a futex wait and most are on mutexes;
-//    in one recorded with `--locks all` the lock calls have rows of their
-//    own, so a futex row is some other wait (pthread_join, a condition
-//    variable, a semaphore) and blames no one.
+// Which waits blame a holder is the wait kind's to say (wait_kind.h,
+// decided per row by WaitClassifier, as for `incise locks` and `incise
+// waits`): a mutex, rwlock, spinlock or custom lock wait was caused by
+// whoever held it. A join, condition variable, semaphore, runtime park (Go's
+// notesleep, an idle M) or unknown futex is not: its "releaser" is the
+// thread that exited, signalled, posted or unparked, and holds nothing.
 //
-//   WaitBlame blame(trace.header().options.lock_mode);
-//   if (blame.blamesHolder(row)) stream.add(row); else others.add(row);
+//   WaitClass wait = classifier.classify(row);
+//   if (blamesHolder(wait.kind)) stream.add(classifier.normalized(row, wait));
+//   else unblamed.add(row, wait);
+//   ...
+//   unblamed.finish();   // then unblamed.kinds: "park 325 (385.367 ms), futex 2 (...)"
 #pragma once
 
 #include <cstdint>
-#include <string>
-#include <string_view>
+#include <vector>
 
+#include "analyzer/reports/wait_kind.h"
+#include "analyzer/reports/wait_stats.h"
 #include "format/event_kinds.h"
 
 namespace incise::analyzer {
 
-class WaitBlame {
+// The waits not blamed on a holder: a count, a total, the longest, and the
+// totals per kind.
+class UnblamedWaits {
  public:
-  // The trace header's lock mode: "all", "contended" or "off".
-  explicit WaitBlame(std::string_view recorded_lock_mode);
-  bool blamesHolder(const format::LockInterval& row) const;
-  // "futex waits outside the recorded lock calls (...)": what `count` others are.
-  static std::string othersDescription(uint64_t count);
+  void add(const format::LockInterval& row, const WaitClass& wait);
+  void finish() { kinds = totals_.kinds(); }
 
- private:
-  bool lock_calls_recorded_;
-};
-
-// The waits not blamed on a holder, as a count, a total and the longest.
-struct UnblamedWaits {
   uint64_t count = 0;
   uint64_t total_ns = 0;
   format::LockInterval longest{};  // valid when count > 0
+  WaitKind longest_kind = WaitKind::kFutex;
+  std::vector<WaitKindTotals> kinds;  // after finish(), in kAllWaitKinds order
 
-  void add(const format::LockInterval& row);
+ private:
+  WaitStatsBuilder totals_{WaitGrouping::kByObject, {}};
 };
 
 }  // namespace incise::analyzer

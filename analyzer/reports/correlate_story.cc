@@ -8,6 +8,7 @@
 #include "analyzer/render/table.h"
 #include "analyzer/render/terminal_text.h"
 #include "analyzer/reports/lock_sites.h"
+#include "analyzer/reports/wait_report_text.h"
 
 namespace incise::analyzer {
 namespace {
@@ -201,11 +202,12 @@ std::vector<std::string> CorrelateStory::notes(bool findings_left_out) const {
   if (unblamed.count > 0) {
     const format::LockInterval& w = unblamed.longest;
     lines.push_back(
-        "Not blamed on a holder: " + formatCount(unblamed.count) + " " +
-        WaitBlame::othersDescription(unblamed.count) + ", " + formatDurationNs(unblamed.total_ns) +
-        " in all; the longest, " + formatDurationNs(w.acquired_time - w.time) + ", by " +
+        "Not blamed on a holder, not being lock waits: " + waitKindList(unblamed.kinds) +
+        "; the longest, " + formatDurationNs(w.acquired_time - w.time) + ", a " +
+        std::string(waitKindName(unblamed.longest_kind)) + " wait by " +
         names_.thread(w.tid, kLatest) + " at " +
-        describeStack(trace_.symbolizer(), trace_.stacks(), w.pid, w.stack_id, w.time, 2) + ".");
+        describeStack(trace_.symbolizer(), trace_.stacks(), w.pid, w.stack_id, w.time, 2) +
+        ". incise waits lists them.");
   }
   if (trace_.reader().rows(format::EventKind::kBlockSummary) != 0) {
     lines.push_back(
@@ -288,7 +290,11 @@ void CorrelateStory::print(std::ostream& out, size_t limit) const {
   std::vector<Finding> findings = rankFindings(correlation_, limit == 0 ? 0 : limit + 1);
   bool left_out = limit != 0 && findings.size() > limit;
   if (left_out) findings.resize(limit);
-  out << lockModeSentence(correlation_.counts.mode) << "\n\n";
+  if (correlation_.counts.mode == LockRecordingMode::kNone && correlation_.unblamed.count > 0) {
+    out << noLockWaitsSentence() << "\n\n";
+  } else {
+    out << lockModeSentence(correlation_.counts.mode) << "\n\n";
+  }
   out << "Findings, by the waiting each explains\n";
   if (findings.empty()) out << "  none\n";
   for (size_t i = 0; i < findings.size(); ++i) {
@@ -440,13 +446,15 @@ nlohmann::json CorrelateStory::json(size_t limit) const {
     tree.push_back(node);
   }
   const UnblamedWaits& unblamed = correlation_.unblamed;
-  nlohmann::json unblamed_json = {{"count", unblamed.count}, {"total_ns", unblamed.total_ns}};
+  nlohmann::json unblamed_json = {{"count", unblamed.count},
+                                  {"total_ns", unblamed.total_ns},
+                                  {"kinds", waitKindsJson(unblamed.kinds)}};
   if (unblamed.count > 0) {
     const format::LockInterval& w = unblamed.longest;
     unblamed_json["longest"] = {
         {"waiter", names_.threadJson(w.pid, w.tid, kLatest)},
         {"address", hexAddress(w.address)},
-        {"kind", lockNoun(w.lock_kind)},
+        {"kind", std::string(waitKindName(unblamed.longest_kind))},
         {"wait_start_ns", w.time - trace_.startTime()},
         {"wait_ns", w.acquired_time - w.time},
         {"stack", describeStack(trace_.symbolizer(), trace_.stacks(), w.pid, w.stack_id, w.time)}};

@@ -51,7 +51,8 @@ void LockRowStream::add(const format::LockInterval& row) {
                  .stack_id = row.stack_id,
                  .start = row.time,
                  .end = row.acquired_time,
-                 .releaser_tid = row.releaser_tid});
+                 .releaser_tid = row.releaser_tid,
+                 .goid = row.goid});
   }
   if (contended_only) {
     FutexWait wait{.lock = lock,

@@ -74,6 +74,10 @@ struct LockWait {
   uint64_t start = 0;         // request / wait start
   uint64_t end = 0;           // acquired / woken
   uint64_t releaser_tid = 0;  // 0 = unknown
+  // A Go goroutine's wait (its id): the goroutine, not its thread, waited,
+  // so the thread's own wake-ups do not end it. 0: a thread's wait, or a
+  // goroutine whose id was not read.
+  uint64_t goid = 0;
   uint64_t duration() const { return end - start; }
 };
 

@@ -4,6 +4,7 @@
 
 #include "analyzer/reports/block_summaries.h"
 #include "analyzer/reports/thread_states.h"
+#include "analyzer/reports/trace_wait_kinds.h"
 
 namespace incise::analyzer {
 
@@ -34,14 +35,19 @@ StackWeights collectFlameWeights(Trace& trace, FlameWeighting weighting) {
       });
       break;
     }
-    case FlameWeighting::kLocks:
+    case FlameWeighting::kLocks: {
+      // Lock waits only, decided as `incise locks` decides them: a park
+      // (Go's idle Ms in notesleep), join, condvar or semaphore wait is not
+      // lock wait time.
+      WaitClassifier classifier(trace);
       trace.forEachRow<format::LockInterval>([&](const format::LockInterval& lock) {
-        if (lock.acquired_time > lock.time) {
+        if (lock.acquired_time > lock.time && isLockKind(classifier.classify(lock).kind)) {
           weights.add(static_cast<uint32_t>(lock.pid), lock.stack_id, lock.time,
                       lock.acquired_time - lock.time);
         }
       });
       break;
+    }
   }
   return weights;
 }

@@ -189,8 +189,7 @@ int reportLocks(Trace& trace, const ReportOutput& output, const LocksOptions& op
   output.printHeader();
   if (counts.mode == LockRecordingMode::kNone &&
       (!stats.semaphores.empty() || !stats.other_waits.empty())) {
-    out << "no waits on locks (mutexes, rwlocks, spin locks, --lock-probe functions) in this "
-           "trace; its waits are on other kinds (below).\n";
+    out << noLockWaitsSentence() << "\n";
   } else {
     out << lockModeSentence(counts.mode) << "\n";
   }

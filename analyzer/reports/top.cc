@@ -8,11 +8,70 @@
 #include "analyzer/render/json_output.h"
 #include "analyzer/render/table.h"
 #include "analyzer/reports/flat_profile.h"
+#include "analyzer/reports/goroutine_profile.h"
 #include "analyzer/reports/report_header.h"
 #include "analyzer/reports/report_output.h"
 
 namespace incise::analyzer {
 namespace po = boost::program_options;
+namespace {
+
+constexpr size_t kGoroutineTopFunctions = 3;  // text: a goroutine's hottest functions
+
+// `--by goroutine`: samples per goroutine, each with its functions.
+int reportGoroutines(CommandLine& cli, Trace& trace, size_t limit) {
+  GoroutineProfile profile = computeGoroutineProfile(trace, FrameGrouping::kFunction);
+  size_t shown = limit == 0 ? profile.rows.size() : std::min(limit, profile.rows.size());
+  return exitWithoutTeardown(writeReport(cli, [&](std::ostream& out) {
+    if (cli.options().json) {
+      nlohmann::json rows = nlohmann::json::array();
+      for (size_t i = 0; i < shown; ++i) {
+        const GoroutineRow& g = profile.rows[i];
+        nlohmann::json functions = nlohmann::json::array();
+        size_t listed = limit == 0 ? g.profile.rows.size() : std::min(limit, g.profile.rows.size());
+        for (size_t f = 0; f < listed; ++f) {
+          const FlatProfileRow& row = g.profile.rows[f];
+          functions.push_back(
+              {{"name", row.name}, {"self_samples", row.self}, {"total_samples", row.total}});
+        }
+        rows.push_back({{"pid", g.pid},
+                        {"goid", g.goid},
+                        {"samples", g.samples},
+                        {"percent", roundedPercent(g.percent)},
+                        {"functions", functions}});
+      }
+      writeJson(out, {{"header", reportHeaderJson("top", trace)},
+                      {"by", "goroutine"},
+                      {"samples", profile.samples},
+                      {"goroutines", rows}});
+      return;
+    }
+    printReportHeader(out, "top", trace);
+    out << profile.samples << " samples in " << profile.rows.size()
+        << " goroutines (goroutine 0: outside any goroutine, or not a Go program)";
+    if (shown < profile.rows.size()) out << "; top " << shown;
+    out << "\n\n";
+    Table table({{"PID", Align::kRight},
+                 {"GOROUTINE", Align::kRight},
+                 {"SAMPLES", Align::kRight},
+                 {"%", Align::kRight},
+                 {"HOTTEST FUNCTIONS (self samples)", Align::kLeft, 120}});
+    for (size_t i = 0; i < shown; ++i) {
+      const GoroutineRow& g = profile.rows[i];
+      std::string hottest;
+      for (size_t f = 0; f < g.profile.rows.size() && f < kGoroutineTopFunctions; ++f) {
+        if (g.profile.rows[f].self == 0) break;
+        hottest += (f == 0 ? "" : ", ") + g.profile.rows[f].name + " " +
+                   formatCount(g.profile.rows[f].self);
+      }
+      table.addRow({std::to_string(g.pid), std::to_string(g.goid), formatCount(g.samples),
+                    formatPercent(g.percent), hottest});
+    }
+    table.render(out);
+  }));
+}
+
+}  // namespace
 
 int runTop(const std::vector<std::string>& args) {
   CommandLine cli("top",
@@ -20,17 +79,24 @@ int runTop(const std::vector<std::string>& args) {
                   "and total %\n(samples whose stack contains it, once per sample).",
                   "  incise top app.trace                      # by function, top 40\n"
                   "  incise top app.trace --by module          # which libraries burn CPU\n"
+                  "  incise top app.trace --by goroutine       # Go: CPU per goroutine\n"
                   "  incise top app.trace --tid 4242 --time 1..2 --limit 10\n"
                   "  incise top app.trace --json > top.json\n");
   // clang-format off
   cli.extra().add_options()
-      ("by", po::value<std::string>()->default_value("function"), "group by function, module or line")
+      ("by", po::value<std::string>()->default_value("function"),
+       "group by function, module, line or goroutine (Go programs)")
       ("limit", po::value<size_t>()->default_value(40), "rows to print (0: all)");
   // clang-format on
   if (std::optional<int> exit = cli.parse(args)) return *exit;
+  size_t limit = cli.values()["limit"].as<size_t>();
+  if (cli.values()["by"].as<std::string>() == "goroutine") {
+    std::unique_ptr<Trace> trace = cli.openTrace();
+    if (!trace) return 1;
+    return reportGoroutines(cli, *trace, limit);
+  }
   auto grouping = parseFrameGrouping(cli.values()["by"].as<std::string>());
   if (!grouping) return cli.usageError(grouping.error().message());
-  size_t limit = cli.values()["limit"].as<size_t>();
 
   std::unique_ptr<Trace> trace = cli.openTrace();
   if (!trace) return 1;

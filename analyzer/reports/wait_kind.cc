@@ -31,6 +31,16 @@ bool startsWith(std::string_view name, std::string_view prefix) {
   return name.substr(0, prefix.size()) == prefix;
 }
 
+// "runtime.futex.abi0" -> "runtime.futex": Go names its assembly functions
+// with the ABI they follow; the function is the same.
+std::string_view withoutGoAbi(std::string_view name) {
+  for (std::string_view suffix : {".abi0", ".abiinternal"}) {
+    if (name.size() > suffix.size() && name.substr(name.size() - suffix.size()) == suffix)
+      return name.substr(0, name.size() - suffix.size());
+  }
+  return name;
+}
+
 // The C library function a wait entered through, by name. glibc spells its
 // internal and versioned entry points with one to three leading underscores.
 std::optional<WaitKind> libcEntryKind(std::string_view name) {
@@ -140,6 +150,26 @@ bool isLockKind(WaitKind kind) {
          kind == WaitKind::kCustom;
 }
 
+format::LockKind recordedLockKind(WaitKind kind) {
+  switch (kind) {
+    case WaitKind::kMutex:
+      return LockKind::kMutex;
+    case WaitKind::kRwlock:
+      return LockKind::kRwlockWrite;
+    case WaitKind::kSpin:
+      return LockKind::kSpin;
+    case WaitKind::kCustom:
+      return LockKind::kCustom;
+    case WaitKind::kCondvar:
+    case WaitKind::kSemaphore:
+    case WaitKind::kJoin:
+    case WaitKind::kPark:
+    case WaitKind::kFutex:
+      break;
+  }
+  return LockKind::kFutex;
+}
+
 std::string_view holdSourceName(HoldSource source) {
   switch (source) {
     case HoldSource::kExact:
@@ -159,8 +189,9 @@ WaitFrames waitFramesOf(std::span<const NamedFrame> frames) {
     std::string_view name = bareName(frame.name);
     if (frame.in_c_library && !result.libc_entry) result.libc_entry = libcEntryKind(name);
     if (result.runtime) continue;
+    std::string_view function = withoutGoAbi(name);
     for (const RuntimeName& known : kRuntimeNames) {
-      if (name != known.name) continue;
+      if (function != known.name) continue;
       if (known.specific) {
         result.runtime = known.kind;
       } else if (!generic_runtime) {

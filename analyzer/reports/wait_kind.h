@@ -80,6 +80,12 @@ bool isLockKind(WaitKind kind);
 inline bool blamesHolder(WaitKind kind) {
   return isLockKind(kind);
 }
+// The lock kind a lock analysis carries for a wait of lock kind `kind`
+// (critical_sections.h keeps format::LockKind): a futex wait found to be on
+// a mutex is a mutex there, not a futex. An rwlock's futex does not say
+// whether its waiter reads or writes: kRwlockWrite stands for both (both
+// are "rwlock" in every report). Not a lock kind: kFutex.
+format::LockKind recordedLockKind(WaitKind kind);
 
 enum class HoldSource : uint8_t {
   kNone,      // nobody known

@@ -165,13 +165,22 @@ nlohmann::json waitKindsJson(const std::vector<WaitKindTotals>& kinds) {
   return list;
 }
 
-std::string otherWaitsSentence(const std::vector<WaitKindTotals>& kinds) {
-  std::string text = "other waits, not on locks:";
+std::string waitKindList(const std::vector<WaitKindTotals>& kinds) {
+  std::string text;
   for (size_t i = 0; i < kinds.size(); ++i) {
-    text += (i == 0 ? " " : ", ") + std::string(waitKindName(kinds[i].kind)) + " " +
+    text += (i == 0 ? "" : ", ") + std::string(waitKindName(kinds[i].kind)) + " " +
             formatCount(kinds[i].wait.count) + " (" + formatDurationNs(kinds[i].wait.total) + ")";
   }
-  return text + "; incise waits lists them.";
+  return text;
+}
+
+std::string noLockWaitsSentence() {
+  return "no waits on locks (mutexes, rwlocks, spin locks, --lock-probe functions) in this "
+         "trace; its waits are on other kinds (below).";
+}
+
+std::string otherWaitsSentence(const std::vector<WaitKindTotals>& kinds) {
+  return "other waits, not on locks: " + waitKindList(kinds) + "; incise waits lists them.";
 }
 
 }  // namespace incise::analyzer

@@ -29,6 +29,10 @@ void printWaitGroups(const std::vector<WaitGroupStats>& groups, const LockNames&
                      WaitGrouping by, std::ostream& out);
 nlohmann::json waitGroupsJson(const std::vector<WaitGroupStats>& groups, const LockNames& names);
 nlohmann::json waitKindsJson(const std::vector<WaitKindTotals>& kinds);
+// "park 325 (385.367 ms), futex 2 (6.726 ms)": waits and time per kind.
+std::string waitKindList(const std::vector<WaitKindTotals>& kinds);
+// A lock report's first line when every wait is of another kind.
+std::string noLockWaitsSentence();
 // One line on the waits a lock report leaves out.
 std::string otherWaitsSentence(const std::vector<WaitKindTotals>& kinds);
 

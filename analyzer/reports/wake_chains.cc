@@ -37,6 +37,10 @@ void LongestWaitChains::add(const format::Wakeup& wakeup) {
   if (found == waiters_.end()) return;
   for (Wait& w : found->second.in_progress) {
     if (w.wait.start > wakeup.time || wakeup.time > w.wait.end) continue;
+    // A goroutine's wait: its thread ran other goroutines or parked
+    // meanwhile, and whoever woke the thread did not end the wait; the
+    // releaser (the goroutine's unlock) did.
+    if (w.wait.goid != 0) continue;
     w.woken = true;
     w.waker_pid = wakeup.waker_pid;
     w.waker_tid = wakeup.waker_tid;

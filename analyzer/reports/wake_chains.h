@@ -4,7 +4,8 @@
 //
 // The waker of a wait [start, end) is taken from the last wake-up of the
 // waiter inside the wait (Wakeup rows: waker -> wakee, with the waker's
-// stack); without one, from the lock row's releaser_tid (no stack). The next
+// stack); without one, or for a goroutine's wait (Go: the goroutine waited,
+// not its thread), from the lock row's releaser_tid (no stack). The next
 // link is the waker's own longest lock wait that ended inside the previous
 // wait, before the wake: the waker was itself held up meanwhile. Chains stop
 // at `max_depth` links or when a thread repeats.

@@ -112,7 +112,8 @@ void setStack(Row& row, uint64_t stack) {
 // since from a second one, so a new column never moves the old ones' values
 // (a test compares a committed 1.2 file with the rows of its seed).
 inline size_t columnsInFormat12(EventKind kind) {
-  return kind == EventKind::kLock ? 10 : kindSpec(kind)->column_count;
+  if (kind == EventKind::kLock || kind == EventKind::kCpuSample) return 10;
+  return kindSpec(kind)->column_count;
 }
 
 // The last event kind of format 1.2 (kLost); kinds after it came with 2.3.

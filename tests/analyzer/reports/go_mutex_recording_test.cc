@@ -6,7 +6,9 @@
 // calls (at most the contended acquisitions the workload counted, at least
 // half: a Lock after a failed TryLock may find the mutex free), each named
 // releaser a thread that ran a holder, and the waiting and releasing
-// goroutines among the ids the workload printed.
+// goroutines among the ids the workload printed. And `incise correlate`,
+// recorded with the default sources: the runtime's own futexes (Ms parked
+// in notesleep) are never a lock there; the mutex is, with its releaser.
 // Label "integration": skips without root/BPF, fails instead when CI=true.
 #include <gtest/gtest.h>
 
@@ -20,6 +22,7 @@
 namespace incise::analyzer {
 int runWaits(const std::vector<std::string>& args);
 int runLocks(const std::vector<std::string>& args);
+int runCorrelate(const std::vector<std::string>& args);
 
 namespace {
 
@@ -119,6 +122,65 @@ TEST(GoMutexRecording, ContendedLocksAreMutexWaitsAtTheirSiteWithTheirReleasers)
   EXPECT_EQ(waits_by_goroutine, g["wait_ns"]["count"].get<uint64_t>()) << g.dump(1);
   for (const auto& r : g["goroutine_releasers"])
     EXPECT_TRUE(goroutines.count(r["goid"].get<uint64_t>())) << r.dump();
+}
+
+TEST(GoMutexRecording, CorrelateBlamesTheMutexAndNeverTheRuntimesParkingFutexes) {
+  INCISE_REQUIRE_RECORDING();
+  if (!std::filesystem::exists(kGoMutex)) {
+    if (incise::testing::runningInCi()) FAIL() << kGoMutex << " not built (no Go toolchain)";
+    GTEST_SKIP() << kGoMutex << " not built (no Go toolchain)";
+  }
+  Recording run = record(
+      {}, {kGoMutex, "--goroutines", "4", "--rounds", "100", "--pages", "64", "--procs", "2"});
+  RemoveOnExit cleanup{run.trace_path};
+  ASSERT_EQ(run.exit_code, 0) << run.recorder_stderr;
+  ASSERT_GT(run.value("contended_acquisitions"), 0u) << run.workload_stdout;
+  const uint64_t pid = run.value("pid");
+  const std::string mutex = hex(run.value("mutex_address"));
+  std::vector<uint64_t> listed = run.list("holder_tids");
+  std::set<uint64_t> holders(listed.begin(), listed.end());
+
+  nlohmann::json doc;
+  ASSERT_EQ(testing::runReportJson(runCorrelate, {run.trace_path, "--limit", "0"}, doc), 0);
+  // Every lock the story names in the workload is its one mutex.
+  auto expectTheMutex = [&](const nlohmann::json& lock, const nlohmann::json& where) {
+    if (lock["pid"] != pid) return;
+    EXPECT_EQ(lock["address"], mutex) << where.dump(1);
+  };
+  for (const auto& f : doc["findings"])
+    if (f.contains("lock")) expectTheMutex(f["lock"], f);
+  for (const char* table : {"preemption", "inside_sections"}) {
+    for (const auto& h : doc[table]) {
+      expectTheMutex(h["lock"], h);
+      EXPECT_EQ(h["kind"], "mutex") << h.dump(1);
+    }
+  }
+  ASSERT_FALSE(doc["wake_chains"].empty()) << doc["summary"].dump(1);
+  for (const auto& chain : doc["wake_chains"]) {
+    for (const auto& link : chain["links"]) {
+      if (link["waiter"]["pid"] != pid) continue;
+      EXPECT_EQ(link["lock"], mutex) << link.dump(1);
+      EXPECT_EQ(link["kind"], "mutex") << link.dump(1);
+    }
+  }
+  // The longest waits are on the mutex, explained by their releasers: the
+  // thread that ran the goroutine whose unlock handed the mutex on, never
+  // whoever woke the waiting goroutine's thread meanwhile.
+  size_t released = 0;
+  for (const auto& chain : doc["wake_chains"]) {
+    const nlohmann::json& first = chain["links"][0];
+    EXPECT_EQ(first["lock"], mutex) << first.dump(1);
+    EXPECT_NE(first["source"], "wakeup") << first.dump(1);
+    if (first["source"] != "releaser") continue;
+    EXPECT_TRUE(holders.count(first["waker"]["tid"].get<uint64_t>())) << first.dump(1);
+    ++released;
+  }
+  EXPECT_GE(released, 1u) << doc["wake_chains"].dump(1);
+  // What was left out is no lock.
+  for (const auto& k : doc["unblamed_waits"]["kinds"]) {
+    EXPECT_NE(k["kind"], "mutex") << k.dump();
+    EXPECT_NE(k["kind"], "rwlock") << k.dump();
+  }
 }
 
 }  // namespace

@@ -138,6 +138,19 @@ TEST(WaitKind, GoNoteSleepIsParkingAndItsRuntimeLockIsAMutex) {
   EXPECT_EQ(classifyWait(row, waitFramesOf(bare)).kind, WaitKind::kPark);
 }
 
+// Go's symbol tables name its assembly functions with their ABI
+// ("runtime.futex.abi0"), and a wait still going when recording stopped may
+// have that leaf alone for a stack.
+TEST(WaitKind, GoAssemblyNamesMatchWithTheirAbiSuffix) {
+  std::vector<NamedFrame> leaf = {{"runtime.futex.abi0", false}};
+  std::vector<NamedFrame> park = {{"runtime.futex.abi0", false}, {"runtime.notesleep", false}};
+  std::vector<NamedFrame> other = {{"runtime.futexabi0", false}};
+  LockInterval row = futexWait(0x9000, kFutexWaitPrivate, 0, WaitObject::kUnknown);
+  EXPECT_EQ(classifyWait(row, waitFramesOf(leaf)).kind, WaitKind::kPark);
+  EXPECT_EQ(classifyWait(row, waitFramesOf(park)).kind, WaitKind::kPark);
+  EXPECT_EQ(classifyWait(row, waitFramesOf(other)).kind, WaitKind::kFutex);
+}
+
 TEST(WaitKind, OldTracesAreClassifiedByTheirEntryPoint) {
   struct Case {
     std::vector<std::string_view> names;

@@ -1,0 +1,25 @@
+/* Where a Go program keeps its threads' current goroutine: what the
+ * recorder (recorder/goroutine_ids.cc) puts in `go_processes` for each Go
+ * target and bpf/goroutine.bpf.h reads at a sample.
+ *
+ * Plain C with fixed-width fields (see bpf/events.h for the conventions).
+ *
+ *   struct go_process layout = {.tls_g = -8, .goid_offset = 152};
+ *   bpf_map_update_elem(go_processes_fd, &pid, &layout, BPF_ANY);
+ */
+#ifndef INCISE_BPF_GOROUTINE_H
+#define INCISE_BPF_GOROUTINE_H
+
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+
+/* Go targets a recording can hold (-p lists, a command). */
+#define MAX_GO_PROCESSES 1024
+
+struct go_process {
+  __s64 tls_g;       /* the current g's slot, from the thread's FS base (amd64: -8) */
+  __u64 goid_offset; /* of goid in runtime.g, from the binary's DWARF */
+};
+
+#endif /* INCISE_BPF_GOROUTINE_H */
