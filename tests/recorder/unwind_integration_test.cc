@@ -24,15 +24,10 @@
 namespace incise::testing {
 namespace {
 
-constexpr const char* kProgram = R"(
-#define _GNU_SOURCE
-#include <pthread.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/syscall.h>
+// The clock and the leaf function (level3: it spins until a given time) of
+// the test programs below that burn CPU at the bottom of a known call chain.
+constexpr const char* kSpinningLeaf = R"(
 #include <time.h>
-#include <unistd.h>
 
 static double now(void) {
   struct timespec ts;
@@ -47,6 +42,17 @@ __attribute__((noinline)) unsigned long level3(double until) {
     for (int i = 0; i < 100000; ++i) x = x * 6364136223846793005ul + 1442695040888963407ul;
   return x;
 }
+)";
+
+const std::string kProgram = std::string(R"(
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+)") + kSpinningLeaf + R"(
 __attribute__((noinline)) unsigned long level2(double until) { return level3(until) * 3; }
 __attribute__((noinline)) unsigned long level1(double until) { return level2(until) + 7; }
 
@@ -274,25 +280,11 @@ TEST(Unwind, FramePointerStacksOfTheSameProgramAreCut) {
 // Forks that do not exec: each child's samples are walked by its parent's
 // tables until the recorder has loaded its own, so even a child that lives
 // 5 ms (a few samples, the first ones before any answer) has whole stacks.
-constexpr const char* kForkingProgram = R"(
+const std::string kForkingProgram = std::string(R"(
 #include <stdio.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
-
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-volatile unsigned long sink;
-
-__attribute__((noinline)) unsigned long level3(double until) {
-  unsigned long x = 1;
-  while (now() < until)
-    for (int i = 0; i < 100000; ++i) x = x * 6364136223846793005ul + 1442695040888963407ul;
-  return x;
-}
+)") + kSpinningLeaf + R"(
 __attribute__((noinline)) unsigned long child_work(double until) { return level3(until) + 1; }
 __attribute__((noinline)) unsigned long parent_work(double until) { return level3(until) + 2; }
 
@@ -400,24 +392,10 @@ TEST(Unwind, SamplesWhileAUprobeSingleStepsReachMain) {
 // binary (new to the recorder: built in this test) running when the
 // recording starts. Their first walks through it are frame-pointer steps
 // (counted in the notes); after that, their stacks are whole.
-constexpr const char* kTwinProgram = R"(
+const std::string kTwinProgram = std::string(R"(
 #include <stdio.h>
-#include <time.h>
 #include <unistd.h>
-
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-volatile unsigned long sink;
-
-__attribute__((noinline)) unsigned long level3(double until) {
-  unsigned long x = 1;
-  while (now() < until)
-    for (int i = 0; i < 100000; ++i) x = x * 6364136223846793005ul + 1442695040888963407ul;
-  return x;
-}
+)") + kSpinningLeaf + R"(
 __attribute__((noinline)) unsigned long level2(double until) { return level3(until) * 3; }
 __attribute__((noinline)) unsigned long level1(double until) { return level2(until) + 7; }
 
