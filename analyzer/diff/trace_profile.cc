@@ -1,11 +1,11 @@
 #include "analyzer/diff/trace_profile.h"
 
+#include "analyzer/analyses/latency/latency_names.h"
+#include "analyzer/analyses/latency/latency_stats.h"
+#include "analyzer/analyses/locks/lock_sites.h"
+#include "analyzer/analyses/locks/trace_lock_stats.h"
+#include "analyzer/analyses/profile/flame_weights.h"
 #include "analyzer/model/stack_namer.h"
-#include "analyzer/reports/flame_weights.h"
-#include "analyzer/reports/latency_names.h"
-#include "analyzer/reports/latency_stats.h"
-#include "analyzer/reports/lock_sites.h"
-#include "analyzer/reports/trace_lock_stats.h"
 
 namespace incise::analyzer {
 namespace {

@@ -17,11 +17,11 @@
 #include <string>
 #include <vector>
 
+#include "analyzer/analyses/locks/lock_stats.h"
+#include "analyzer/analyses/profile/flat_profile.h"
 #include "analyzer/diff/trace_facts.h"
 #include "analyzer/model/trace.h"
 #include "analyzer/render/folded_stacks.h"
-#include "analyzer/reports/flat_profile.h"
-#include "analyzer/reports/lock_stats.h"
 
 namespace incise::analyzer {
 

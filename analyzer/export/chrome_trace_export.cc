@@ -8,13 +8,13 @@
 #include <set>
 #include <unordered_map>
 
+#include "analyzer/analyses/locks/critical_sections.h"
+#include "analyzer/analyses/locks/trace_lock_rows.h"
+#include "analyzer/analyses/sched/block_summaries.h"
+#include "analyzer/analyses/sched/thread_states.h"
 #include "analyzer/model/stack_namer.h"
 #include "analyzer/render/json_output.h"
-#include "analyzer/reports/block_summaries.h"
-#include "analyzer/reports/critical_sections.h"
 #include "analyzer/reports/lock_report_text.h"
-#include "analyzer/reports/thread_states.h"
-#include "analyzer/reports/trace_lock_rows.h"
 
 namespace incise::analyzer {
 namespace {

@@ -40,8 +40,8 @@
 #include <cstdint>
 #include <ostream>
 
+#include "analyzer/analyses/sched/thread_states.h"
 #include "analyzer/model/trace.h"
-#include "analyzer/reports/thread_states.h"
 
 namespace incise::analyzer {
 

@@ -5,14 +5,14 @@
 #include <fstream>
 #include <iostream>
 
+#include "analyzer/analyses/profile/flame_weights.h"
 #include "analyzer/cli/command_line.h"
+#include "analyzer/cli/report_output.h"
 #include "analyzer/export/chrome_trace_export.h"
 #include "analyzer/export/pprof_export.h"
 #include "analyzer/export/speedscope_export.h"
 #include "analyzer/model/stack_namer.h"
 #include "analyzer/render/folded_stacks.h"
-#include "analyzer/reports/flame_weights.h"
-#include "analyzer/reports/report_output.h"
 
 namespace incise::analyzer {
 namespace po = boost::program_options;

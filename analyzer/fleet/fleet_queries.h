@@ -24,10 +24,10 @@
 #include <string>
 #include <vector>
 
+#include "analyzer/analyses/profile/flat_profile.h"
 #include "analyzer/archive/archive_selector.h"
 #include "analyzer/diff/profile_diff.h"
 #include "analyzer/fleet/clickhouse_client.h"
-#include "analyzer/reports/flat_profile.h"
 #include "format/status.h"
 
 namespace incise::analyzer {

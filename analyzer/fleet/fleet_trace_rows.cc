@@ -6,14 +6,14 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "analyzer/analyses/locks/critical_sections.h"
+#include "analyzer/analyses/locks/lock_sites.h"
+#include "analyzer/analyses/locks/trace_lock_rows.h"
+#include "analyzer/analyses/sched/thread_states.h"
 #include "analyzer/archive/trace_id.h"
 #include "analyzer/model/stack_namer.h"
 #include "analyzer/model/time_ordered_rows.h"
 #include "analyzer/model/trace.h"
-#include "analyzer/reports/critical_sections.h"
-#include "analyzer/reports/lock_sites.h"
-#include "analyzer/reports/thread_states.h"
-#include "analyzer/reports/trace_lock_rows.h"
 
 namespace incise::analyzer {
 namespace {

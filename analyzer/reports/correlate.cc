@@ -8,13 +8,13 @@
 // correlate_story.h; this file is the command.
 #include <nlohmann/json.hpp>
 
+#include "analyzer/analyses/correlate/correlate_analysis.h"
+#include "analyzer/analyses/locks/lock_sites.h"
 #include "analyzer/model/trace.h"
 #include "analyzer/render/json_output.h"
-#include "analyzer/reports/correlate_analysis.h"
 #include "analyzer/reports/correlate_story.h"
 #include "analyzer/reports/lock_report_command.h"
 #include "analyzer/reports/lock_report_text.h"
-#include "analyzer/reports/lock_sites.h"
 
 namespace incise::analyzer {
 namespace {

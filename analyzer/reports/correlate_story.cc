@@ -3,11 +3,11 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "analyzer/analyses/locks/lock_sites.h"
 #include "analyzer/model/trace.h"
 #include "analyzer/render/json_output.h"
 #include "analyzer/render/table.h"
 #include "analyzer/render/terminal_text.h"
-#include "analyzer/reports/lock_sites.h"
 #include "analyzer/reports/wait_report_text.h"
 
 namespace incise::analyzer {

@@ -24,10 +24,10 @@
 #include <string>
 #include <vector>
 
-#include "analyzer/reports/correlate_analysis.h"
-#include "analyzer/reports/correlate_findings.h"
+#include "analyzer/analyses/correlate/correlate_analysis.h"
+#include "analyzer/analyses/correlate/correlate_findings.h"
+#include "analyzer/analyses/locks/wake_chains_tree.h"
 #include "analyzer/reports/lock_report_text.h"
-#include "analyzer/reports/wake_chains_tree.h"
 
 namespace incise::analyzer {
 

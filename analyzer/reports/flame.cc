@@ -2,16 +2,16 @@
 // blocked off-CPU time with --off-cpu, lock wait time with --locks.
 #include <iostream>
 
+#include "analyzer/analyses/profile/flame_weights.h"
 #include "analyzer/cli/command_line.h"
 #include "analyzer/cli/exit_without_teardown.h"
+#include "analyzer/cli/report_output.h"
 #include "analyzer/model/stack_namer.h"
 #include "analyzer/render/flame_graph.h"
 #include "analyzer/render/folded_stacks.h"
 #include "analyzer/render/json_output.h"
 #include "analyzer/render/table.h"
-#include "analyzer/reports/flame_weights.h"
 #include "analyzer/reports/report_header.h"
-#include "analyzer/reports/report_output.h"
 
 namespace incise::analyzer {
 namespace po = boost::program_options;

@@ -6,19 +6,19 @@
 #include <fstream>
 #include <iostream>
 
+#include "analyzer/analyses/latency/latency_heatmap.h"
+#include "analyzer/analyses/latency/latency_names.h"
+#include "analyzer/analyses/latency/latency_stats.h"
 #include "analyzer/cli/command_line.h"
+#include "analyzer/cli/report_output.h"
 #include "analyzer/model/stack_namer.h"
 #include "analyzer/model/trace.h"
 #include "analyzer/render/heat_map.h"
 #include "analyzer/render/json_output.h"
 #include "analyzer/render/table.h"
 #include "analyzer/render/terminal_text.h"
-#include "analyzer/reports/latency_heatmap.h"
-#include "analyzer/reports/latency_names.h"
-#include "analyzer/reports/latency_stats.h"
 #include "analyzer/reports/log2_histogram_chart.h"
 #include "analyzer/reports/report_header.h"
-#include "analyzer/reports/report_output.h"
 #include "analyzer/reports/stack_text.h"
 
 namespace incise::analyzer {

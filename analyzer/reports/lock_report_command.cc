@@ -1,8 +1,8 @@
 #include "analyzer/reports/lock_report_command.h"
 
+#include "analyzer/cli/report_output.h"
 #include "analyzer/model/trace.h"
 #include "analyzer/reports/report_header.h"
-#include "analyzer/reports/report_output.h"
 
 namespace incise::analyzer {
 

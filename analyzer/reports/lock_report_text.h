@@ -13,9 +13,9 @@
 #include <string>
 #include <vector>
 
-#include "analyzer/reports/critical_sections.h"
-#include "analyzer/reports/lock_sites.h"
-#include "analyzer/reports/lock_stats.h"
+#include "analyzer/analyses/locks/critical_sections.h"
+#include "analyzer/analyses/locks/lock_sites.h"
+#include "analyzer/analyses/locks/lock_stats.h"
 
 namespace incise::analyzer {
 

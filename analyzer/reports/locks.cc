@@ -13,17 +13,17 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "analyzer/analyses/locks/critical_sections.h"
+#include "analyzer/analyses/locks/lock_sites.h"
+#include "analyzer/analyses/locks/lock_stats.h"
+#include "analyzer/analyses/locks/trace_lock_stats.h"
 #include "analyzer/model/trace.h"
 #include "analyzer/render/json_output.h"
 #include "analyzer/render/table.h"
 #include "analyzer/render/terminal_text.h"
-#include "analyzer/reports/critical_sections.h"
 #include "analyzer/reports/lock_report_command.h"
 #include "analyzer/reports/lock_report_text.h"
-#include "analyzer/reports/lock_sites.h"
-#include "analyzer/reports/lock_stats.h"
 #include "analyzer/reports/log2_histogram_chart.h"
-#include "analyzer/reports/trace_lock_stats.h"
 #include "analyzer/reports/wait_report_text.h"
 
 namespace incise::analyzer {

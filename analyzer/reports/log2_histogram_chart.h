@@ -14,7 +14,7 @@
 #include <ostream>
 #include <string>
 
-#include "analyzer/reports/log2_histogram.h"
+#include "analyzer/analyses/distributions/log2_histogram.h"
 
 namespace incise::analyzer {
 

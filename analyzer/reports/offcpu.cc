@@ -3,17 +3,17 @@
 // asleep) — and how long they then queued before running again.
 #include <algorithm>
 
+#include "analyzer/analyses/profile/stack_weights.h"
+#include "analyzer/analyses/sched/block_summaries.h"
+#include "analyzer/analyses/sched/thread_states.h"
 #include "analyzer/cli/command_line.h"
+#include "analyzer/cli/report_output.h"
 #include "analyzer/model/stack_namer.h"
 #include "analyzer/render/json_output.h"
 #include "analyzer/render/table.h"
-#include "analyzer/reports/block_summaries.h"
 #include "analyzer/reports/report_header.h"
-#include "analyzer/reports/report_output.h"
 #include "analyzer/reports/schedule_notes.h"
 #include "analyzer/reports/stack_text.h"
-#include "analyzer/reports/stack_weights.h"
-#include "analyzer/reports/thread_states.h"
 
 namespace incise::analyzer {
 namespace po = boost::program_options;

@@ -2,14 +2,14 @@
 // runqueue, blocked — plus switches (voluntary/involuntary) and migrations.
 #include <algorithm>
 
+#include "analyzer/analyses/sched/block_summaries.h"
+#include "analyzer/analyses/sched/thread_states.h"
 #include "analyzer/cli/command_line.h"
+#include "analyzer/cli/report_output.h"
 #include "analyzer/render/json_output.h"
 #include "analyzer/render/table.h"
-#include "analyzer/reports/block_summaries.h"
 #include "analyzer/reports/report_header.h"
-#include "analyzer/reports/report_output.h"
 #include "analyzer/reports/schedule_notes.h"
-#include "analyzer/reports/thread_states.h"
 
 namespace incise::analyzer {
 namespace po = boost::program_options;

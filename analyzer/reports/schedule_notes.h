@@ -12,7 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "analyzer/reports/thread_states.h"
+#include "analyzer/analyses/sched/thread_states.h"
 
 namespace incise::analyzer {
 

@@ -2,15 +2,15 @@
 // function (or module), most expensive first.
 #include <iostream>
 
+#include "analyzer/analyses/profile/flat_profile.h"
+#include "analyzer/analyses/profile/goroutine_profile.h"
 #include "analyzer/cli/command_line.h"
 #include "analyzer/cli/exit_without_teardown.h"
+#include "analyzer/cli/report_output.h"
 #include "analyzer/model/stack_namer.h"
 #include "analyzer/render/json_output.h"
 #include "analyzer/render/table.h"
-#include "analyzer/reports/flat_profile.h"
-#include "analyzer/reports/goroutine_profile.h"
 #include "analyzer/reports/report_header.h"
-#include "analyzer/reports/report_output.h"
 
 namespace incise::analyzer {
 namespace po = boost::program_options;

@@ -17,8 +17,8 @@
 #include <string>
 #include <vector>
 
+#include "analyzer/analyses/locks/wait_stats.h"
 #include "analyzer/reports/lock_report_text.h"
-#include "analyzer/reports/wait_stats.h"
 
 namespace incise::analyzer {
 

@@ -14,15 +14,15 @@
 #include <optional>
 #include <sstream>
 
+#include "analyzer/analyses/locks/lock_sites.h"
+#include "analyzer/analyses/locks/trace_wait_kinds.h"
+#include "analyzer/analyses/locks/wait_stats.h"
 #include "analyzer/model/trace.h"
 #include "analyzer/render/json_output.h"
 #include "analyzer/render/table.h"
 #include "analyzer/reports/lock_report_command.h"
 #include "analyzer/reports/lock_report_text.h"
-#include "analyzer/reports/lock_sites.h"
-#include "analyzer/reports/trace_wait_kinds.h"
 #include "analyzer/reports/wait_report_text.h"
-#include "analyzer/reports/wait_stats.h"
 
 namespace incise::analyzer {
 namespace {

@@ -1,7 +1,7 @@
 #include <gtest/gtest.h>
 
+#include "analyzer/analyses/sched/thread_states.h"
 #include "analyzer/model/trace.h"
-#include "analyzer/reports/thread_states.h"
 #include "tests/analyzer/reports/report_runner.h"
 #include "tests/analyzer/reports/sched_trace.h"
 

@@ -1,0 +1,96 @@
+#include "analyzer/analyses/latency/latency_stats.h"
+
+#include <algorithm>
+
+namespace incise::analyzer {
+
+uint64_t log2Percentile(const Log2Histogram& histogram, uint64_t percent, uint64_t max) {
+  uint64_t count = 0;
+  for (uint64_t n : histogram) count += n;
+  if (count == 0) return 0;
+  uint64_t rank = std::max<uint64_t>((percent * count + 99) / 100, 1);
+  uint64_t seen = 0;
+  for (size_t b = 0; b < kLog2Buckets; ++b) {
+    seen += histogram[b];
+    if (seen >= rank) return std::min(log2BucketEnd(b) - 1, max);
+  }
+  return max;
+}
+
+LatencyStatsBuilder::Group& LatencyStatsBuilder::groupOf(uint64_t source, uint64_t probe,
+                                                         uint64_t detail, uint64_t pid,
+                                                         uint64_t stack, uint64_t time) {
+  bool by_stack = grouping_ == LatencyGrouping::kByStack;
+  Key key{source, probe, detail, by_stack ? pid : 0, by_stack ? stack : 0};
+  auto [it, added] = groups_.try_emplace(key);
+  Group& group = it->second;
+  if (added) {
+    group.stats.source = source;
+    group.stats.probe = probe;
+    group.stats.detail = detail;
+    group.stats.pid = by_stack ? pid : 0;
+    group.stats.stack_id = by_stack ? stack : 0;
+    group.stats.first_time = time;
+  }
+  return group;
+}
+
+void LatencyStatsBuilder::add(const format::Latency& row) {
+  Group& group = groupOf(row.source, row.probe, row.detail, row.pid, row.stack_id, row.time);
+  LatencyGroupStats& s = group.stats;
+  uint64_t weight = std::max<uint64_t>(row.weight, 1);
+  s.count += weight;
+  s.rows += 1;
+  s.total_ns += row.duration * weight;
+  s.bytes += row.bytes * weight;
+  if (row.error != 0) s.errors += weight;
+  s.max_ns = std::max(s.max_ns, row.duration);
+  s.sampled = s.sampled || weight > 1;
+  s.histogram[log2Bucket(row.duration)] += weight;
+  // Sampled rows are a uniform sample of the calls: their percentiles estimate
+  // the calls' without weighing each row N times.
+  group.durations.add(row.duration);
+}
+
+void LatencyStatsBuilder::add(const format::LatencyHistogram& row) {
+  Group& group = groupOf(row.source, row.probe, 0, row.pid, row.stack_id, row.time);
+  LatencyGroupStats& s = group.stats;
+  uint64_t weight = std::max<uint64_t>(row.weight, 1);
+  if (row.bucket >= kLog2Buckets) return;
+  s.count += row.count * weight;
+  s.rows += 1;
+  s.total_ns += row.total_ns * weight;
+  s.max_ns = std::max(s.max_ns, row.max_ns);
+  // A bucket's calls are at least its start; max_ns is only on the highest row.
+  s.max_ns = std::max(s.max_ns, row.count ? log2BucketStart(row.bucket) : 0);
+  s.sampled = s.sampled || weight > 1;
+  s.histogram[row.bucket] += row.count * weight;
+  group.has_histograms = true;
+}
+
+std::vector<LatencyGroupStats> LatencyStatsBuilder::finish() const {
+  std::vector<LatencyGroupStats> out;
+  out.reserve(groups_.size());
+  for (const auto& [key, group] : groups_) {
+    LatencyGroupStats s = group.stats;
+    if (group.has_histograms) {
+      s.exact_percentiles = false;
+      s.from_buckets = true;
+      s.p50_ns = log2Percentile(s.histogram, 50, s.max_ns);
+      s.p90_ns = log2Percentile(s.histogram, 90, s.max_ns);
+      s.p99_ns = log2Percentile(s.histogram, 99, s.max_ns);
+    } else {
+      Distribution d = group.durations.summary();
+      s.p50_ns = d.p50;
+      s.p90_ns = d.p90;
+      s.p99_ns = d.p99;
+      s.exact_percentiles = group.durations.exact();
+    }
+    out.push_back(s);
+  }
+  std::stable_sort(out.begin(), out.end(),
+                   [](const auto& a, const auto& b) { return a.total_ns > b.total_ns; });
+  return out;
+}
+
+}  // namespace incise::analyzer

@@ -1,0 +1,97 @@
+// Known answers for wake-up chains: who woke the longest waiters, from
+// where, and what held up the waker.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "analyzer/analyses/locks/critical_sections.h"
+#include "analyzer/analyses/locks/wake_chains.h"
+
+namespace incise::analyzer {
+namespace {
+
+using format::LockInterval;
+using format::Wakeup;
+
+constexpr uint64_t kPid = 100;
+
+LockInterval futexWait(uint64_t tid, uint64_t address, uint64_t start, uint64_t end,
+                       uint64_t releaser) {
+  return {.time = start,
+          .acquired_time = end,
+          .pid = kPid,
+          .tid = tid,
+          .address = address,
+          .lock_kind = static_cast<uint64_t>(format::LockKind::kFutex),
+          .flags = format::kLockContendedOnly,
+          .releaser_tid = releaser};
+}
+
+Wakeup wake(uint64_t time, uint64_t waker, uint64_t wakee, uint64_t stack) {
+  return {.time = time,
+          .waker_pid = kPid,
+          .waker_tid = waker,
+          .wakee_pid = kPid,
+          .wakee_tid = wakee,
+          .stack_id = stack};
+}
+
+TEST(WakeChains, LongestWaitsFirstWithTheirWakers) {
+  std::vector<LockInterval> locks = {
+      futexWait(1, 0xa, 0, 1000, 2),   // longest: woken by 2
+      futexWait(2, 0xb, 100, 800, 3),  // 2 was itself waiting for 3 meanwhile
+      futexWait(2, 0xb, 850, 860, 3),  // shorter, and also inside: not the one followed
+      futexWait(4, 0xc, 0, 10, 0),     // short, no information
+  };
+  std::vector<Wakeup> wakeups = {
+      wake(50, 9, 1, 70),    // an earlier wake-up inside the wait (a spurious one)
+      wake(990, 2, 1, 77),   // the one that ended it
+      wake(1500, 8, 1, 78),  // after the wait
+      wake(900, 7, 5, 79),   // another thread's
+  };
+  LockTimeline t = buildLockTimeline(locks);
+  std::vector<WakeChain> chains = wakeChains(t, wakeups, 2, 4);
+  ASSERT_EQ(chains.size(), 2u);
+
+  const std::vector<WakeLink>& first = chains[0].links;
+  ASSERT_EQ(first.size(), 2u);
+  EXPECT_EQ(first[0].wait.tid, 1u);
+  EXPECT_EQ(first[0].wait.duration(), 1000u);
+  EXPECT_EQ(first[0].source, WakeSource::kWakeupEvent);
+  EXPECT_EQ(first[0].waker_tid, 2u);
+  EXPECT_EQ(first[0].waker_stack_id, 77u);
+  EXPECT_EQ(first[0].wake_time, 990u);
+  EXPECT_EQ(first[1].wait.tid, 2u);
+  EXPECT_EQ(first[1].wait.duration(), 700u);  // the longest of 2's waits inside [0, 990]
+  EXPECT_EQ(first[1].source, WakeSource::kReleaser);
+  EXPECT_EQ(first[1].waker_tid, 3u);
+  EXPECT_EQ(first[1].waker_stack_id, 0u);
+  EXPECT_EQ(first[1].wake_time, 800u);
+
+  EXPECT_EQ(chains[1].links.front().wait.tid, 2u);
+  EXPECT_EQ(chains[1].links.front().wait.start, 100u);
+}
+
+TEST(WakeChains, StopsWhenAThreadRepeatsOrAtTheDepth) {
+  std::vector<LockInterval> locks = {
+      futexWait(1, 0xa, 0, 1000, 2), futexWait(2, 0xa, 10, 900, 1),  // each woke the other: a cycle
+  };
+  LockTimeline t = buildLockTimeline(locks);
+  std::vector<WakeChain> chains = wakeChains(t, {}, 1, 8);
+  ASSERT_EQ(chains.size(), 1u);
+  EXPECT_EQ(chains[0].links.size(), 2u);  // 1 <- 2 <- 1 stops before repeating 1
+  EXPECT_EQ(wakeChains(t, {}, 1, 1)[0].links.size(), 1u);
+}
+
+TEST(WakeChains, UnexplainedWaitsAndEmptyInput) {
+  std::vector<LockInterval> locks = {futexWait(4, 0xc, 0, 10, 0)};
+  LockTimeline t = buildLockTimeline(locks);
+  std::vector<WakeChain> chains = wakeChains(t, {}, 5, 4);
+  ASSERT_EQ(chains.size(), 1u);
+  ASSERT_EQ(chains[0].links.size(), 1u);
+  EXPECT_EQ(chains[0].links[0].source, WakeSource::kNone);
+  EXPECT_TRUE(wakeChains(buildLockTimeline({}), {}, 5, 4).empty());
+}
+
+}  // namespace
+}  // namespace incise::analyzer
