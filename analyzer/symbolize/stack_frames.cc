@@ -1,6 +1,7 @@
 #include "analyzer/symbolize/stack_frames.h"
 
 #include "analyzer/symbolize/symbolizer.h"
+#include "format/event_kinds.h"
 
 namespace incise::analyzer {
 namespace {
@@ -22,7 +23,7 @@ void stackFrames(Symbolizer& symbolizer, uint32_t pid, std::span<const uint64_t>
   // The leading run of machinery (named, or unnamed kernel code such as a
   // JIT image), dropped up to its last named machinery frame.
   size_t first = 0;
-  for (size_t i = 0; i < addresses.size() && Symbolizer::isKernelAddress(addresses[i]); ++i) {
+  for (size_t i = 0; i < addresses.size() && format::isKernelAddress(addresses[i]); ++i) {
     const Frame& frame = symbolizer.lookup(pid, lookupAddress(i), time);
     if (frame.tracing_machinery) {
       first = i + 1;
@@ -33,7 +34,7 @@ void stackFrames(Symbolizer& symbolizer, uint32_t pid, std::span<const uint64_t>
 
   bool in_user = false;
   for (size_t i = first; i < addresses.size(); ++i) {
-    const bool kernel = Symbolizer::isKernelAddress(addresses[i]);
+    const bool kernel = format::isKernelAddress(addresses[i]);
     const bool user_leaf = !kernel && !in_user;
     in_user |= !kernel;
     if (!kernel && addresses[i] < kFirstMappablePage) {

@@ -5,6 +5,7 @@
 
 #include "analyzer/analyses/locks/lock_sites.h"
 #include "analyzer/model/trace.h"
+#include "analyzer/symbolize/stack_frames.h"
 #include "analyzer/symbolize/symbolizer.h"
 
 namespace incise::analyzer {
@@ -22,18 +23,16 @@ const WaitFrames& WaitClassifier::framesOf(uint64_t pid, uint64_t stack_id, uint
   uint64_t key = (pid << 40) ^ stack_id;
   auto [it, fresh] = frames_.try_emplace(key);
   if (!fresh || stack_id == 0) return it->second;
-  std::span<const uint64_t> addresses = trace_.stacks().frames(stack_id);
-  std::vector<Frame> named;
-  for (size_t i = 0; i < addresses.size() && named.size() < kFramesExamined; ++i) {
-    if (format::isKernelAddress(addresses[i])) continue;
-    // Return addresses point after the call: look up the call itself (the
-    // leaf user frame is the syscall's own address).
-    uint64_t address = named.empty() || addresses[i] == 0 ? addresses[i] : addresses[i] - 1;
-    named.push_back(trace_.symbolizer().lookup(static_cast<uint32_t>(pid), address, time));
-  }
+  // The same frames every report shows (return addresses looked up at their
+  // call, garbage cut); the kernel's are not the program's way of waiting.
+  std::vector<StackFrame> named;
+  stackFrames(trace_.symbolizer(), static_cast<uint32_t>(pid), trace_.stacks().frames(stack_id),
+              time, named);
   std::vector<NamedFrame> frames;
-  frames.reserve(named.size());
-  for (const Frame& f : named) {
+  for (const StackFrame& named_frame : named) {
+    if (format::isKernelAddress(named_frame.address)) continue;
+    if (frames.size() == kFramesExamined) break;
+    const Frame& f = *named_frame.frame;
     frames.push_back({.name = f.function.empty() ? std::string_view() : std::string_view(f.name),
                       .in_c_library = isRuntimeLibrary(f.module)});
   }
