@@ -189,6 +189,14 @@ bool Trace::passes(const format::BlockSummary& row) const {
          passesThread(row.pid, row.tid, row.time);
 }
 
+void Trace::forEachCounter(const CounterVisit& visit) {
+  symbolizer_->counters().forEach(visit);
+  if (!unwound_) return;
+  unwound_->counters().forEach(
+      [&](std::string_view name, CounterSeverity severity, std::string_view description,
+          uint64_t value) { visit("unwind_" + std::string(name), severity, description, value); });
+}
+
 LossSummary Trace::losses() {
   LossSummary summary;
   summary.salvaged = !reader_->recovery().used_footer;

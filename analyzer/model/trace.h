@@ -30,6 +30,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <unordered_set>
 #include <vector>
@@ -37,8 +38,9 @@
 #include "analyzer/model/loss_summary.h"
 #include "analyzer/model/thread_names.h"
 #include "analyzer/model/trace_options.h"
+#include "base/counters.h"
+#include "base/status.h"
 #include "format/reader.h"
-#include "format/status.h"
 
 namespace incise::analyzer {
 
@@ -87,6 +89,13 @@ class Trace {
   // Lost rows per source, rows per kind in the file and used by this report
   // so far, damaged chunks. Call after the report has read its rows.
   LossSummary losses();
+
+  // Every counter of what the analysis could not do or did, as one list: the
+  // symbolizer's, then (-g dwarf, hybrid) the unwinder's as "unwind_<name>".
+  // Reports warn on the non-zero kDataLoss ones; JSON headers carry them all.
+  using CounterVisit = std::function<void(std::string_view name, CounterSeverity severity,
+                                          std::string_view description, uint64_t value)>;
+  void forEachCounter(const CounterVisit& visit);
 
   // Filter checks, public for tests and for reports that read rows another way.
   bool passes(const format::CpuSample& row) const;

@@ -26,6 +26,16 @@ std::string windowText(Trace& trace) {
   return " (window " + seconds(trace.window().start) + " .. " + seconds(end) + ")";
 }
 
+// The non-zero counters, by name: what the analysis did and could not do.
+nlohmann::json countersJson(Trace& trace) {
+  nlohmann::json counters = nlohmann::json::object();
+  trace.forEachCounter(
+      [&](std::string_view name, CounterSeverity, std::string_view, uint64_t value) {
+        if (value != 0) counters[std::string(name)] = value;
+      });
+  return counters;
+}
+
 }  // namespace
 
 std::vector<std::string> reportWarnings(Trace& trace, const LossSummary& losses) {
@@ -42,8 +52,8 @@ std::vector<std::string> reportWarnings(Trace& trace, const LossSummary& losses)
     warnings.push_back("the trace was recovered by scanning (" +
                        trace.reader().recovery().why_scanned + "); the end may be missing");
   }
-  trace.symbolizer().counters().forEach([&](std::string_view name, CounterSeverity severity,
-                                            std::string_view description, uint64_t value) {
+  trace.forEachCounter([&](std::string_view name, CounterSeverity severity,
+                           std::string_view description, uint64_t value) {
     if (value != 0 && severity == CounterSeverity::kDataLoss) {
       warnings.push_back(std::string(name) + ": " + std::to_string(value) + " (" +
                          std::string(description) + ")");
@@ -83,6 +93,7 @@ nlohmann::json reportHeaderJson(const std::string& report, Trace& trace) {
       {"percent_lost", roundedPercent(losses.percentLost())},
       {"damaged_chunks", losses.damaged_chunks},
       {"warnings", reportWarnings(trace, losses)},
+      {"counters", countersJson(trace)},
   };
 }
 

@@ -12,9 +12,9 @@
 #include <cstdint>
 #include <string_view>
 
-namespace incise::analyzer {
+#include "base/counters.h"
 
-enum class CounterSeverity : uint8_t { kInfo, kDataLoss };
+namespace incise::analyzer {
 
 #define INCISE_SYMBOLIZE_COUNTERS(X)                                                          \
   X(lookups, kInfo, "addresses symbolized, repeats included")                                 \
@@ -28,18 +28,8 @@ enum class CounterSeverity : uint8_t { kInfo, kDataLoss };
   X(debuginfod_fetches, kInfo, "objects fetched through debuginfod")
 
 struct SymbolizeCounters {
-#define INCISE_DECLARE_COUNTER(name, severity, description) uint64_t name = 0;
-  INCISE_SYMBOLIZE_COUNTERS(INCISE_DECLARE_COUNTER)
-#undef INCISE_DECLARE_COUNTER
-
-  // visit(std::string_view name, CounterSeverity, std::string_view description, uint64_t value)
-  template <typename Visit>
-  void forEach(Visit&& visit) const {
-#define INCISE_VISIT_COUNTER(name, severity, description) \
-  visit(std::string_view(#name), CounterSeverity::severity, std::string_view(description), name);
-    INCISE_SYMBOLIZE_COUNTERS(INCISE_VISIT_COUNTER)
-#undef INCISE_VISIT_COUNTER
-  }
+  INCISE_COUNTER_FIELDS(INCISE_SYMBOLIZE_COUNTERS)
+  INCISE_COUNTER_VISITOR(INCISE_SYMBOLIZE_COUNTERS, SymbolizeCounters)
 };
 
 }  // namespace incise::analyzer

@@ -75,17 +75,6 @@ std::string_view unwindEndName(UnwindEnd end) {
   return "unknown";
 }
 
-UnwindCounters& UnwindCounters::operator+=(const UnwindCounters& other) {
-  samples += other.samples;
-  complete += other.complete;
-  stopped += other.stopped;
-  frames += other.frames;
-  rule_lookups += other.rule_lookups;
-  rule_cache_hits += other.rule_cache_hits;
-  objects_without_cfi += other.objects_without_cfi;
-  return *this;
-}
-
 Unwinder::Unwinder(const format::Metadata& metadata)
     : metadata_(metadata), pc_cache_(size_t{1} << kPcCacheBits) {
   for (const auto& object : metadata.objects) {

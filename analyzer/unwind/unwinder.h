@@ -36,6 +36,7 @@
 #include "analyzer/unwind/cfi_table.h"
 #include "analyzer/unwind/stack_memory.h"
 #include "analyzer/unwind/unwind_registers.h"
+#include "base/counters.h"
 #include "format/metadata.h"
 
 namespace incise::analyzer {
@@ -59,16 +60,19 @@ struct UnwindResult : UnwindSummary {
   std::vector<uint64_t> frames;  // user frames, leaf first
 };
 
-struct UnwindCounters {
-  uint64_t samples = 0;
-  uint64_t complete = 0;  // ended at the outermost frame, or spliced into an FP stack
-  uint64_t stopped = 0;   // ended with [unwind-stop]
-  uint64_t frames = 0;
-  uint64_t rule_lookups = 0;
-  uint64_t rule_cache_hits = 0;  // lookups answered from the per-(object, address) cache
-  uint64_t objects_without_cfi = 0;
+// What the unwinder of stack copies (-g dwarf, hybrid) did and could not do.
+#define INCISE_UNWIND_COUNTERS(X)                                                                \
+  X(samples, kInfo, "samples unwound from their stack copies")                                   \
+  X(complete, kInfo, "unwinds that reached the outermost frame or joined a frame-pointer stack") \
+  X(stopped, kDataLoss, "unwinds that stopped early, marked [unwind-stop]")                      \
+  X(frames, kInfo, "frames recovered")                                                           \
+  X(rule_lookups, kInfo, "CFI rule lookups")                                                     \
+  X(rule_cache_hits, kInfo, "CFI rule lookups answered from the per-address cache")              \
+  X(objects_without_cfi, kDataLoss, "objects reached by an unwind that have no CFI")
 
-  UnwindCounters& operator+=(const UnwindCounters& other);
+struct UnwindCounters {
+  INCISE_COUNTER_FIELDS(INCISE_UNWIND_COUNTERS)
+  INCISE_COUNTER_VISITOR(INCISE_UNWIND_COUNTERS, UnwindCounters)
 };
 
 class Unwinder {
