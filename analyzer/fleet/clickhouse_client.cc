@@ -2,7 +2,9 @@
 
 #include <curl/curl.h>
 
+#include <charconv>
 #include <memory>
+#include <string_view>
 #include <type_traits>
 
 #include "analyzer/symbolize/lazy_library.h"
@@ -68,6 +70,21 @@ std::string firstLine(const std::string& text) {
   return line.size() > 600 ? line.substr(0, 600) + "..." : line;
 }
 
+// A refusal's code from the server's own ("Code: 60. DB::Exception: ..."):
+// an unknown table (60) or database (81) is kNotFound, so callers can tell
+// "no archive here" from a failure without reading the words.
+ErrorCode refusalCode(const std::string& response) {
+  constexpr std::string_view kPrefix = "Code: ";
+  if (response.compare(0, kPrefix.size(), kPrefix) != 0) return ErrorCode::kUnknown;
+  int code = 0;
+  const char* digits = response.data() + kPrefix.size();
+  std::from_chars(digits, response.data() + response.size(), code);
+  constexpr int kUnknownTable = 60;
+  constexpr int kUnknownDatabase = 81;
+  return code == kUnknownTable || code == kUnknownDatabase ? ErrorCode::kNotFound
+                                                           : ErrorCode::kUnknown;
+}
+
 }  // namespace
 
 ClickHouseClient::ClickHouseClient(std::string url, ClickHouseTimeouts timeouts)
@@ -86,8 +103,7 @@ Result<std::string> ClickHouseClient::query(const std::string& sql) {
 }
 
 Status ClickHouseClient::insert(const std::string& statement, const std::string& data) {
-  auto response = post(statement, data);
-  if (!response) return response.error();
+  INCISE_RETURN_IF_ERROR(post(statement, data));
   return Status();
 }
 
@@ -125,14 +141,15 @@ Result<std::string> ClickHouseClient::post(const std::string& statement, const s
   CURLcode code = api.easy_perform(curl);
   api.slist_free_all(headers);
   if (code != CURLE_OK) {
-    return Error("ClickHouse at " + url_ + ": " +
-                 (curl_error[0] ? std::string(curl_error) : api.easy_strerror(code)));
+    return Error(ErrorCode::kUnavailable,
+                 "ClickHouse at " + url_ + ": " +
+                     (curl_error[0] ? std::string(curl_error) : api.easy_strerror(code)));
   }
   long status = 0;
   api.easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
   if (status != 200) {
-    return Error("ClickHouse at " + url_ + " refused (HTTP " + std::to_string(status) +
-                 "): " + firstLine(response));
+    return Error(refusalCode(response), "ClickHouse at " + url_ + " refused (HTTP " +
+                                            std::to_string(status) + "): " + firstLine(response));
   }
   return response;
 }

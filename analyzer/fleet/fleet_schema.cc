@@ -86,9 +86,9 @@ std::string withDatabase(std::string text, const std::string& database) {
 }
 
 Result<uint32_t> storedVersion(ClickHouseClient& client, const std::string& database) {
-  auto rows = client.query("SELECT max(version) FROM " + database + ".schema_version");
-  if (!rows) return rows.error();
-  return static_cast<uint32_t>(std::stoul("0" + rows->substr(0, rows->find('\n'))));
+  INCISE_ASSIGN_OR_RETURN(auto rows,
+                          client.query("SELECT max(version) FROM " + database + ".schema_version"));
+  return static_cast<uint32_t>(std::stoul("0" + rows.substr(0, rows.find('\n'))));
 }
 
 }  // namespace
@@ -108,8 +108,7 @@ std::vector<std::string> fleetSchemaStatements(const std::string& database) {
 Status initFleetSchema(ClickHouseClient& client, const std::string& database) {
   INCISE_RETURN_IF_ERROR(checkDatabaseName(database));
   for (const std::string& statement : fleetSchemaStatements(database)) {
-    auto done = client.query(statement);
-    if (!done) return done.error();
+    INCISE_RETURN_IF_ERROR(client.query(statement));
   }
   auto version = storedVersion(client, database);
   if (!version) return version.error();
@@ -129,7 +128,7 @@ Status checkFleetSchema(ClickHouseClient& client, const std::string& database) {
   INCISE_RETURN_IF_ERROR(checkDatabaseName(database));
   auto version = storedVersion(client, database);
   if (!version) {
-    if (version.error().message().find("doesn't exist") != std::string::npos) {
+    if (version.error().code() == ErrorCode::kNotFound) {
       return Error("no fleet archive in database " + database + " at " + client.url() +
                    ": run incise archive init --clickhouse " + client.url() + " first");
     }
