@@ -13,9 +13,9 @@
 #include <cstdint>
 #include <string>
 
+#include "base/status.h"
 #include "format/codecs/codec.h"
 #include "format/file_layout.h"
-#include "format/status.h"
 
 namespace incise::format {
 

@@ -27,9 +27,9 @@
 #include <string>
 #include <type_traits>
 
+#include "base/status.h"
 #include "format/codecs/codec.h"
 #include "format/reader.h"
-#include "format/status.h"
 
 namespace incise::format {
 

@@ -223,9 +223,8 @@ Status decodeColumn(const ChunkLayout& layout, const ColumnInfo& column, size_t 
   if (codec == nullptr) {
     return Error(where + ": unknown encoding " + std::to_string(static_cast<int>(column.encoding)));
   }
-  Result<ByteSpan> encoded = uncompressedColumn(layout, column, scratch);
-  if (!encoded) return encoded.error();
-  Status s = codec->decode(*encoded, values, out);
+  INCISE_ASSIGN_OR_RETURN(ByteSpan encoded, uncompressedColumn(layout, column, scratch));
+  Status s = codec->decode(encoded, values, out);
   if (!s) return s.error().context(where);
   return Status::ok();
 }

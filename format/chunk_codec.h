@@ -19,10 +19,10 @@
 #include <string>
 #include <vector>
 
+#include "base/status.h"
 #include "format/codecs/codec.h"
 #include "format/event_kinds.h"
 #include "format/reader.h"
-#include "format/status.h"
 
 namespace incise::format {
 

@@ -18,8 +18,8 @@
 
 #include <string>
 
+#include "base/status.h"
 #include "format/codecs/codec.h"
-#include "format/status.h"
 
 namespace incise::format {
 

@@ -189,9 +189,9 @@ template <typename T>
 Status appendBlob(std::vector<T>& into, capnp::Data::Reader blob,
                   Result<std::vector<T>> (*decode)(codecs::ByteSpan)) {
   if (blob.size() == 0) return Status::ok();
-  Result<std::vector<T>> symbols = decode(codecs::ByteSpan(blob.begin(), blob.size()));
-  if (!symbols) return symbols.error();
-  for (T& s : *symbols) into.push_back(std::move(s));
+  INCISE_ASSIGN_OR_RETURN(std::vector<T> symbols,
+                          decode(codecs::ByteSpan(blob.begin(), blob.size())));
+  for (T& s : symbols) into.push_back(std::move(s));
   return Status::ok();
 }
 

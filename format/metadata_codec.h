@@ -7,10 +7,10 @@
 
 #include <string>
 
+#include "base/status.h"
 #include "format/codecs/codec.h"
 #include "format/metadata.h"
 #include "format/reader.h"
-#include "format/status.h"
 
 namespace incise::format {
 

@@ -124,17 +124,16 @@ class ReaderImpl final : public Reader {
   // The header block at `offset`: on success header_ is set and `offset`
   // moves past the block. An Error says why it cannot be used.
   Status readHeaderBlock(uint64_t& offset) {
-    Result<VerifiedBlock> first = readVerifiedBlock(file_, offset, file_.size);
-    if (!first) return first.error();
-    if (first->header.type != BlockType::kHeader) {
+    INCISE_ASSIGN_OR_RETURN(VerifiedBlock first, readVerifiedBlock(file_, offset, file_.size));
+    if (first.header.type != BlockType::kHeader) {
       return Error(blockAt(offset) + ": expected the trace header, found block type " +
-                   std::to_string(static_cast<int>(first->header.type)));
+                   std::to_string(static_cast<int>(first.header.type)));
     }
-    Result<Header> header = decodeHeader(first->payload, options_);
+    Result<Header> header = decodeHeader(first.payload, options_);
     if (!header) return header.error().context(blockAt(offset) + ": trace header");
     header_ = header.take();
-    blocks_.push_back(ChunkRef{offset, first->header.length, BlockType::kHeader, {}, 0, 0, 0});
-    offset += kBlockHeaderSize + first->header.length;
+    blocks_.push_back(ChunkRef{offset, first.header.length, BlockType::kHeader, {}, 0, 0, 0});
+    offset += kBlockHeaderSize + first.header.length;
     return Status::ok();
   }
 
@@ -162,9 +161,8 @@ class ReaderImpl final : public Reader {
   }
 
   Result<Chunk> readChunk(const ChunkRef& ref, ColumnSet columns) const override {
-    Result<VerifiedBlock> block = readChunkBlock(ref);
-    if (!block) return block.error();
-    Result<ChunkLayout> layout = parseChunk(block->payload, options_);
+    INCISE_ASSIGN_OR_RETURN(VerifiedBlock block, readChunkBlock(ref));
+    Result<ChunkLayout> layout = parseChunk(block.payload, options_);
     if (!layout) return layout.error().context(blockAt(ref.offset));
     uint8_t expected_kind =
         ref.block_type == BlockType::kStackChunk ? kStackTableKind : static_cast<uint8_t>(ref.kind);
@@ -181,9 +179,8 @@ class ReaderImpl final : public Reader {
   }
 
   Result<std::vector<ColumnSize>> columnSizes(const ChunkRef& ref) const override {
-    Result<VerifiedBlock> block = readChunkBlock(ref);
-    if (!block) return block.error();
-    Result<ChunkLayout> layout = parseChunk(block->payload, options_);
+    INCISE_ASSIGN_OR_RETURN(VerifiedBlock block, readChunkBlock(ref));
+    Result<ChunkLayout> layout = parseChunk(block.payload, options_);
     if (!layout) return layout.error().context(blockAt(ref.offset));
     std::vector<ColumnSize> sizes;
     for (const auto& c : layout->columns) {
@@ -242,9 +239,8 @@ class ReaderImpl final : public Reader {
       }
       size_t values = layout.rows;
       if (frames) {
-        Result<size_t> total = frameTotal(columns[0]);
-        if (!total) return total.error();
-        values = *total;
+        INCISE_ASSIGN_OR_RETURN(size_t total, frameTotal(columns[0]));
+        values = total;
         if (!wanted.has(id)) continue;
       }
       bool declared_bytes = spec != nullptr && spec->columns[id].encoding == Encoding::kBytes;
@@ -346,9 +342,9 @@ class ReaderImpl final : public Reader {
     for (const auto& ref : index.blocks) {
       if (ref.block_type == BlockType::kHeader) continue;
       if (ref.block_type == BlockType::kMetadata || ref.block_type == BlockType::kStackChunk) {
-        Result<VerifiedBlock> block = readVerifiedBlock(file_, ref.offset, file_.size);
-        if (!block) return block.error();
-        INCISE_RETURN_IF_ERROR(loadBlock(ref.offset, block->header, block->payload));
+        INCISE_ASSIGN_OR_RETURN(VerifiedBlock block,
+                                readVerifiedBlock(file_, ref.offset, file_.size));
+        INCISE_RETURN_IF_ERROR(loadBlock(ref.offset, block.header, block.payload));
       } else {
         blocks_.push_back(ref);
       }

@@ -27,10 +27,10 @@
 #include <string>
 #include <vector>
 
+#include "base/status.h"
 #include "format/event_kinds.h"
 #include "format/file_layout.h"
 #include "format/metadata.h"
-#include "format/status.h"
 
 namespace incise::format {
 

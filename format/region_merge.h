@@ -30,10 +30,10 @@
 #include <string>
 #include <vector>
 
+#include "base/status.h"
 #include "format/chunk_codec.h"
 #include "format/file_layout.h"
 #include "format/metadata.h"
-#include "format/status.h"
 
 namespace incise::format {
 

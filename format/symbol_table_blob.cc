@@ -47,34 +47,31 @@ class BlobReader {
   // The symbol count, which cannot exceed the bytes left (each symbol takes
   // at least `min_bytes`): bounds the vector before it is sized.
   Result<size_t> count(size_t min_bytes) {
-    Result<uint64_t> n = varint("symbol count");
-    if (!n) return n.error();
-    if (*n > static_cast<size_t>(end_ - p_) / min_bytes) {
-      return Error("symbol count " + std::to_string(*n) + " exceeds what " +
+    INCISE_ASSIGN_OR_RETURN(uint64_t n, varint("symbol count"));
+    if (n > static_cast<size_t>(end_ - p_) / min_bytes) {
+      return Error("symbol count " + std::to_string(n) + " exceeds what " +
                    std::to_string(end_ - p_) + " bytes can hold");
     }
-    return static_cast<size_t>(*n);
+    return static_cast<size_t>(n);
   }
   Status addresses(size_t n, std::vector<uint64_t>& out) {
     out.resize(n);
     uint64_t previous = 0;
     for (auto& address : out) {
-      Result<uint64_t> d = varint("address");
-      if (!d) return d.error();
-      previous += codecs::unzigzag(*d);
+      INCISE_ASSIGN_OR_RETURN(uint64_t d, varint("address"));
+      previous += codecs::unzigzag(d);
       address = previous;
     }
     return Status::ok();
   }
   Result<std::string> text(const char* what) {
-    Result<uint64_t> length = varint(what);
-    if (!length) return length.error();
-    if (*length > static_cast<uint64_t>(end_ - p_)) {
-      return Error(std::string(what) + " of " + std::to_string(*length) +
+    INCISE_ASSIGN_OR_RETURN(uint64_t length, varint(what));
+    if (length > static_cast<uint64_t>(end_ - p_)) {
+      return Error(std::string(what) + " of " + std::to_string(length) +
                    " bytes runs past the end");
     }
-    std::string out(reinterpret_cast<const char*>(p_), static_cast<size_t>(*length));
-    p_ += *length;
+    std::string out(reinterpret_cast<const char*>(p_), static_cast<size_t>(length));
+    p_ += length;
     return out;
   }
   Status finished() const {
@@ -108,14 +105,12 @@ Result<std::vector<KernelSymbol>> decodeKernelSymbols(codecs::ByteSpan blob) {
   std::vector<KernelSymbol> out(*n);
   for (size_t i = 0; i < *n; ++i) {
     out[i].address = addresses[i];
-    Result<std::string> name = in.text("kernel symbol name");
-    if (!name) return name.error();
-    out[i].name = name.take();
+    INCISE_ASSIGN_OR_RETURN(std::string name, in.text("kernel symbol name"));
+    out[i].name = std::move(name);
   }
   for (auto& symbol : out) {
-    Result<std::string> module = in.text("kernel symbol module");
-    if (!module) return module.error();
-    symbol.module = module.take();
+    INCISE_ASSIGN_OR_RETURN(std::string module, in.text("kernel symbol module"));
+    symbol.module = std::move(module);
   }
   INCISE_RETURN_IF_ERROR(in.finished());
   return out;
@@ -140,14 +135,12 @@ Result<std::vector<Symbol>> decodeSymbols(codecs::ByteSpan blob) {
   std::vector<Symbol> out(*n);
   for (size_t i = 0; i < *n; ++i) {
     out[i].address = addresses[i];
-    Result<uint64_t> size = in.varint("symbol size");
-    if (!size) return size.error();
-    out[i].size = *size;
+    INCISE_ASSIGN_OR_RETURN(uint64_t size, in.varint("symbol size"));
+    out[i].size = size;
   }
   for (auto& symbol : out) {
-    Result<std::string> name = in.text("symbol name");
-    if (!name) return name.error();
-    symbol.name = name.take();
+    INCISE_ASSIGN_OR_RETURN(std::string name, in.text("symbol name"));
+    symbol.name = std::move(name);
   }
   INCISE_RETURN_IF_ERROR(in.finished());
   return out;

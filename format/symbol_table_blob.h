@@ -22,9 +22,9 @@
 #include <string>
 #include <vector>
 
+#include "base/status.h"
 #include "format/codecs/codec.h"
 #include "format/metadata.h"
-#include "format/status.h"
 
 namespace incise::format {
 

@@ -26,9 +26,9 @@
 #include <span>
 #include <string>
 
+#include "base/status.h"
 #include "format/event_kinds.h"
 #include "format/metadata.h"
-#include "format/status.h"
 
 namespace incise::format {
 

@@ -216,9 +216,8 @@ Result<ElfObject> readElf(const std::string& path) {
 }
 
 Result<format::ObjectSymbols> readElfObject(const std::string& path) {
-  Result<ElfObject> read = readFile(path, Want::kEverything);
-  if (!read) return read.error();
-  return std::move(read->object);
+  INCISE_ASSIGN_OR_RETURN(ElfObject read, readFile(path, Want::kEverything));
+  return std::move(read.object);
 }
 
 Result<format::ObjectSymbols> readElfImage(std::string_view image, const std::string& path) {
@@ -227,55 +226,19 @@ Result<format::ObjectSymbols> readElfImage(std::string_view image, const std::st
   std::string buffer(image);
   ElfHandle elf(elf_memory(buffer.data(), buffer.size()));
   if (!elf) return libelfError(path, "not an ELF file");
-  Result<ElfObject> read = readFromElf(elf.get(), path, Want::kEverything);
-  if (!read) return read.error();
-  return std::move(read->object);
+  INCISE_ASSIGN_OR_RETURN(ElfObject read, readFromElf(elf.get(), path, Want::kEverything));
+  return std::move(read.object);
 }
 
 Result<ElfIdentity> readElfIdentity(const std::string& path) {
-  Result<ElfObject> read = readFile(path, Want::kIdentity);
-  if (!read) return read.error();
-  return ElfIdentity{std::move(read->object.build_id), std::move(read->object.debug_link)};
+  INCISE_ASSIGN_OR_RETURN(ElfObject read, readFile(path, Want::kIdentity));
+  return ElfIdentity{std::move(read.object.build_id), std::move(read.object.debug_link)};
 }
 
 Result<std::string> readBuildId(const std::string& path) {
-  Result<ElfObject> read = readFile(path, Want::kBuildIdOnly);
-  if (!read) return read.error();
-  if (read->object.build_id.empty()) return Error(path + ": no GNU build-id note");
-  return std::move(read->object.build_id);
-}
-
-std::string buildIdHex(std::string_view raw) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string hex;
-  hex.reserve(raw.size() * 2);
-  for (const char c : raw) {
-    const auto byte = static_cast<unsigned char>(c);
-    hex.push_back(kDigits[byte >> 4]);
-    hex.push_back(kDigits[byte & 0xf]);
-  }
-  return hex;
-}
-
-Result<std::string> buildIdFromHex(std::string_view hex) {
-  auto digit = [](char c) -> int {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-  };
-  if (hex.size() % 2 != 0) return Error("build-id '" + std::string(hex) + "': odd length");
-  std::string raw;
-  raw.reserve(hex.size() / 2);
-  for (size_t i = 0; i < hex.size(); i += 2) {
-    const int high = digit(hex[i]);
-    const int low = digit(hex[i + 1]);
-    if (high < 0 || low < 0) {
-      return Error("build-id '" + std::string(hex) + "': not a hex digit");
-    }
-    raw.push_back(static_cast<char>(high << 4 | low));
-  }
-  return raw;
+  INCISE_ASSIGN_OR_RETURN(ElfObject read, readFile(path, Want::kBuildIdOnly));
+  if (read.object.build_id.empty()) return Error(path + ": no GNU build-id note");
+  return std::move(read.object.build_id);
 }
 
 }  // namespace incise::objfile

@@ -9,15 +9,16 @@
 //
 //   incise::Result<format::ObjectSymbols> object = objfile::readElfObject("/usr/lib/libc.so.6");
 //   if (!object) return object.error();  // "/tmp/x: not an ELF file"
-//   std::string id = objfile::buildIdHex(object->build_id);  // "a1b2c3..."
+//   std::string id = hexBytes(object->build_id);  // "a1b2c3..." (base/hex.h)
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <string_view>
 
+#include "base/hex.h"
+#include "base/status.h"
 #include "format/metadata.h"
-#include "format/status.h"
 
 namespace incise::objfile {
 
@@ -51,11 +52,5 @@ Result<ElfIdentity> readElfIdentity(const std::string& path);
 
 // The raw bytes of the NT_GNU_BUILD_ID note; an Error if the file has none.
 Result<std::string> readBuildId(const std::string& path);
-
-// Lower-case hex of raw build-id bytes: "\x1f\xa0" -> "1fa0".
-std::string buildIdHex(std::string_view raw);
-
-// The inverse of buildIdHex; an Error on odd length or a non-hex digit.
-Result<std::string> buildIdFromHex(std::string_view hex);
 
 }  // namespace incise::objfile

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <string>
 
+#include "base/hex.h"
+
 namespace incise::objfile {
 
 std::vector<format::KernelSymbol> parseKallsyms(std::string_view text, TextParseCounts* counts) {

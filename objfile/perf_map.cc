@@ -3,6 +3,8 @@
 #include <limits>
 #include <string>
 
+#include "base/hex.h"
+
 namespace incise::objfile {
 
 std::vector<format::PerfMapEntry> parsePerfMap(std::string_view text, TextParseCounts* counts) {

@@ -54,23 +54,4 @@ inline std::string_view takeField(std::string_view& text) {
   return field;
 }
 
-// A hex number with an optional 0x prefix, at most 16 digits; nullopt on
-// anything else (empty, stray characters, overflow).
-inline std::optional<uint64_t> parseHex(std::string_view text) {
-  if (text.size() > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X')) {
-    text.remove_prefix(2);
-  }
-  if (text.empty() || text.size() > 16) return std::nullopt;
-  uint64_t value = 0;
-  for (const char c : text) {
-    int digit = -1;
-    if (c >= '0' && c <= '9') digit = c - '0';
-    if (c >= 'a' && c <= 'f') digit = c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') digit = c - 'A' + 10;
-    if (digit < 0) return std::nullopt;
-    value = value << 4 | static_cast<uint64_t>(digit);
-  }
-  return value;
-}
-
 }  // namespace incise::objfile

@@ -22,8 +22,8 @@
 #include <string_view>
 #include <vector>
 
+#include "base/status.h"
 #include "format/metadata.h"
-#include "format/status.h"
 
 namespace incise::objfile {
 

@@ -89,9 +89,8 @@ Result<uint64_t> parseSecondsAsNs(std::string_view option, std::string_view text
   if (seconds.unit.empty()) seconds.unit = "seconds";
   // Beyond this a double of ns no longer fits a uint64_t.
   seconds.max = std::min(seconds.max, 1.8e10);
-  Result<double> value = parseRealNumber(option, text, seconds);
-  if (!value) return value.error();
-  return static_cast<uint64_t>(std::round(*value * 1e9));
+  INCISE_ASSIGN_OR_RETURN(double value, parseRealNumber(option, text, seconds));
+  return static_cast<uint64_t>(std::round(value * 1e9));
 }
 
 }  // namespace incise::options

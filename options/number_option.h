@@ -23,7 +23,7 @@
 #include <string>
 #include <string_view>
 
-#include "format/status.h"
+#include "base/status.h"
 
 namespace incise::options {
 

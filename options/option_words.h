@@ -19,7 +19,7 @@
 #include <span>
 #include <string>
 
-#include "format/status.h"
+#include "base/status.h"
 
 namespace incise::options {
 

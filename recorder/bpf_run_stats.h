@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "format/status.h"
+#include "base/status.h"
 
 struct bpf_object;
 

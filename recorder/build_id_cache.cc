@@ -1,6 +1,6 @@
 #include "recorder/build_id_cache.h"
 
-#include "format/status.h"
+#include "base/status.h"
 #include "objfile/elf_reader.h"
 
 namespace incise::recorder {

@@ -8,7 +8,7 @@
 //   if (Status s = dropCapabilitiesAfterAttach(); !s) warn(s.message());
 #pragma once
 
-#include "format/status.h"
+#include "base/status.h"
 
 namespace incise::recorder {
 

@@ -11,8 +11,8 @@
 
 #include <string>
 
+#include "base/status.h"
 #include "format/metadata.h"
-#include "format/status.h"
 
 namespace incise::recorder {
 

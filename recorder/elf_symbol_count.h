@@ -11,7 +11,7 @@
 #include <cstddef>
 #include <string>
 
-#include "format/status.h"
+#include "base/status.h"
 
 namespace incise::recorder {
 

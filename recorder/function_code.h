@@ -19,7 +19,7 @@
 #include <span>
 #include <vector>
 
-#include "format/status.h"
+#include "base/status.h"
 
 namespace incise::recorder {
 

@@ -24,8 +24,8 @@
 #include <utility>
 #include <vector>
 
+#include "base/status.h"
 #include "bpf/goroutine.h"
-#include "format/status.h"
 #include "recorder/record_config.h"
 
 namespace incise::recorder {

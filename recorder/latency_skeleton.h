@@ -23,7 +23,7 @@
 #include <string_view>
 #include <vector>
 
-#include "format/status.h"
+#include "base/status.h"
 #include "recorder/drop_counter.h"
 #include "recorder/latency_output.h"
 #include "recorder/libbpf_error.h"

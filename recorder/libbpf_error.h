@@ -6,7 +6,7 @@
 #include <cstring>
 #include <string>
 
-#include "format/status.h"
+#include "base/status.h"
 
 namespace incise::recorder {
 

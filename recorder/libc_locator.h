@@ -12,7 +12,7 @@
 #include <string>
 #include <string_view>
 
-#include "format/status.h"
+#include "base/status.h"
 
 namespace incise::recorder {
 

@@ -15,8 +15,8 @@
 #include <string>
 #include <string_view>
 
+#include "base/status.h"
 #include "format/metadata.h"
-#include "format/status.h"
 #include "recorder/record_config.h"
 
 namespace incise::recorder {

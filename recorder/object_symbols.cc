@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "base/hex.h"
 #include "objfile/elf_reader.h"
 #include "objfile/fde_ranges.h"
 #include "objfile/unwind_tables.h"
@@ -39,7 +40,7 @@ std::vector<std::string> debugFileCandidates(const HitObject& hit, const std::st
                                              const std::string& debug_link) {
   std::vector<std::string> relative;
   if (build_id.size() >= 2) {
-    const std::string hex = objfile::buildIdHex(build_id);
+    const std::string hex = hexBytes(build_id);
     relative.push_back(std::string(kSystemDebugDir) + "/.build-id/" + hex.substr(0, 2) + "/" +
                        hex.substr(2) + ".debug");
   }

@@ -26,8 +26,8 @@
 #include <string>
 #include <unordered_set>
 
+#include "base/status.h"
 #include "format/metadata.h"
-#include "format/status.h"
 
 namespace incise::recorder {
 

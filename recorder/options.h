@@ -11,7 +11,7 @@
 
 #include <string>
 
-#include "format/status.h"
+#include "base/status.h"
 #include "recorder/record_config.h"
 
 namespace incise::recorder {

@@ -50,19 +50,11 @@ std::string hiddenName(const std::string& entry) {
 // 0 when the file `entry` names is free of locks, else the errno (EWOULDBLOCK
 // when another process holds one). A file that cannot be opened to look
 // counts as free: only a recorder's own lock is looked for.
-int lockHolder(int dir_fd, const std::string& entry, int* locked_fd) {
-  int fd = openat(dir_fd, entry.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0) return errno == ENOENT ? ENOENT : 0;
-  if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-    int error = errno;
-    close(fd);
-    return error;
-  }
-  if (locked_fd != nullptr) {
-    *locked_fd = fd;
-  } else {
-    close(fd);
-  }
+int lockHolder(int dir_fd, const std::string& entry, UniqueFd* locked_fd) {
+  UniqueFd fd(openat(dir_fd, entry.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+  if (!fd) return errno == ENOENT ? ENOENT : 0;
+  if (flock(fd.get(), LOCK_EX | LOCK_NB) != 0) return errno;
+  if (locked_fd != nullptr) *locked_fd = std::move(fd);
   return 0;
 }
 
@@ -85,14 +77,14 @@ Result<OutputFile> OutputFile::create(const std::string& name, const Options& op
   if (out.entry_ == "." || out.entry_ == "..") {
     return Error(prefix + "a directory, not a file name");
   }
-  out.dir_fd_ = open(dir.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
-  if (out.dir_fd_ < 0) return Error(prefix + errnoText(errno));
+  out.dir_fd_.reset(open(dir.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+  if (!out.dir_fd_) return Error(prefix + errnoText(errno));
 
   struct stat st {};
-  if (fstatat(out.dir_fd_, out.entry_.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) {
+  if (fstatat(out.dir_fd_.get(), out.entry_.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) {
     if (S_ISLNK(st.st_mode)) {
       char target[4096] = {};
-      ssize_t n = readlinkat(out.dir_fd_, out.entry_.c_str(), target, sizeof target - 1);
+      ssize_t n = readlinkat(out.dir_fd_.get(), out.entry_.c_str(), target, sizeof target - 1);
       return Error(prefix + "it is a symbolic link" +
                    (n > 0 ? " (to " + std::string(target, static_cast<size_t>(n)) + ")" : "") +
                    ", and incise-record does not write through links; give the file's own path");
@@ -100,21 +92,19 @@ Result<OutputFile> OutputFile::create(const std::string& name, const Options& op
     if (S_ISFIFO(st.st_mode) || isDevNull(st)) {
       // No writability probe before the real open: a probe's close is an
       // EOF that makes the reader exit, and the next open then waits forever.
-      int fd =
-          openat(out.dir_fd_, out.entry_.c_str(), O_WRONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
-      if (fd < 0 && errno == ENXIO) {
+      UniqueFd fd(openat(out.dir_fd_.get(), out.entry_.c_str(),
+                         O_WRONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC));
+      if (!fd && errno == ENXIO) {
         return Error(prefix +
                      "it is a FIFO that no process is reading; start the reader first (e.g. cat " +
                      name + " > copy.trace)");
       }
-      if (fd < 0) return Error(prefix + errnoText(errno));
-      int flags = fcntl(fd, F_GETFL);
-      if (flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) != 0) {
-        int error = errno;
-        close(fd);
-        return Error(prefix + errnoText(error));
+      if (!fd) return Error(prefix + errnoText(errno));
+      int flags = fcntl(fd.get(), F_GETFL);
+      if (flags < 0 || fcntl(fd.get(), F_SETFL, flags & ~O_NONBLOCK) != 0) {
+        return Error(prefix + errnoText(errno));
       }
-      out.fd_ = fd;
+      out.fd_ = std::move(fd);
       out.kind_ = Kind::kStream;
       out.published_ = true;
       return out;
@@ -124,10 +114,10 @@ Result<OutputFile> OutputFile::create(const std::string& name, const Options& op
                    "; incise-record writes a regular file or a FIFO");
     }
     // Replacing a file takes the right to write it, as truncating it did.
-    if (faccessat(out.dir_fd_, out.entry_.c_str(), W_OK, AT_EACCESS) != 0) {
+    if (faccessat(out.dir_fd_.get(), out.entry_.c_str(), W_OK, AT_EACCESS) != 0) {
       return Error(prefix + errnoText(errno));
     }
-    if (lockHolder(out.dir_fd_, out.entry_, nullptr) == EWOULDBLOCK)
+    if (lockHolder(out.dir_fd_.get(), out.entry_, nullptr) == EWOULDBLOCK)
       return Error(heldMessage(name));
   } else if (errno != ENOENT) {
     return Error(prefix + errnoText(errno));
@@ -137,7 +127,7 @@ Result<OutputFile> OutputFile::create(const std::string& name, const Options& op
   // filesystems).
   int fd = -1;
   if (options.anonymous) {
-    fd = openat(out.dir_fd_, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+    fd = openat(out.dir_fd_.get(), ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
     if (fd < 0 && errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL && errno != ENOENT) {
       return Error(prefix + "cannot create a file in " + dir + ": " + errnoText(errno));
     }
@@ -148,7 +138,7 @@ Result<OutputFile> OutputFile::create(const std::string& name, const Options& op
     out.kind_ = Kind::kNamedTemporary;
     for (int attempt = 0; attempt < 100 && fd < 0; ++attempt) {
       out.temporary_ = hiddenName(out.entry_);
-      fd = openat(out.dir_fd_, out.temporary_.c_str(),
+      fd = openat(out.dir_fd_.get(), out.temporary_.c_str(),
                   O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
       if (fd < 0 && errno != EEXIST) break;
     }
@@ -157,7 +147,7 @@ Result<OutputFile> OutputFile::create(const std::string& name, const Options& op
       return Error(prefix + "cannot create a file in " + dir + ": " + errnoText(errno));
     }
   }
-  out.fd_ = fd;
+  out.fd_.reset(fd);
   // Our own file: private whatever the umask took away or left.
   if (fchmod(fd, 0600) != 0 || flock(fd, LOCK_EX | LOCK_NB) != 0) {
     return Error(prefix + errnoText(errno));
@@ -169,24 +159,22 @@ OutputFile::OutputFile(OutputFile&& other) noexcept
     : name_(std::move(other.name_)),
       entry_(std::move(other.entry_)),
       temporary_(std::exchange(other.temporary_, {})),
-      dir_fd_(std::exchange(other.dir_fd_, -1)),
-      fd_(std::exchange(other.fd_, -1)),
+      dir_fd_(std::move(other.dir_fd_)),
+      fd_(std::move(other.fd_)),
       kind_(other.kind_),
       published_(other.published_) {}
 
 OutputFile::~OutputFile() {
   discard();
-  if (fd_ >= 0) close(fd_);
-  if (dir_fd_ >= 0) close(dir_fd_);
 }
 
 int OutputFile::takeWriterFd() const {
-  return fcntl(fd_, F_DUPFD_CLOEXEC, 0);
+  return fcntl(fd_.get(), F_DUPFD_CLOEXEC, 0);
 }
 
 void OutputFile::discard() {
-  if (!published_ && kind_ == Kind::kNamedTemporary && !temporary_.empty() && dir_fd_ >= 0) {
-    unlinkat(dir_fd_, temporary_.c_str(), 0);
+  if (!published_ && kind_ == Kind::kNamedTemporary && !temporary_.empty() && dir_fd_) {
+    unlinkat(dir_fd_.get(), temporary_.c_str(), 0);
     temporary_.clear();
   }
 }
@@ -196,13 +184,15 @@ void OutputFile::discard() {
 int OutputFile::linkAs(const std::string& entry) const {
   if (kind_ == Kind::kAnonymous) {
     // AT_EMPTY_PATH needs CAP_DAC_READ_SEARCH; /proc/self/fd works without.
-    if (linkat(fd_, "", dir_fd_, entry.c_str(), AT_EMPTY_PATH) == 0) return 0;
+    if (linkat(fd_.get(), "", dir_fd_.get(), entry.c_str(), AT_EMPTY_PATH) == 0) return 0;
     if (errno == EEXIST) return EEXIST;
-    std::string self = "/proc/self/fd/" + std::to_string(fd_);
-    if (linkat(AT_FDCWD, self.c_str(), dir_fd_, entry.c_str(), AT_SYMLINK_FOLLOW) == 0) return 0;
+    std::string self = "/proc/self/fd/" + std::to_string(fd_.get());
+    if (linkat(AT_FDCWD, self.c_str(), dir_fd_.get(), entry.c_str(), AT_SYMLINK_FOLLOW) == 0)
+      return 0;
     return errno;
   }
-  return linkat(dir_fd_, temporary_.c_str(), dir_fd_, entry.c_str(), 0) == 0 ? 0 : errno;
+  return linkat(dir_fd_.get(), temporary_.c_str(), dir_fd_.get(), entry.c_str(), 0) == 0 ? 0
+                                                                                         : errno;
 }
 
 Status OutputFile::publish() {
@@ -210,13 +200,13 @@ Status OutputFile::publish() {
   const std::string prefix = "cannot put the trace in place as " + name_ + ": ";
   for (int attempt = 0; attempt < 10; ++attempt) {
     struct stat st {};
-    if (fstatat(dir_fd_, entry_.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+    if (fstatat(dir_fd_.get(), entry_.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
       if (errno != ENOENT) return Error(prefix + errnoText(errno));
       // The name is free: take it without replacing whatever may appear meanwhile.
       int linked = linkAs(entry_);
       if (linked == EEXIST) continue;
       if (linked != 0) return Error(prefix + errnoText(linked));
-      if (kind_ == Kind::kNamedTemporary) unlinkat(dir_fd_, temporary_.c_str(), 0);
+      if (kind_ == Kind::kNamedTemporary) unlinkat(dir_fd_.get(), temporary_.c_str(), 0);
       temporary_.clear();
       published_ = true;
       return Status::ok();
@@ -226,14 +216,13 @@ Status OutputFile::publish() {
     }
     // Holding the lock of the file there, no other recorder can put its own
     // trace in place until ours has replaced it.
-    int old_fd = -1;
-    int held = lockHolder(dir_fd_, entry_, &old_fd);
+    UniqueFd old_fd;
+    int held = lockHolder(dir_fd_.get(), entry_, &old_fd);
     if (held == EWOULDBLOCK) return Error(heldMessage(name_));
     if (held == ENOENT) continue;
     struct stat locked {};
-    if (old_fd >= 0 &&
-        (fstat(old_fd, &locked) != 0 || locked.st_ino != st.st_ino || locked.st_dev != st.st_dev)) {
-      close(old_fd);
+    if (old_fd && (fstat(old_fd.get(), &locked) != 0 || locked.st_ino != st.st_ino ||
+                   locked.st_dev != st.st_dev)) {
       continue;  // replaced between the two looks
     }
     std::string from = temporary_;
@@ -244,16 +233,13 @@ Status OutputFile::publish() {
         from = hiddenName(entry_);
         linked = linkAs(from);
       }
-      if (linked != 0) {
-        if (old_fd >= 0) close(old_fd);
-        return Error(prefix + errnoText(linked));
-      }
+      if (linked != 0) return Error(prefix + errnoText(linked));
     }
-    int renamed = renameat(dir_fd_, from.c_str(), dir_fd_, entry_.c_str());
+    int renamed = renameat(dir_fd_.get(), from.c_str(), dir_fd_.get(), entry_.c_str());
     int error = errno;
-    if (old_fd >= 0) close(old_fd);
+    old_fd.reset();
     if (renamed != 0) {
-      if (kind_ == Kind::kAnonymous) unlinkat(dir_fd_, from.c_str(), 0);
+      if (kind_ == Kind::kAnonymous) unlinkat(dir_fd_.get(), from.c_str(), 0);
       return Error(prefix + errnoText(error));
     }
     temporary_.clear();

@@ -29,7 +29,8 @@
 
 #include <string>
 
-#include "format/status.h"
+#include "base/status.h"
+#include "base/unique_fd.h"
 
 namespace incise::recorder {
 
@@ -68,8 +69,8 @@ class OutputFile {
   std::string name_;       // as given
   std::string entry_;      // its last component, in dir_fd_
   std::string temporary_;  // kNamedTemporary: the hidden name, in dir_fd_
-  int dir_fd_ = -1;
-  int fd_ = -1;
+  UniqueFd dir_fd_;
+  UniqueFd fd_;
   Kind kind_ = Kind::kAnonymous;
   bool published_ = false;
 };

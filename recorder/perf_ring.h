@@ -14,7 +14,7 @@
 #include <span>
 #include <vector>
 
-#include "format/status.h"
+#include "base/status.h"
 
 namespace incise::recorder {
 

@@ -2,19 +2,16 @@
 
 #include <sys/mman.h>
 
-#include <charconv>
 #include <cstdio>
 #include <fstream>
+#include <optional>
 #include <sstream>
+
+#include "base/hex.h"
 
 namespace incise::recorder {
 
 namespace {
-
-bool parseHex(std::string_view text, uint64_t& out) {
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), out, 16);
-  return ec == std::errc() && end == text.data() + text.size();
-}
 
 uint32_t protOf(const std::string& perms) {
   uint32_t prot = 0;
@@ -33,9 +30,14 @@ bool parseProcMapsLine(const std::string& line, ProcMapsLine& out) {
   std::getline(in >> std::ws, out.path);
   size_t dash = range.find('-');
   if (dash == std::string::npos) return false;
-  return parseHex(std::string_view(range).substr(0, dash), out.start) &&
-         parseHex(std::string_view(range).substr(dash + 1), out.end) &&
-         parseHex(offset, out.offset) && out.perms.size() >= 3;
+  std::optional<uint64_t> start = parseHex(std::string_view(range).substr(0, dash));
+  std::optional<uint64_t> end = parseHex(std::string_view(range).substr(dash + 1));
+  std::optional<uint64_t> file_offset = parseHex(offset);
+  if (!start || !end || !file_offset || out.perms.size() < 3) return false;
+  out.start = *start;
+  out.end = *end;
+  out.offset = *file_offset;
+  return true;
 }
 
 std::vector<ExecutableMapping> readProcMaps(const std::string& proc_root, uint32_t pid,

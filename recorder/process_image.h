@@ -15,7 +15,7 @@
 #include <string_view>
 #include <vector>
 
-#include "format/status.h"
+#include "base/status.h"
 
 namespace incise::recorder {
 

@@ -50,8 +50,8 @@
 #include <unordered_set>
 #include <vector>
 
+#include "base/status.h"
 #include "format/metadata.h"
-#include "format/status.h"
 #include "recorder/build_id_cache.h"
 #include "recorder/mapping_table.h"
 #include "recorder/object_symbols.h"

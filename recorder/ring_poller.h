@@ -16,7 +16,7 @@
 #include <functional>
 #include <vector>
 
-#include "format/status.h"
+#include "base/status.h"
 
 namespace incise::recorder {
 

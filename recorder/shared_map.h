@@ -16,7 +16,7 @@
 #include <mutex>
 #include <string>
 
-#include "format/status.h"
+#include "base/status.h"
 
 struct bpf_map;
 

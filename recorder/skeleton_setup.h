@@ -12,7 +12,7 @@
 
 #include <memory>
 
-#include "format/status.h"
+#include "base/status.h"
 #include "recorder/libbpf_error.h"
 #include "recorder/record_config.h"
 #include "recorder/target_filter.h"

@@ -21,7 +21,7 @@
 #include <string_view>
 #include <vector>
 
-#include "format/status.h"
+#include "base/status.h"
 #include "recorder/record_config.h"
 
 struct bpf_object;

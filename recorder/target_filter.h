@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "format/status.h"
+#include "base/status.h"
 #include "recorder/record_config.h"
 
 struct bpf_map;

@@ -12,9 +12,9 @@
 #include <string_view>
 #include <vector>
 
+#include "base/status.h"
 #include "bpf/unwind_table.h"
 #include "format/metadata.h"
-#include "format/status.h"
 #include "objfile/cfi_rows.h"
 
 namespace incise::recorder {

@@ -13,7 +13,7 @@
 
 #include <string>
 
-#include "format/status.h"
+#include "base/status.h"
 
 namespace incise::recorder {
 

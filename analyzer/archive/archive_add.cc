@@ -1,4 +1,5 @@
 #include "analyzer/archive/archive_add.h"
+#include "base/unique_fd.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -27,26 +28,6 @@ std::string errnoText(const std::string& what, const std::string& path) {
   return what + " " + path + ": " + strerror(errno);
 }
 
-// Closes a descriptor when it goes out of scope.
-class FileDescriptor {
- public:
-  explicit FileDescriptor(int fd) : fd_(fd) {}
-  ~FileDescriptor() {
-    if (fd_ >= 0) close(fd_);
-  }
-  FileDescriptor(const FileDescriptor&) = delete;
-  FileDescriptor& operator=(const FileDescriptor&) = delete;
-  int get() const { return fd_; }
-  int release() {
-    int fd = fd_;
-    fd_ = -1;
-    return fd;
-  }
-
- private:
-  int fd_;
-};
-
 struct CopiedFile {
   std::string temp_path;
   std::string id;
@@ -54,13 +35,13 @@ struct CopiedFile {
 
 // Copies `source` into a fresh temporary file in `dir`, fsynced, hashing the bytes.
 Result<CopiedFile> copyIntoDirectory(const std::string& source, const std::string& dir) {
-  FileDescriptor in(open(source.c_str(), O_RDONLY | O_CLOEXEC));
-  if (in.get() < 0) return Error(errnoText("cannot open", source));
+  UniqueFd in(open(source.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!in) return Error(errnoText("cannot open", source));
   std::string pattern = dir + "/.add-XXXXXX.tmp";
   std::vector<char> temp(pattern.begin(), pattern.end());
   temp.push_back('\0');
-  FileDescriptor out(mkstemps(temp.data(), 4));
-  if (out.get() < 0) return Error(errnoText("cannot create a temporary file in", dir));
+  UniqueFd out(mkstemps(temp.data(), 4));
+  if (!out) return Error(errnoText("cannot create a temporary file in", dir));
   CopiedFile copied{temp.data(), ""};
   auto fail = [&](Error error) {
     unlink(copied.temp_path.c_str());
@@ -91,25 +72,17 @@ class ArchiveLock {
  public:
   static Result<ArchiveLock> take(const std::string& dir) {
     std::string path = dir + "/.lock";
-    int fd = open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (fd < 0) return Error(errnoText("cannot open", path));
-    while (flock(fd, LOCK_EX) != 0) {
-      if (errno != EINTR) {
-        Error error(errnoText("cannot lock", path));
-        close(fd);
-        return error;
-      }
+    UniqueFd fd(open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600));
+    if (!fd) return Error(errnoText("cannot open", path));
+    while (flock(fd.get(), LOCK_EX) != 0) {
+      if (errno != EINTR) return Error(errnoText("cannot lock", path));
     }
-    return ArchiveLock(fd);
-  }
-  ArchiveLock(ArchiveLock&& other) noexcept : fd_(other.fd_) { other.fd_ = -1; }
-  ~ArchiveLock() {
-    if (fd_ >= 0) close(fd_);  // releases the flock
+    return ArchiveLock(std::move(fd));
   }
 
  private:
-  explicit ArchiveLock(int fd) : fd_(fd) {}
-  int fd_;
+  explicit ArchiveLock(UniqueFd fd) : fd_(std::move(fd)) {}
+  UniqueFd fd_;  // closing it releases the flock
 };
 
 uint64_t wallNowNs() {
@@ -141,15 +114,13 @@ Result<AddResult> addToArchive(const std::string& dir, const std::string& trace_
   if (mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
     return Error(errnoText("cannot create archive directory", dir));
   }
-  auto lock = ArchiveLock::take(dir);
-  if (!lock) return lock.error();
-  auto entries = loadArchiveIndex(dir);
-  if (!entries) return entries.error();
+  INCISE_RETURN_IF_ERROR(ArchiveLock::take(dir));
+  INCISE_ASSIGN_OR_RETURN(auto entries, loadArchiveIndex(dir));
 
   auto copied = copyIntoDirectory(trace_path, dir);
   if (!copied) return copied.error();
   if (hook) hook("copied");
-  for (ArchiveEntry& existing : *entries) {
+  for (ArchiveEntry& existing : entries) {
     if (existing.id != copied->id) continue;
     unlink(copied->temp_path.c_str());
     AddResult result{existing, true, salvage_notice};
@@ -160,7 +131,7 @@ Result<AddResult> addToArchive(const std::string& dir, const std::string& trace_
     }
     result.entry = existing;
     if (changed) {
-      if (Status saved = saveArchiveIndex(dir, *entries, hook); !saved) return saved.error();
+      if (Status saved = saveArchiveIndex(dir, entries, hook); !saved) return saved.error();
     }
     return result;
   }
@@ -186,8 +157,8 @@ Result<AddResult> addToArchive(const std::string& dir, const std::string& trace_
   if (Status synced = syncDirectory(dir); !synced) return synced.error();
   if (hook) hook("trace renamed");
 
-  entries->push_back(entry);
-  if (Status saved = saveArchiveIndex(dir, *entries, hook); !saved) return saved.error();
+  entries.push_back(entry);
+  if (Status saved = saveArchiveIndex(dir, entries, hook); !saved) return saved.error();
   return AddResult{entry, false, salvage_notice};
 }
 

@@ -20,7 +20,7 @@
 #include <string>
 
 #include "analyzer/archive/archive_index.h"
-#include "format/status.h"
+#include "base/status.h"
 
 namespace incise::analyzer {
 

@@ -73,9 +73,8 @@ Result<std::map<std::string, std::string>> tagsFrom(const po::variables_map& val
   std::map<std::string, std::string> tags;
   if (!values.count("tag")) return tags;
   for (const auto& text : values["tag"].as<std::vector<std::string>>()) {
-    auto tag = parseTag(text);
-    if (!tag) return tag.error();
-    tags[tag->first] = tag->second;
+    INCISE_ASSIGN_OR_RETURN(auto tag, parseTag(text));
+    tags[tag.first] = tag.second;
   }
   return tags;
 }

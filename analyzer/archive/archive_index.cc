@@ -1,4 +1,5 @@
 #include "analyzer/archive/archive_index.h"
+#include "base/unique_fd.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -50,9 +51,8 @@ nlohmann::json entryJson(const ArchiveEntry& e) {
 Result<ArchiveEntry> entryFromJson(const nlohmann::json& json) {
   if (!json.is_object()) return Error("an entry is not a JSON object");
   ArchiveEntry e;
-  auto id = field<std::string>(json, "id");
-  if (!id) return id.error();
-  e.id = *id;
+  INCISE_ASSIGN_OR_RETURN(auto id, field<std::string>(json, "id"));
+  e.id = id;
   auto file = field<std::string>(json, "file");
   if (!file) return file.error().context("entry " + e.id);
   e.file = *file;
@@ -107,10 +107,9 @@ Result<std::vector<ArchiveEntry>> loadArchiveIndex(const std::string& dir) {
 }
 
 Status syncDirectory(const std::string& dir) {
-  int fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return Error(errnoText("cannot open directory", dir));
-  int rc = fsync(fd);
-  close(fd);
+  UniqueFd fd(open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!fd) return Error(errnoText("cannot open directory", dir));
+  int rc = fsync(fd.get());
   if (rc != 0) return Error(errnoText("fsync", dir));
   return Status::ok();
 }
@@ -120,20 +119,19 @@ Status replaceFileAtomically(const std::string& dir, const std::string& name,
   std::string pattern = dir + "/." + name + ".tmp-XXXXXX";
   std::vector<char> temp(pattern.begin(), pattern.end());
   temp.push_back('\0');
-  int fd = mkstemp(temp.data());
-  if (fd < 0) return Error(errnoText("cannot create a temporary file in", dir));
+  UniqueFd fd(mkstemp(temp.data()));
+  if (!fd) return Error(errnoText("cannot create a temporary file in", dir));
   std::string temp_path = temp.data();
   auto fail = [&](Error error) {
-    close(fd);
     unlink(temp_path.c_str());
     return Status(std::move(error));
   };
   format::ByteSpan span(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
-  if (Status written = format::writeAll(fd, span, temp_path); !written)
+  if (Status written = format::writeAll(fd.get(), span, temp_path); !written)
     return fail(written.error());
   // mkstemp made it 0600: the index names the traces' hosts and commands.
-  if (fsync(fd) != 0) return fail(Error(errnoText("fsync", temp_path)));
-  close(fd);
+  if (fsync(fd.get()) != 0) return fail(Error(errnoText("fsync", temp_path)));
+  fd.reset();
   if (hook) hook("written");
   std::string path = dir + "/" + name;
   if (rename(temp_path.c_str(), path.c_str()) != 0) {

@@ -23,7 +23,7 @@
 #include <string>
 #include <vector>
 
-#include "format/status.h"
+#include "base/status.h"
 
 namespace incise::analyzer {
 

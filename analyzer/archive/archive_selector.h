@@ -24,7 +24,7 @@
 #include <vector>
 
 #include "analyzer/archive/archive_index.h"
-#include "format/status.h"
+#include "base/status.h"
 
 namespace incise::analyzer {
 

@@ -12,7 +12,7 @@
 #include <memory>
 #include <string>
 
-#include "format/status.h"
+#include "base/status.h"
 
 namespace incise::analyzer {
 

@@ -120,10 +120,10 @@ Result<CommonOptions> readSharedOptions(const po::variables_map& values,
   Filter& filter = options.trace.filter;
   for (const char* option : {"pid", "tid", "cpu"}) {
     if (!values.count(option)) continue;
-    auto ids = parseIdList(values[option].as<std::vector<std::string>>(), option);
-    if (!ids) return ids.error();
+    INCISE_ASSIGN_OR_RETURN(auto ids,
+                            parseIdList(values[option].as<std::vector<std::string>>(), option));
     std::string name = option;
-    (name == "pid" ? filter.pids : name == "tid" ? filter.tids : filter.cpus) = *ids;
+    (name == "pid" ? filter.pids : name == "tid" ? filter.tids : filter.cpus) = ids;
   }
   if (values.count("comm")) {
     for (const auto& comm : splitCommas(values["comm"].as<std::vector<std::string>>())) {
@@ -131,9 +131,8 @@ Result<CommonOptions> readSharedOptions(const po::variables_map& values,
     }
   }
   if (values.count("time")) {
-    auto window = Filter::parseTimeRange(values["time"].as<std::string>());
-    if (!window) return window.error();
-    filter.window = *window;
+    INCISE_ASSIGN_OR_RETURN(auto window, Filter::parseTimeRange(values["time"].as<std::string>()));
+    filter.window = window;
   }
   return options;
 }

@@ -35,7 +35,7 @@
 
 #include "analyzer/model/trace.h"
 #include "analyzer/model/trace_options.h"
-#include "format/status.h"
+#include "base/status.h"
 
 namespace incise::analyzer {
 

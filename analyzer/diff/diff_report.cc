@@ -73,12 +73,11 @@ void addDiffOptions(po::options_description& options) {
 }
 
 Result<DiffOptions> diffOptionsFrom(const po::variables_map& values) {
-  auto common = readSharedOptions(values, diffSharedOptions());
-  if (!common) return common.error();
+  INCISE_ASSIGN_OR_RETURN(auto common, readSharedOptions(values, diffSharedOptions()));
   DiffOptions options;
-  options.trace = std::move(common->trace);
-  options.json = common->json;
-  options.flame_output = std::move(common->output);
+  options.trace = std::move(common.trace);
+  options.json = common.json;
+  options.flame_output = std::move(common.output);
   options.limit = values["limit"].as<size_t>();
   return options;
 }

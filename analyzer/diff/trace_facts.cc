@@ -28,17 +28,6 @@ TraceFacts traceFactsOf(const format::Reader& reader) {
   return facts;
 }
 
-std::string hexBytes(const std::string& raw) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string hex;
-  hex.reserve(raw.size() * 2);
-  for (unsigned char c : raw) {
-    hex += kDigits[c >> 4];
-    hex += kDigits[c & 15];
-  }
-  return hex;
-}
-
 std::string commandText(const std::vector<std::string>& command) {
   if (command.empty()) return "(system-wide)";
   std::string text;

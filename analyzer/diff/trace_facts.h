@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "analyzer/render/table.h"  // utcText
+#include "base/hex.h"
 #include "format/reader.h"
 
 namespace incise::analyzer {
@@ -39,8 +40,6 @@ struct TraceFacts {
 
 TraceFacts traceFactsOf(const format::Reader& reader);
 
-// Raw build-id bytes as lower-case hex.
-std::string hexBytes(const std::string& raw);
 // argv joined by spaces; "(system-wide)" when empty.
 std::string commandText(const std::vector<std::string>& command);
 // "2024-05-01 12:34:56Z" for ns since the epoch.

@@ -13,6 +13,7 @@
 #include "analyzer/export/gzip.h"
 #include "analyzer/symbolize/stack_frames.h"
 #include "analyzer/symbolize/symbolizer.h"
+#include "base/hex.h"
 
 namespace incise::analyzer {
 namespace {

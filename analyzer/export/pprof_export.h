@@ -24,7 +24,7 @@
 
 #include "analyzer/export/profile.pb.h"
 #include "analyzer/model/trace.h"
-#include "format/status.h"
+#include "base/status.h"
 
 namespace incise::analyzer {
 

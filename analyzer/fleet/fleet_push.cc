@@ -145,12 +145,10 @@ Result<PushResult> pushTrace(ClickHouseClient& client, const std::string& path,
                              const PushOptions& options) {
   INCISE_RETURN_IF_ERROR(checkFleetSchema(client, options.database));
   PushResult result;
-  auto id = traceIdOfFile(path);
-  if (!id) return id.error();
-  result.trace_id = *id;
-  auto present = countRows(client, options.database + ".traces", *id);
-  if (!present) return present.error();
-  if (*present > 0) {
+  INCISE_ASSIGN_OR_RETURN(auto id, traceIdOfFile(path));
+  result.trace_id = id;
+  INCISE_ASSIGN_OR_RETURN(auto present, countRows(client, options.database + ".traces", id));
+  if (present > 0) {
     result.already_present = true;
     return result;
   }
@@ -158,9 +156,8 @@ Result<PushResult> pushTrace(ClickHouseClient& client, const std::string& path,
   if (!opened) return opened.error();
   FleetTrace& fleet = **opened;
   const FleetTraceRows& rows = fleet.rows();
-  auto cleaned = deletePartialRows(client, options.database, rows.trace_id);
-  if (!cleaned) return cleaned.error();
-  result.cleaned_tables = *cleaned;
+  INCISE_ASSIGN_OR_RETURN(auto cleaned, deletePartialRows(client, options.database, rows.trace_id));
+  result.cleaned_tables = cleaned;
 
   // Samples and lock rows first: they are streamed from the trace, and the
   // stacks they name join frames and stacks, which go after them. (The

@@ -24,7 +24,7 @@
 
 #include "analyzer/fleet/clickhouse_client.h"
 #include "analyzer/fleet/fleet_schema.h"
-#include "format/status.h"
+#include "base/status.h"
 
 namespace incise::analyzer {
 

@@ -57,9 +57,8 @@ Result<MatchedTraces> queryMatchedTraces(ClickHouseClient& client, const std::st
       " SELECT trace_id, any(host) AS host, any(cpu_samples) AS samples FROM " +
       database + ".traces WHERE trace_id IN (" + selectedTraceIdsSql(database, selector) +
       ") GROUP BY trace_id) FORMAT TabSeparated";
-  auto response = client.query(sql);
-  if (!response) return response.error();
-  auto rows = parseTabSeparated(*response);
+  INCISE_ASSIGN_OR_RETURN(auto response, client.query(sql));
+  auto rows = parseTabSeparated(response);
   if (rows.empty()) return Error("unexpected empty answer to the trace selection");
   MatchedTraces matched{numberAt(rows[0], 0), numberAt(rows[0], 1), numberAt(rows[0], 2),
                         numberAt(rows[0], 3)};
@@ -107,11 +106,10 @@ Result<FlatProfile> queryFunctionProfile(ClickHouseClient& client, const std::st
       ids +
       ") AND cpu_samples > 0 GROUP BY trace_id) USING trace_id"
       " GROUP BY name FORMAT TabSeparated";
-  auto response = client.query(sql);
-  if (!response) return response.error();
+  INCISE_ASSIGN_OR_RETURN(auto response, client.query(sql));
   FlatProfile profile;
   profile.weight = matched.cpu_samples;
-  for (const auto& row : parseTabSeparated(*response)) {
+  for (const auto& row : parseTabSeparated(response)) {
     if (row.size() < 5) return Error("unexpected row in the function profile answer");
     profile.rows.push_back(
         {row[0], numberAt(row, 1), numberAt(row, 2), realAt(row, 3), realAt(row, 4)});
@@ -159,10 +157,9 @@ Result<std::map<std::string, FleetOffCpuPath>> queryOffCpuProfile(ClickHouseClie
       ids +
       ") AND duration_ns > 0 GROUP BY trace_id) USING trace_id"
       " GROUP BY path FORMAT TabSeparated";
-  auto response = client.query(sql);
-  if (!response) return response.error();
+  INCISE_ASSIGN_OR_RETURN(auto response, client.query(sql));
   std::map<std::string, FleetOffCpuPath> paths;
-  for (const auto& row : parseTabSeparated(*response)) {
+  for (const auto& row : parseTabSeparated(response)) {
     if (row.size() < 3) return Error("unexpected row in the off-CPU answer");
     paths[row[0]] = {numberAt(row, 1), realAt(row, 2)};
   }
@@ -202,10 +199,9 @@ Result<std::vector<LockSiteSummary>> queryLockSites(ClickHouseClient& client,
                     database + ".lock_site_times WHERE trace_id IN (" +
                     selectedTraceIdsSql(database, selector) +
                     ") GROUP BY site) ORDER BY site FORMAT TabSeparated";
-  auto response = client.query(sql);
-  if (!response) return response.error();
+  INCISE_ASSIGN_OR_RETURN(auto response, client.query(sql));
   std::vector<LockSiteSummary> sites;
-  for (const auto& row : parseTabSeparated(*response)) {
+  for (const auto& row : parseTabSeparated(response)) {
     if (row.size() < 15) return Error("unexpected row in the lock-site answer");
     LockSiteSummary site{row[0],
                          row[1],

@@ -28,7 +28,7 @@
 #include "analyzer/archive/archive_selector.h"
 #include "analyzer/diff/profile_diff.h"
 #include "analyzer/fleet/clickhouse_client.h"
-#include "format/status.h"
+#include "base/status.h"
 
 namespace incise::analyzer {
 

@@ -25,7 +25,7 @@
 #include <vector>
 
 #include "analyzer/fleet/clickhouse_client.h"
-#include "format/status.h"
+#include "base/status.h"
 
 namespace incise::analyzer {
 

@@ -116,17 +116,15 @@ class FleetStackKeys {
 };
 
 Result<std::unique_ptr<FleetTrace>> FleetTrace::open(const std::string& path, bool progress) {
-  auto id = traceIdOfFile(path);
-  if (!id) return id.error();
+  INCISE_ASSIGN_OR_RETURN(auto id, traceIdOfFile(path));
   TraceOptions options;
   options.progress = progress;
-  auto opened = Trace::open(path, options);
-  if (!opened) return opened.error();
+  INCISE_ASSIGN_OR_RETURN(auto opened, Trace::open(path, options));
   std::unique_ptr<FleetTrace> fleet(new FleetTrace());
-  fleet->trace_ = std::move(*opened);
+  fleet->trace_ = std::move(opened);
   Trace& trace = *fleet->trace_;
   FleetTraceRows& rows = fleet->rows_;
-  rows.trace_id = *id;
+  rows.trace_id = id;
   rows.facts = traceFactsOf(trace.reader());
   fleet->keys_ = std::make_unique<FleetStackKeys>(trace, rows);
   FleetStackKeys& keys = *fleet->keys_;

@@ -33,7 +33,7 @@
 #include <vector>
 
 #include "analyzer/diff/trace_facts.h"
-#include "format/status.h"
+#include "base/status.h"
 
 namespace incise::analyzer {
 

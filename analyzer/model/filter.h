@@ -17,7 +17,7 @@
 #include <set>
 #include <string>
 
-#include "format/status.h"
+#include "base/status.h"
 
 namespace incise::analyzer {
 

@@ -23,7 +23,7 @@
 
 #include "analyzer/model/name_table.h"
 #include "analyzer/symbolize/stack_frames.h"
-#include "format/status.h"
+#include "base/status.h"
 
 namespace incise::analyzer {
 

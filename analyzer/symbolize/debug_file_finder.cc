@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "analyzer/symbolize/lazy_library.h"
+#include "base/hex.h"
 #include "objfile/elf_reader.h"
 #include "objfile/unwind_tables.h"
 
@@ -125,22 +126,21 @@ DebugFileFinder::BeneathFile DebugFileFinder::openBeneath(const std::string& roo
   BeneathFile file;
   if (root.empty() || relative.empty()) return file;
   if (root == "/") {
-    file.fd = open(relative.c_str(), O_RDONLY | O_CLOEXEC);
+    file.fd.reset(open(relative.c_str(), O_RDONLY | O_CLOEXEC));
     return file;
   }
   if (method == Beneath::kOpenat2) {
-    const int root_fd = open(root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
-    if (root_fd < 0) return file;
+    const UniqueFd root_fd(open(root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+    if (!root_fd) return file;
     const size_t first = relative.find_first_not_of('/');
     const std::string inside = first == std::string::npos ? "." : relative.substr(first);
     open_how how{};
     how.flags = O_RDONLY | O_CLOEXEC;
     how.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS;
-    const long fd = syscall(SYS_openat2, root_fd, inside.c_str(), &how, sizeof how);
+    const long fd = syscall(SYS_openat2, root_fd.get(), inside.c_str(), &how, sizeof how);
     const int error = errno;
-    close(root_fd);
     if (fd >= 0) {
-      file.fd = static_cast<int>(fd);
+      file.fd.reset(static_cast<int>(fd));
       return file;
     }
     // EXDEV: a symlink (absolute, or "..") leads out; ELOOP: a /proc magic link.
@@ -158,17 +158,18 @@ DebugFileFinder::BeneathFile DebugFileFinder::openBeneath(const std::string& roo
     file.escaped = true;
     return file;
   }
-  file.fd = open(real->c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  file.fd.reset(open(real->c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
   return file;
 }
 
 std::optional<FoundSymbols> DebugFileFinder::readMatching(const Candidate& candidate,
                                                           const std::string& build_id,
                                                           SymbolizeCounters& counters) {
-  const BeneathFile file = openBeneath(candidate.root, candidate.relative);
+  BeneathFile file = openBeneath(candidate.root, candidate.relative);
   if (file.escaped) ++counters.refused_paths;
-  if (file.fd < 0) return std::nullopt;
-  std::optional<FoundSymbols> found = readMatchingFd(file.fd, candidate.path(), build_id, counters);
+  if (!file.fd) return std::nullopt;
+  std::optional<FoundSymbols> found =
+      readMatchingFd(std::move(file.fd), candidate.path(), build_id, counters);
   if (found) {
     found->file_root = candidate.root;
     found->file_relative = candidate.relative;
@@ -176,13 +177,13 @@ std::optional<FoundSymbols> DebugFileFinder::readMatching(const Candidate& candi
   return found;
 }
 
-std::optional<FoundSymbols> DebugFileFinder::readMatchingFd(int fd, const std::string& path,
+std::optional<FoundSymbols> DebugFileFinder::readMatchingFd(UniqueFd fd, const std::string& path,
                                                             const std::string& build_id,
                                                             SymbolizeCounters& counters) {
   // The descriptor, not the name, is read: the name could be swapped for a
   // symlink after the check. /proc/self/fd/N reopens exactly that file.
-  Result<objfile::ElfObject> read = objfile::readElf("/proc/self/fd/" + std::to_string(fd));
-  close(fd);
+  Result<objfile::ElfObject> read = objfile::readElf("/proc/self/fd/" + std::to_string(fd.get()));
+  fd.reset();
   if (!read) return std::nullopt;
   format::ObjectSymbols& object = read->object;
   object.path = path;
@@ -213,11 +214,10 @@ std::vector<objfile::FunctionRange> DebugFileFinder::functionRanges(
   std::optional<Candidate> binary = binaryUnderSymfs(identity, counted_once);
   if (!binary) return {};
   const BeneathFile file = openBeneath(binary->root, binary->relative);
-  if (file.fd < 0) return {};
-  const std::string fd_path = "/proc/self/fd/" + std::to_string(file.fd);
+  if (!file.fd) return {};
+  const std::string fd_path = "/proc/self/fd/" + std::to_string(file.fd.get());
   Result<std::string> build_id = objfile::readBuildId(fd_path);
   Result<objfile::UnwindTables> tables = objfile::readUnwindTables(fd_path);
-  close(file.fd);
   if (!identity.build_id.empty() && build_id && *build_id != identity.build_id) return {};
   if (!tables) return {};
   return objfile::readFdeRanges(tables->eh_frame.bytes, tables->eh_frame.vaddr);
@@ -236,7 +236,7 @@ std::optional<FoundSymbols> DebugFileFinder::find(const ObjectIdentity& identity
 std::optional<FoundSymbols> DebugFileFinder::findLocal(const ObjectIdentity& identity,
                                                        SymbolizeCounters& counters) {
   if (identity.build_id.size() >= 2) {
-    const std::string hex = objfile::buildIdHex(identity.build_id);
+    const std::string hex = hexBytes(identity.build_id);
     const std::string relative = "/.build-id/" + hex.substr(0, 2) + "/" + hex.substr(2) + ".debug";
     for (const DebugDir& dir : build_id_dirs_) {
       auto found = readMatching({dir.root, dir.under_root + relative}, identity.build_id, counters);
@@ -295,17 +295,13 @@ std::optional<FoundSymbols> DebugFileFinder::findDebuginfod(const std::string& b
     }
   }
   char* raw_path = nullptr;
-  const int fd = api->find_debuginfo(debuginfod_.get(),
-                                     reinterpret_cast<const unsigned char*>(build_id.data()),
-                                     static_cast<int>(build_id.size()), &raw_path);
+  UniqueFd fd(api->find_debuginfo(debuginfod_.get(),
+                                  reinterpret_cast<const unsigned char*>(build_id.data()),
+                                  static_cast<int>(build_id.size()), &raw_path));
   std::unique_ptr<char, decltype(&std::free)> path(raw_path, &std::free);
-  if (fd < 0) return std::nullopt;
-  if (!path) {
-    close(fd);
-    return std::nullopt;
-  }
+  if (!fd || !path) return std::nullopt;
   // The file comes from libdebuginfod's cache, not from a trace path.
-  std::optional<FoundSymbols> found = readMatchingFd(fd, path.get(), build_id, counters);
+  std::optional<FoundSymbols> found = readMatchingFd(std::move(fd), path.get(), build_id, counters);
   if (!found || found->object.symbols.empty()) return std::nullopt;
   ++counters.debuginfod_fetches;
   found->source = SymbolSource::kDebuginfod;

@@ -28,6 +28,7 @@
 #include "analyzer/symbolize/frame.h"
 #include "analyzer/symbolize/symbolize_counters.h"
 #include "analyzer/symbolize/symbolizer_options.h"
+#include "base/unique_fd.h"
 #include "format/metadata.h"
 #include "objfile/fde_ranges.h"
 
@@ -75,7 +76,7 @@ class DebugFileFinder {
   // prefix check when the kernel lacks it; kRealpath forces the fallback.
   enum class Beneath { kOpenat2, kRealpath };
   struct BeneathFile {
-    int fd = -1;           // read-only, close-on-exec; the caller closes it
+    UniqueFd fd;           // read-only, close-on-exec
     bool escaped = false;  // ROOT/RELATIVE resolves outside ROOT (a symlink out, a magic link)
   };
   // Opens ROOT/RELATIVE (RELATIVE as pathUnderRoot normalizes it, "/a/b")
@@ -109,7 +110,7 @@ class DebugFileFinder {
   std::optional<FoundSymbols> readMatching(const Candidate& candidate, const std::string& build_id,
                                            SymbolizeCounters& counters);
   // Reads `fd` (taking it), naming the result `path`.
-  std::optional<FoundSymbols> readMatchingFd(int fd, const std::string& path,
+  std::optional<FoundSymbols> readMatchingFd(UniqueFd fd, const std::string& path,
                                              const std::string& build_id,
                                              SymbolizeCounters& counters);
   // The binary under --symfs for a trace path; nullopt without --symfs.

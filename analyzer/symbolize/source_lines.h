@@ -15,7 +15,7 @@
 #include <optional>
 #include <string>
 
-#include "analyzer/symbolize/unique_fd.h"
+#include "base/unique_fd.h"
 
 namespace incise::analyzer {
 

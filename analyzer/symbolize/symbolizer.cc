@@ -11,6 +11,7 @@
 
 #include "analyzer/symbolize/stack_frames.h"
 #include "analyzer/unwind/unwind_marker.h"
+#include "format/event_kinds.h"
 
 namespace incise::analyzer {
 namespace {
@@ -252,7 +253,7 @@ Symbolizer::ObjectState& Symbolizer::resolvedObject(uint32_t index) {
 
 const Frame& Symbolizer::lookup(uint32_t pid, uint64_t address, uint64_t time) {
   ++counters_.lookups;
-  const Key key{isKernelAddress(address) ? kKernelAnswerSpace : pid, address};
+  const Key key{format::isKernelAddress(address) ? kKernelAnswerSpace : pid, address};
   if (!answers_) sizeAnswerCache(kFirstAnswerSlots);
   CachedAnswer& answer = answers_[KeyHash()(key) & (answer_slots_ - 1)];
   const Frame* frame = answer.frame;
@@ -288,7 +289,7 @@ const Frame& Symbolizer::resolve(uint32_t pid, uint64_t address, uint64_t time,
     answer.valid_from = std::max(answer.valid_from, from);
     answer.valid_until = std::min(answer.valid_until, until);
   };
-  if (isKernelAddress(address)) {
+  if (format::isKernelAddress(address)) {
     answer.frame = &kernelFrame(address);
     return *answer.frame;
   }
@@ -361,9 +362,9 @@ std::optional<SourceLine> Symbolizer::sourceLine(const Frame& frame) {
   ObjectState& object = objects_[frame.object];
   if (!object.lines_read) {
     object.lines_read = true;
-    const DebugFileFinder::BeneathFile file =
+    DebugFileFinder::BeneathFile file =
         DebugFileFinder::openBeneath(object.symbol_file_root, object.symbol_file_relative);
-    if (file.fd >= 0) object.lines = SourceLines::open(UniqueFd(file.fd));
+    if (file.fd) object.lines = SourceLines::open(std::move(file.fd));
   }
   if (!object.lines) return std::nullopt;
   return object.lines->find(frame.module_offset);

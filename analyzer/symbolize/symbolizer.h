@@ -70,8 +70,6 @@ class Symbolizer {
     return lookup(pid, address, time);
   }
 
-  static bool isKernelAddress(uint64_t address) { return (address >> 63) != 0; }
-
   // The source line of a frame in an object whose local symbol file (a debug
   // file, or a binary under --symfs) has DWARF line tables; nullopt otherwise.
   std::optional<SourceLine> sourceLine(const Frame& frame);

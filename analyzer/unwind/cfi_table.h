@@ -23,8 +23,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "base/status.h"
 #include "format/metadata.h"
-#include "format/status.h"
 
 namespace incise::analyzer {
 

@@ -17,7 +17,7 @@
 
 #include "analyzer/unwind/stack_memory.h"
 #include "analyzer/unwind/unwind_registers.h"
-#include "format/status.h"
+#include "base/status.h"
 
 namespace incise::analyzer {
 

@@ -83,9 +83,8 @@ Result<size_t> decodeBlobLengths(ByteSpan column, size_t rows, std::vector<uint6
 
 Status decodeBlobs(ByteSpan column, size_t rows, std::vector<uint64_t>& lengths,
                    std::string& bytes) {
-  Result<size_t> at = decodeBlobLengths(column, rows, lengths);
-  if (!at) return at.error();
-  ByteSpan blobs = column.subspan(*at);
+  INCISE_ASSIGN_OR_RETURN(size_t at, decodeBlobLengths(column, rows, lengths));
+  ByteSpan blobs = column.subspan(at);
   bytes.assign(reinterpret_cast<const char*>(blobs.data()), blobs.size());
   return Status::ok();
 }

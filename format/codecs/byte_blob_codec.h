@@ -32,8 +32,8 @@
 #include <string_view>
 #include <vector>
 
+#include "base/status.h"
 #include "format/codecs/codec.h"
-#include "format/status.h"
 
 namespace incise::format::codecs {
 

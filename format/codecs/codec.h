@@ -28,8 +28,8 @@
 #include <string_view>
 #include <vector>
 
+#include "base/status.h"
 #include "format/event_kinds.h"
-#include "format/status.h"
 
 namespace incise::format::codecs {
 

@@ -12,7 +12,7 @@
 #include <span>
 #include <string>
 
-#include "format/status.h"
+#include "base/status.h"
 
 namespace incise::format::codecs {
 

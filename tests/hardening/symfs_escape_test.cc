@@ -16,6 +16,7 @@
 
 #include "analyzer/symbolize/debug_file_finder.h"
 #include "analyzer/symbolize/symbolizer.h"
+#include "base/hex.h"
 #include "objfile/elf_reader.h"
 
 namespace incise::analyzer {
@@ -130,7 +131,7 @@ class SymlinkedSysroot : public ::testing::Test {
     Result<std::string> build_id = objfile::readBuildId(kPlantedElf);
     ASSERT_TRUE(build_id) << build_id.error().message();
     build_id_ = *build_id;
-    const std::string hex = objfile::buildIdHex(build_id_);
+    const std::string hex = hexBytes(build_id_);
     const fs::path by_id = root_ / "debug/.build-id" / hex.substr(0, 2);
     fs::create_directories(by_id);
     fs::create_symlink(root_ / "outside/secret.so", by_id / (hex.substr(2) + ".debug"));
@@ -148,19 +149,17 @@ TEST_F(SymlinkedSysroot, OpenBeneathRefusesLinksOutWithEitherMethod) {
     for (const char* out : {"/lib/absolute-out.so", "/lib/relative-out.so", "/linked-dir/secret.so",
                             "/lib/magic-out.so"}) {
       DebugFileFinder::BeneathFile file = DebugFileFinder::openBeneath(sysroot, out, method);
-      EXPECT_EQ(file.fd, -1) << out << " was opened";
+      EXPECT_FALSE(file.fd) << out << " was opened";
       EXPECT_TRUE(file.escaped) << out;
-      if (file.fd >= 0) close(file.fd);
     }
     for (const char* in : {"/lib/inside.so", "/lib/inside-link.so", "/lib/inside-dotdot.so"}) {
       DebugFileFinder::BeneathFile file = DebugFileFinder::openBeneath(sysroot, in, method);
-      EXPECT_GE(file.fd, 0) << in << " was not opened";
+      EXPECT_TRUE(file.fd) << in << " was not opened";
       EXPECT_FALSE(file.escaped) << in;
-      if (file.fd >= 0) close(file.fd);
     }
     DebugFileFinder::BeneathFile absent =
         DebugFileFinder::openBeneath(sysroot, "/lib/absent.so", method);
-    EXPECT_EQ(absent.fd, -1);
+    EXPECT_FALSE(absent.fd);
     EXPECT_FALSE(absent.escaped);
   }
 }

@@ -9,6 +9,7 @@
 #include <map>
 #include <string>
 
+#include "base/hex.h"
 #include "objfile/elf_reader.h"
 #include "tests/recorder/recorder_test_support.h"
 #include "tests/workloads/workload_run.h"
@@ -24,7 +25,7 @@ std::string libcDebugFile() {
        {"/lib/x86_64-linux-gnu/libc.so.6", "/usr/lib/x86_64-linux-gnu/libc.so.6"}) {
     Result<std::string> id = objfile::readBuildId(libc);
     if (!id) continue;
-    const std::string hex = objfile::buildIdHex(*id);
+    const std::string hex = hexBytes(*id);
     const std::string path =
         "/usr/lib/debug/.build-id/" + hex.substr(0, 2) + "/" + hex.substr(2) + ".debug";
     if (std::filesystem::exists(path)) return path;

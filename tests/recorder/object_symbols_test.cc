@@ -3,6 +3,7 @@
 // or .gnu_debuglink inside the process's root, when the object is
 // stripped), and the hit subset with FDE ranges for hits nothing names.
 #include "recorder/object_symbols.h"
+#include "base/hex.h"
 
 #include <gtest/gtest.h>
 
@@ -59,7 +60,7 @@ struct StrippedLibrary {
   void installByBuildId() const {
     Result<std::string> id = objfile::readBuildId(debug);
     ASSERT_TRUE(id) << id.error().message();
-    const std::string hex = objfile::buildIdHex(*id);
+    const std::string hex = hexBytes(*id);
     const std::string path =
         root + "/usr/lib/debug/.build-id/" + hex.substr(0, 2) + "/" + hex.substr(2) + ".debug";
     std::filesystem::create_directories(std::filesystem::path(path).parent_path());

@@ -1,5 +1,6 @@
 // Selectors find the right traces in an archive built with known traces.
 #include "analyzer/archive/archive_selector.h"
+#include "base/hex.h"
 
 #include <gtest/gtest.h>
 

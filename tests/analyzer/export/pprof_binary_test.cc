@@ -12,6 +12,7 @@
 
 #include "analyzer/export/gzip.h"
 #include "analyzer/export/profile.pb.h"
+#include "base/hex.h"
 #include "format/writer.h"
 #include "objfile/elf_reader.h"
 #include "tests/analyzer/export/export_test_files.h"
@@ -66,7 +67,7 @@ class PprofOfARealBinary : public ::testing::Test {
     // the trace holds what a stripped copy embeds.
     Result<std::string> build_id = objfile::readBuildId(binary_);
     ASSERT_TRUE(build_id);
-    const std::string hex = objfile::buildIdHex(*build_id);
+    const std::string hex = hexBytes(*build_id);
     const std::string debug_file =
         dir_.file("debug/.build-id/" + hex.substr(0, 2) + "/" + hex.substr(2) + ".debug");
     std::filesystem::create_directories(std::filesystem::path(debug_file).parent_path());

@@ -16,6 +16,7 @@
 #include "analyzer/diff/trace_facts.h"
 #include "analyzer/export/gzip.h"
 #include "analyzer/export/profile.pb.h"
+#include "base/hex.h"
 #include "tests/analyzer/export/export_test_files.h"
 #include "tests/analyzer/reports/trace_builder.h"
 

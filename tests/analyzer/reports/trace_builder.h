@@ -26,9 +26,9 @@
 #include <string>
 #include <vector>
 
+#include "base/status.h"
 #include "format/event_kinds.h"
 #include "format/metadata.h"
-#include "format/status.h"
 #include "format/writer.h"
 
 namespace incise::analyzer::testing {

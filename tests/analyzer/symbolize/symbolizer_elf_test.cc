@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "analyzer/symbolize/symbolizer.h"
+#include "base/hex.h"
 #include "objfile/elf_reader.h"
 #include "objfile/fde_ranges.h"
 #include "objfile/unwind_tables.h"
@@ -145,7 +146,7 @@ TEST(SymbolizerElf, StrippedBinaryWithDebugFileByBuildId) {
   ASSERT_NE(hidden, 0u) << "nm should list the static function before stripping";
   Result<std::string> build_id = objfile::readBuildId(pie);
   ASSERT_TRUE(build_id) << build_id.error().message();
-  const std::string hex = objfile::buildIdHex(*build_id);
+  const std::string hex = hexBytes(*build_id);
   const std::string debug_dir = dir.file("debug");
   const std::string debug_file =
       debug_dir + "/.build-id/" + hex.substr(0, 2) + "/" + hex.substr(2) + ".debug";
@@ -212,7 +213,7 @@ TEST(SymbolizerElf, DebugLinkNextToTheBinaryUnderSymfs) {
 std::string debugDirWith(const TempDir& dir, const std::string& debug_file) {
   Result<std::string> build_id = objfile::readBuildId(debug_file);
   EXPECT_TRUE(build_id) << build_id.error().message();
-  const std::string hex = build_id ? objfile::buildIdHex(*build_id) : "00";
+  const std::string hex = build_id ? hexBytes(*build_id) : "00";
   const std::string debug_dir = dir.file("debug");
   copyInto(debug_file,
            debug_dir + "/.build-id/" + hex.substr(0, 2) + "/" + hex.substr(2) + ".debug");

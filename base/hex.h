@@ -1,0 +1,25 @@
+// Hexadecimal text for bytes and numbers, one spelling everywhere: build ids
+// ("a1b2c3..."), addresses in /proc/PID/maps ("7f3a2c000000").
+//
+//   hexBytes(std::string("\x1f\xa0", 2)) == "1fa0"
+//   bytesFromHex("1fa0")                  -> "\x1f\xa0" (an Error on odd length or a non-digit)
+//   parseHex("7f3a2c000000")              -> 0x7f3a2c000000 (also "0x7f3a2c000000")
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "base/status.h"
+
+namespace incise {
+
+// Lower-case, two digits a byte.
+std::string hexBytes(std::string_view raw);
+Result<std::string> bytesFromHex(std::string_view hex);
+// The whole text as a hex number, with an optional 0x prefix; nullopt on
+// anything else (empty, stray characters, overflow).
+std::optional<uint64_t> parseHex(std::string_view text);
+
+}  // namespace incise
