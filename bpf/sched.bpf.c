@@ -36,6 +36,7 @@
 #include "bpf/lock_calls.bpf.h"
 #include "bpf/stack.bpf.h"
 #include "bpf/target_filter.bpf.h"
+#include "bpf/wait_stack.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -77,8 +78,15 @@ static __always_inline void capture_switch_stack(void* ctx, struct event_stack* 
                                      (prev_state & TASK_UNINTERRUPTIBLE_STATE) != 0);
   /* One user walk after either, so the verifier checks one inlined copy. */
   __u32 kernel_count = kernel_stack ? walk_kernel_stack(ctx, stack->frames) : 0;
-  stack->user_count = walk_user_stack(ctx, &stack->frames[kernel_count]);
+  stack->user_count = walk_wait_stack(ctx, &stack->frames[kernel_count], SLOT_SWITCH);
   stack->kernel_count = kernel_count;
+  stack->reserved = 0;
+}
+
+/* A waker's user stack (its kernel part is the wake-up path). */
+static __always_inline void capture_waker_stack(void* ctx, struct event_stack* stack) {
+  stack->user_count = walk_wait_stack(ctx, stack->frames, SLOT_WAKEUP);
+  stack->kernel_count = 0;
   stack->reserved = 0;
 }
 
@@ -182,7 +190,7 @@ static __always_inline int on_wakeup(void* ctx, struct task_struct* wakee, bool 
   else if (sched_stacks == SCHED_STACKS_ALL)
     capture_stacks(ctx, &e->stack);
   else
-    capture_user_stack(ctx, &e->stack);
+    capture_waker_stack(ctx, &e->stack);
   submit_event(e, event_size_with_stack(__builtin_offsetof(struct wakeup_event, stack), &e->stack),
                LOST_SCHED);
   return 0;
