@@ -110,6 +110,7 @@ class SchedSource final : public Source {
     skel_->rodata->sched_stacks = schedStackMode(config);
     skel_->rodata->emit_sched_rows = emit_sched_;
     skel_->rodata->futex_waits = futex_waits_;
+    if (short_blocks_) skel_->rodata->min_block_ns = config.sched_min_block_ns;
     skel_->rodata->lock_calls_probed =
         config.lock_mode == LockMode::kAll || !config.lock_probes.empty();
     if (Status s = prepareSkeleton(skel_.get(), filter, ringBytesFor(config, emit_sched_ ? 4 : 1));

@@ -104,6 +104,26 @@ TEST(SchedStacks, BlocksAtOnePlaceReuseTheFirstWalk) {
   EXPECT_GE(noteNumber(trace, "user stacks reused"), 10u);
 }
 
+// A wake-up that ends a block already longer than --sched-min-block keeps
+// its waker's stack (the pipe's writer thread, in write()).
+TEST(SchedMinBlock, TheWakeUpOfALongBlockKeepsItsWakersStack) {
+  INCISE_REQUIRE_RECORDING();
+  Recording run = record({"-F", "19", "--locks", "off", "--sched-min-block", "20000"},
+                         {kSleeper, "--count", "5", "--interval-ms", "1", "--pipe-ms", "100"});
+  RemoveOnExit cleanup{run.trace_path};
+  ASSERT_EQ(run.exit_code, 0) << run.recorder_stderr;
+  TraceView trace(run.trace_path);
+  ASSERT_TRUE(trace.ok()) << trace.error();
+  uint64_t wakeups = 0, with_stack = 0;
+  for (const format::Wakeup& w : trace.rows<format::Wakeup>()) {
+    if (w.wakee_tid != run.value("tid") || w.waker_tid != run.value("writer_tid")) continue;
+    ++wakeups;
+    with_stack += w.stack_id != 0;
+  }
+  EXPECT_GE(wakeups, 1u);
+  EXPECT_EQ(with_stack, wakeups);
+}
+
 // The off-CPU intervals the recorder's note says it did not write.
 uint64_t shortBlocksNoted(TraceView& trace) {
   const std::string kPrefix = "scheduler: ";
