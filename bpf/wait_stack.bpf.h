@@ -107,27 +107,30 @@ static __always_inline bool wait_stack_still_there(const struct wait_stack_frame
   return true;
 }
 
+struct wait_stack_search {
+  struct wait_stack_scratch* s;
+  __u32 want; /* callers to look for */
+  __u32 found;
+};
+
+/* One word of the window, for bpf_loop (the verifier checks one step
+ * instead of every word of an inlined search): is it the next caller? */
+static long wait_stack_search_step(__u64 index, void* context) {
+  struct wait_stack_search* c = context;
+  __u32 i = c->found;
+  if (i >= c->want || i >= WAIT_STACK_CHECKED_FRAMES || index >= WAIT_STACK_WINDOW_WORDS) return 1;
+  if (c->s->window[index] != c->s->value.frames[i + 1]) return 0;
+  c->s->value.at[i] = (__u8)index;
+  c->found = i + 1;
+  return 0;
+}
+
 /* Finds frames[1..] of a fresh walk in the window, in order, up to
  * WAIT_STACK_CHECKED_FRAMES of them; returns how many. */
 static __always_inline __u32 wait_stack_find_callers(struct wait_stack_scratch* s, __u32 count) {
-  __u32 found = 0;
-  __u32 from = 0;
-  for (__u32 i = 0; i < WAIT_STACK_CHECKED_FRAMES; ++i) {
-    if (i + 1 >= count) break;
-    __u64 frame = s->value.frames[i + 1];
-    __u32 at = WAIT_STACK_WINDOW_WORDS;
-    for (__u32 j = 0; j < WAIT_STACK_WINDOW_WORDS; ++j) {
-      if (j >= from && s->window[j] == frame) {
-        at = j;
-        break;
-      }
-    }
-    if (at >= WAIT_STACK_WINDOW_WORDS) break;
-    s->value.at[i] = (__u8)at;
-    found = i + 1;
-    from = at + 1;
-  }
-  return found;
+  struct wait_stack_search c = {.s = s, .want = count - 1, .found = 0};
+  bpf_loop(WAIT_STACK_WINDOW_WORDS, wait_stack_search_step, &c, 0);
+  return c.found;
 }
 
 /* Walks or reuses (see above) the current task's user stack into `frames`
