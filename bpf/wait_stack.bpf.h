@@ -22,10 +22,10 @@
  * walked again soon.
  *
  * Not kept: frame-pointer walks (-g fp, or a process whose tables are not
- * loaded yet; they are cheap), a walk whose first caller is not in the top
- * words, a thread with uprobes in progress (pending uretprobes change the
- * frames), and registers saved outside a syscall (an interrupted user
- * thread: its ip changes every time).
+ * loaded yet; they are cheap), a walk that did not reach the outermost
+ * frame (_start, clone3), a walk whose first caller is not in the top words, a thread with uprobes
+ * in progress (pending uretprobes change the frames), and registers saved outside a syscall (an
+ * interrupted user thread: its ip changes every time).
  */
 #ifndef INCISE_BPF_WAIT_STACK_BPF_H
 #define INCISE_BPF_WAIT_STACK_BPF_H
@@ -172,6 +172,14 @@ static __always_inline __u32 walk_wait_stack(void* ctx, __u64* frames, __u32 slo
       }
     }
   }
+  /* Only a walk that reached the outermost frame is kept: one that ended
+   * early (a caller without CFI yet, a zero return address) would be
+   * repeated for every block at that place. The unwinder counts how its
+   * walks end per CPU, and nothing else runs on this CPU meanwhile (this
+   * program runs with interrupts off). */
+  __u32 outermost = UNWIND_END_OUTERMOST;
+  __u64* whole_walks = s ? bpf_map_lookup_elem(&unwind_stats, &outermost) : NULL;
+  __u64 whole_before = whole_walks ? *whole_walks : 0;
   /* CFI walks start in the probed code: the uprobe page has no tables. */
   int count = unwind_user_stack(regs, ip, frames, pending.trampoline, (__u64)pending.next);
   if (count < 0) {
@@ -180,7 +188,7 @@ static __always_inline __u32 walk_wait_stack(void* ctx, __u64* frames, __u32 slo
   }
   if (count > MAX_STACK_DEPTH) count = MAX_STACK_DEPTH;
   bool kept = false;
-  if (s && count > 1 &&
+  if (s && count > 1 && whole_walks && *whole_walks != whole_before &&
       bpf_probe_read_kernel(s->value.frames, count * sizeof(__u64), frames) == 0) {
     s->value.checked = wait_stack_find_callers(s, (__u32)count);
     if (s->value.checked > 0) {
