@@ -16,6 +16,10 @@
 // fork/exec/exit/rename feed the process tracker, and fork adds
 // children of target processes to `targets` so `-- CMD` follows the tree.
 //
+// Switch-out and waker user stacks are walked once per place and reused
+// (bpf/wait_stack.bpf.h); with --sched-min-block a waker's stack is walked
+// only where a written row can keep it (waker_stack_needed).
+//
 // With --no-sched and a lock mode, only what the futex waits need is sent:
 // the blocking switch of a wait, the wake-up of a thread in one and its next
 // switch-in (`futex_waiters` says which threads are waiting). The recorder
