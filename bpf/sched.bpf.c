@@ -16,6 +16,10 @@
 // fork/exec/exit/rename feed the process tracker, and fork adds
 // children of target processes to `targets` so `-- CMD` follows the tree.
 //
+// Switch-out and waker user stacks are walked once per place and reused
+// (bpf/wait_stack.bpf.h); with --sched-min-block a waker's stack is walked
+// only where a written row can keep it (waker_stack_needed).
+//
 // With --no-sched and a lock mode, only what the futex waits need is sent:
 // the blocking switch of a wait, the wake-up of a thread in one and its next
 // switch-in (`futex_waiters` says which threads are waiting). The recorder
@@ -36,6 +40,7 @@
 #include "bpf/lock_calls.bpf.h"
 #include "bpf/stack.bpf.h"
 #include "bpf/target_filter.bpf.h"
+#include "bpf/wait_stack.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -47,6 +52,22 @@ const volatile bool emit_sched_rows = true;
 const volatile bool futex_waits = false;
 /* Lock calls are probed (--locks all, --lock-probe): look waits up in pending_calls. */
 const volatile bool lock_calls_probed = false;
+
+/* --sched-min-block (0: every block is written whole). The recorder drops
+ * the rows of shorter blocks; wake-ups whose rows it would always drop are
+ * not sent, and a waker's stack is walked only where a written row can
+ * carry it (on_wakeup). */
+const volatile __u64 min_block_ns = 0;
+
+/* When each target thread last blocked (bpf_ktime_get_ns), kept with
+ * min_block_ns set: a wake-up ends a block that is already long, or one
+ * that may still be short. */
+struct {
+  __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(max_entries, MAX_THREADS);
+  __type(key, __u32);
+  __type(value, __u64);
+} blocked_since SEC(".maps");
 
 /* Threads in a futex wait, kept only when switch rows are not all sent. */
 struct {
@@ -77,8 +98,15 @@ static __always_inline void capture_switch_stack(void* ctx, struct event_stack* 
                                      (prev_state & TASK_UNINTERRUPTIBLE_STATE) != 0);
   /* One user walk after either, so the verifier checks one inlined copy. */
   __u32 kernel_count = kernel_stack ? walk_kernel_stack(ctx, stack->frames) : 0;
-  stack->user_count = walk_user_stack(ctx, &stack->frames[kernel_count]);
+  stack->user_count = walk_wait_stack(ctx, &stack->frames[kernel_count], SLOT_SWITCH);
   stack->kernel_count = kernel_count;
+  stack->reserved = 0;
+}
+
+/* A waker's user stack (its kernel part is the wake-up path). */
+static __always_inline void capture_waker_stack(void* ctx, struct event_stack* stack) {
+  stack->user_count = walk_wait_stack(ctx, stack->frames, SLOT_WAKEUP);
+  stack->kernel_count = 0;
   stack->reserved = 0;
 }
 
@@ -133,6 +161,8 @@ static __always_inline int on_switch(void* ctx, bool preempt, struct task_struct
     capture_switch_stack(ctx, stack, preempted, in_futex_wait ? 0 : prev_state);
   else
     clear_stack(stack);
+  if (min_block_ns != 0 && emit_sched_rows && prev_is_target && !preempted)
+    bpf_map_update_elem(&blocked_since, &prev_tid, &e->header.time, BPF_ANY);
   __u64 stack_offset = in_futex_wait ? __builtin_offsetof(struct futex_switch_event, stack)
                                      : __builtin_offsetof(struct sched_switch_event, stack);
   submit_event(e, event_size_with_stack(stack_offset, stack), LOST_SCHED);
@@ -152,11 +182,28 @@ static __always_inline __u32 waker_flags(void) {
   return flags;
 }
 
+/* Whether a written row could carry this wake-up's waker stack. With
+ * short blocks dropped, a wake-up row is written only with the long block
+ * it ends, so the stack is walked when the wakee has been blocked at least
+ * min_block_ns already, or when it ends a lock or join wait (futex wait
+ * rows keep their waker's stack whatever their length). A block that is
+ * short when woken and long only from waiting for a cpu keeps its wake-up
+ * row without the waker's stack. */
+static __always_inline bool waker_stack_needed(__u32 wakee_tid, __u32 flags, __u64 now) {
+  if (min_block_ns == 0 || !emit_sched_rows) return true;
+  if (flags & (WAKER_IN_FUTEX_WAKE | WAKER_EXITING)) return true;
+  __u64* since = bpf_map_lookup_elem(&blocked_since, &wakee_tid);
+  return !since || now - *since >= min_block_ns;
+}
+
 static __always_inline int on_wakeup(void* ctx, struct task_struct* wakee, bool is_new) {
   __u32 waker_tgid = bpf_get_current_pid_tgid() >> 32;
   bool waker_is_target = is_target(waker_tgid);
   bool wakee_is_target = is_target_task(wakee);
   if (!waker_is_target && !wakee_is_target) return 0;
+  /* With short blocks dropped, the recorder writes a wake-up only with a
+   * target's block, and futex wait rows are only about targets' waits. */
+  if (min_block_ns != 0 && emit_sched_rows && !wakee_is_target) return 0;
   if (!emit_sched_rows) {
     __u32 wakee_tid = BPF_CORE_READ(wakee, pid);
     if (!futex_waits || !bpf_map_lookup_elem(&futex_waiters, &wakee_tid)) return 0;
@@ -169,7 +216,8 @@ static __always_inline int on_wakeup(void* ctx, struct task_struct* wakee, bool 
   e->wakee_tid = BPF_CORE_READ(wakee, pid);
   e->target_cpu = BPF_CORE_READ(wakee, wake_cpu);
   e->is_new_task = is_new;
-  e->waker_flags = futex_waits ? waker_flags() : 0;
+  __u32 flags = waker_flags();
+  e->waker_flags = futex_waits ? flags : 0;
   e->target_flags = wakee_is_target ? WAKEE_TARGET : 0;
   // The waker's kernel part is the wake-up path (futex_wake, try_to_wake_up);
   // its user part says which code released the waiter. A waker outside the
@@ -177,12 +225,13 @@ static __always_inline int on_wakeup(void* ctx, struct task_struct* wakee, bool 
   // or I/O interrupt runs in whatever task it interrupted), and its stack
   // would cost a user-stack walk plus the recorder reading that
   // process's maps and symbol tables.
-  if (sched_stacks == SCHED_STACKS_OFF || waker_tgid == 0 || !waker_is_target)
+  if (sched_stacks == SCHED_STACKS_OFF || waker_tgid == 0 || !waker_is_target ||
+      !waker_stack_needed(e->wakee_tid, flags, e->header.time))
     clear_stack(&e->stack);
   else if (sched_stacks == SCHED_STACKS_ALL)
     capture_stacks(ctx, &e->stack);
   else
-    capture_user_stack(ctx, &e->stack);
+    capture_waker_stack(ctx, &e->stack);
   submit_event(e, event_size_with_stack(__builtin_offsetof(struct wakeup_event, stack), &e->stack),
                LOST_SCHED);
   return 0;
@@ -240,6 +289,7 @@ static __always_inline int on_exit(struct task_struct* task) {
   e.header.tid = BPF_CORE_READ(task, pid);
   e.kind = PROCESS_EXIT;
   if (!emit_sched_rows) bpf_map_delete_elem(&futex_waiters, &e.header.tid);
+  if (min_block_ns != 0 && emit_sched_rows) bpf_map_delete_elem(&blocked_since, &e.header.tid);
   // signal->live reached 0 before this tracepoint when the last thread exits.
   e.is_process_exit = BPF_CORE_READ(task, signal, live.counter) == 0;
   if (e.is_process_exit) e.peer_pid = exit_status(BPF_CORE_READ(task, exit_code));

@@ -1,6 +1,8 @@
 // Scheduler and process-life source: see sched_source.h.
 #include "recorder/sched_source.h"
 
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -12,6 +14,7 @@
 #include <variant>
 
 #include "bpf/futex_wait.h"
+#include "bpf/wait_stack.h"
 #include "recorder/drop_counter.h"
 #include "recorder/event_sink.h"
 #include "recorder/futex_wait_rows.h"
@@ -107,6 +110,7 @@ class SchedSource final : public Source {
     skel_->rodata->sched_stacks = schedStackMode(config);
     skel_->rodata->emit_sched_rows = emit_sched_;
     skel_->rodata->futex_waits = futex_waits_;
+    if (short_blocks_) skel_->rodata->min_block_ns = config.sched_min_block_ns;
     skel_->rodata->lock_calls_probed =
         config.lock_mode == LockMode::kAll || !config.lock_probes.empty();
     if (Status s = prepareSkeleton(skel_.get(), filter, ringBytesFor(config, emit_sched_ ? 4 : 1));
@@ -143,6 +147,7 @@ class SchedSource final : public Source {
       writeReady();
       sink.addNote(shortBlocksNote());
     }
+    if (emit_sched_ && config_stacks_ != SchedStacks::kOff) sink.addNote(waitStacksNote());
   }
 
  private:
@@ -186,6 +191,28 @@ class SchedSource final : public Source {
                   static_cast<unsigned long long>(c.summaries),
                   static_cast<unsigned long long>(c.summary_full_flushes),
                   static_cast<unsigned long long>(c.short_preemptions_kept));
+    return text;
+  }
+
+  // How the switch-out and waker user stacks were had (bpf/wait_stack.bpf.h).
+  std::string waitStacksNote() const {
+    uint64_t total[WAIT_STACK_COUNTS] = {};
+    int cpus = libbpf_num_possible_cpus();
+    if (cpus > 0) {
+      std::vector<uint64_t> per_cpu(static_cast<size_t>(cpus));
+      int fd = bpf_map__fd(skel_->maps.wait_stack_counts);
+      for (uint32_t slot = 0; slot < WAIT_STACK_COUNTS; ++slot) {
+        if (bpf_map_lookup_elem(fd, &slot, per_cpu.data()) != 0) continue;
+        for (uint64_t n : per_cpu) total[slot] += n;
+      }
+    }
+    char text[320];
+    std::snprintf(text, sizeof text,
+                  "scheduler: %llu user stacks reused from an earlier walk at the same place, "
+                  "%llu walked and kept, %llu walked by frame pointers or not kept",
+                  static_cast<unsigned long long>(total[WAIT_STACK_REUSED]),
+                  static_cast<unsigned long long>(total[WAIT_STACK_WALKED]),
+                  static_cast<unsigned long long>(total[WAIT_STACK_NOT_KEPT]));
     return text;
   }
 

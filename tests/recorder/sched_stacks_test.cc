@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <map>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -67,6 +68,62 @@ TEST(SchedStacks, AllWalksTheKernelStackOfEveryBlockToo) {
   ASSERT_GE(blocked.blocks, 10u);
   EXPECT_EQ(blocked.with_kernel, blocked.blocks);
   EXPECT_EQ(blocked.with_user, blocked.blocks);
+}
+
+// The first number of the recorder's note that contains `words`.
+uint64_t noteNumber(TraceView& trace, const std::string& words) {
+  const std::string kPrefix = "scheduler: ";
+  for (const std::string& note : trace.reader().metadata().notes)
+    if (note.rfind(kPrefix, 0) == 0 && note.find(words) != std::string::npos)
+      return std::strtoull(note.c_str() + kPrefix.size(), nullptr, 10);
+  return 0;
+}
+
+// A thread that blocks at one place again and again: the first block's user
+// stack is walked, the later ones reuse its frames, and all of them are the
+// same stack (interned frames: equal ids are equal frames). The blocks
+// before the process's unwind tables are in are frame-pointer walks, and
+// some early walks lose the frames between clock_nanosleep and main; those
+// are never reused, and how many there are depends on the box's load,
+// hence the low bounds.
+TEST(SchedStacks, BlocksAtOnePlaceReuseTheFirstWalk) {
+  INCISE_REQUIRE_RECORDING();
+  Recording run = record({"-F", "19", "--locks", "off", "--sched-min-block", "0"},
+                         {kSleeper, "--count", "100", "--interval-ms", "2", "--pipe-ms", "0"});
+  RemoveOnExit cleanup{run.trace_path};
+  ASSERT_EQ(run.exit_code, 0) << run.recorder_stderr;
+  ASSERT_EQ(run.value("nanosleep_calls"), 100u);
+  TraceView trace(run.trace_path);
+  ASSERT_TRUE(trace.ok()) << trace.error();
+  std::map<uint64_t, uint64_t> sleeps_by_stack;
+  for (const format::SchedSwitch& s : trace.rows<format::SchedSwitch>()) {
+    if (s.prev_tid != run.value("tid") || s.prev_state == 0 || s.stack_id == 0) continue;
+    if (trace.stackHasFunction(run.value("pid"), s.stack_id, "sleep_in_nanosleep"))
+      ++sleeps_by_stack[s.stack_id];
+  }
+  ASSERT_EQ(sleeps_by_stack.size(), 1u);
+  EXPECT_GE(sleeps_by_stack.begin()->second, 50u);
+  EXPECT_GE(noteNumber(trace, "user stacks reused"), 10u);
+}
+
+// A wake-up that ends a block already longer than --sched-min-block keeps
+// its waker's stack (the pipe's writer thread, in write()).
+TEST(SchedMinBlock, TheWakeUpOfALongBlockKeepsItsWakersStack) {
+  INCISE_REQUIRE_RECORDING();
+  Recording run = record({"-F", "19", "--locks", "off", "--sched-min-block", "20000"},
+                         {kSleeper, "--count", "5", "--interval-ms", "1", "--pipe-ms", "100"});
+  RemoveOnExit cleanup{run.trace_path};
+  ASSERT_EQ(run.exit_code, 0) << run.recorder_stderr;
+  TraceView trace(run.trace_path);
+  ASSERT_TRUE(trace.ok()) << trace.error();
+  uint64_t wakeups = 0, with_stack = 0;
+  for (const format::Wakeup& w : trace.rows<format::Wakeup>()) {
+    if (w.wakee_tid != run.value("tid") || w.waker_tid != run.value("writer_tid")) continue;
+    ++wakeups;
+    with_stack += w.stack_id != 0;
+  }
+  EXPECT_GE(wakeups, 1u);
+  EXPECT_EQ(with_stack, wakeups);
 }
 
 // The off-CPU intervals the recorder's note says it did not write.

@@ -1,0 +1,205 @@
+/* User stacks of the places threads block and wake others, walked once and
+ * then reused: the scheduler program's (bpf/sched.bpf.c) switch-out and
+ * waker stacks.
+ *
+ *   __u32 count = walk_wait_stack(ctx, &stack->frames[kernel_count], SLOT_SWITCH);
+ *
+ * A server blocks at a handful of places (an event loop's epoll_wait, a
+ * backend's recv or semaphore), thousands of times a second, and in code
+ * without frame pointers each of those CFI walks costs about half a
+ * microsecond a frame, in the blocking thread's own context. So the frames
+ * of a CFI walk are kept per thread, keyed by where the walk starts: the
+ * syscall the thread is in and its saved user ip, sp and bp. The next walk
+ * from the same key copies those frames instead of walking, if the return
+ * addresses the first walk found in the top words of the stack
+ * (WAIT_STACK_WINDOW_WORDS of them; the first few callers' frames, up to
+ * WAIT_STACK_CHECKED_FRAMES) are still there, at the same places.
+ *
+ * What a reused stack can get wrong: callers above the checked ones, when
+ * the thread blocks in the same function at the same stack depth through
+ * another path. An entry lives at most WAIT_STACK_MEMO_LIFETIME_NS, so a
+ * walk that ended early (a library whose tables were not loaded yet) is
+ * walked again soon.
+ *
+ * Not kept: frame-pointer walks (-g fp, or a process whose tables are not
+ * loaded yet; they are cheap), a walk that did not reach the outermost
+ * frame (_start, clone3), a walk whose first caller is not in the top words, a thread with uprobes
+ * in progress (pending uretprobes change the frames), and registers saved outside a syscall (an
+ * interrupted user thread: its ip changes every time).
+ */
+#ifndef INCISE_BPF_WAIT_STACK_BPF_H
+#define INCISE_BPF_WAIT_STACK_BPF_H
+
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+
+#include "bpf/events.h"
+#include "bpf/stack.bpf.h"
+#include "bpf/wait_stack.h"
+
+#define WAIT_STACK_MEMO_ENTRIES 8192
+#define WAIT_STACK_WINDOW_WORDS 32 /* a power of two: offsets into it are masked */
+#define WAIT_STACK_CHECKED_FRAMES 3
+#define WAIT_STACK_MEMO_LIFETIME_NS 1000000000ull
+/* The slots of concurrent callers (a wake-up can run in an interrupt). */
+#define WAIT_STACK_MEMO_SLOTS 2
+/* Above this, orig_ax is no syscall number (an interrupt's ~vector, or -1). */
+#define WAIT_STACK_MAX_SYSCALL 1024
+
+struct wait_stack_key {
+  __u32 tgid;
+  __u32 tid;
+  __u64 syscall;
+  __u64 ip;
+  __u64 sp;
+  __u64 bp;
+};
+
+struct wait_stack_frames {
+  __u64 walked; /* bpf_ktime_get_ns of the walk */
+  __u32 count;
+  __u32 checked;                          /* frames[1..checked] are in the window */
+  __u8 at[WAIT_STACK_CHECKED_FRAMES + 1]; /* their word offsets in it */
+  __u32 reserved;
+  __u64 frames[MAX_STACK_DEPTH];
+};
+
+struct wait_stack_scratch {
+  struct wait_stack_key key;
+  struct wait_stack_frames value;
+  __u64 window[WAIT_STACK_WINDOW_WORDS]; /* the words at the top of the user stack */
+};
+
+struct {
+  __uint(type, BPF_MAP_TYPE_LRU_HASH);
+  __uint(max_entries, WAIT_STACK_MEMO_ENTRIES);
+  __type(key, struct wait_stack_key);
+  __type(value, struct wait_stack_frames);
+} wait_stacks SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+  __uint(max_entries, WAIT_STACK_MEMO_SLOTS);
+  __type(key, __u32);
+  __type(value, struct wait_stack_scratch);
+} wait_stack_scratch SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+  __uint(max_entries, WAIT_STACK_COUNTS);
+  __type(key, __u32);
+  __type(value, __u64);
+} wait_stack_counts SEC(".maps");
+
+static __always_inline void wait_stack_count(__u32 slot) {
+  __u64* count = bpf_map_lookup_elem(&wait_stack_counts, &slot);
+  if (count) *count += 1;
+}
+
+/* Whether the callers an earlier walk found in the window are still there. */
+static __always_inline bool wait_stack_still_there(const struct wait_stack_frames* known,
+                                                   const __u64* window) {
+  if (known->checked == 0) return false;
+  for (__u32 i = 0; i < WAIT_STACK_CHECKED_FRAMES; ++i) {
+    if (i >= known->checked) break;
+    if (window[known->at[i] & (WAIT_STACK_WINDOW_WORDS - 1)] != known->frames[i + 1]) return false;
+  }
+  return true;
+}
+
+struct wait_stack_search {
+  struct wait_stack_scratch* s;
+  __u32 want; /* callers to look for */
+  __u32 found;
+};
+
+/* One word of the window, for bpf_loop (the verifier checks one step
+ * instead of every word of an inlined search): is it the next caller? */
+static long wait_stack_search_step(__u64 index, void* context) {
+  struct wait_stack_search* c = context;
+  __u32 i = c->found;
+  if (i >= c->want || i >= WAIT_STACK_CHECKED_FRAMES || index >= WAIT_STACK_WINDOW_WORDS) return 1;
+  if (c->s->window[index] != c->s->value.frames[i + 1]) return 0;
+  c->s->value.at[i] = (__u8)index;
+  c->found = i + 1;
+  return 0;
+}
+
+/* Finds frames[1..] of a fresh walk in the window, in order, up to
+ * WAIT_STACK_CHECKED_FRAMES of them; returns how many. */
+static __always_inline __u32 wait_stack_find_callers(struct wait_stack_scratch* s, __u32 count) {
+  struct wait_stack_search c = {.s = s, .want = count - 1, .found = 0};
+  bpf_loop(WAIT_STACK_WINDOW_WORDS, wait_stack_search_step, &c, 0);
+  return c.found;
+}
+
+/* Walks or reuses (see above) the current task's user stack into `frames`
+ * (room for MAX_STACK_DEPTH), leaf first; returns how many. The same frames
+ * as walk_user_stack (bpf/stack.bpf.h) unless reused wrongly as above. */
+static __always_inline __u32 walk_wait_stack(void* ctx, __u64* frames, __u32 slot) {
+  struct pt_regs* regs = NULL;
+  __u64 ip;
+  struct pending_returns pending;
+  bool at_probed_entry;
+  int how = user_walk_setup(&regs, &ip, &pending, &at_probed_entry);
+  if (how == USER_WALK_KERNEL) return kernel_walk_user_stack(ctx, frames);
+  if (how == USER_WALK_NONE || !regs) return 0;
+  struct wait_stack_scratch* s = NULL;
+  __u64 now = 0;
+  if (!pending.next && !at_probed_entry && regs->orig_ax < WAIT_STACK_MAX_SYSCALL)
+    s = bpf_map_lookup_elem(&wait_stack_scratch, &slot);
+  if (s) {
+    __u64 pid_tgid = bpf_get_current_pid_tgid();
+    s->key.tgid = pid_tgid >> 32;
+    s->key.tid = (__u32)pid_tgid;
+    s->key.syscall = regs->orig_ax;
+    s->key.ip = ip;
+    s->key.sp = regs->sp;
+    s->key.bp = regs->bp;
+    /* No window, no check: not kept. */
+    if (bpf_probe_read_user(s->window, sizeof(s->window), (const void*)regs->sp) != 0) s = NULL;
+  }
+  if (s) {
+    now = bpf_ktime_get_ns();
+    struct wait_stack_frames* known = bpf_map_lookup_elem(&wait_stacks, &s->key);
+    if (known && now - known->walked < WAIT_STACK_MEMO_LIFETIME_NS &&
+        wait_stack_still_there(known, s->window)) {
+      __u32 count = known->count;
+      if (count > MAX_STACK_DEPTH) count = MAX_STACK_DEPTH;
+      if (count > 0 && bpf_probe_read_kernel(frames, count * sizeof(__u64), known->frames) == 0) {
+        wait_stack_count(WAIT_STACK_REUSED);
+        return count;
+      }
+    }
+  }
+  /* Only a walk that reached the outermost frame is kept: one that ended
+   * early (a caller without CFI yet, a zero return address) would be
+   * repeated for every block at that place. The unwinder counts how its
+   * walks end per CPU, and nothing else runs on this CPU meanwhile (this
+   * program runs with interrupts off). */
+  __u32 outermost = UNWIND_END_OUTERMOST;
+  __u64* whole_walks = s ? bpf_map_lookup_elem(&unwind_stats, &outermost) : NULL;
+  __u64 whole_before = whole_walks ? *whole_walks : 0;
+  /* CFI walks start in the probed code: the uprobe page has no tables. */
+  int count = unwind_user_stack(regs, ip, frames, pending.trampoline, (__u64)pending.next);
+  if (count < 0) {
+    wait_stack_count(WAIT_STACK_NOT_KEPT);
+    return fp_walk(regs, pending, at_probed_entry, frames);
+  }
+  if (count > MAX_STACK_DEPTH) count = MAX_STACK_DEPTH;
+  bool kept = false;
+  if (s && count > 1 && whole_walks && *whole_walks != whole_before &&
+      bpf_probe_read_kernel(s->value.frames, count * sizeof(__u64), frames) == 0) {
+    s->value.checked = wait_stack_find_callers(s, (__u32)count);
+    if (s->value.checked > 0) {
+      s->value.walked = now;
+      s->value.count = count;
+      s->value.reserved = 0;
+      kept = bpf_map_update_elem(&wait_stacks, &s->key, &s->value, BPF_ANY) == 0;
+    }
+  }
+  wait_stack_count(kept ? WAIT_STACK_WALKED : WAIT_STACK_NOT_KEPT);
+  return (__u32)count;
+}
+
+#endif /* INCISE_BPF_WAIT_STACK_BPF_H */

@@ -1,0 +1,17 @@
+/* Shared by bpf/wait_stack.bpf.h and the recorder (recorder/sched_source.cc):
+ * the slots of the per-CPU `wait_stack_counts` array, how each switch-out
+ * and waker user stack was had.
+ *
+ *   __u64 reused = sum over cpus of wait_stack_counts[WAIT_STACK_REUSED];
+ */
+#ifndef INCISE_BPF_WAIT_STACK_H
+#define INCISE_BPF_WAIT_STACK_H
+
+enum wait_stack_count_slot {
+  WAIT_STACK_REUSED = 0,   /* frames copied from an earlier walk at the same place */
+  WAIT_STACK_WALKED = 1,   /* a CFI walk, kept for reuse */
+  WAIT_STACK_NOT_KEPT = 2, /* a frame-pointer walk, or a walk that cannot be reused */
+  WAIT_STACK_COUNTS
+};
+
+#endif /* INCISE_BPF_WAIT_STACK_H */
