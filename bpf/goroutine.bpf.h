@@ -35,10 +35,14 @@ struct {
   __type(value, struct go_process);
 } go_processes SEC(".maps");
 
-static __always_inline __u64 current_goid(__u32 tgid) {
+/* The layout of process `tgid` when it is a Go target, else NULL. */
+static __always_inline const struct go_process* go_process_of(__u32 tgid) {
   if (!go_targets) return 0;
-  const struct go_process* go = bpf_map_lookup_elem(&go_processes, &tgid);
-  if (!go) return 0;
+  return bpf_map_lookup_elem(&go_processes, &tgid);
+}
+
+/* The goroutine the current thread runs, in process `go` (not NULL). */
+static __always_inline __u64 current_goid_in(const struct go_process* go) {
   struct task_struct* task = bpf_get_current_task_btf();
   __u64 fs_base = BPF_CORE_READ(task, thread.fsbase);
   if (fs_base == 0) return 0;
@@ -48,6 +52,11 @@ static __always_inline __u64 current_goid(__u32 tgid) {
   __u64 goid = 0;
   if (bpf_probe_read_user(&goid, sizeof(goid), (const void*)(g + go->goid_offset)) != 0) return 0;
   return goid;
+}
+
+static __always_inline __u64 current_goid(__u32 tgid) {
+  const struct go_process* go = go_process_of(tgid);
+  return go ? current_goid_in(go) : 0;
 }
 
 #endif /* INCISE_BPF_GOROUTINE_BPF_H */
