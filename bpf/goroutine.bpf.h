@@ -8,8 +8,11 @@
  * kernel keeps the FS base in the task (thread.fsbase, set by
  * arch_prctl(ARCH_SET_FS) or clone(CLONE_SETTLS), which Go never changes
  * afterwards). Two user reads then: the g, and its goid at the offset the
- * binary's DWARF gives. A thread on its g0 (the scheduler, a system stack)
- * or in signal handling has goid 0: no goroutine.
+ * binary's DWARF gives. A thread on its g0 (a system stack: the scheduler,
+ * the garbage collector's and the allocator's slow paths) or on its signal
+ * g has goid 0; the goroutine its M runs is then g->m->curg, three reads
+ * more, at the offsets DWARF gives (nil in the scheduler itself: no
+ * goroutine).
  *
  * Non-Go recordings pay nothing: `go_targets` is false in .rodata and the
  * verifier drops the lookup.
@@ -51,6 +54,16 @@ static __always_inline __u64 current_goid_in(const struct go_process* go) {
     return 0;
   __u64 goid = 0;
   if (bpf_probe_read_user(&goid, sizeof(goid), (const void*)(g + go->goid_offset)) != 0) return 0;
+  if (goid != 0 || go->m_curg_offset == 0) return goid;
+  __u64 m = 0;
+  if (bpf_probe_read_user(&m, sizeof(m), (const void*)(g + go->g_m_offset)) != 0 || m == 0)
+    return 0;
+  __u64 curg = 0;
+  if (bpf_probe_read_user(&curg, sizeof(curg), (const void*)(m + go->m_curg_offset)) != 0 ||
+      curg == 0 || curg == g)
+    return 0;
+  if (bpf_probe_read_user(&goid, sizeof(goid), (const void*)(curg + go->goid_offset)) != 0)
+    return 0;
   return goid;
 }
 
