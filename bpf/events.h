@@ -112,6 +112,8 @@ struct sched_switch_event {
   __u32 target_flags; /* SWITCH_*_TARGET: which side the target filter selected */
   __u32 next_pid;
   __u32 next_tid;
+  __u64 prev_goid; /* Go targets: the goroutine prev's thread leaves; 0 = none */
+  __u64 next_goid; /* and the one next's thread resumes (sched.bpf.c) */
   struct event_stack stack;
 };
 

@@ -58,6 +58,8 @@ struct futex_switch_event {
   __u32 target_flags;
   __u32 next_pid;
   __u32 next_tid;
+  __u64 prev_goid;
+  __u64 next_goid;
   struct futex_wait_facts futex;
   struct event_stack stack;
 };

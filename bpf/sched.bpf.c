@@ -37,6 +37,7 @@
 #include "bpf/event_output.bpf.h"
 #include "bpf/events.h"
 #include "bpf/futex_wait.bpf.h"
+#include "bpf/goroutine.bpf.h"
 #include "bpf/lock_calls.bpf.h"
 #include "bpf/stack.bpf.h"
 #include "bpf/target_filter.bpf.h"
@@ -77,11 +78,48 @@ struct {
   __type(value, __u8);
 } futex_waiters SEC(".maps");
 
+/* Go targets: the goroutine each thread ran when it last left its CPU. A
+ * thread's current g changes only while that thread runs (the scheduler's
+ * own code on it), so the goroutine it resumes at a switch-in is the one it
+ * left at its switch-out; next's memory cannot be read here (prev's address
+ * space is current), its last switch-out's reading can. One entry per
+ * thread, dropped at its exit; the recorder sizes the map to 1 without Go
+ * targets. */
+struct {
+  __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(max_entries, MAX_THREADS);
+  __type(key, __u32);
+  __type(value, __u64);
+} go_thread_goids SEC(".maps");
+
 // Interrupt-context wake-ups can nest inside other hooks of this object.
 enum { SLOT_SWITCH = 0, SLOT_WAKEUP = 1 };
 
 /* include/linux/sched.h */
 #define TASK_UNINTERRUPTIBLE_STATE 0x2
+
+/* The goroutines of a switch's two sides (0: none, not Go, or not known). */
+static __always_inline void switch_goids(bool prev_is_target, bool next_is_target, __u32 prev_tgid,
+                                         __u32 prev_tid, __u32 next_tid, __u64* prev_goid,
+                                         __u64* next_goid) {
+  *prev_goid = 0;
+  *next_goid = 0;
+  if (!go_targets) return;
+  const struct go_process* go = prev_is_target ? go_process_of(prev_tgid) : 0;
+  if (go) {
+    __u64 goid = current_goid_in(go);
+    *prev_goid = goid;
+    __u64* left = bpf_map_lookup_elem(&go_thread_goids, &prev_tid);
+    if (left)
+      *left = goid;
+    else
+      bpf_map_update_elem(&go_thread_goids, &prev_tid, &goid, BPF_NOEXIST);
+  }
+  if (next_is_target) {
+    const __u64* resumed = bpf_map_lookup_elem(&go_thread_goids, &next_tid);
+    if (resumed) *next_goid = *resumed;
+  }
+}
 
 /* Which stacks a switch gets. The kernel stack is walked only where it says
  * what the user stack cannot: an uninterruptible block (disk I/O, a page
@@ -150,6 +188,8 @@ static __always_inline int on_switch(void* ctx, bool preempt, struct task_struct
       (prev_is_target ? SWITCH_PREV_TARGET : 0) | (next_is_target ? SWITCH_NEXT_TARGET : 0);
   e->next_pid = BPF_CORE_READ(next, tgid);
   e->next_tid = BPF_CORE_READ(next, pid);
+  switch_goids(prev_is_target, next_is_target, prev_tgid, prev_tid, e->next_tid, &e->prev_goid,
+               &e->next_goid);
   /* struct sched_switch_event is the same up to next_tid; its stack follows. */
   struct event_stack* stack = in_futex_wait ? &e->stack : &((struct sched_switch_event*)e)->stack;
   // A preemption keeps at most the user stack (where the thread was running),
@@ -290,6 +330,7 @@ static __always_inline int on_exit(struct task_struct* task) {
   e.kind = PROCESS_EXIT;
   if (!emit_sched_rows) bpf_map_delete_elem(&futex_waiters, &e.header.tid);
   if (min_block_ns != 0 && emit_sched_rows) bpf_map_delete_elem(&blocked_since, &e.header.tid);
+  if (go_targets) bpf_map_delete_elem(&go_thread_goids, &e.header.tid);
   // signal->live reached 0 before this tracepoint when the last thread exits.
   e.is_process_exit = BPF_CORE_READ(task, signal, live.counter) == 0;
   if (e.is_process_exit) e.peer_pid = exit_status(BPF_CORE_READ(task, exit_code));

@@ -68,7 +68,9 @@ enum class Compression : uint8_t {
   C(prev_state, kVarint, "0 = preempted (still runnable), else the kernel task state") \
   C(next_pid, kVarint, "process of the thread taking the cpu")                         \
   C(next_tid, kVarint, "thread taking the cpu")                                        \
-  C(stack_id, kVarint, "off-CPU stack of prev at the switch; 0 = none")
+  C(stack_id, kVarint, "off-CPU stack of prev at the switch; 0 = none")                \
+  C(goid, kVarint, "Go programs: the goroutine prev's thread ran; 0 = none (2.5)")     \
+  C(next_goid, kVarint, "Go programs: the goroutine next's thread resumes (2.5)")
 
 #define INCISE_WAKEUP_COLUMNS(C)                                \
   C(time, kDeltaVarint, "wake-up time, ns")                     \
@@ -97,7 +99,7 @@ enum class Compression : uint8_t {
   C(holder_tid, kVarint, "owner read from the lock itself at the wait; 0 = unknown (2.2)")  \
   C(holder_state, kVarint, "format::HolderState of holder_tid at the wait's start (2.2)")   \
   C(releaser_stack_id, kVarint, "stack of the thread that woke the waiter; 0 = none (2.2)") \
-  C(goid, kVarint, "Go mutex waits: the waiting goroutine's id; 0 = none (2.3)")            \
+  C(goid, kVarint, "Go: the waiting goroutine (futex waits: its thread's, 2.5); 0 = none")  \
   C(releaser_goid, kVarint, "Go mutex waits: the goroutine whose unlock released it (2.3)")
 
 #define INCISE_PAGE_FAULT_COLUMNS(C)                \

@@ -39,8 +39,11 @@ namespace incise::format {
 //      older files read it as 0. Block summary rows (event kind 10): the
 //      short off-CPU intervals --sched-min-block leaves unwritten, counted
 //      per thread, state and stack; older readers skip the kind.
+// 2.5: switch rows gain goid and next_goid (the goroutine prev's thread
+//      left and the one next's thread resumes); a futex wait's lock row
+//      carries its thread's goroutine in goid. Older files read them as 0.
 inline constexpr uint16_t kFormatMajor = 2;
-inline constexpr uint16_t kFormatMinor = 4;
+inline constexpr uint16_t kFormatMinor = 5;
 
 struct RecordOptions {
   uint32_t sample_frequency_hz = 0;

@@ -42,6 +42,7 @@ format::LockInterval FutexWaitRows::rowOf(const Wait& wait, uint64_t end) const 
       .object = b.object,
       .holder_tid = b.holder_tid,
       .holder_state = b.holder_state,
+      .goid = b.goid,
   };
   if (b.holder_tid != 0 && wait.holder_checked) row.flags |= format::kLockHolderChecked;
   if (wait.wake && wait.wake->releases && wait.wake->waker_tid != b.tid) {

@@ -46,6 +46,7 @@ struct FutexBlock {
   uint32_t holder_tid = 0;    // the owner the lock records, not checked yet
   uint32_t holder_state = 0;  // format::HolderState when the wait began; 0 = unknown
   uint64_t stack_id = 0;
+  uint64_t goid = 0;  // Go programs: the goroutine the thread ran; 0 = none
 };
 
 struct FutexWake {

@@ -67,9 +67,12 @@ Result<std::optional<go_process>> goThreadLayout(const std::string& binary) {
   if (!tls_g)
     return Error(std::string(kWhat) + ": " + binary +
                  ": runtime.stackcheck does not load g from the thread's TLS as expected");
-  Result<uint64_t> goid = goroutineIdOffset(binary);
-  if (!goid) return goid.error();
-  return std::optional<go_process>(go_process{.tls_g = *tls_g, .goid_offset = *goid});
+  Result<GoRuntimeOffsets> offsets = goRuntimeOffsets(binary);
+  if (!offsets) return offsets.error();
+  return std::optional<go_process>(go_process{.tls_g = *tls_g,
+                                              .goid_offset = offsets->goid,
+                                              .g_m_offset = offsets->g_m,
+                                              .m_curg_offset = offsets->m_curg});
 }
 
 Status GoroutineIds::fill(int map_fd) const {

@@ -6,9 +6,11 @@
 // the runtime reads it: runtime.stackcheck starts by loading g from it
 // (`mov %fs:-8,%rax`, or in position-independent binaries `mov $-8,%rcx;
 // mov %fs:(%rcx),%rax`). The goid's offset in runtime.g comes from the
-// binary's DWARF (recorder/go_goid_offset.h). Targets are the `-- CMD`
-// program and the `-p` processes' executables (targetExecutables), as for
-// the Go mutex probes; -a and --cgroup name no binary.
+// binary's DWARF (recorder/go_goid_offset.h), with those of m in
+// runtime.g and curg in runtime.m, for a thread on its g0 or signal g.
+// Targets are the `-- CMD` program and the `-p` processes' executables
+// (targetExecutables), as for the Go mutex probes; -a and --cgroup name no
+// binary.
 //
 //   GoroutineIds ids = findGoroutineIds(config, filter.pids());
 //   skel->rodata->go_targets = !ids.processes.empty();

@@ -18,6 +18,7 @@
 #include "recorder/drop_counter.h"
 #include "recorder/event_sink.h"
 #include "recorder/futex_wait_rows.h"
+#include "recorder/goroutine_ids.h"
 #include "recorder/proc_threads.h"
 #include "recorder/ring_poller.h"
 #include "recorder/short_blocks.h"
@@ -49,7 +50,7 @@ static_assert(HOLDER_SLEEPING == static_cast<int>(HolderState::kSleeping));
 static_assert(HOLDER_DISK_SLEEP == static_cast<int>(HolderState::kDiskSleep));
 static_assert(HOLDER_OTHER == static_cast<int>(HolderState::kOther));
 // The blocking-switch record is a switch record with the facts before its stack.
-static_assert(offsetof(futex_switch_event, next_tid) == offsetof(sched_switch_event, next_tid));
+static_assert(offsetof(futex_switch_event, next_goid) == offsetof(sched_switch_event, next_goid));
 
 __u32 schedStackMode(const RecordConfig& config) {
   if (!config.stacks) return SCHED_STACKS_OFF;
@@ -113,6 +114,13 @@ class SchedSource final : public Source {
     if (short_blocks_) skel_->rodata->min_block_ns = config.sched_min_block_ns;
     skel_->rodata->lock_calls_probed =
         config.lock_mode == LockMode::kAll || !config.lock_probes.empty();
+    // Where a Go layout cannot be read, the cpu samples source notes it.
+    if (emit_sched_ || futex_waits_) goroutines_ = findGoroutineIds(config, filter.pids());
+    skel_->rodata->go_targets = !goroutines_.processes.empty();
+    if (goroutines_.processes.empty()) {
+      if (int err = bpf_map__set_max_entries(skel_->maps.go_thread_goids, 1))
+        return libbpfError("scheduler: size the goroutine map", err);
+    }
     if (Status s = prepareSkeleton(skel_.get(), filter, ringBytesFor(config, emit_sched_ ? 4 : 1));
         !s)
       return s.error().context("scheduler");
@@ -120,6 +128,8 @@ class SchedSource final : public Source {
     if (Status s = lock_calls_->useIn(skel_->maps.pending_calls); !s)
       return s.error().context("scheduler");
     if (int err = sched_bpf__load(skel_.get())) return libbpfError("scheduler: load", err);
+    if (Status s = goroutines_.fill(bpf_map__fd(skel_->maps.go_processes)); !s)
+      return s.error().context("scheduler");
     if (Status s = lock_calls_->adoptFrom(skel_->maps.pending_calls); !s)
       return s.error().context("scheduler");
     return Status::ok();
@@ -265,7 +275,9 @@ class SchedSource final : public Source {
                               .prev_state = e.prev_state,
                               .next_pid = e.next_pid,
                               .next_tid = e.next_tid,
-                              .stack_id = stack_id};
+                              .stack_id = stack_id,
+                              .goid = e.prev_goid,
+                              .next_goid = e.next_goid};
       if (short_blocks_) {
         short_blocks_->onSwitch(row, (e.target_flags & SWITCH_PREV_TARGET) != 0,
                                 (e.target_flags & SWITCH_NEXT_TARGET) != 0);
@@ -318,7 +330,8 @@ class SchedSource final : public Source {
                     .object = f.object,
                     .holder_tid = f.holder_tid,
                     .holder_state = holder_state,
-                    .stack_id = stack_id});
+                    .stack_id = stack_id,
+                    .goid = e->prev_goid});
   }
 
   void onWakeup(const void* data, size_t size) {
@@ -405,6 +418,7 @@ class SchedSource final : public Source {
   SchedStacks config_stacks_ = SchedStacks::kBlocked;
   // --sched-min-block: holds back and drops short blocks' rows (unset at 0).
   std::optional<ShortBlocks> short_blocks_;
+  GoroutineIds goroutines_;  // Go targets: where their threads keep the goroutine
   uint64_t min_block_us_ = 0;
   bool use_btf_ = true;
   SkeletonPtr<sched_bpf> skel_{nullptr, &sched_bpf__destroy};

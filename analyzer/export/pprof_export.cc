@@ -123,9 +123,9 @@ class MappingIndex {
 };
 
 struct SampleKey {
-  uint64_t pid, tid, stack_id;
+  uint64_t pid, tid, stack_id, goid;  // goid: Go programs' goroutine; 0 = none
   bool operator<(const SampleKey& o) const {
-    return std::tie(pid, tid, stack_id) < std::tie(o.pid, o.tid, o.stack_id);
+    return std::tie(pid, tid, stack_id, goid) < std::tie(o.pid, o.tid, o.stack_id, o.goid);
   }
 };
 struct SampleTotal {
@@ -159,7 +159,7 @@ pb::Profile buildPprofProfile(Trace& trace) {
 
   std::map<SampleKey, SampleTotal> totals;
   trace.forEachRow<format::CpuSample>([&](const format::CpuSample& s) {
-    SampleTotal& total = totals[{s.pid, s.tid, s.stack_id}];
+    SampleTotal& total = totals[{s.pid, s.tid, s.stack_id, s.goid}];
     if (total.count++ == 0) total.first_time = s.time;
     total.weight += s.weight;
   });
@@ -221,6 +221,7 @@ pb::Profile buildPprofProfile(Trace& trace) {
   std::vector<StackFrame> frames;
   int64_t pid_key = strings.index("pid"), tid_key = strings.index("tid");
   int64_t thread_key = strings.index("thread");
+  int64_t goroutine_key = strings.index("goroutine");
   for (const auto& [key, total] : totals) {
     pb::Sample* sample = profile.add_sample();
     uint32_t pid = static_cast<uint32_t>(key.pid);
@@ -239,6 +240,11 @@ pb::Profile buildPprofProfile(Trace& trace) {
       label = sample->add_label();
       label->set_key(thread_key);
       label->set_str(strings.index(name));
+    }
+    if (key.goid != 0) {
+      label = sample->add_label();
+      label->set_key(goroutine_key);
+      label->set_num(static_cast<int64_t>(key.goid));
     }
   }
   const auto busiest = std::max_element(

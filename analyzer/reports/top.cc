@@ -48,7 +48,8 @@ int reportGoroutines(CommandLine& cli, Trace& trace, size_t limit) {
     }
     printReportHeader(out, "top", trace);
     out << profile.samples << " samples in " << profile.rows.size()
-        << " goroutines (goroutine 0: outside any goroutine, or not a Go program)";
+        << (profile.rows.size() == 1 ? " goroutine" : " goroutines")
+        << " (goroutine 0: outside any goroutine, or not a Go program)";
     if (shown < profile.rows.size()) out << "; top " << shown;
     out << "\n\n";
     Table table({{"PID", Align::kRight},
@@ -95,8 +96,10 @@ int runTop(const std::vector<std::string>& args) {
     if (!trace) return 1;
     return reportGoroutines(cli, *trace, limit);
   }
-  auto grouping = parseFrameGrouping(cli.values()["by"].as<std::string>());
-  if (!grouping) return cli.usageError(grouping.error().message());
+  const std::string& by = cli.values()["by"].as<std::string>();
+  auto grouping = parseFrameGrouping(by);
+  if (!grouping)
+    return cli.usageError("--by '" + by + "': expected function, module, line or goroutine");
 
   std::unique_ptr<Trace> trace = cli.openTrace();
   if (!trace) return 1;

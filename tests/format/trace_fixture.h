@@ -113,6 +113,7 @@ void setStack(Row& row, uint64_t stack) {
 // (a test compares a committed 1.2 file with the rows of its seed).
 inline size_t columnsInFormat12(EventKind kind) {
   if (kind == EventKind::kLock || kind == EventKind::kCpuSample) return 10;
+  if (kind == EventKind::kSchedSwitch) return 8;
   return kindSpec(kind)->column_count;
 }
 

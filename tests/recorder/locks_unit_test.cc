@@ -145,6 +145,21 @@ TEST(FutexWaitRows, JoinsBlockWakeAndSwitchInIntoOneRow) {
   EXPECT_FALSE(waits.onSwitchIn(11, 300).has_value());
 }
 
+TEST(FutexWaitRows, AGoThreadsWaitCarriesItsGoroutine) {
+  FutexWaitRows waits(threadOfTen);
+  FutexBlock block = blockAt(100, 11);
+  block.goid = 33;
+  waits.onBlock(block);
+  waits.onBlock(blockAt(110, 13));  // a thread on no goroutine
+  std::optional<format::LockInterval> go = waits.onSwitchIn(11, 200);
+  std::optional<format::LockInterval> none = waits.onSwitchIn(13, 210);
+  ASSERT_TRUE(go.has_value());
+  ASSERT_TRUE(none.has_value());
+  EXPECT_EQ(go->goid, 33u);
+  EXPECT_EQ(none->goid, 0u);
+  EXPECT_EQ(go->releaser_goid, 0u);
+}
+
 TEST(FutexWaitRows, AWakeUpBeforeItsBlockStillEndsIt) {
   FutexWaitRows waits(threadOfTen);
   waits.onWake(wakeOf(90, 11, 12, true));  // reached the ring before the block

@@ -52,7 +52,9 @@ void LockRowStream::add(const format::LockInterval& row) {
                  .start = row.time,
                  .end = row.acquired_time,
                  .releaser_tid = row.releaser_tid,
-                 .goid = row.goid});
+                 // A futex wait's goid names what its thread ran: the
+                 // thread waited, and its wake-up ends the wait.
+                 .goid = has(row.flags, format::kLockFutexFacts) ? 0 : row.goid});
   }
   if (contended_only) {
     FutexWait wait{.lock = lock,

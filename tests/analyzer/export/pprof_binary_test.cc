@@ -3,6 +3,8 @@
 // (from a debug file by build-id), -list prints their source lines, the
 // main binary is the first mapping and appears once, and without the debug
 // file pprof names the frames itself from the binary at the mapping's path.
+// Samples of a Go program's goroutines carry the goroutine as a label
+// (`-tags`).
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -77,7 +79,9 @@ class PprofOfARealBinary : public ::testing::Test {
     ASSERT_TRUE(writeTrace(dir_.file("stripped")));
   }
 
-  // 30 samples in spin_here called from spin_there, 10 in spin_here from main.
+  // 30 samples in spin_here called from spin_there, 10 in spin_here from
+  // main; of the deep ones, 20 ran goroutine 18 and 6 goroutine 19 (as a Go
+  // program's would), the other 14 none.
   bool writeTrace(const std::string& stripped) {
     Result<format::ObjectSymbols> object = objfile::readElfObject(stripped);
     if (!object) return false;
@@ -117,6 +121,7 @@ class PprofOfARealBinary : public ::testing::Test {
       sample.pid = sample.tid = kPid;
       sample.stack_id = i < 30 ? deep : shallow;
       sample.weight = 1'001'001;
+      sample.goid = i < 20 ? 18 : i < 26 ? 19 : 0;
       (*writer)->append(sample);
     }
     return static_cast<bool>((*writer)->close(kStart + 50 * 1000));
@@ -189,6 +194,21 @@ TEST_F(PprofOfARealBinary, WithoutSymbolsPprofNamesTheFramesFromTheBinary) {
   ASSERT_EQ(status, 0) << top;
   EXPECT_NE(top.find("spin_here"), std::string::npos) << top;
   EXPECT_NE(top.find("spin_there"), std::string::npos) << top;
+}
+
+TEST_F(PprofOfARealBinary, GoroutinesAreLabels) {
+  const std::string profile = exportPprof({});
+  int status = 0;
+  const std::string tags = shell("go tool pprof -tags -sample_index=samples " + profile, status);
+  ASSERT_EQ(status, 0) << tags;
+  // Only the labelled samples count in the goroutine tag's total.
+  std::smatch total;
+  ASSERT_TRUE(std::regex_search(tags, total, std::regex(R"(goroutine: Total (\d+))"))) << tags;
+  EXPECT_EQ(total[1], "26") << tags;
+  EXPECT_TRUE(std::regex_search(tags, std::regex(R"(\b20(\.0)? \( *[0-9.]+%\): 18\n)"))) << tags;
+  EXPECT_TRUE(std::regex_search(tags, std::regex(R"(\b6(\.0)? \( *[0-9.]+%\): 19\n)"))) << tags;
+  // The other labels stay: pid on every sample.
+  EXPECT_TRUE(std::regex_search(tags, std::regex(R"(pid: Total 40(\.0)?\n)"))) << tags;
 }
 
 }  // namespace

@@ -121,6 +121,15 @@ TEST_F(TopTest, BadUsageIsExitCodeTwo) {
   EXPECT_EQ(runTop({"/nonexistent.trace"}), 1);
 }
 
+TEST_F(TopTest, AnUnknownGroupingNamesEveryGrouping) {
+  ::testing::internal::CaptureStderr();
+  EXPECT_EQ(runTop({path, "--by", "colour"}), 2);
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("--by 'colour': expected function, module, line or goroutine"),
+            std::string::npos)
+      << err;
+}
+
 TEST(TopLossTest, HeaderWarnsWhenMoreThanOnePercentWasLost) {
   TraceBuilder b;
   uint64_t stack = b.stack({"main"});
