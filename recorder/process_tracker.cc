@@ -36,7 +36,7 @@ uint64_t monotonicNs() {
 
 // Where the recorder can read the object of a mapping; empty for anonymous
 // memory and special mappings it has no image of.
-std::string readablePath(const ExecutableMapping& mapping) {
+const std::string& readablePath(const ExecutableMapping& mapping) {
   return mapping.open_path.empty() ? mapping.object->image_path : mapping.open_path;
 }
 
@@ -306,22 +306,33 @@ void ProcessTracker::noteUserFrames(uint32_t pid, std::span<const uint64_t> fram
   auto it = processes_.find(pid);
   if (it == processes_.end()) return;
   ProcessState& state = it->second;
+  // Neighbouring frames mostly hit the same object: what the last one found
+  // (the table keeps its objects alive for the length of this call).
+  const MappedObject* last_object = nullptr;
+  LargeObject* last_large = nullptr;
   for (size_t i = 0; i < frames.size(); ++i) {
     const uint64_t address = frames[i];
     const ExecutableMapping* range = findMapping(pid, state, address, time, kMapsRereadIntervalNs);
     if (!range || readablePath(*range).empty()) continue;
-    const MappedObject& object = *range->object;
-    std::string key = object.build_id.empty() ? object.path : object.build_id;
     // Callers' frames are return addresses: the analyzer names them at
     // address - 1, which is in the calling function even when the call was
     // its last instruction (a noreturn callee), so a subset keeps that too.
     const bool return_address = i > 0;
-    if (auto large = large_objects_.find(key); large != large_objects_.end()) {
-      noteHitOffset(large->second, *range, address, return_address);
-      continue;
+    const MappedObject& object = *range->object;
+    if (&object != last_object) {
+      const std::string& key = object.build_id.empty() ? object.path : object.build_id;
+      auto large = large_objects_.find(key);
+      if (large == large_objects_.end() && !hit_objects_.count(key)) {
+        startHitObject(key, *range, address, return_address);
+        large = large_objects_.find(key);
+        last_object = &object;
+        last_large = large == large_objects_.end() ? nullptr : &large->second;
+        continue;
+      }
+      last_object = &object;
+      last_large = large == large_objects_.end() ? nullptr : &large->second;
     }
-    if (hit_objects_.count(key)) continue;
-    startHitObject(key, *range, address, return_address);
+    if (last_large) noteHitOffset(*last_large, *range, address, return_address);
   }
 }
 
