@@ -30,27 +30,29 @@ std::unordered_set<uint64_t> coveringStarts(const std::vector<uint64_t>& starts,
   return wanted;
 }
 
-// The file's whole lines (a /proc file has no size to ask for); empty when
-// unreadable.
+// The file's text (a /proc file has no size to ask for), whole lines of at
+// most kMaxKallsymsBytes; empty when unreadable.
 std::string readWholeLines(const std::string& path) {
   std::string text;
   int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return text;
-  constexpr size_t kReadBytes = 1u << 20;
-  while (text.size() < kMaxKallsymsBytes) {
-    size_t held = text.size();
-    text.resize(held + kReadBytes);
-    ssize_t got = read(fd, text.data() + held, kReadBytes);
-    if (got < 0 && errno == EINTR) got = 0;
-    if (got <= 0) {
-      text.resize(held);
-      break;
-    }
-    text.resize(held + static_cast<size_t>(got));
+  // A /proc read returns a page or so at a time: grow by doubling, never
+  // per read.
+  size_t held = 0;
+  text.resize(1u << 20);
+  while (held < kMaxKallsymsBytes) {
+    if (held == text.size()) text.resize(std::min(text.size() * 2, kMaxKallsymsBytes));
+    ssize_t got = read(fd, text.data() + held, text.size() - held);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) break;
+    held += static_cast<size_t>(got);
   }
   close(fd);
-  const size_t end = text.rfind('\n');
-  text.resize(end == std::string::npos ? 0 : end + 1);
+  text.resize(held);
+  if (held == kMaxKallsymsBytes) {  // cut off: its last line may be a part
+    const size_t end = text.rfind('\n');
+    text.resize(end == std::string::npos ? 0 : end + 1);
+  }
   return text;
 }
 
@@ -72,26 +74,30 @@ std::vector<format::KernelSymbol> kernelSymbolsCovering(
 
 std::vector<format::KernelSymbol> kernelSymbolsCoveringFile(const std::string& kallsyms_path,
                                                             const std::set<uint64_t>& addresses) {
-  // One read: the kernel formats every line anew for each reader, which
-  // costs more than holding the text while it is scanned twice here.
+  // One read (the kernel formats every line anew for each reader) and one
+  // scan; names stay views into the text until a symbol is kept.
   const std::string text = readWholeLines(kallsyms_path);
-  std::vector<uint64_t> starts;
-  objfile::forEachKallsymsTextSymbol(
-      text, nullptr,
-      [&](uint64_t address, std::string_view, std::string_view) { starts.push_back(address); });
-  std::sort(starts.begin(), starts.end());
-  starts.erase(std::unique(starts.begin(), starts.end()), starts.end());
-  std::unordered_set<uint64_t> wanted = coveringStarts(starts, addresses);
-  starts = {};
-  std::vector<format::KernelSymbol> out;
+  struct Line {
+    uint64_t address;
+    std::string_view name, module;
+  };
+  std::vector<Line> lines;
   objfile::forEachKallsymsTextSymbol(
       text, nullptr, [&](uint64_t address, std::string_view name, std::string_view module) {
-        if (wanted.erase(address)) out.push_back({address, std::string(name), std::string(module)});
+        lines.push_back({address, name, module});
       });
-  std::stable_sort(out.begin(), out.end(),
-                   [](const format::KernelSymbol& a, const format::KernelSymbol& b) {
-                     return a.address < b.address;
-                   });
+  std::stable_sort(lines.begin(), lines.end(),
+                   [](const Line& a, const Line& b) { return a.address < b.address; });
+  std::vector<uint64_t> starts;
+  starts.reserve(lines.size());
+  for (const Line& line : lines) starts.push_back(line.address);
+  starts.erase(std::unique(starts.begin(), starts.end()), starts.end());
+  std::unordered_set<uint64_t> wanted = coveringStarts(starts, addresses);
+  std::vector<format::KernelSymbol> out;
+  for (const Line& line : lines) {
+    if (wanted.erase(line.address))
+      out.push_back({line.address, std::string(line.name), std::string(line.module)});
+  }
   return out;
 }
 

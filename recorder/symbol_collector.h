@@ -3,9 +3,9 @@
 // (User objects' symbol tables are read when first hit: ProcessTracker.)
 //
 // /proc/kallsyms holds ~150k text symbols (15-20 MB as parsed strings, ~5 MB
-// as text). It is read once, as text, and scanned twice: first for the
-// addresses only, then for the names of the symbols kept, so the recorder's
-// peak memory grows by the text, not by every parsed name.
+// as text). It is read once, as text, and scanned once into views of it
+// (~40 bytes a line); only the names of the symbols kept are copied, so the
+// recorder's peak memory grows by ~10 MB for a moment, not by every name.
 //
 //   std::vector<std::string> problems;
 //   format::MetadataDelta symbols = collectSymbols(tracker, now, "/proc/kallsyms", &problems);

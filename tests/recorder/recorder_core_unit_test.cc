@@ -221,7 +221,7 @@ TEST(ProcessTracker, LargeTableSubsetsKeepTheSymbolBeforeAReturnAddress) {
 }
 
 TEST(SymbolCollector, KernelSubsetFromAFileEqualsTheSubsetOfTheWholeTable) {
-  // Over 1 MiB of text, so the file is read in more than one slice.
+  // Over 1 MiB of text, so the file outgrows the first read buffer.
   std::string text;
   for (uint64_t i = 0; i < 40000; ++i) {
     char line[96];
