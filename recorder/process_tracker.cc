@@ -349,8 +349,14 @@ Result<format::ObjectSymbols> ProcessTracker::readHitObject(const HitObject& hit
 void ProcessTracker::noteHitOffset(LargeObject& large, const ExecutableMapping& range,
                                    uint64_t address, bool return_address) {
   const uint64_t offset = address - range.start + range.file_offset;
+  if (noted_offsets_.empty()) noted_offsets_.resize(kNotedOffsetSlots);
+  const uint64_t mix = (reinterpret_cast<uintptr_t>(&large) ^ offset) * 0x9e3779b97f4a7c15ull;
+  NotedOffset& noted = noted_offsets_[mix >> 32 & (kNotedOffsetSlots - 1)];
+  if (noted.large == &large && noted.offset == offset && noted.return_address >= return_address)
+    return;
   large.file_offsets.insert(offset);
   if (return_address && offset > 0) large.file_offsets.insert(offset - 1);
+  noted = NotedOffset{.large = &large, .offset = offset, .return_address = return_address};
 }
 
 void ProcessTracker::startHitObject(const std::string& key, const ExecutableMapping& range,
@@ -396,6 +402,7 @@ void ProcessTracker::readLargeObjects() {
     queueObject(object.take());
   }
   large_objects_.clear();
+  noted_offsets_.clear();
 }
 
 ProcessTracker::~ProcessTracker() {

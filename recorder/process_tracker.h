@@ -218,6 +218,18 @@ class ProcessTracker {
   std::map<std::string, LargeObject> large_objects_;  // same key
   void noteHitOffset(LargeObject& large, const ExecutableMapping& range, uint64_t address,
                      bool return_address);
+  // The offsets noted last, direct-mapped by (object, offset): a new stack
+  // mostly repeats frames of earlier ones, and a hit here costs one compare
+  // where the set's insert costs a division and a node's cache miss. Large
+  // objects stay in large_objects_ (never moved) until readLargeObjects,
+  // which empties this too.
+  struct NotedOffset {
+    const LargeObject* large = nullptr;
+    uint64_t offset = 0;
+    bool return_address = false;  // offset - 1 was noted as well
+  };
+  static constexpr size_t kNotedOffsetSlots = 4096;  // a power of two
+  std::vector<NotedOffset> noted_offsets_;
   size_t full_table_limit_ = kFullSymbolTableLimit;
   std::set<uint64_t> kernel_addresses_;
   format::MetadataDelta pending_;

@@ -165,6 +165,27 @@ TEST(ProcessTracker, LargeTablesEmbedOnlyTheSymbolsHitReadAtTheEnd) {
   EXPECT_EQ(tracker.largeObjectCount(), 0u);
 }
 
+// Frames repeat across stacks, and repeats are skipped: a frame seen as a
+// leaf first and as a caller's return address later still adds the offset
+// before it (where the analyzer names a return address).
+TEST(ProcessTracker, LargeObjectOffsetsOfARepeatedFrameAsLeafThenAsReturnAddress) {
+  ProcessTracker tracker;
+  tracker.setFullSymbolTableLimit(10);
+  const uint32_t self = static_cast<uint32_t>(getpid());
+  const uint64_t a = reinterpret_cast<uint64_t>(&hitByALargeObjectFrame) + 1;
+  const uint64_t b = a + 2;
+  uint64_t leaf_a[] = {a};
+  tracker.noteUserFrames(self, leaf_a, 1);
+  tracker.noteUserFrames(self, leaf_a, 2);
+  EXPECT_EQ(tracker.largeObjectHitOffsets(), 1u);
+  uint64_t b_called_from_a[] = {b, a};
+  tracker.noteUserFrames(self, b_called_from_a, 3);
+  EXPECT_EQ(tracker.largeObjectHitOffsets(), 3u);  // b, a and a - 1
+  tracker.noteUserFrames(self, leaf_a, 4);
+  tracker.noteUserFrames(self, b_called_from_a, 5);
+  EXPECT_EQ(tracker.largeObjectHitOffsets(), 3u);
+}
+
 uint64_t g_return_address = 0;
 
 __attribute__((noinline)) int calledFromACallerFrame(int x) {
