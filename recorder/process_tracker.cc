@@ -463,7 +463,14 @@ void ProcessTracker::noteStackWords(uint32_t pid, uint64_t sp, std::span<const u
 }
 
 void ProcessTracker::noteKernelFrames(std::span<const uint64_t> frames) {
-  kernel_addresses_.insert(frames.begin(), frames.end());
+  if (noted_kernel_.empty()) noted_kernel_.resize(kNotedKernelSlots);
+  for (uint64_t address : frames) {
+    uint64_t& noted =
+        noted_kernel_[(address * 0x9e3779b97f4a7c15ull) >> 32 & (kNotedKernelSlots - 1)];
+    if (noted == address && address != 0) continue;  // 0: an empty slot
+    kernel_addresses_.insert(address);
+    noted = address;
+  }
 }
 
 format::MetadataDelta ProcessTracker::takeDelta(uint64_t time) {

@@ -232,6 +232,11 @@ class ProcessTracker {
   std::vector<NotedOffset> noted_offsets_;
   size_t full_table_limit_ = kFullSymbolTableLimit;
   std::set<uint64_t> kernel_addresses_;
+  // The kernel addresses inserted last, direct-mapped by address: a new
+  // stack's kernel frames are mostly those of earlier ones, and a hit here
+  // skips the tree's walk (addresses are never removed from the set).
+  static constexpr size_t kNotedKernelSlots = 4096;  // a power of two
+  std::vector<uint64_t> noted_kernel_;
   format::MetadataDelta pending_;
   size_t pending_object_bytes_ = 0;
   size_t pressure_bytes_ = 0;

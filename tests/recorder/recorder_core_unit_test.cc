@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -184,6 +185,21 @@ TEST(ProcessTracker, LargeObjectOffsetsOfARepeatedFrameAsLeafThenAsReturnAddress
   tracker.noteUserFrames(self, leaf_a, 4);
   tracker.noteUserFrames(self, b_called_from_a, 5);
   EXPECT_EQ(tracker.largeObjectHitOffsets(), 3u);
+}
+
+TEST(ProcessTracker, KernelFramesRepeatedAcrossStacksAreEachNotedOnce) {
+  ProcessTracker tracker;
+  std::vector<uint64_t> frames;
+  for (uint64_t i = 0; i < 10000; ++i) frames.push_back(0xffffffff81000000ull + i * 0x10);
+  tracker.noteKernelFrames(frames);
+  tracker.noteKernelFrames(std::span<const uint64_t>(frames).subspan(5000));
+  tracker.noteKernelFrames(frames);
+  const std::set<uint64_t>& noted = tracker.hitKernelAddresses();
+  EXPECT_EQ(noted.size(), frames.size());
+  EXPECT_TRUE(std::equal(noted.begin(), noted.end(), frames.begin()));
+  uint64_t zero[] = {0};  // an address equal to an empty slot's value is still noted
+  tracker.noteKernelFrames(zero);
+  EXPECT_EQ(noted.count(0), 1u);
 }
 
 uint64_t g_return_address = 0;
