@@ -16,6 +16,7 @@
 #define INCISE_BPF_STACK_BPF_H
 
 #include "vmlinux.h"
+#include <bpf/bpf_core_read.h>
 #include <bpf/bpf_helpers.h>
 
 #include "bpf/events.h"
@@ -53,7 +54,7 @@ static __always_inline __u32 kernel_walk_user_stack(void* ctx, __u64* frames) {
  * (push %rbp or endbr64), the kernel's walker (x86 is_uprobe_at_func_entry)
  * reads the return address at sp, since fp is still the caller's. */
 static __always_inline bool uprobe_hit_at_function_entry(struct uprobe_task* utask) {
-  struct arch_uprobe* probe = utask->auprobe;
+  struct arch_uprobe* probe = BPF_CORE_READ(utask, auprobe);
   if (!probe) return false;
   __u8 insn[4];
   if (bpf_probe_read_kernel(insn, sizeof(insn), probe->insn) != 0) return false;
@@ -70,18 +71,20 @@ struct pending_returns {
 static __always_inline struct pending_returns pending_returns_of(struct task_struct* task,
                                                                  struct uprobe_task* utask) {
   struct pending_returns pending = {NULL, 0};
-  if (!utask->return_instances) return pending;
-  struct xol_area* area = task->mm->uprobes_state.xol_area;
-  pending.trampoline = area ? area->vaddr : 0;
-  if (pending.trampoline) pending.next = utask->return_instances;
+  struct return_instance* instances = BPF_CORE_READ(utask, return_instances);
+  if (!instances) return pending;
+  struct xol_area* area = BPF_CORE_READ(task, mm, uprobes_state.xol_area);
+  pending.trampoline = area ? BPF_CORE_READ(area, vaddr) : 0;
+  if (pending.trampoline) pending.next = instances;
   return pending;
 }
 
 /* `address`, or the real return address when it is the trampoline. */
 static __always_inline __u64 real_return_address(struct pending_returns* pending, __u64 address) {
   if (!pending->next || address != pending->trampoline) return address;
-  __u64 real = pending->next->orig_ret_vaddr;
-  pending->next = pending->next->next;
+  struct return_instance* instance = pending->next;
+  __u64 real = BPF_CORE_READ(instance, orig_ret_vaddr);
+  pending->next = BPF_CORE_READ(instance, next);
   return real;
 }
 
@@ -155,9 +158,9 @@ static __always_inline __u32 fp_walk(struct pt_regs* regs, struct pending_return
 static __always_inline __u64 probed_code_ip(struct pt_regs* regs, struct uprobe_task* utask) {
   __u64 ip = regs->ip;
   /* Not by utask->state: ip moves to the slot before the state says so. */
-  __u64 slot = utask->xol_vaddr;
+  __u64 slot = BPF_CORE_READ(utask, xol_vaddr);
   if (!slot || ip < slot || ip >= slot + UPROBE_XOL_SLOT_BYTES) return ip;
-  return utask->vaddr + (ip - slot);
+  return BPF_CORE_READ(utask, vaddr) + (ip - slot);
 }
 
 /* The user registers and pending uretprobes of the current task: NONE for
@@ -178,7 +181,12 @@ static __always_inline int user_walk_setup(struct pt_regs** regs_out, __u64* ip,
   pending->next = NULL;
   pending->trampoline = 0;
   *at_probed_entry = false;
-  struct uprobe_task* utask = task->utask;
+  /* Pointers in the task are read by helper, not loaded directly: the
+   * verifier checks each pointer loaded from a trusted one (the task) against
+   * the kernel's lists of fields that keep trust, by name searches through
+   * the kernel's BTF, every time it passes the load; those searches were over
+   * half of the kernel's time loading the programs that walk stacks. */
+  struct uprobe_task* utask = BPF_CORE_READ(task, utask);
   if (utask) {
     *pending = pending_returns_of(task, utask);
     *at_probed_entry = uprobe_hit_at_function_entry(utask);

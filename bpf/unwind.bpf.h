@@ -599,15 +599,14 @@ static __always_inline int unwind_user_stack(struct pt_regs* regs, __u64 ip, __u
   struct unwind_process_key key = {.pid = pid, .chunk = 0};
   struct unwind_process_chunk* first = bpf_map_lookup_elem(processes, &key);
   struct task_struct* task = bpf_get_current_task_btf();
-  /* Direct reads of the trusted task (no helper calls): a NULL mm reads as 0. */
-  struct mm_struct* mm = task->mm;
-  __u64 start_stack = mm ? mm->start_stack : 0;
+  /* Reads through the task by helper, not directly: see user_walk_setup. */
+  __u64 start_stack = BPF_CORE_READ(task, mm, start_stack);
   if (!first) {
     unwind_request(pid, UNWIND_REQUEST_UNKNOWN_PROCESS, 0);
     /* A fork the recorder has not answered yet: until it execs (a new
      * stack), its parent's mappings are its own, and so are their tables
      * (a library it maps since is a pc outside them: a request). */
-    key.pid = task->real_parent->tgid;
+    key.pid = BPF_CORE_READ(task, real_parent, tgid);
     first = bpf_map_lookup_elem(processes, &key);
     if (!first || first->start_stack != start_stack) {
       unwind_count(UNWIND_END_NO_PROCESS, 1);

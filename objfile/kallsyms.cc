@@ -7,10 +7,11 @@
 
 namespace incise::objfile {
 
-std::vector<format::KernelSymbol> parseKallsyms(std::string_view text, TextParseCounts* counts) {
+void forEachKallsymsTextSymbol(std::string_view text, TextParseCounts* counts,
+                               const std::function<void(uint64_t address, std::string_view name,
+                                                        std::string_view module)>& visit) {
   TextParseCounts local;
   TextParseCounts& tally = counts ? *counts : local;
-  std::vector<format::KernelSymbol> symbols;
   forEachLine(text, [&](std::string_view line) {
     ++tally.lines;
     const std::optional<uint64_t> address = parseHex(takeField(line));
@@ -29,8 +30,16 @@ std::vector<format::KernelSymbol> parseKallsyms(std::string_view text, TextParse
       return;
     }
     if (!module.empty()) module = module.substr(1, module.size() - 2);
-    symbols.push_back({*address, std::string(name), std::string(module)});
+    visit(*address, name, module);
   });
+}
+
+std::vector<format::KernelSymbol> parseKallsyms(std::string_view text, TextParseCounts* counts) {
+  std::vector<format::KernelSymbol> symbols;
+  forEachKallsymsTextSymbol(text, counts,
+                            [&](uint64_t address, std::string_view name, std::string_view module) {
+                              symbols.push_back({address, std::string(name), std::string(module)});
+                            });
   std::stable_sort(symbols.begin(), symbols.end(),
                    [](const format::KernelSymbol& a, const format::KernelSymbol& b) {
                      return a.address < b.address;

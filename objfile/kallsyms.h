@@ -13,6 +13,8 @@
 //   std::vector<format::KernelSymbol> symbols = objfile::parseKallsyms(text, &counts);
 #pragma once
 
+#include <cstdint>
+#include <functional>
 #include <string_view>
 #include <vector>
 
@@ -23,5 +25,12 @@ namespace incise::objfile {
 
 std::vector<format::KernelSymbol> parseKallsyms(std::string_view text,
                                                 TextParseCounts* counts = nullptr);
+
+// The same lines, visited in file order without copying a name: for a
+// caller that keeps only a few of the ~150k symbols (`module` is empty for
+// the kernel itself, else the name inside the brackets).
+void forEachKallsymsTextSymbol(std::string_view text, TextParseCounts* counts,
+                               const std::function<void(uint64_t address, std::string_view name,
+                                                        std::string_view module)>& visit);
 
 }  // namespace incise::objfile

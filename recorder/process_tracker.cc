@@ -36,7 +36,7 @@ uint64_t monotonicNs() {
 
 // Where the recorder can read the object of a mapping; empty for anonymous
 // memory and special mappings it has no image of.
-std::string readablePath(const ExecutableMapping& mapping) {
+const std::string& readablePath(const ExecutableMapping& mapping) {
   return mapping.open_path.empty() ? mapping.object->image_path : mapping.open_path;
 }
 
@@ -306,22 +306,33 @@ void ProcessTracker::noteUserFrames(uint32_t pid, std::span<const uint64_t> fram
   auto it = processes_.find(pid);
   if (it == processes_.end()) return;
   ProcessState& state = it->second;
+  // Neighbouring frames mostly hit the same object: what the last one found
+  // (the table keeps its objects alive for the length of this call).
+  const MappedObject* last_object = nullptr;
+  LargeObject* last_large = nullptr;
   for (size_t i = 0; i < frames.size(); ++i) {
     const uint64_t address = frames[i];
     const ExecutableMapping* range = findMapping(pid, state, address, time, kMapsRereadIntervalNs);
     if (!range || readablePath(*range).empty()) continue;
-    const MappedObject& object = *range->object;
-    std::string key = object.build_id.empty() ? object.path : object.build_id;
     // Callers' frames are return addresses: the analyzer names them at
     // address - 1, which is in the calling function even when the call was
     // its last instruction (a noreturn callee), so a subset keeps that too.
     const bool return_address = i > 0;
-    if (auto large = large_objects_.find(key); large != large_objects_.end()) {
-      noteHitOffset(large->second, *range, address, return_address);
-      continue;
+    const MappedObject& object = *range->object;
+    if (&object != last_object) {
+      const std::string& key = object.build_id.empty() ? object.path : object.build_id;
+      auto large = large_objects_.find(key);
+      if (large == large_objects_.end() && !hit_objects_.count(key)) {
+        startHitObject(key, *range, address, return_address);
+        large = large_objects_.find(key);
+        last_object = &object;
+        last_large = large == large_objects_.end() ? nullptr : &large->second;
+        continue;
+      }
+      last_object = &object;
+      last_large = large == large_objects_.end() ? nullptr : &large->second;
     }
-    if (hit_objects_.count(key)) continue;
-    startHitObject(key, *range, address, return_address);
+    if (last_large) noteHitOffset(*last_large, *range, address, return_address);
   }
 }
 
@@ -338,8 +349,14 @@ Result<format::ObjectSymbols> ProcessTracker::readHitObject(const HitObject& hit
 void ProcessTracker::noteHitOffset(LargeObject& large, const ExecutableMapping& range,
                                    uint64_t address, bool return_address) {
   const uint64_t offset = address - range.start + range.file_offset;
+  if (noted_offsets_.empty()) noted_offsets_.resize(kNotedOffsetSlots);
+  const uint64_t mix = (reinterpret_cast<uintptr_t>(&large) ^ offset) * 0x9e3779b97f4a7c15ull;
+  NotedOffset& noted = noted_offsets_[mix >> 32 & (kNotedOffsetSlots - 1)];
+  if (noted.large == &large && noted.offset == offset && noted.return_address >= return_address)
+    return;
   large.file_offsets.insert(offset);
   if (return_address && offset > 0) large.file_offsets.insert(offset - 1);
+  noted = NotedOffset{.large = &large, .offset = offset, .return_address = return_address};
 }
 
 void ProcessTracker::startHitObject(const std::string& key, const ExecutableMapping& range,
@@ -385,6 +402,7 @@ void ProcessTracker::readLargeObjects() {
     queueObject(object.take());
   }
   large_objects_.clear();
+  noted_offsets_.clear();
 }
 
 ProcessTracker::~ProcessTracker() {
@@ -445,7 +463,14 @@ void ProcessTracker::noteStackWords(uint32_t pid, uint64_t sp, std::span<const u
 }
 
 void ProcessTracker::noteKernelFrames(std::span<const uint64_t> frames) {
-  kernel_addresses_.insert(frames.begin(), frames.end());
+  if (noted_kernel_.empty()) noted_kernel_.resize(kNotedKernelSlots);
+  for (uint64_t address : frames) {
+    uint64_t& noted =
+        noted_kernel_[(address * 0x9e3779b97f4a7c15ull) >> 32 & (kNotedKernelSlots - 1)];
+    if (noted == address && address != 0) continue;  // 0: an empty slot
+    kernel_addresses_.insert(address);
+    noted = address;
+  }
 }
 
 format::MetadataDelta ProcessTracker::takeDelta(uint64_t time) {

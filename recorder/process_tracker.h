@@ -218,8 +218,25 @@ class ProcessTracker {
   std::map<std::string, LargeObject> large_objects_;  // same key
   void noteHitOffset(LargeObject& large, const ExecutableMapping& range, uint64_t address,
                      bool return_address);
+  // The offsets noted last, direct-mapped by (object, offset): a new stack
+  // mostly repeats frames of earlier ones, and a hit here costs one compare
+  // where the set's insert costs a division and a node's cache miss. Large
+  // objects stay in large_objects_ (never moved) until readLargeObjects,
+  // which empties this too.
+  struct NotedOffset {
+    const LargeObject* large = nullptr;
+    uint64_t offset = 0;
+    bool return_address = false;  // offset - 1 was noted as well
+  };
+  static constexpr size_t kNotedOffsetSlots = 4096;  // a power of two
+  std::vector<NotedOffset> noted_offsets_;
   size_t full_table_limit_ = kFullSymbolTableLimit;
   std::set<uint64_t> kernel_addresses_;
+  // The kernel addresses inserted last, direct-mapped by address: a new
+  // stack's kernel frames are mostly those of earlier ones, and a hit here
+  // skips the tree's walk (addresses are never removed from the set).
+  static constexpr size_t kNotedKernelSlots = 4096;  // a power of two
+  std::vector<uint64_t> noted_kernel_;
   format::MetadataDelta pending_;
   size_t pending_object_bytes_ = 0;
   size_t pressure_bytes_ = 0;

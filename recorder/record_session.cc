@@ -625,9 +625,15 @@ class Session {
     // The trace ends here: every event in it is older; symbols come after.
     uint64_t end_ns = monotonicNowNs();
     sources_.clear();  // detach before the slow part
+    // The finish's CPU: in all (the writer thread compresses meanwhile) and
+    // this thread's by step.
+    const double finish_cpu = processCpuSeconds();
+    const double finish_thread_ms = threadCpuMs();
     if (!skipRequested()) tracker_.readLargeObjects();
+    const double large_objects_ms = threadCpuMs();
     uint64_t now = monotonicNowNs();
     flushMetadata(now);
+    const double kernel_symbols_ms = threadCpuMs();
     if (!skipRequested()) {
       std::vector<std::string> problems;
       format::MetadataDelta symbols = collectSymbols(tracker_, now, "/proc/kallsyms", &problems);
@@ -643,7 +649,15 @@ class Session {
       std::cerr << "incise-record: " << skipped << "\n";
       sink_->addNote(skipped);
     }
+    const double close_ms = threadCpuMs();
     Status closed = writer_->close(end_ns);
+    if (config_.verbose) {
+      std::fprintf(stderr,
+                   "incise-record: finish: cpu %.0f ms; main thread: large objects' symbols %.0f "
+                   "ms, kernel symbols %.0f ms, closing the file %.0f ms\n",
+                   (processCpuSeconds() - finish_cpu) * 1e3, large_objects_ms - finish_thread_ms,
+                   close_ms - kernel_symbols_ms, threadCpuMs() - close_ms);
+    }
     if (!closed) {
       std::cerr << "incise-record: could not finish " << config_.output << ": " << closed.message()
                 << "\n";

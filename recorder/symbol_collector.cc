@@ -1,8 +1,10 @@
 #include "recorder/symbol_collector.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
-#include <fstream>
-#include <functional>
+#include <cerrno>
 #include <unordered_set>
 
 #include "objfile/kallsyms.h"
@@ -11,7 +13,8 @@ namespace incise::recorder {
 
 namespace {
 
-constexpr size_t kSliceBytes = 1u << 20;
+// /proc/kallsyms is ~5 MB with modules; a file past this is not kallsyms.
+constexpr size_t kMaxKallsymsBytes = 256u << 20;
 
 // Start addresses of the covering symbols and of their successors.
 // `starts` is sorted and unique.
@@ -27,29 +30,30 @@ std::unordered_set<uint64_t> coveringStarts(const std::vector<uint64_t>& starts,
   return wanted;
 }
 
-// Calls `visit` with the symbols of each slice of whole lines of the file.
-void forEachSlice(const std::string& path,
-                  const std::function<void(std::vector<format::KernelSymbol>&&)>& visit) {
-  std::ifstream in(path, std::ios::binary);
-  std::string slice;
-  std::string carry;
-  std::vector<char> buffer(kSliceBytes);
-  while (in) {
-    in.read(buffer.data(), static_cast<std::streamsize>(buffer.size()));
-    size_t got = static_cast<size_t>(in.gcount());
-    if (got == 0) break;
-    slice = std::move(carry);
-    slice.append(buffer.data(), got);
-    size_t end = slice.rfind('\n');
-    if (end == std::string::npos) {
-      carry = std::move(slice);
-      continue;
-    }
-    carry = slice.substr(end + 1);
-    slice.resize(end + 1);
-    visit(objfile::parseKallsyms(slice));
+// The file's text (a /proc file has no size to ask for), whole lines of at
+// most kMaxKallsymsBytes; empty when unreadable.
+std::string readWholeLines(const std::string& path) {
+  std::string text;
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return text;
+  // A /proc read returns a page or so at a time: grow by doubling, never
+  // per read.
+  size_t held = 0;
+  text.resize(1u << 20);
+  while (held < kMaxKallsymsBytes) {
+    if (held == text.size()) text.resize(std::min(text.size() * 2, kMaxKallsymsBytes));
+    ssize_t got = read(fd, text.data() + held, text.size() - held);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) break;
+    held += static_cast<size_t>(got);
   }
-  if (!carry.empty()) visit(objfile::parseKallsyms(carry));
+  close(fd);
+  text.resize(held);
+  if (held == kMaxKallsymsBytes) {  // cut off: its last line may be a part
+    const size_t end = text.rfind('\n');
+    text.resize(end == std::string::npos ? 0 : end + 1);
+  }
+  return text;
 }
 
 }  // namespace
@@ -70,24 +74,30 @@ std::vector<format::KernelSymbol> kernelSymbolsCovering(
 
 std::vector<format::KernelSymbol> kernelSymbolsCoveringFile(const std::string& kallsyms_path,
                                                             const std::set<uint64_t>& addresses) {
+  // One read (the kernel formats every line anew for each reader) and one
+  // scan; names stay views into the text until a symbol is kept.
+  const std::string text = readWholeLines(kallsyms_path);
+  struct Line {
+    uint64_t address;
+    std::string_view name, module;
+  };
+  std::vector<Line> lines;
+  objfile::forEachKallsymsTextSymbol(
+      text, nullptr, [&](uint64_t address, std::string_view name, std::string_view module) {
+        lines.push_back({address, name, module});
+      });
+  std::stable_sort(lines.begin(), lines.end(),
+                   [](const Line& a, const Line& b) { return a.address < b.address; });
   std::vector<uint64_t> starts;
-  forEachSlice(kallsyms_path, [&](std::vector<format::KernelSymbol>&& symbols) {
-    for (const auto& symbol : symbols) starts.push_back(symbol.address);
-  });
-  std::sort(starts.begin(), starts.end());
+  starts.reserve(lines.size());
+  for (const Line& line : lines) starts.push_back(line.address);
   starts.erase(std::unique(starts.begin(), starts.end()), starts.end());
   std::unordered_set<uint64_t> wanted = coveringStarts(starts, addresses);
-  starts = {};
   std::vector<format::KernelSymbol> out;
-  forEachSlice(kallsyms_path, [&](std::vector<format::KernelSymbol>&& symbols) {
-    for (auto& symbol : symbols) {
-      if (wanted.erase(symbol.address)) out.push_back(std::move(symbol));
-    }
-  });
-  std::sort(out.begin(), out.end(),
-            [](const format::KernelSymbol& a, const format::KernelSymbol& b) {
-              return a.address < b.address;
-            });
+  for (const Line& line : lines) {
+    if (wanted.erase(line.address))
+      out.push_back({line.address, std::string(line.name), std::string(line.module)});
+  }
   return out;
 }
 

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -165,6 +166,42 @@ TEST(ProcessTracker, LargeTablesEmbedOnlyTheSymbolsHitReadAtTheEnd) {
   EXPECT_EQ(tracker.largeObjectCount(), 0u);
 }
 
+// Frames repeat across stacks, and repeats are skipped: a frame seen as a
+// leaf first and as a caller's return address later still adds the offset
+// before it (where the analyzer names a return address).
+TEST(ProcessTracker, LargeObjectOffsetsOfARepeatedFrameAsLeafThenAsReturnAddress) {
+  ProcessTracker tracker;
+  tracker.setFullSymbolTableLimit(10);
+  const uint32_t self = static_cast<uint32_t>(getpid());
+  const uint64_t a = reinterpret_cast<uint64_t>(&hitByALargeObjectFrame) + 1;
+  const uint64_t b = a + 2;
+  uint64_t leaf_a[] = {a};
+  tracker.noteUserFrames(self, leaf_a, 1);
+  tracker.noteUserFrames(self, leaf_a, 2);
+  EXPECT_EQ(tracker.largeObjectHitOffsets(), 1u);
+  uint64_t b_called_from_a[] = {b, a};
+  tracker.noteUserFrames(self, b_called_from_a, 3);
+  EXPECT_EQ(tracker.largeObjectHitOffsets(), 3u);  // b, a and a - 1
+  tracker.noteUserFrames(self, leaf_a, 4);
+  tracker.noteUserFrames(self, b_called_from_a, 5);
+  EXPECT_EQ(tracker.largeObjectHitOffsets(), 3u);
+}
+
+TEST(ProcessTracker, KernelFramesRepeatedAcrossStacksAreEachNotedOnce) {
+  ProcessTracker tracker;
+  std::vector<uint64_t> frames;
+  for (uint64_t i = 0; i < 10000; ++i) frames.push_back(0xffffffff81000000ull + i * 0x10);
+  tracker.noteKernelFrames(frames);
+  tracker.noteKernelFrames(std::span<const uint64_t>(frames).subspan(5000));
+  tracker.noteKernelFrames(frames);
+  const std::set<uint64_t>& noted = tracker.hitKernelAddresses();
+  EXPECT_EQ(noted.size(), frames.size());
+  EXPECT_TRUE(std::equal(noted.begin(), noted.end(), frames.begin()));
+  uint64_t zero[] = {0};  // an address equal to an empty slot's value is still noted
+  tracker.noteKernelFrames(zero);
+  EXPECT_EQ(noted.count(0), 1u);
+}
+
 uint64_t g_return_address = 0;
 
 __attribute__((noinline)) int calledFromACallerFrame(int x) {
@@ -221,7 +258,7 @@ TEST(ProcessTracker, LargeTableSubsetsKeepTheSymbolBeforeAReturnAddress) {
 }
 
 TEST(SymbolCollector, KernelSubsetFromAFileEqualsTheSubsetOfTheWholeTable) {
-  // Over 1 MiB of text, so the file is read in more than one slice.
+  // Over 1 MiB of text, so the file outgrows the first read buffer.
   std::string text;
   for (uint64_t i = 0; i < 40000; ++i) {
     char line[96];
