@@ -12,8 +12,8 @@
 
 #include <vector>
 
-#include "recorder/mapping_table.h"
-#include "recorder/mmap_record_feed.h"
+#include "recorder/metadata/mapping_table.h"
+#include "recorder/metadata/mmap_record_feed.h"
 
 namespace {
 

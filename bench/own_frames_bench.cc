@@ -11,7 +11,7 @@
 
 #include <vector>
 
-#include "recorder/own_frames.h"
+#include "recorder/metadata/own_frames.h"
 
 namespace {
 

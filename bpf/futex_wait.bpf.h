@@ -32,7 +32,7 @@
  *                     value = the tid of a thread of the same process
  *   PI mutex          FUTEX_LOCK_PI: the word is the owner's tid
  * Whether the owner is a live thread of the waiter's process is checked by
- * the recorder (recorder/futex_wait_rows.h), not here: bpf_task_from_pid and
+ * the recorder (recorder/sources/futex_wait_rows.h), not here: bpf_task_from_pid and
  * its release cost about 1 us per wait (1.4-1.7 us for this whole function
  * against 0.44-0.49 us without it, timed in the program on a futex storm),
  * inside a switch that runs with interrupts off.

@@ -1,5 +1,5 @@
 /* Futex waits seen at the blocking context switch: what bpf/sched.bpf.c
- * sends to recorder/sched_source.cc (bpf/futex_wait.bpf.h reads them).
+ * sends to recorder/sources/sched_source.cc (bpf/futex_wait.bpf.h reads them).
  *
  * Plain C with fixed-width fields (see bpf/events.h). The wait_object and
  * holder state values equal format::WaitObject and format::HolderState;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Go sync.Mutex contention through uprobes on the slow paths only
- * (recorder/go_mutex_source.cc finds the addresses in the Go binary):
+ * (recorder/sources/go_mutex_source.cc finds the addresses in the Go binary):
  *
  *   go_lock_slow      sync.(*Mutex).lockSlow, first instruction: the fast
  *                     path's compare-and-swap failed; the wait starts

@@ -1,5 +1,5 @@
 /* Go mutex records: what bpf/go_mutex.bpf.c sends to
- * recorder/go_mutex_source.cc on its own ring buffer.
+ * recorder/sources/go_mutex_source.cc on its own ring buffer.
  *
  * Plain C with fixed-width fields (see bpf/events.h for the conventions).
  *

@@ -1,5 +1,5 @@
 /* Where a Go program keeps its threads' current goroutine: what the
- * recorder (recorder/goroutine_ids.cc) puts in `go_processes` for each Go
+ * recorder (recorder/sources/goroutine_ids.cc) puts in `go_processes` for each Go
  * target and bpf/goroutine.bpf.h reads at a sample.
  *
  * Plain C with fixed-width fields (see bpf/events.h for the conventions).

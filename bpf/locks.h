@@ -1,4 +1,4 @@
-/* Lock records: what bpf/locks.bpf.c sends to recorder/lock_source.cc.
+/* Lock records: what bpf/locks.bpf.c sends to recorder/sources/lock_source.cc.
  *
  * Plain C with fixed-width fields (see bpf/events.h for the conventions).
  * Kind and flag values equal format::LockKind / format::LockFlags;
@@ -19,7 +19,7 @@
 #define LOCK_KIND_RWLOCK_WRITE 3
 #define LOCK_KIND_SPIN 4
 #define LOCK_KIND_CUSTOM 5
-#define LOCK_KIND_FUTEX 6 /* a futex wait row (recorder/futex_wait_rows.h) */
+#define LOCK_KIND_FUTEX 6 /* a futex wait row (recorder/sources/futex_wait_rows.h) */
 
 #define LOCK_FLAG_CONTENDED (1u << 0)
 #define LOCK_FLAG_TRY_FAILED (1u << 1)

@@ -1,5 +1,5 @@
 /* Page-fault records: what bpf/page_faults.bpf.c sends to
- * recorder/page_fault_source.cc (conventions in bpf/events.h).
+ * recorder/sources/page_fault_source.cc (conventions in bpf/events.h).
  *
  *   case EVENT_PAGE_FAULT: onFault((const struct page_fault_event *)data);
  */

@@ -23,7 +23,7 @@
 // With --no-sched and a lock mode, only what the futex waits need is sent:
 // the blocking switch of a wait, the wake-up of a thread in one and its next
 // switch-in (`futex_waiters` says which threads are waiting). The recorder
-// joins the three into one lock row (recorder/sched_source.cc).
+// joins the three into one lock row (recorder/sources/sched_source.cc).
 //
 // Every hook has a tp_btf and a raw_tp variant; the recorder autoloads the
 // tp_btf ones when the kernel has BTF-enabled tracepoints, else raw_tp.

@@ -3,7 +3,7 @@
  *
  *   int count = unwind_user_stack(regs, ip, frames, trampoline, pending);  // -1: walk by fp
  *
- * The recorder (recorder/unwind_table_loader.h) loads each executable
+ * The recorder (recorder/metadata/unwind_table_loader.h) loads each executable
  * object's rows (bpf/unwind_table.h, built from .eh_frame by
  * objfile/cfi_rows.h) once per build-id and each process's executable
  * mappings; a step looks the pc up in both (two binary searches), computes

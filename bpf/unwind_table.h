@@ -1,5 +1,5 @@
 /* The tables the in-kernel user-stack unwinder reads (bpf/unwind.bpf.h),
- * filled by the recorder (recorder/unwind_table_loader.h). Shared by both
+ * filled by the recorder (recorder/metadata/unwind_table_loader.h). Shared by both
  * sides, like events.h: fixed-width fields only.
  *
  * Rows: every loaded object's unwind rows (objfile/cfi_rows.h builds them

@@ -1,4 +1,4 @@
-/* Shared by bpf/wait_stack.bpf.h and the recorder (recorder/sched_source.cc):
+/* Shared by bpf/wait_stack.bpf.h and the recorder (recorder/sources/sched_source.cc):
  * the slots of the per-CPU `wait_stack_counts` array, how each switch-out
  * and waker user stack was had.
  *

@@ -16,8 +16,8 @@
 
 #include "bpf/events.h"
 #include "format/writer.h"
-#include "recorder/own_frames.h"
-#include "recorder/process_tracker.h"
+#include "recorder/metadata/own_frames.h"
+#include "recorder/metadata/process_tracker.h"
 
 namespace incise::recorder {
 

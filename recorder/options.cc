@@ -10,8 +10,8 @@
 
 #include "options/bounded_value.h"
 #include "options/option_words.h"
-#include "recorder/function_probe_spec.h"
-#include "recorder/syscall_table.h"
+#include "recorder/probes/function_probe_spec.h"
+#include "recorder/probes/syscall_table.h"
 
 namespace po = boost::program_options;
 

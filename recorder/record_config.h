@@ -38,9 +38,9 @@ struct RecordConfig {
   bool stacks = true;
   // -g cfi | fp | dwarf[=BYTES] | hybrid[=BYTES]: cfi unwinds user stacks in
   // the kernel from tables built from each object's .eh_frame
-  // (recorder/unwind_table_loader.h); dwarf and hybrid keep the user
+  // (recorder/metadata/unwind_table_loader.h); dwarf and hybrid keep the user
   // registers and `user_stack_bytes` of user stack per cpu sample and embed
-  // each hit object's .eh_frame (recorder/eh_frame_collector.h).
+  // each hit object's .eh_frame (recorder/metadata/eh_frame_collector.h).
   std::string stack_mode = "cfi";
   uint32_t user_stack_bytes = 0;
 
@@ -56,7 +56,7 @@ struct RecordConfig {
   SchedStacks sched_stacks = SchedStacks::kBlocked;
   // --sched-min-block: off-CPU intervals shorter than this get no switch or
   // wake-up rows, only a count per thread, state and stack
-  // (recorder/short_blocks.h), which keeps thread states and off-CPU time
+  // (recorder/sources/short_blocks.h), which keeps thread states and off-CPU time
   // per stack whole; 0 = every row.
   uint64_t sched_min_block_ns = 1'000'000;
   bool page_faults = false;

@@ -27,19 +27,19 @@
 #include "recorder/capabilities.h"
 #include "recorder/command_launcher.h"
 #include "recorder/event_sink.h"
-#include "recorder/lock_probe_spec.h"
+#include "recorder/metadata/own_frames.h"
+#include "recorder/metadata/perf_map_watcher.h"
+#include "recorder/metadata/process_tracker.h"
+#include "recorder/metadata/symbol_collector.h"
+#include "recorder/metadata/unwind_table_loader.h"
 #include "recorder/output_file.h"
-#include "recorder/own_frames.h"
-#include "recorder/perf_map_watcher.h"
-#include "recorder/process_tracker.h"
-#include "recorder/profile_source.h"
+#include "recorder/probes/lock_probe_spec.h"
 #include "recorder/ring_poller.h"
-#include "recorder/skeleton_setup.h"
-#include "recorder/source.h"
+#include "recorder/sources/profile_source.h"
+#include "recorder/sources/skeleton_setup.h"
+#include "recorder/sources/source.h"
 #include "recorder/stop_signals.h"
-#include "recorder/symbol_collector.h"
 #include "recorder/target_filter.h"
-#include "recorder/unwind_table_loader.h"
 
 namespace incise::recorder {
 
@@ -447,7 +447,7 @@ class Session {
   }
 
   // -g cfi: the in-kernel unwinder's tables, created before the recorder
-  // drops its capabilities (recorder/unwind_table_loader.h); those of -p
+  // drops its capabilities (recorder/metadata/unwind_table_loader.h); those of -p
   // targets are built before any program is attached.
   void startUnwindTables() {
     if (!config_.stacks || config_.stack_mode != "cfi") return;

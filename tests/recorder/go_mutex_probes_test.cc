@@ -1,10 +1,10 @@
-// Where the Go mutex probes go (recorder/go_mutex_probes.h): the RETs of a
+// Where the Go mutex probes go (recorder/probes/go_mutex_probes.h): the RETs of a
 // register-ABI Go function found from its prologue's frame size, on code
 // bytes as Go 1.17-1.20 and 1.21+ lay frames out, and on the real lockSlow
 // of the bundled Go workload when it was built; the goroutine id's offset
 // from the workload's DWARF.
-#include "recorder/go_mutex_probes.h"
-#include "recorder/go_goid_offset.h"
+#include "recorder/probes/go_mutex_probes.h"
+#include "recorder/probes/go_goid_offset.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

@@ -1,10 +1,10 @@
-// Where a Go thread keeps its goroutine (recorder/goroutine_ids.h): the g
+// Where a Go thread keeps its goroutine (recorder/sources/goroutine_ids.h): the g
 // slot's TLS offset decoded from runtime.stackcheck's first instructions,
 // in both forms the Go linker writes (with and without
 // -buildmode=pie, as Go 1.19 builds them), refused in other code; and the
 // layout of the bundled Go workload, when it was built, its DWARF offsets
 // checked against binutils' own reading of that DWARF (objdump).
-#include "recorder/goroutine_ids.h"
+#include "recorder/sources/goroutine_ids.h"
 
 #include <gtest/gtest.h>
 
@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "recorder/go_goid_offset.h"
+#include "recorder/probes/go_goid_offset.h"
 
 namespace incise::recorder {
 namespace {

@@ -6,10 +6,10 @@
 #include <filesystem>
 #include <fstream>
 
-#include "recorder/block_io_source.h"
-#include "recorder/function_code.h"
-#include "recorder/function_probe_spec.h"
-#include "recorder/syscall_table.h"
+#include "recorder/probes/function_code.h"
+#include "recorder/probes/function_probe_spec.h"
+#include "recorder/probes/syscall_table.h"
+#include "recorder/sources/block_io_source.h"
 
 namespace incise::recorder {
 namespace {
@@ -71,8 +71,7 @@ TEST(FunctionProbeSpec, AMissingBinaryOrSymbolIsNamed) {
   ASSERT_TRUE(self);
   auto no_symbol = resolveFunctionProbe(*self, 1);
   ASSERT_FALSE(no_symbol);
-  EXPECT_NE(no_symbol.error().message().find("no symbol 'no_such_symbol_here'"),
-            std::string::npos)
+  EXPECT_NE(no_symbol.error().message().find("no symbol 'no_such_symbol_here'"), std::string::npos)
       << no_symbol.error().message();
 }
 

@@ -9,11 +9,11 @@
 #include <future>
 #include <thread>
 
-#include "recorder/futex_wait_rows.h"
-#include "recorder/libc_locator.h"
-#include "recorder/lock_probe_spec.h"
+#include "recorder/metadata/proc_threads.h"
 #include "recorder/online_cpus.h"
-#include "recorder/proc_threads.h"
+#include "recorder/probes/libc_locator.h"
+#include "recorder/probes/lock_probe_spec.h"
+#include "recorder/sources/futex_wait_rows.h"
 
 // Real functions of this test binary for resolveLockProbe to find.
 extern "C" __attribute__((noinline, used)) void incise_test_lock(void* lock) {

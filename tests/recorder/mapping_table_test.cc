@@ -3,7 +3,7 @@
 // /proc snapshots, the observer interface, the feed that applies the
 // kernel's records, and the decoder on record bytes laid out as the kernel
 // lays them out.
-#include "recorder/mapping_table.h"
+#include "recorder/metadata/mapping_table.h"
 
 #include <gtest/gtest.h>
 #include <linux/perf_event.h>
@@ -13,9 +13,9 @@
 #include <cstring>
 #include <fstream>
 
-#include "recorder/kernel_records.h"
-#include "recorder/mmap_record_feed.h"
-#include "recorder/own_frames.h"
+#include "recorder/metadata/mmap_record_feed.h"
+#include "recorder/metadata/own_frames.h"
+#include "recorder/sources/kernel_records.h"
 
 namespace incise::recorder {
 namespace {

@@ -2,7 +2,7 @@
 // time: the richest table on the recording host (a debug file by build-id
 // or .gnu_debuglink inside the process's root, when the object is
 // stripped), and the hit subset with FDE ranges for hits nothing names.
-#include "recorder/object_symbols.h"
+#include "recorder/metadata/object_symbols.h"
 #include "base/hex.h"
 
 #include <gtest/gtest.h>

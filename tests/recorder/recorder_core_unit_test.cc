@@ -10,10 +10,10 @@
 #include <fstream>
 
 #include "objfile/kallsyms.h"
+#include "recorder/metadata/perf_map_watcher.h"
+#include "recorder/metadata/process_tracker.h"
+#include "recorder/metadata/symbol_collector.h"
 #include "recorder/options.h"
-#include "recorder/perf_map_watcher.h"
-#include "recorder/process_tracker.h"
-#include "recorder/symbol_collector.h"
 
 namespace incise::recorder {
 namespace {

@@ -1,6 +1,6 @@
 // ShortBlocks: which switch and wake-up rows of short off-CPU intervals are
 // written, in what order, and what is counted instead.
-#include "recorder/short_blocks.h"
+#include "recorder/sources/short_blocks.h"
 
 #include <gtest/gtest.h>
 

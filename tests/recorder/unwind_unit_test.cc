@@ -11,8 +11,8 @@
 #include <sstream>
 
 #include "objfile/unwind_tables.h"
-#include "recorder/process_image.h"
-#include "recorder/unwind_rows.h"
+#include "recorder/metadata/process_image.h"
+#include "recorder/metadata/unwind_rows.h"
 
 namespace incise::recorder {
 namespace {

@@ -1,0 +1,48 @@
+// The one visible list of sources. A source the command line does not ask
+// for is simply not created; each source decides for itself whether this
+// kernel can run it (Source::open says why not).
+#include "recorder/sources/block_io_source.h"
+#include "recorder/sources/function_latency_source.h"
+#include "recorder/sources/go_mutex_source.h"
+#include "recorder/sources/io_uring_source.h"
+#include "recorder/sources/kernel_function_source.h"
+#include "recorder/sources/lock_source.h"
+#include "recorder/sources/mmap_source.h"
+#include "recorder/sources/page_fault_source.h"
+#include "recorder/sources/profile_source.h"
+#include "recorder/sources/sched_source.h"
+#include "recorder/sources/source.h"
+#include "recorder/sources/syscall_latency_source.h"
+
+namespace incise::recorder {
+
+std::vector<std::unique_ptr<Source>> createSources(const RecordConfig& config) {
+  std::vector<std::unique_ptr<Source>> sources;
+  // Mappings first, so their records flow before any sample that lands in a
+  // new mapping (they carry no samples or lock rows of their own).
+  sources.push_back(makeMmapSource());
+  // Process life (fork/exec/exit/comm) comes from the scheduler program, which
+  // also follows children of targets: it runs even with --no-sched and then
+  // emits only process events. It is attached before the other event sources
+  // (sources attach in this order), so every sample and lock row falls where
+  // the switches of its thread are already recorded. It also sees futex
+  // waits at their blocking switch; a wait inside a lock call the lock
+  // source probes belongs to that call (bpf/lock_calls.bpf.h).
+  auto lock_calls = std::make_shared<SharedMap>("pending_calls");
+  sources.push_back(makeSchedSource(config.sched, lock_calls));
+  sources.push_back(makeProfileSource());
+  if (config.lock_mode == LockMode::kAll || !config.lock_probes.empty())
+    sources.push_back(makeLockSource(lock_calls));
+  // Go parks goroutines on a mutex without a futex wait: its slow paths are
+  // probed in Go targets whenever locks are recorded.
+  if (config.lock_mode != LockMode::kOff) sources.push_back(makeGoMutexSource());
+  if (config.page_faults) sources.push_back(makePageFaultSource());
+  if (hasUserFunctions(config)) sources.push_back(makeFunctionLatencySource());
+  if (hasKernelFunctions(config)) sources.push_back(makeKernelFunctionSource());
+  if (!config.syscalls.empty()) sources.push_back(makeSyscallLatencySource());
+  if (config.block_io) sources.push_back(makeBlockIoSource());
+  if (config.io_uring) sources.push_back(makeIoUringSource());
+  return sources;
+}
+
+}  // namespace incise::recorder
