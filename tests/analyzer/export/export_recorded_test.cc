@@ -45,6 +45,9 @@ struct Workload {
 
 // Short runs of what the integration tests record, plus a shell loop of
 // short-lived processes (exits, forks, execs, bystanders on every switch).
+// The shell counts between its children: a child of ~1 ms never reaches an
+// inherited cpu-clock period, and on an idle machine the loop alone can end
+// before the shell's own counter gives one sample.
 std::vector<Workload> workloads() {
   return {
       {"cpu_shares", {"-F", "499"}, {kWorkloads + "/cpu_shares", "--seconds", "1"}},
@@ -55,7 +58,9 @@ std::vector<Workload> workloads() {
        {kWorkloads + "/lock_story", "--threads", "4", "--iterations", "1500", "--hogs", "1"}},
       {"shell_loop",
        {"-F", "499"},
-       {"/bin/sh", "-c", "i=0; while [ $i -lt 200 ]; do /bin/true; i=$((i+1)); done"}},
+       {"/bin/sh", "-c",
+        "i=0; while [ $i -lt 200 ]; do /bin/true; j=0; while [ $j -lt 1000 ]; do j=$((j+1)); "
+        "done; i=$((i+1)); done"}},
   };
 }
 
