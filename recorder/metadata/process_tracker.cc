@@ -322,15 +322,15 @@ void ProcessTracker::noteUserFrames(uint32_t pid, std::span<const uint64_t> fram
     if (&object != last_object) {
       const std::string& key = object.build_id.empty() ? object.path : object.build_id;
       auto large = large_objects_.find(key);
-      if (large == large_objects_.end() && !hit_objects_.count(key)) {
+      // An object's first hit starts it (noting this address when it is large).
+      const bool first_hit = large == large_objects_.end() && !hit_objects_.count(key);
+      if (first_hit) {
         startHitObject(key, *range, address, return_address);
         large = large_objects_.find(key);
-        last_object = &object;
-        last_large = large == large_objects_.end() ? nullptr : &large->second;
-        continue;
       }
       last_object = &object;
       last_large = large == large_objects_.end() ? nullptr : &large->second;
+      if (first_hit) continue;
     }
     if (last_large) noteHitOffset(*last_large, *range, address, return_address);
   }

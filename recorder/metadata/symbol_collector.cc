@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <unordered_set>
 
+#include "base/unique_fd.h"
 #include "objfile/kallsyms.h"
 
 namespace incise::recorder {
@@ -34,20 +35,19 @@ std::unordered_set<uint64_t> coveringStarts(const std::vector<uint64_t>& starts,
 // most kMaxKallsymsBytes; empty when unreadable.
 std::string readWholeLines(const std::string& path) {
   std::string text;
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return text;
+  const UniqueFd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd) return text;
   // A /proc read returns a page or so at a time: grow by doubling, never
   // per read.
   size_t held = 0;
   text.resize(1u << 20);
   while (held < kMaxKallsymsBytes) {
     if (held == text.size()) text.resize(std::min(text.size() * 2, kMaxKallsymsBytes));
-    ssize_t got = read(fd, text.data() + held, text.size() - held);
+    ssize_t got = read(fd.get(), text.data() + held, text.size() - held);
     if (got < 0 && errno == EINTR) continue;
     if (got <= 0) break;
     held += static_cast<size_t>(got);
   }
-  close(fd);
   text.resize(held);
   if (held == kMaxKallsymsBytes) {  // cut off: its last line may be a part
     const size_t end = text.rfind('\n');
