@@ -7,6 +7,7 @@
 
 #include "bpf/events.h"
 #include "recorder/event_sink.h"
+#include "recorder/per_cpu_sums.h"
 
 namespace incise::recorder {
 
@@ -15,13 +16,9 @@ DropCounter::DropCounter(const bpf_map* drops)
 
 void DropCounter::poll(EventSink& sink) {
   if (map_fd_ < 0) return;
-  int cpus = libbpf_num_possible_cpus();
-  if (cpus <= 0) return;
-  // A per-CPU lookup returns one 8-byte-aligned value per possible CPU.
-  std::vector<uint64_t> per_cpu(static_cast<size_t>(cpus));
+  const std::vector<uint64_t> sums = sumPerCpuSlots(map_fd_, LOST_SOURCE_SLOTS);
   for (uint32_t slot = 1; slot < LOST_SOURCE_SLOTS; ++slot) {
-    if (bpf_map_lookup_elem(map_fd_, &slot, per_cpu.data()) != 0) continue;
-    uint64_t sum = std::accumulate(per_cpu.begin(), per_cpu.end(), uint64_t{0});
+    const uint64_t sum = sums[slot];
     if (sum > reported_[slot]) {
       sink.noteLost(static_cast<format::LostSource>(slot), sum - reported_[slot]);
       reported_[slot] = sum;

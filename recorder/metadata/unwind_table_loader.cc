@@ -25,6 +25,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "base/unique_fd.h"
 #include "bpf/events.h"
 #include "bpf/unwind_table.h"
 #include "format/metadata.h"
@@ -33,6 +34,7 @@
 #include "recorder/libbpf_error.h"
 #include "recorder/metadata/process_image.h"
 #include "recorder/metadata/unwind_rows.h"
+#include "recorder/per_cpu_sums.h"
 
 namespace incise::recorder {
 namespace {
@@ -50,20 +52,6 @@ constexpr size_t kMaxUnmappedPages = 4096;
 // passed, well past any walk that found the mapping before it went.
 constexpr auto kRowQuarantine = std::chrono::milliseconds(200);
 constexpr int64_t kRetryWindowMs = UNWIND_REQUEST_RETRY_NS / 1000000;
-
-struct OwnedFd {
-  int fd = -1;
-  OwnedFd() = default;
-  explicit OwnedFd(int value) : fd(value) {}
-  OwnedFd(OwnedFd&& other) noexcept : fd(other.fd) { other.fd = -1; }
-  OwnedFd& operator=(OwnedFd&& other) noexcept {
-    std::swap(fd, other.fd);
-    return *this;
-  }
-  ~OwnedFd() {
-    if (fd >= 0) close(fd);
-  }
-};
 
 struct FileKey {
   uint64_t device = 0, inode = 0;
@@ -218,29 +206,29 @@ class UnwindTableLoader::Impl {
       return Error("unwind tables: row capacity " + std::to_string(options_.row_capacity) +
                    " is outside 1.." + std::to_string(UNWIND_MAX_ROWS));
     LIBBPF_OPTS(bpf_map_create_opts, rows_opts, .map_flags = BPF_F_INNER_MAP | BPF_F_MMAPABLE);
-    rows_fd_ = OwnedFd(bpf_map_create(BPF_MAP_TYPE_ARRAY, "unwind_rows", sizeof(uint32_t),
-                                      sizeof(unwind_row_slot), options_.row_capacity, &rows_opts));
-    if (rows_fd_.fd < 0) return libbpfError("unwind tables: create the rows array", errno);
+    rows_fd_ = UniqueFd(bpf_map_create(BPF_MAP_TYPE_ARRAY, "unwind_rows", sizeof(uint32_t),
+                                       sizeof(unwind_row_slot), options_.row_capacity, &rows_opts));
+    if (!rows_fd_) return libbpfError("unwind tables: create the rows array", errno);
     LIBBPF_OPTS(bpf_map_create_opts, processes_opts, .map_flags = BPF_F_NO_PREALLOC);
-    processes_fd_ = OwnedFd(bpf_map_create(BPF_MAP_TYPE_HASH, "unwind_procs",
-                                           sizeof(unwind_process_key), sizeof(unwind_process_chunk),
-                                           UNWIND_MAX_PROCESS_CHUNKS, &processes_opts));
-    if (processes_fd_.fd < 0) return libbpfError("unwind tables: create the process table", errno);
-    requests_fd_ = OwnedFd(bpf_map_create(BPF_MAP_TYPE_HASH, "unwind_reqs", sizeof(uint32_t),
-                                          sizeof(unwind_request), UNWIND_MAX_REQUESTS, nullptr));
-    if (requests_fd_.fd < 0) return libbpfError("unwind tables: create the request table", errno);
-    wakeups_fd_ = OwnedFd(bpf_map_create(BPF_MAP_TYPE_RINGBUF, "unwind_wakeups", 0, 0,
-                                         UNWIND_WAKEUP_RING_BYTES, nullptr));
-    if (wakeups_fd_.fd < 0) return libbpfError("unwind tables: create the wake-up ring", errno);
+    processes_fd_ = UniqueFd(
+        bpf_map_create(BPF_MAP_TYPE_HASH, "unwind_procs", sizeof(unwind_process_key),
+                       sizeof(unwind_process_chunk), UNWIND_MAX_PROCESS_CHUNKS, &processes_opts));
+    if (!processes_fd_) return libbpfError("unwind tables: create the process table", errno);
+    requests_fd_ = UniqueFd(bpf_map_create(BPF_MAP_TYPE_HASH, "unwind_reqs", sizeof(uint32_t),
+                                           sizeof(unwind_request), UNWIND_MAX_REQUESTS, nullptr));
+    if (!requests_fd_) return libbpfError("unwind tables: create the request table", errno);
+    wakeups_fd_ = UniqueFd(bpf_map_create(BPF_MAP_TYPE_RINGBUF, "unwind_wakeups", 0, 0,
+                                          UNWIND_WAKEUP_RING_BYTES, nullptr));
+    if (!wakeups_fd_) return libbpfError("unwind tables: create the wake-up ring", errno);
     wakeups_.reset(ring_buffer__new(
-        wakeups_fd_.fd, [](void*, void*, size_t) { return 0; }, nullptr, nullptr));
+        wakeups_fd_.get(), [](void*, void*, size_t) { return 0; }, nullptr, nullptr));
     if (wakeups_ == nullptr) return libbpfError("unwind tables: read the wake-up ring", errno);
-    epoll_fd_ = OwnedFd(epoll_create1(EPOLL_CLOEXEC));
-    stop_fd_ = OwnedFd(eventfd(0, EFD_CLOEXEC));
-    if (epoll_fd_.fd < 0 || stop_fd_.fd < 0) return libbpfError("unwind tables: epoll", errno);
-    for (int fd : {ring_buffer__epoll_fd(wakeups_.get()), stop_fd_.fd}) {
+    epoll_fd_ = UniqueFd(epoll_create1(EPOLL_CLOEXEC));
+    stop_fd_ = UniqueFd(eventfd(0, EFD_CLOEXEC));
+    if (!epoll_fd_ || !stop_fd_) return libbpfError("unwind tables: epoll", errno);
+    for (int fd : {ring_buffer__epoll_fd(wakeups_.get()), stop_fd_.get()}) {
       epoll_event event{.events = EPOLLIN, .data = {.fd = fd}};
-      if (epoll_ctl(epoll_fd_.fd, EPOLL_CTL_ADD, fd, &event) != 0)
+      if (epoll_ctl(epoll_fd_.get(), EPOLL_CTL_ADD, fd, &event) != 0)
         return libbpfError("unwind tables: epoll", errno);
     }
 
@@ -249,10 +237,10 @@ class UnwindTableLoader::Impl {
     SlotUpdates slots;
     for (const bpf_object* object : objects) {
       if (object == nullptr) continue;
-      for (auto [name, fd] : {std::pair<const char*, int>{"unwind_rows", rows_fd_.fd},
-                              {"unwind_requests", requests_fd_.fd},
-                              {"unwind_wakeups", wakeups_fd_.fd},
-                              {"unwind_processes", processes_fd_.fd}}) {
+      for (auto [name, fd] : {std::pair<const char*, int>{"unwind_rows", rows_fd_.get()},
+                              {"unwind_requests", requests_fd_.get()},
+                              {"unwind_wakeups", wakeups_fd_.get()},
+                              {"unwind_processes", processes_fd_.get()}}) {
         const bpf_map* handle = bpf_object__find_map_by_name(object, name);
         if (handle == nullptr)
           return Error(std::string("unwind tables: a BPF object has no ") + name);
@@ -284,7 +272,7 @@ class UnwindTableLoader::Impl {
   void stop() {
     if (!worker_.joinable()) return;
     uint64_t one = 1;
-    (void)!write(stop_fd_.fd, &one, sizeof(one));
+    (void)!write(stop_fd_.get(), &one, sizeof(one));
     worker_.join();
     readWalkStats();
   }
@@ -379,9 +367,9 @@ class UnwindTableLoader::Impl {
       auto timeout = answered ? std::chrono::milliseconds(kRetryWindowMs)
                               : std::chrono::milliseconds(kSweepInterval);
       epoll_event ready[2];
-      int count = epoll_wait(epoll_fd_.fd, ready, 2, static_cast<int>(timeout.count()));
+      int count = epoll_wait(epoll_fd_.get(), ready, 2, static_cast<int>(timeout.count()));
       bool stopping = false;
-      for (int i = 0; i < count; ++i) stopping |= ready[i].data.fd == stop_fd_.fd;
+      for (int i = 0; i < count; ++i) stopping |= ready[i].data.fd == stop_fd_.get();
       if (stopping) return;
       if (wakeups_ != nullptr) ring_buffer__consume(wakeups_.get());
       answered = drainRequests();
@@ -398,10 +386,10 @@ class UnwindTableLoader::Impl {
     std::vector<std::pair<uint32_t, unwind_request>> requests;
     uint32_t key = 0, next = 0;
     bool first = true;
-    while (bpf_map_get_next_key(requests_fd_.fd, first ? nullptr : &key, &next) == 0) {
+    while (bpf_map_get_next_key(requests_fd_.get(), first ? nullptr : &key, &next) == 0) {
       first = false;
       unwind_request request{};
-      if (bpf_map_lookup_elem(requests_fd_.fd, &next, &request) == 0)
+      if (bpf_map_lookup_elem(requests_fd_.get(), &next, &request) == 0)
         requests.emplace_back(next, request);
       key = next;
     }
@@ -412,8 +400,8 @@ class UnwindTableLoader::Impl {
       unwind_request answered = request;
       answered.reasons = 0;
       answered.answered = monotonicNs();
-      bpf_map_update_elem(requests_fd_.fd, &pid, &answered, BPF_EXIST);
-      if (!handle(pid, request)) bpf_map_delete_elem(requests_fd_.fd, &pid);  // gone
+      bpf_map_update_elem(requests_fd_.get(), &pid, &answered, BPF_EXIST);
+      if (!handle(pid, request)) bpf_map_delete_elem(requests_fd_.get(), &pid);  // gone
     }
     return any;
   }
@@ -479,10 +467,10 @@ class UnwindTableLoader::Impl {
     chunk.flags = UNWIND_PROCESS_FRAME_POINTERS;
     chunk.start_stack = image.start_stack;
     unwind_process_key key{.pid = pid, .chunk = 0};
-    if (bpf_map_update_elem(processes_fd_.fd, &key, &chunk, BPF_ANY) != 0) return;
+    if (bpf_map_update_elem(processes_fd_.get(), &key, &chunk, BPF_ANY) != 0) return;
     for (uint32_t c = 1; c < process.chunks; ++c) {
       unwind_process_key extra{.pid = pid, .chunk = c};
-      bpf_map_delete_elem(processes_fd_.fd, &extra);
+      bpf_map_delete_elem(processes_fd_.get(), &extra);
     }
     releaseTables(process, Clock::now());
     process.chunks = 1;
@@ -518,23 +506,23 @@ class UnwindTableLoader::Impl {
     // drops once attached).
     // The same file in the recorder's own mount namespace serves too, once
     // the process is gone (short-lived processes of a whole-machine recording).
-    OwnedFd fd;
+    UniqueFd fd;
     for (const std::string& candidate :
          {mapping.deleted() ? std::string() : dir + "/root" + mapping.path, dir + range,
           mapping.deleted() ? std::string() : mapping.path}) {
       if (candidate.empty()) continue;
-      OwnedFd opened(open(candidate.c_str(), O_RDONLY | O_CLOEXEC));
+      UniqueFd opened(open(candidate.c_str(), O_RDONLY | O_CLOEXEC));
       struct stat info {};
-      if (opened.fd < 0 || fstat(opened.fd, &info) != 0 || info.st_ino != mapping.inode ||
+      if (!opened || fstat(opened.get(), &info) != 0 || info.st_ino != mapping.inode ||
           info.st_dev != mapping.device)
         continue;
       fd = std::move(opened);
       break;
     }
     ObjectUnwindRows rows;
-    if (fd.fd >= 0) {
+    if (fd) {
       Result<ObjectUnwindRows> read =
-          readObjectUnwindRows("/proc/self/fd/" + std::to_string(fd.fd));
+          readObjectUnwindRows("/proc/self/fd/" + std::to_string(fd.get()));
       if (read) {
         rows = read.take();
       } else {
@@ -598,7 +586,7 @@ class UnwindTableLoader::Impl {
     size_t end = begin + layout.elements * sizeof(unwind_row_slot);
     size_t window_begin = begin & ~(kPage - 1);
     size_t window_bytes = ((end + kPage - 1) & ~(kPage - 1)) - window_begin;
-    void* window = mmap(nullptr, window_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, rows_fd_.fd,
+    void* window = mmap(nullptr, window_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, rows_fd_.get(),
                         static_cast<off_t>(window_begin));
     if (window == MAP_FAILED) return libbpfError("map the rows array", errno);
     fillUnwindBlock(
@@ -696,7 +684,7 @@ class UnwindTableLoader::Impl {
     // Later chunks first: chunk 0 is what a walk reads first.
     for (uint32_t c = chunks; c-- > 0;) {
       unwind_process_key key{.pid = pid, .chunk = c};
-      if (bpf_map_update_elem(processes_fd_.fd, &key, &values[c], BPF_ANY) != 0) {
+      if (bpf_map_update_elem(processes_fd_.get(), &key, &values[c], BPF_ANY) != 0) {
         problem("process " + std::to_string(pid) + ": " + std::strerror(errno));
         Process failed{.tables = std::move(used)};
         releaseTables(failed, Clock::now());
@@ -705,7 +693,7 @@ class UnwindTableLoader::Impl {
     }
     for (uint32_t c = chunks; c < process.chunks; ++c) {
       unwind_process_key key{.pid = pid, .chunk = c};
-      bpf_map_delete_elem(processes_fd_.fd, &key);
+      bpf_map_delete_elem(processes_fd_.get(), &key);
     }
     if (process.chunks == 0) ++summary_.processes;
     releaseTables(process, Clock::now());
@@ -733,25 +721,19 @@ class UnwindTableLoader::Impl {
       }
       for (uint32_t c = 0; c < it->second.chunks; ++c) {
         unwind_process_key key{.pid = pid, .chunk = c};
-        bpf_map_delete_elem(processes_fd_.fd, &key);
+        bpf_map_delete_elem(processes_fd_.get(), &key);
       }
-      bpf_map_delete_elem(requests_fd_.fd, &pid);
+      bpf_map_delete_elem(requests_fd_.get(), &pid);
       releaseTables(it->second, now);
       it = processes_.erase(it);
     }
   }
 
   void readWalkStats() {
-    int cpus = libbpf_num_possible_cpus();
-    if (cpus <= 0) return;
-    std::vector<uint64_t> values(static_cast<size_t>(cpus));
     uint64_t totals[UNWIND_STAT_SLOTS] = {};
-    for (const OwnedFd& stats : stats_fds_) {
-      int fd = stats.fd;
-      for (uint32_t slot = 0; slot < UNWIND_STAT_SLOTS; ++slot) {
-        if (bpf_map_lookup_elem(fd, &slot, values.data()) != 0) continue;
-        for (uint64_t v : values) totals[slot] += v;
-      }
+    for (const UniqueFd& stats : stats_fds_) {
+      const std::vector<uint64_t> sums = sumPerCpuSlots(stats.get(), UNWIND_STAT_SLOTS);
+      for (uint32_t slot = 0; slot < UNWIND_STAT_SLOTS; ++slot) totals[slot] += sums[slot];
     }
     summary_.walks = 0;
     for (uint32_t end = 0; end < UNWIND_END_KINDS; ++end) {
@@ -772,8 +754,8 @@ class UnwindTableLoader::Impl {
   }
 
   UnwindLoaderOptions options_;
-  OwnedFd rows_fd_, processes_fd_, requests_fd_;
-  std::vector<OwnedFd> stats_fds_;
+  UniqueFd rows_fd_, processes_fd_, requests_fd_;
+  std::vector<UniqueFd> stats_fds_;
   RowAllocator allocator_;
   std::unordered_map<FileKey, Table, FileKeyHash> tables_;
   Table vdso_;
@@ -791,7 +773,7 @@ class UnwindTableLoader::Impl {
   struct RingDeleter {
     void operator()(ring_buffer* ring) const { ring_buffer__free(ring); }
   };
-  OwnedFd wakeups_fd_, epoll_fd_, stop_fd_;
+  UniqueFd wakeups_fd_, epoll_fd_, stop_fd_;
   std::unique_ptr<ring_buffer, RingDeleter> wakeups_;
   std::thread worker_;
   uint32_t last_table_id_ = 0;

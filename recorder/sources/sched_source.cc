@@ -18,6 +18,7 @@
 #include "recorder/drop_counter.h"
 #include "recorder/event_sink.h"
 #include "recorder/metadata/proc_threads.h"
+#include "recorder/per_cpu_sums.h"
 #include "recorder/ring_poller.h"
 #include "recorder/sources/futex_wait_rows.h"
 #include "recorder/sources/goroutine_ids.h"
@@ -206,16 +207,8 @@ class SchedSource final : public Source {
 
   // How the switch-out and waker user stacks were had (bpf/wait_stack.bpf.h).
   std::string waitStacksNote() const {
-    uint64_t total[WAIT_STACK_COUNTS] = {};
-    int cpus = libbpf_num_possible_cpus();
-    if (cpus > 0) {
-      std::vector<uint64_t> per_cpu(static_cast<size_t>(cpus));
-      int fd = bpf_map__fd(skel_->maps.wait_stack_counts);
-      for (uint32_t slot = 0; slot < WAIT_STACK_COUNTS; ++slot) {
-        if (bpf_map_lookup_elem(fd, &slot, per_cpu.data()) != 0) continue;
-        for (uint64_t n : per_cpu) total[slot] += n;
-      }
-    }
+    const std::vector<uint64_t> total =
+        sumPerCpuSlots(bpf_map__fd(skel_->maps.wait_stack_counts), WAIT_STACK_COUNTS);
     char text[320];
     std::snprintf(text, sizeof text,
                   "scheduler: %llu user stacks reused from an earlier walk at the same place, "
