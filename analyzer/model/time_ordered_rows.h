@@ -30,8 +30,8 @@
 //   for (const format::SchedSwitch* s; (s = switches.peek()) != nullptr; switches.pop()) {
 //     machine.onSwitch(*s);
 //   }
-//   // Merging kinds (thread_states.cc): a stream each, the progress bar on one;
-//   // peek at each, use and pop the earliest row.
+//   // Merging kinds: a stream each, the progress bar on one, merged by
+//   // mergeByTime (time_merge.h).
 //   TimeOrderedRows<format::Wakeup> wakeups(trace, /*progress=*/false);
 //   // Every row of the file, whatever the filter (a report that explains the
 //   // filtered threads by others' rows, as correlate does):

@@ -6,6 +6,7 @@
 
 #include "analyzer/analyses/locks/lock_sites.h"
 #include "analyzer/analyses/locks/trace_wait_kinds.h"
+#include "analyzer/model/time_merge.h"
 #include "analyzer/model/time_ordered_rows.h"
 #include "analyzer/model/trace.h"
 
@@ -95,54 +96,36 @@ Correlation correlateTrace(Trace& trace, LockSites& sites, size_t chains) {
     TimeOrderedRows<format::Wakeup> wakeups(trace, false, LookAhead::kBigStreams, kAll);
     bool started = false;
     uint64_t settled = 0;
-    for (;;) {
-      const format::LockInterval* lock = locks.peek();
-      const format::SchedSwitch* sw = switches.peek();
-      const format::CpuSample* sample = samples.peek();
-      const format::PageFault* fault = faults.peek();
-      const format::Wakeup* wake = wakeups.peek();
-      if (!lock && !sw && !sample && !fault && !wake) break;
-      uint64_t now = UINT64_MAX;
-      for (const uint64_t* time : {lock ? &lock->time : nullptr, sw ? &sw->time : nullptr,
-                                   sample ? &sample->time : nullptr, fault ? &fault->time : nullptr,
-                                   wake ? &wake->time : nullptr}) {
-        if (time) now = std::min(now, *time);
-      }
-      if (!started || now > settled) {  // everything before `now` is in
-        stream.settleBefore(now);
-        holders.settle(now, &stream);
-        longest.settle(now);
-        started = true;
-        settled = now;
-      }
-      if (lock && lock->time == now) {
-        // One decision of what a row waited for, as in `incise locks` and
-        // `incise waits`: only lock kinds make sections and chains.
-        WaitClass wait = classifier.classify(*lock);
-        if (blamesHolder(wait.kind)) {
-          format::LockInterval row = classifier.normalized(*lock, wait);
-          if (row.lock_kind == static_cast<uint64_t>(format::LockKind::kFutex))
-            row.lock_kind = static_cast<uint64_t>(recordedLockKind(wait.kind));
-          stream.add(row);
-        } else if (focus.threadIn(lock->pid, lock->tid, lock->time) &&
-                   overlaps(focus, lock->time, lock->acquired_time)) {
-          result.unblamed.add(*lock, wait);
-        }
-        locks.pop();
-      } else if (sw && sw->time == now) {
-        holders.add(*sw);
-        switches.pop();
-      } else if (sample && sample->time == now) {
-        holders.add(*sample);
-        samples.pop();
-      } else if (fault && fault->time == now) {
-        holders.add(*fault);
-        faults.pop();
-      } else {
-        longest.add(*wake);
-        wakeups.pop();
-      }
-    }
+    // Ties: a lock row first, then switches, samples, faults, wake-ups.
+    mergeByTime(
+        [&](uint64_t now) {
+          if (!started || now > settled) {  // everything before `now` is in
+            stream.settleBefore(now);
+            holders.settle(now, &stream);
+            longest.settle(now);
+            started = true;
+            settled = now;
+          }
+        },
+        timeStream(locks,
+                   [&](const format::LockInterval& lock) {
+                     // One decision of what a row waited for, as in `incise locks` and
+                     // `incise waits`: only lock kinds make sections and chains.
+                     WaitClass wait = classifier.classify(lock);
+                     if (blamesHolder(wait.kind)) {
+                       format::LockInterval row = classifier.normalized(lock, wait);
+                       if (row.lock_kind == static_cast<uint64_t>(format::LockKind::kFutex))
+                         row.lock_kind = static_cast<uint64_t>(recordedLockKind(wait.kind));
+                       stream.add(row);
+                     } else if (focus.threadIn(lock.pid, lock.tid, lock.time) &&
+                                overlaps(focus, lock.time, lock.acquired_time)) {
+                       result.unblamed.add(lock, wait);
+                     }
+                   }),
+        timeStream(switches, [&](const format::SchedSwitch& sw) { holders.add(sw); }),
+        timeStream(samples, [&](const format::CpuSample& sample) { holders.add(sample); }),
+        timeStream(faults, [&](const format::PageFault& fault) { holders.add(fault); }),
+        timeStream(wakeups, [&](const format::Wakeup& wake) { longest.add(wake); }));
   }
   result.counts = stream.finish();
   result.unblamed.finish();

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "analyzer/model/time_merge.h"
 #include "analyzer/model/time_ordered_rows.h"
 
 namespace incise::analyzer {
@@ -321,18 +322,11 @@ class VectorRows {
 template <typename Switches, typename Wakeups>
 void mergeSchedule(Switches& switches, Wakeups* wakeups, const OnSwitch& on_switch,
                    const OnWakeup& on_wakeup) {
-  for (;;) {
-    const format::SchedSwitch* s = switches.peek();
-    const format::Wakeup* w = wakeups ? wakeups->peek() : nullptr;
-    if (w && (!s || w->time <= s->time)) {
-      on_wakeup(*w);
-      wakeups->pop();
-    } else if (s) {
-      on_switch(*s);
-      switches.pop();
-    } else {
-      return;
-    }
+  auto nothing_before = [](uint64_t) {};
+  if (wakeups) {
+    mergeByTime(nothing_before, timeStream(*wakeups, on_wakeup), timeStream(switches, on_switch));
+  } else {
+    mergeByTime(nothing_before, timeStream(switches, on_switch));
   }
 }
 
