@@ -152,6 +152,7 @@ struct Side {
   FlatProfile profile;
   std::map<std::string, FleetOffCpuPath> off_cpu;  // filled for diff only
   std::vector<LockSiteSummary> lock_sites;         // filled for diff only
+  FleetLatency latency;                            // filled for diff only
 };
 
 Result<Side> querySide(ClickHouseClient& client, const std::string& database,
@@ -199,6 +200,18 @@ void printLockSites(const std::vector<LockSiteDelta>& rows, size_t limit) {
   std::cout << "note: " << kPooledNote << "\n";
 }
 
+constexpr const char* kPooledLatencyNote =
+    "latency percentiles and calls per second pool the calls and the durations of every "
+    "matching trace; traces pushed before schema version 3 have no latency rows";
+
+void printLatency(const std::vector<LatencyDelta>& rows, size_t limit) {
+  if (rows.empty()) return;  // most traces time nothing: no empty section for them
+  std::cout << "\nlatency per traced function, syscall, device and opcode: calls per second and "
+               "percentiles, base -> new (pooled over the traces)\n";
+  printLatencyDeltas(rows, limit, std::cout);
+  std::cout << "note: " << kPooledLatencyNote << "\n";
+}
+
 int runFleetDiff(const std::vector<std::string>& args) {
   FleetArgs fleet;
   auto extra = [](po::options_description& options) {
@@ -224,7 +237,12 @@ int runFleetDiff(const std::vector<std::string>& args) {
     auto lock_sites = queryLockSites(client, fleet.database, side->selector);
     if (!lock_sites) return failed("diff", lock_sites.error().message());
     side->lock_sites = lock_sites.take();
+    auto latency = queryLatency(client, fleet.database, side->selector);
+    if (!latency) return failed("diff", latency.error().message());
+    side->latency = latency.take();
   }
+  std::vector<LatencyDelta> latency = diffLatency(base->latency.rows, base->latency.window_ns,
+                                                  next->latency.rows, next->latency.window_ns);
   std::vector<LockSiteDelta> lock_sites = diffLockSites(base->lock_sites, next->lock_sites);
   std::vector<OffCpuDelta> off_cpu = diffFleetOffCpu(base->off_cpu, next->off_cpu);
   std::vector<FunctionDelta> rows = diffFunctions(base->profile, next->profile);
@@ -238,7 +256,9 @@ int runFleetDiff(const std::vector<std::string>& args) {
                           {"functions", functionDeltasJson(rows, limit)},
                           {"lock_sites_total", lock_sites.size()},
                           {"lock_sites", lockSiteDeltasJson(lock_sites, limit)},
-                          {"notes", {kPooledNote}},
+                          {"latency_total", latency.size()},
+                          {"latency", latencyDeltasJson(latency, limit)},
+                          {"notes", {kPooledNote, kPooledLatencyNote}},
                           {"off_cpu_stacks_total", off_cpu.size()},
                           {"off_cpu_stacks", offCpuDeltasJson(off_cpu, limit)}});
     return 0;
@@ -254,6 +274,7 @@ int runFleetDiff(const std::vector<std::string>& args) {
                "and total time\n";
   if (off_cpu.empty()) std::cout << "  no blocked off-CPU time in either side\n";
   printOffCpuDeltas(off_cpu, limit, std::cout);
+  printLatency(latency, limit);
   return 0;
 }
 

@@ -14,7 +14,7 @@ namespace incise::analyzer {
 namespace {
 
 constexpr const char* kPerTraceTables[] = {"samples", "lock_intervals", "lock_site_times",
-                                           "off_cpu"};
+                                           "latency_times", "off_cpu"};
 constexpr auto kCleanupTimeout = std::chrono::seconds(60);
 
 Result<uint64_t> countRows(ClickHouseClient& client, const std::string& table,
@@ -164,7 +164,8 @@ Result<PushResult> pushTrace(ClickHouseClient& client, const std::string& path,
   // total is an upper bound until they are sent: a cell per sample at most,
   // a lock interval gives one row and one or two site times.)
   ProgressBar bar("pushing " + rows.trace_id,
-                  rows.rowCount() + fleet.sampleRows() + 3 * fleet.lockRows(), options.progress);
+                  rows.rowCount() + fleet.sampleRows() + 3 * fleet.lockRows() + fleet.latencyRows(),
+                  options.progress);
   TableWriter writer(client, options, bar, result.rows);
   const std::string date = utcText(rows.facts.start_wall_ns, "%Y-%m-%d");
   INCISE_RETURN_IF_ERROR(writer.writeEach(
@@ -197,6 +198,17 @@ Result<PushResult> pushTrace(ClickHouseClient& client, const std::string& path,
           TabSeparatedRow row;
           row.add(rows.trace_id).add(date).add(t.site).add(t.context);
           row.add(t.hold ? "hold" : "wait").add(t.ns).add(uint64_t{t.inferred});
+          send(row);
+        });
+      }));
+  INCISE_RETURN_IF_ERROR(writer.writeEach(
+      "latency_times",
+      "trace_id, start_date, kind, name, bucket, ns, calls, total_ns, max_ns, counted",
+      [&](const auto& send) {
+        fleet.forEachLatencyTime([&](const FleetLatencyTime& t) {
+          TabSeparatedRow row;
+          row.add(rows.trace_id).add(date).add(t.kind).add(t.name).add(uint64_t{t.bucket});
+          row.add(t.ns).add(t.calls).add(t.total_ns).add(t.max_ns).add(uint64_t{t.counted});
           send(row);
         });
       }));

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "analyzer/analyses/latency/latency_stats.h"
 #include "analyzer/fleet/tab_separated.h"
 #include "analyzer/render/folded_stacks.h"
 
@@ -212,6 +213,66 @@ Result<std::vector<LockSiteSummary>> queryLockSites(ClickHouseClient& client,
     sites.push_back(std::move(site));
   }
   return sites;
+}
+
+Result<FleetLatency> queryLatency(ClickHouseClient& client, const std::string& database,
+                                  const Selector& selector) {
+  const std::string ids = selectedTraceIdsSql(database, selector);
+  const std::string table = database + ".latency_times WHERE trace_id IN (" + ids + ")";
+  FleetLatency latency;
+  INCISE_ASSIGN_OR_RETURN(
+      auto window, client.query("SELECT sum(duration) FROM (SELECT trace_id, any(duration_ns) AS "
+                                "duration FROM " +
+                                database + ".traces WHERE trace_id IN (" + ids +
+                                ") GROUP BY trace_id) FORMAT TabSeparated"));
+  for (const auto& row : parseTabSeparated(window)) latency.window_ns = numberAt(row, 0);
+
+  INCISE_ASSIGN_OR_RETURN(
+      auto groups,
+      client.query("SELECT kind, name, call_count, total, top, any_counted, " +
+                   distributionColumns("durations") +
+                   " FROM (SELECT kind, name, sum(calls) AS call_count, sum(total_ns) AS total,"
+                   " max(max_ns) AS top, max(counted) AS any_counted,"
+                   " arraySort(groupArrayIf(ns, counted = 0)) AS durations FROM " +
+                   table + " GROUP BY kind, name) ORDER BY kind, name FORMAT TabSeparated"));
+  std::map<std::pair<std::string, std::string>, size_t> counted;
+  for (const auto& row : parseTabSeparated(groups)) {
+    if (row.size() < 12) return Error("unexpected row in the latency answer");
+    Distribution calls = distributionAt(row, 6);
+    LatencySummary summary{.kind = row[0],
+                           .name = row[1],
+                           .count = numberAt(row, 2),
+                           .total_ns = numberAt(row, 3),
+                           .p50_ns = calls.p50,
+                           .p99_ns = calls.p99,
+                           .max_ns = numberAt(row, 4),
+                           .from_buckets = numberAt(row, 5) != 0};
+    if (summary.from_buckets) counted[{summary.kind, summary.name}] = latency.rows.size();
+    latency.rows.push_back(std::move(summary));
+  }
+  if (counted.empty()) return latency;
+
+  // A name some trace counted in BPF has only buckets to go by: its calls'
+  // buckets, summed over every trace, as LatencyStatsBuilder merges them.
+  INCISE_ASSIGN_OR_RETURN(auto buckets,
+                          client.query("SELECT kind, name, bucket, sum(calls) FROM " + table +
+                                       " GROUP BY kind, name, bucket FORMAT TabSeparated"));
+  std::map<size_t, Log2Histogram> histograms;
+  for (const auto& row : parseTabSeparated(buckets)) {
+    if (row.size() < 4) return Error("unexpected row in the latency bucket answer");
+    auto group = counted.find({row[0], row[1]});
+    uint64_t bucket = numberAt(row, 2);
+    if (group == counted.end() || bucket >= kLog2Buckets) continue;
+    auto [histogram, added] = histograms.try_emplace(group->second);
+    if (added) histogram->second.fill(0);
+    histogram->second[bucket] += numberAt(row, 3);
+  }
+  for (const auto& [index, histogram] : histograms) {
+    LatencySummary& summary = latency.rows[index];
+    summary.p50_ns = log2Percentile(histogram, 50, summary.max_ns);
+    summary.p99_ns = log2Percentile(histogram, 99, summary.max_ns);
+  }
+  return latency;
 }
 
 std::vector<OffCpuDelta> diffFleetOffCpu(const std::map<std::string, FleetOffCpuPath>& base,

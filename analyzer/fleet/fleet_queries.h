@@ -75,6 +75,21 @@ Result<std::vector<LockSiteSummary>> queryLockSites(ClickHouseClient& client,
                                                     const std::string& database,
                                                     const Selector& selector);
 
+// Latency per traced function, syscall, device and opcode (kind and name),
+// as collectTraceProfile has it, over the calls of every matched trace
+// POOLED, like the lock sites: percentiles are nearest-rank over the calls'
+// durations, or (a name counted in BPF by some trace, --aggregate) the upper
+// bound of the log2 bucket that holds them, capped at the max. `window_ns`
+// sums the traces' durations, so calls per second are pooled too. With one
+// trace, `incise diff`'s figures (up to 4,096 calls a name, where the local
+// percentiles are exact).
+struct FleetLatency {
+  std::vector<LatencySummary> rows;
+  uint64_t window_ns = 0;
+};
+Result<FleetLatency> queryLatency(ClickHouseClient& client, const std::string& database,
+                                  const Selector& selector);
+
 // The off-CPU rows of `incise diff` from two sides' paths, sorted by the
 // size of the per-second change.
 std::vector<OffCpuDelta> diffFleetOffCpu(const std::map<std::string, FleetOffCpuPath>& base,

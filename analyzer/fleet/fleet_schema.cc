@@ -72,6 +72,17 @@ constexpr const char* kStatements[] = {
     ") ENGINE = MergeTree PARTITION BY toYYYYMM(start_date) "
     "ORDER BY (trace_id, site, measure)",
 
+    // What `incise diff` takes latency percentiles from: a row per timed
+    // call (ns its duration, calls what it stands for under --sample N), or
+    // per log2 bucket counted in BPF (--aggregate: counted 1, ns 0), named
+    // by kind and name as `incise latency` names them, so traces whose
+    // probe numbers differ meet. Grouped by name first, like lock_site_times.
+    "CREATE TABLE IF NOT EXISTS {db}.latency_times ("
+    " trace_id String, start_date Date, kind String, name String,"
+    " bucket UInt8, ns UInt64, calls UInt64, total_ns UInt64, max_ns UInt64, counted UInt8"
+    ") ENGINE = MergeTree PARTITION BY toYYYYMM(start_date) "
+    "ORDER BY (trace_id, kind, name)",
+
     "CREATE TABLE IF NOT EXISTS {db}.off_cpu ("
     " trace_id String, start_date Date, stack_key UInt64,"
     " reason String,"  // 'preempted', or the task state when blocked: 'S', 'D', 'state 0x..'
@@ -113,8 +124,9 @@ Status initFleetSchema(ClickHouseClient& client, const std::string& database) {
   auto version = storedVersion(client, database);
   if (!version) return version.error();
   if (*version == kFleetSchemaVersion) return Status();
-  // Version 1 lacks only lock_site_times, which the statements above created.
-  if (*version != 0 && *version != 1) {
+  // Versions 1 and 2 lack only tables the statements above created
+  // (lock_site_times, latency_times).
+  if (*version > kFleetSchemaVersion) {
     return Error("database " + database + " holds fleet schema version " +
                  std::to_string(*version) + "; this incise writes version " +
                  std::to_string(kFleetSchemaVersion));

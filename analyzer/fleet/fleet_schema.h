@@ -12,6 +12,8 @@
 //   lock_intervals  one row per lock acquisition
 //   lock_site_times one row per wait and per critical section, with the
 //                   acquire site `incise diff` names it by (version 2)
+//   latency_times   one row per timed call, or per log2 bucket counted in
+//                   BPF, named as `incise latency` names it (version 3)
 //   off_cpu         off-CPU ns per (trace, stack, reason)
 // The DDL with its ORDER BY reasoning is in fleet_schema.cc.
 //
@@ -29,7 +31,7 @@
 
 namespace incise::analyzer {
 
-inline constexpr uint32_t kFleetSchemaVersion = 2;
+inline constexpr uint32_t kFleetSchemaVersion = 3;
 inline constexpr const char* kDefaultFleetDatabase = "incise";
 
 // An error unless `name` is a plain identifier ([A-Za-z_][A-Za-z0-9_]*).
@@ -38,9 +40,10 @@ Status checkDatabaseName(const std::string& name);
 // CREATE ... IF NOT EXISTS statements, in order.
 std::vector<std::string> fleetSchemaStatements(const std::string& database);
 
-// Creates what is missing and records the version. Version 1 (no
-// lock_site_times) is upgraded: the table is created and version 2 recorded;
-// traces pushed before have no lock-site rows. An error for a newer version.
+// Creates what is missing and records the version. Versions 1 (no
+// lock_site_times) and 2 (no latency_times) are upgraded: the tables are
+// created and version 3 recorded; traces pushed before have no rows in them.
+// An error for a newer version.
 Status initFleetSchema(ClickHouseClient& client, const std::string& database);
 
 // An error (naming `incise archive init`) when the tables are missing or of

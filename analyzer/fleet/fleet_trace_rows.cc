@@ -2,10 +2,13 @@
 
 #include <xxhash.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <tuple>
 #include <unordered_map>
 
+#include "analyzer/analyses/distributions/log2_histogram.h"
+#include "analyzer/analyses/latency/latency_names.h"
 #include "analyzer/analyses/locks/critical_sections.h"
 #include "analyzer/analyses/locks/lock_sites.h"
 #include "analyzer/analyses/locks/trace_lock_rows.h"
@@ -146,6 +149,8 @@ Result<std::unique_ptr<FleetTrace>> FleetTrace::open(const std::string& path, bo
   rows.lost = trace.losses().lost_by_source;
   fleet->lock_rows_ = trace.reader().rows(format::EventKind::kLock);
   fleet->sample_rows_ = trace.reader().rows(format::EventKind::kCpuSample);
+  fleet->latency_rows_ = trace.reader().rows(format::EventKind::kLatency) +
+                         trace.reader().rows(format::EventKind::kLatencyHistogram);
   return fleet;
 }
 
@@ -221,6 +226,35 @@ void FleetTrace::forEachLockSiteTime(const std::function<void(const FleetLockSit
                                  send(s.lock.pid, s.stack_id, s.start, true, s.duration(),
                                       s.inferred);
                                }});
+}
+
+// The same weights LatencyStatsBuilder gives, so the pooled figures of one
+// trace are `incise latency`'s.
+void FleetTrace::forEachLatencyTime(const std::function<void(const FleetLatencyTime&)>& emit) {
+  LatencyNames names(trace_->reader().metadata());
+  trace_->forEachRow<format::Latency>([&](const format::Latency& row) {
+    uint64_t weight = std::max<uint64_t>(row.weight, 1);
+    emit({.kind = std::string(format::latencySourceName(row.source)),
+          .name = names.name(row.source, row.probe, row.detail),
+          .bucket = static_cast<uint8_t>(log2Bucket(row.duration)),
+          .ns = row.duration,
+          .calls = weight,
+          .total_ns = row.duration * weight,
+          .max_ns = row.duration,
+          .counted = false});
+  });
+  trace_->forEachRow<format::LatencyHistogram>([&](const format::LatencyHistogram& row) {
+    if (row.bucket >= kLog2Buckets) return;
+    uint64_t weight = std::max<uint64_t>(row.weight, 1);
+    emit({.kind = std::string(format::latencySourceName(row.source)),
+          .name = names.name(row.source, row.probe, 0),
+          .bucket = static_cast<uint8_t>(row.bucket),
+          .ns = 0,
+          .calls = row.count * weight,
+          .total_ns = row.total_ns * weight,
+          .max_ns = std::max(row.max_ns, row.count ? log2BucketStart(row.bucket) : 0),
+          .counted = true});
+  });
 }
 
 }  // namespace incise::analyzer

@@ -10,7 +10,8 @@
 // are the values `incise diff` takes its lock percentiles from (LockRowStream
 // and LockSites, as readLockStats): one wait per acquisition, one hold per
 // critical section (recorded, or inferred from wakes in contended mode),
-// each with its site's name. Streamed rows go to the caller (the push sends
+// each with its site's name; latency times are the calls `incise latency`
+// counts, named as it names them. Streamed rows go to the caller (the push sends
 // them in batches) and are never all held; the stacks they name join
 // rows().stacks and rows().frames, so send those after them. The trace id is the XXH3-64 of the
 // file's bytes, the same id the local archive gives it, so pushing the same file twice is
@@ -72,6 +73,19 @@ struct FleetLockSiteTime {
   bool inferred = false;  // a hold inferred from a wake (contended mode)
 };
 
+// One timed call, or (a trace recorded with --aggregate) one log2 bucket of
+// calls counted in BPF. `kind` and `name` are `incise latency`'s
+// (latencySourceName, LatencyNames), so traces whose probe numbers differ
+// meet by name.
+struct FleetLatencyTime {
+  std::string kind, name;
+  uint8_t bucket = 0;  // log2Bucket of the call's duration, or the counted bucket
+  uint64_t ns = 0;     // the call's duration; 0 for a counted bucket
+  uint64_t calls = 0;  // calls the row stands for (--sample N: N; a bucket: its count)
+  uint64_t total_ns = 0, max_ns = 0;
+  bool counted = false;  // a bucket counted in BPF: no per-call durations
+};
+
 struct FleetOffCpuRow {
   uint64_t stack_key = 0;
   std::string reason;  // "preempted", or the blocked task state ("S", "D", "state 0x...")
@@ -110,6 +124,9 @@ class FleetTrace {
   void forEachLockRow(const std::function<void(const FleetLockRow&)>& emit);
   // One wait per acquisition and one hold per critical section, as they settle.
   void forEachLockSiteTime(const std::function<void(const FleetLockSiteTime&)>& emit);
+  // One row per latency row and per latency histogram bucket, in file order.
+  void forEachLatencyTime(const std::function<void(const FleetLatencyTime&)>& emit);
+  uint64_t latencyRows() const { return latency_rows_; }
 
  private:
   FleetTrace() = default;
@@ -118,6 +135,7 @@ class FleetTrace {
   std::unique_ptr<FleetStackKeys> keys_;
   uint64_t lock_rows_ = 0;
   uint64_t sample_rows_ = 0;
+  uint64_t latency_rows_ = 0;
 };
 
 }  // namespace incise::analyzer

@@ -72,7 +72,7 @@ class FleetArchive : public ::testing::Test {
   std::map<std::string, uint64_t> rowCounts() {
     std::map<std::string, uint64_t> counts;
     for (const char* table : {"frames", "stacks", "samples", "lock_intervals", "lock_site_times",
-                              "off_cpu", "traces"}) {
+                              "latency_times", "off_cpu", "traces"}) {
       counts[table] = count("SELECT count() FROM " + database_ + "." + table);
     }
     return counts;
@@ -104,8 +104,8 @@ class FleetArchive : public ::testing::Test {
 };
 
 // Samples spread over 3 seconds and two threads; the recursion in `walk`
-// checks total counts a name once per stack. A lock and an off-CPU span so
-// every table gets rows.
+// checks total counts a name once per stack. A lock, an off-CPU span and a
+// timed call so every table gets rows.
 void build(TraceBuilder& t, int a, int b, int c, int recursive, uint64_t blocked_ns = 1'000'000) {
   t.thread(101, "worker");
   t.thread(102, "helper");
@@ -126,6 +126,8 @@ void build(TraceBuilder& t, int a, int b, int c, int recursive, uint64_t blocked
   uint64_t off = t.stack({"read_wait", "main"});
   t.sched(1'000'000, 0, 101, /*state=*/1, 0, off);
   t.sched(1'000'000 + blocked_ns, 0, 0, 0, 101);
+  t.latencyProbe(format::LatencySource::kFunction, 1, "parse");
+  t.latency(2'000'000, 101, format::LatencySource::kFunction, 1, 40'000);
 }
 
 TraceProfile localProfile(const std::string& path) {
@@ -146,7 +148,8 @@ TEST_F(FleetArchive, InitTwiceIsFine) {
   int exit = runArchive({"init", "--clickhouse", url_, "--database", database_});
   std::string out = ::testing::internal::GetCapturedStdout();
   EXPECT_EQ(exit, 0);
-  EXPECT_NE(out.find("schema version 2"), std::string::npos) << out;
+  EXPECT_NE(out.find("schema version " + std::to_string(kFleetSchemaVersion)), std::string::npos)
+      << out;
 }
 
 TEST_F(FleetArchive, SqlDiffEqualsLocalDiff) {
@@ -315,8 +318,9 @@ TEST_F(FleetArchive, SqlLockSitesEqualLocalDiff) {
 }
 
 TEST_F(FleetArchive, InitUpgradesSchemaVersion1) {
-  // A version-1 archive: no lock_site_times, version 1 recorded.
+  // A version-1 archive: no lock_site_times nor latency_times, version 1 recorded.
   ASSERT_TRUE(client_->query("DROP TABLE " + database_ + ".lock_site_times"));
+  ASSERT_TRUE(client_->query("DROP TABLE " + database_ + ".latency_times"));
   ASSERT_TRUE(client_->query("DROP TABLE " + database_ + ".schema_version"));
   ASSERT_TRUE(client_->query(fleetSchemaStatements(database_)[1]));
   ASSERT_TRUE(client_->query("INSERT INTO " + database_ + ".schema_version VALUES (1, now())"));
@@ -327,7 +331,116 @@ TEST_F(FleetArchive, InitUpgradesSchemaVersion1) {
   ASSERT_TRUE(upgraded) << upgraded.message();
   EXPECT_TRUE(checkFleetSchema(*client_, database_));
   EXPECT_EQ(count("SELECT count() FROM " + database_ + ".lock_site_times"), 0u);
-  EXPECT_EQ(count("SELECT max(version) FROM " + database_ + ".schema_version"), 2u);
+  EXPECT_EQ(count("SELECT count() FROM " + database_ + ".latency_times"), 0u);
+  EXPECT_EQ(count("SELECT max(version) FROM " + database_ + ".schema_version"),
+            kFleetSchemaVersion);
+}
+
+// Latency per name: the SQL diff of one trace per side is `incise diff`'s,
+// for calls timed one by one (parse: its probe numbered differently in the
+// two traces), a syscall in the base only, and a function counted in BPF in
+// the new trace (hash: log2 buckets, percentiles at bucket bounds) but timed
+// call by call in the base.
+void buildLatency(TraceBuilder& t, bool is_new) {
+  using format::LatencySource;
+  t.thread(101, "worker");
+  uint64_t parse = is_new ? 7 : 1;
+  t.latencyProbe(LatencySource::kFunction, parse, "parse");
+  t.latencyProbe(LatencySource::kFunction, 3, "hash");
+  for (uint64_t i = 0; i < (is_new ? 50 : 100); ++i) {
+    uint64_t ns = 1'000'000 + (i * 7'919) % 50'000 + (is_new && i % 10 == 0 ? 8'000'000 : 0);
+    t.latency(10'000 * i, 101, LatencySource::kFunction, parse, ns);
+  }
+  if (is_new) {
+    t.latencyBucket(0, 5'000'000, TraceBuilder::kPid, LatencySource::kFunction, 3, 10, 300,
+                    300 * 1'500, 2'000);
+    t.latencyBucket(0, 5'000'000, TraceBuilder::kPid, LatencySource::kFunction, 3, 14, 4,
+                    4 * 20'000, 30'000);
+  } else {
+    t.latencyProbe(LatencySource::kSyscall, 35, "nanosleep");
+    for (uint64_t i = 0; i < 4; ++i)
+      t.latency(2'000'000 + i, 101, LatencySource::kSyscall, 35, 2'000'000 + 1'000 * i);
+    for (uint64_t i = 0; i < 20; ++i)
+      t.latency(3'000'000 + i, 101, LatencySource::kFunction, 3, 1'000 + 100 * i);
+  }
+}
+
+TEST_F(FleetArchive, SqlLatencyEqualsLocalDiff) {
+  TraceBuilder base, next;
+  buildLatency(base, false);
+  buildLatency(next, true);
+  base.setEnd(20'000'000);
+  next.setEnd(40'000'000);
+  auto base_path = base.write(), new_path = next.write();
+  ASSERT_TRUE(base_path && new_path);
+  ASSERT_TRUE(push(*base_path, {{"build", "t1"}}));
+  ASSERT_TRUE(push(*new_path, {{"build", "t2"}}));
+
+  TraceProfile local_base = localProfile(*base_path), local_new = localProfile(*new_path);
+  std::vector<LatencyDelta> local =
+      diffLatency(local_base.latency, local_base.window_ns, local_new.latency, local_new.window_ns);
+  auto t1 = parseSelector("build=t1"), t2 = parseSelector("build=t2");
+  auto base_rows = queryLatency(*client_, database_, *t1);
+  auto new_rows = queryLatency(*client_, database_, *t2);
+  ASSERT_TRUE(base_rows) << base_rows.error().message();
+  ASSERT_TRUE(new_rows) << new_rows.error().message();
+  EXPECT_EQ(base_rows->window_ns, local_base.window_ns);
+  std::vector<LatencyDelta> fleet =
+      diffLatency(base_rows->rows, base_rows->window_ns, new_rows->rows, new_rows->window_ns);
+
+  std::map<std::string, const LatencyDelta*> local_by_name;
+  for (const LatencyDelta& l : local) local_by_name[l.name] = &l;
+  ASSERT_TRUE(local_by_name.count("parse") && local_by_name.count("hash") &&
+              local_by_name.count("nanosleep"));
+  EXPECT_TRUE(local_by_name["hash"]->next.from_buckets);
+  EXPECT_FALSE(local_by_name["hash"]->base.from_buckets);
+  EXPECT_EQ(local_by_name["hash"]->next.count, 304u);
+  EXPECT_FALSE(local_by_name["nanosleep"]->in_new);
+
+  ASSERT_EQ(fleet.size(), local.size());
+  for (size_t i = 0; i < local.size(); ++i) {
+    const LatencyDelta &l = local[i], &f = fleet[i];
+    EXPECT_EQ(f.kind, l.kind);
+    EXPECT_EQ(f.name, l.name);
+    EXPECT_EQ(f.in_base, l.in_base) << l.name;
+    EXPECT_EQ(f.in_new, l.in_new) << l.name;
+    EXPECT_DOUBLE_EQ(f.base_calls_per_s, l.base_calls_per_s) << l.name;
+    EXPECT_DOUBLE_EQ(f.new_calls_per_s, l.new_calls_per_s) << l.name;
+    for (auto [fs, ls] : {std::pair{&f.base, &l.base}, std::pair{&f.next, &l.next}}) {
+      EXPECT_EQ(fs->count, ls->count) << l.name;
+      EXPECT_EQ(fs->total_ns, ls->total_ns) << l.name;
+      EXPECT_EQ(fs->p50_ns, ls->p50_ns) << l.name;
+      EXPECT_EQ(fs->p99_ns, ls->p99_ns) << l.name;
+      EXPECT_EQ(fs->max_ns, ls->max_ns) << l.name;
+      EXPECT_EQ(fs->from_buckets, ls->from_buckets) << l.name;
+    }
+  }
+
+  // Two traces on a side pool: calls add up, and so do the windows.
+  TraceBuilder again;
+  buildLatency(again, false);
+  again.setEnd(30'000'000);
+  auto again_path = again.write();
+  ASSERT_TRUE(again_path);
+  ASSERT_TRUE(push(*again_path, {{"build", "t1"}}));
+  auto pooled = queryLatency(*client_, database_, *t1);
+  ASSERT_TRUE(pooled) << pooled.error().message();
+  EXPECT_EQ(pooled->window_ns, local_base.window_ns + 30'000'000u);
+  for (const LatencySummary& row : pooled->rows) {
+    if (row.name == "parse") {
+      EXPECT_EQ(row.count, 200u);
+    }
+  }
+
+  // The command's --json carries the section with `incise diff --json`'s keys.
+  ::testing::internal::CaptureStdout();
+  int exit = runArchive({"diff", "--clickhouse", url_, "--database", database_, "--base",
+                         "build=t1", "--new", "build=t2", "--json", "--limit", "0"});
+  std::string out = ::testing::internal::GetCapturedStdout();
+  ASSERT_EQ(exit, 0) << out;
+  auto doc = nlohmann::json::parse(out);
+  EXPECT_EQ(doc["latency_total"], local.size());
+  EXPECT_EQ(doc["latency"][0].count("p99_delta_ns"), 1u) << doc["latency"][0].dump();
 }
 
 TEST_F(FleetArchive, TopAveragesSharesPerTrace) {

@@ -152,6 +152,22 @@ void TraceBuilder::latency(uint64_t time, uint32_t tid, format::LatencySource so
                         .weight = 1});
 }
 
+void TraceBuilder::latencyBucket(uint64_t time, uint64_t end_time, uint32_t pid,
+                                 format::LatencySource source, uint64_t probe, uint64_t bucket,
+                                 uint64_t count, uint64_t total_ns, uint64_t max_ns) {
+  touch(end_time);
+  latency_buckets_.push_back({.time = kStartNs + time,
+                              .end_time = kStartNs + end_time,
+                              .pid = pid,
+                              .source = static_cast<uint64_t>(source),
+                              .probe = probe,
+                              .bucket = bucket,
+                              .count = count,
+                              .total_ns = total_ns,
+                              .max_ns = max_ns,
+                              .weight = 1});
+}
+
 void TraceBuilder::latencyProbe(format::LatencySource source, uint64_t probe,
                                 const std::string& name) {
   latency_probes_.push_back({.source = static_cast<uint8_t>(source), .id = probe, .name = name});
@@ -237,6 +253,7 @@ Result<std::string> TraceBuilder::write() {
     row.stack_id = id(row.stack_id);
     w.append(row);
   }
+  for (const auto& row : latency_buckets_) w.append(row);
   for (const auto& row : lost_) w.append(row);
   for (const auto& row : process_events_) w.append(row);
 

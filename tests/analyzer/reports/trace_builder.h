@@ -81,6 +81,11 @@ class TraceBuilder {
   void latency(uint64_t time, uint32_t tid, format::LatencySource source, uint64_t probe,
                uint64_t duration, uint64_t stack = 0);
   void latencyProbe(format::LatencySource source, uint64_t probe, const std::string& name);
+  // Calls of `probe` counted in one log2 bucket (format::LatencyHistogram,
+  // as --aggregate writes them) over [time, end_time).
+  void latencyBucket(uint64_t time, uint64_t end_time, uint32_t pid, format::LatencySource source,
+                     uint64_t probe, uint64_t bucket, uint64_t count, uint64_t total_ns,
+                     uint64_t max_ns);
   void lost(uint64_t time, format::LostSource source, uint64_t count);
   void processEvent(uint64_t time, format::ProcessEventType type, uint32_t pid, uint32_t tid,
                     uint64_t peer_pid = 0, uint64_t peer_tid = 0);
@@ -121,6 +126,7 @@ class TraceBuilder {
   std::vector<format::LockInterval> locks_;
   std::vector<format::PageFault> faults_;
   std::vector<format::Latency> latencies_;
+  std::vector<format::LatencyHistogram> latency_buckets_;
   std::vector<format::LatencyProbe> latency_probes_;
   std::vector<format::Lost> lost_;
   std::vector<format::ProcessEvent> process_events_;
