@@ -3,6 +3,8 @@
 //
 // - `timed_call` is called --calls times; every --slow-every-th call sleeps
 //   --slow-us inside it (a raw nanosleep syscall), the others return at once.
+//   With --slow-spin-us, a slow call first runs that long on the CPU (its
+//   thread's CPU clock), so its time splits into on-CPU and blocked.
 // - the nanosleep syscall (SYS_nanosleep itself: glibc's nanosleep() uses
 //   clock_nanosleep) is called --sleeps-1ms times for 1 ms, then
 //   --sleeps-10ms times for 10 ms, with the timer slack at 1 ns.
@@ -17,11 +19,12 @@
 //
 // Output (stdout, key=value): pid, tid, calls, slow_calls, fast_calls,
 // call_ns.max_fast, call_ns.min_slow, call.bucket.B (calls measured in bucket B),
-// call_ns.total_fast (all fast calls, for overhead per call), calls_cpu_ns
+// call_ns.total_fast (all fast calls, for overhead per call), slow_cpu_ns.min and
+// slow_cpu_ns.max (the thread's CPU time inside a slow call), calls_cpu_ns
 // (the thread's CPU time over the call loop: what probes cost it, whatever the load),
 // sleep_1ms.calls, sleep_1ms.min_ns, sleep_1ms.max_ns, sleep_1ms.bucket.B,
-// the same for sleep_10ms, getppid_calls, getppid_ns, block.ios, block.bytes, block.min_ns, block.max_ns,
-// elapsed_ns.
+// the same for sleep_10ms, getppid_calls, getppid_ns, block.ios, block.bytes, block.min_ns,
+// block.max_ns, elapsed_ns.
 #include <fcntl.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
@@ -81,16 +84,23 @@ struct Durations {
 }  // namespace
 
 // Returns its argument so the call cannot be dropped.
-INCISE_WORKLOAD_FUNCTION std::uint64_t timed_call(std::uint64_t sleep_ns) {
+INCISE_WORKLOAD_FUNCTION std::uint64_t timed_call(std::uint64_t sleep_ns, std::uint64_t spin_ns) {
+  std::uint64_t seed = sleep_ns;
+  if (spin_ns != 0) {
+    const std::uint64_t until = thread_cpu_ns() + spin_ns;
+    while (thread_cpu_ns() < until) {
+      for (int i = 0; i < 1000; ++i) seed = mix_step(seed);
+    }
+  }
   if (sleep_ns != 0) raw_nanosleep(sleep_ns);
-  keep_value(sleep_ns);
+  keep_value(seed);
   return sleep_ns;
 }
 
 namespace {
 
 int run(int argc, char** argv) {
-  std::uint64_t calls = 2000, slow_every = 20, slow_us = 2000;
+  std::uint64_t calls = 2000, slow_every = 20, slow_us = 2000, slow_spin_us = 0;
   std::uint64_t sleeps_1ms = 20, sleeps_10ms = 10;
   std::uint64_t getppid_calls = 0;
   std::string block_device;
@@ -102,6 +112,8 @@ int run(int argc, char** argv) {
   options.add("calls", "timed_call calls", calls);
   options.add("slow-every", "every N-th call sleeps --slow-us (0: none)", slow_every);
   options.add("slow-us", "microseconds a slow call sleeps", slow_us);
+  options.add("slow-spin-us", "microseconds of CPU a slow call runs before it sleeps",
+              slow_spin_us);
   options.add("sleeps-1ms", "nanosleep syscalls of 1 ms", sleeps_1ms);
   options.add("sleeps-10ms", "nanosleep syscalls of 10 ms", sleeps_10ms);
   options.add("getppid-calls", "getppid syscalls in a loop, timed as a whole (0: none)",
@@ -117,13 +129,15 @@ int run(int argc, char** argv) {
   prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);  // sleeps end when asked, not up to 50 us later
 
   const std::uint64_t start_ns = monotonic_ns();
-  Durations fast, slow;
+  Durations fast, slow, slow_cpu;
   const std::uint64_t calls_cpu_start = thread_cpu_ns();
   for (std::uint64_t i = 1; i <= calls; ++i) {
     bool is_slow = slow_every != 0 && i % slow_every == 0;
-    std::uint64_t before = monotonic_ns();
-    timed_call(is_slow ? slow_us * 1000 : 0);
+    std::uint64_t before = monotonic_ns(), cpu_before = thread_cpu_ns();
+    timed_call(is_slow ? slow_us * 1000 : 0, is_slow ? slow_spin_us * 1000 : 0);
+    std::uint64_t cpu_ns = thread_cpu_ns() - cpu_before;
     (is_slow ? slow : fast).add(monotonic_ns() - before);
+    if (is_slow) slow_cpu.add(cpu_ns);
   }
   const std::uint64_t calls_cpu_ns = thread_cpu_ns() - calls_cpu_start;
   Durations all_calls = fast;
@@ -174,6 +188,8 @@ int run(int argc, char** argv) {
   report("call_ns.total_fast", fast.total_ns);
   report("calls_cpu_ns", calls_cpu_ns);
   report("call_ns.min_slow", slow.calls ? slow.min_ns : 0);
+  report("slow_cpu_ns.min", slow_cpu.calls ? slow_cpu.min_ns : 0);
+  report("slow_cpu_ns.max", slow_cpu.max_ns);
   for (const auto& [bucket, count] : all_calls.buckets)
     report("call.bucket." + std::to_string(bucket), count);
   sleep_1ms.print("sleep_1ms");
