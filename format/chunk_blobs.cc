@@ -7,7 +7,7 @@
 #include <mutex>
 #include <new>
 
-#include "format/reader.h"
+#include "format/chunk.h"
 
 namespace incise::format {
 namespace {

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "format/block_io.h"
-#include "format/reader.h"
+#include "format/recovery_report.h"
 
 namespace incise::format {
 

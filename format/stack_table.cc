@@ -1,5 +1,5 @@
 // The reader's stack table: frames of every interned stack, by id.
-#include "format/reader.h"
+#include "format/stack_table.h"
 
 #include <algorithm>
 
