@@ -201,7 +201,10 @@ TEST(LatencyIntegration, AggregateCountsEveryCallInItsBucketWithoutRows) {
     if (h.bucket >= 20) slow += h.count;  // >= 2^20 ns = 1.05 ms
   }
   EXPECT_EQ(calls, 2000u);
-  EXPECT_EQ(slow, 100u);
+  // The 100 sleeping calls, and a fast one only if the program measured it
+  // that slow too (preempted for over a millisecond on a loaded box).
+  EXPECT_GE(slow, 100u);
+  EXPECT_LE(slow, measuredAtOrAbove(run, 20));
 }
 
 TEST(LatencyIntegration, SampleKeepsOneCallInNWithWeightN) {
