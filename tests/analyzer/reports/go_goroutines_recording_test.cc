@@ -141,9 +141,10 @@ TEST(GoGoroutinesRecording, SystemWideSamplesOfEachGoroutinesFunctionCarryItsPri
     if (incise::testing::runningInCi()) FAIL() << kGoGoroutines << " not built (no Go toolchain)";
     GTEST_SKIP() << kGoGoroutines << " not built (no Go toolchain)";
   }
-  // Four goroutines of 3 s of CPU each: spinning through the recorder's
-  // start and the second it records on a machine of up to 8 cores.
-  Recording run = recordSystemWide({kGoGoroutines, "--ms", "3000"});
+  // The goroutines spin for 6 s of wall time: through the recorder's start
+  // (up to 2 s on a loaded machine, where 3 s of spinning was sometimes
+  // over before the second recorded began) and that second.
+  Recording run = recordSystemWide({kGoGoroutines, "--ms", "6000"});
   RemoveOnExit cleanup{run.trace_path};
   ASSERT_EQ(run.exit_code, 0) << run.recorder_stderr;
   ASSERT_TRUE(run.has("pid")) << run.workload_stdout;
