@@ -6,7 +6,8 @@
 // another goroutine's or none (those on the runtime's signal g included).
 // Its fifth goroutine naps in nanosleep(2) a known number of times: the
 // switch rows of those naps carry its id when its thread leaves the CPU
-// (goid) and when it comes back (next_goid). Recorded system-wide (-a)
+// (goid) and when it comes back (next_goid), and `incise offcpu --by
+// goroutine` charges it the naps' time. Recorded system-wide (-a)
 // while it runs, its samples carry the same ids: the recorder finds the Go
 // programs among the running processes.
 // Label "integration": skips without root/BPF, fails instead when CI=true.
@@ -30,6 +31,7 @@
 
 namespace incise::analyzer {
 int runTop(const std::vector<std::string>& args);
+int runOffcpu(const std::vector<std::string>& args);
 
 namespace {
 
@@ -203,6 +205,19 @@ TEST(GoGoroutinesRecording, SwitchesOfTheNappingGoroutineCarryItsPrintedId) {
   // A thread resumes the goroutine it left: nothing runs on it meanwhile.
   EXPECT_EQ(resumed_other, 0u);
   EXPECT_FALSE(napper_threads.empty());
+
+  // `incise offcpu --by goroutine`: each nap is at least 3 ms of the
+  // napping goroutine's blocked time.
+  nlohmann::json offcpu;
+  ASSERT_EQ(testing::runReportJson(runOffcpu, {run.trace_path, "--by", "goroutine", "--limit", "0"},
+                                   offcpu),
+            0);
+  ASSERT_EQ(offcpu["by"], "goroutine");
+  uint64_t napper_blocked = 0;
+  for (const auto& g : offcpu["goroutines"]) {
+    if (g["pid"] == pid && g["goid"] == napper) napper_blocked = g["blocked_ns"].get<uint64_t>();
+  }
+  EXPECT_GE(napper_blocked, calls * 3'000'000) << offcpu.dump(1);
 }
 
 }  // namespace
