@@ -1,12 +1,20 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Go sync.Mutex contention through uprobes on the slow paths only
- * (recorder/sources/go_mutex_source.cc finds the addresses in the Go binary):
+/* Go sync.Mutex, RWMutex and Cond waits through uprobes on the slow paths
+ * only (recorder/sources/go_mutex_source.cc finds the addresses in the Go
+ * binary):
  *
  *   go_lock_slow      sync.(*Mutex).lockSlow, first instruction: the fast
  *                     path's compare-and-swap failed; the wait starts
  *   go_lock_acquired  the RET of lockSlow: the goroutine holds the mutex
  *   go_unlock_slow    sync.(*Mutex).unlockSlow, first instruction: an unlock
  *                     that found waiters; it hands the mutex on
+ *   go_sema_wait      the first instruction of the runtime's RWMutex
+ *                     semaphore acquire (a reader behind a writer, a writer
+ *                     behind readers) or of notifyListWait (Cond.Wait)
+ *   go_sema_woken     each RET of those: the wait is over
+ *   go_sema_wake      the first instruction of the runtime's semaphore
+ *                     release and of notifyListNotifyOne/All: who hands the
+ *                     RWMutex on, who signals the Cond
  *
  * Never a uretprobe: the Go runtime moves goroutine stacks, and a return
  * address replaced by the uprobe trampoline would be copied to the new
@@ -31,6 +39,7 @@
 
 #include "bpf/event_output.bpf.h"
 #include "bpf/go_mutex.h"
+#include "bpf/locks.h"
 #include "bpf/stack.bpf.h"
 #include "bpf/target_filter.bpf.h"
 
@@ -46,6 +55,17 @@ struct go_wait {
   __u64 request_ns;
   __u64 mutex;
   __u64 goid;
+};
+
+/* A wait on a semaphore or notify list: `word` is what its releaser or
+ * signaller names (the semaphore, the list), `object` the RWMutex or Cond. */
+struct go_sema_wait {
+  __u64 request_ns;
+  __u64 word;
+  __u64 object;
+  __u64 goid;
+  __u32 lock_kind;
+  __u32 pad;
 };
 
 struct mutex_key {
@@ -71,7 +91,25 @@ struct {
   __type(value, struct go_wait);
 } go_waits SEC(".maps");
 
-/* The last slow unlock of each mutex: the releaser of its waiters. */
+/* Semaphore and notify-list waits in progress, apart from lockSlow's (whose
+ * own semaphore wait runs inside it on the same goroutine). */
+struct {
+  __uint(type, BPF_MAP_TYPE_LRU_HASH);
+  __uint(max_entries, 16384);
+  __type(key, struct goroutine_key);
+  __type(value, struct go_sema_wait);
+} go_sema_waits SEC(".maps");
+
+/* The probed functions of each binary, by attach cookie. */
+struct {
+  __uint(type, BPF_MAP_TYPE_ARRAY);
+  __uint(max_entries, MAX_GO_WAIT_SITES);
+  __type(key, __u32);
+  __type(value, struct go_wait_site);
+} go_sites SEC(".maps");
+
+/* The last slow unlock of each mutex, and the last release or signal of
+ * each semaphore and notify list: the releaser of its waiters. */
 struct {
   __uint(type, BPF_MAP_TYPE_LRU_HASH);
   __uint(max_entries, 16384);
@@ -79,13 +117,64 @@ struct {
   __type(value, struct go_release);
 } go_releases SEC(".maps");
 
-/* The current goroutine's id: g->goid at the cookie's offset; 0 = unknown. */
-static __always_inline __u64 current_goid(struct pt_regs* ctx) {
-  __u64 offset = bpf_get_attach_cookie(ctx);
+/* The current goroutine's id: g->goid at `offset`; 0 = unknown. */
+static __always_inline __u64 goid_at(struct pt_regs* ctx, __u64 offset) {
   if (offset == GO_NO_GOID) return 0;
   __u64 goid = 0;
   if (bpf_probe_read_user(&goid, sizeof(goid), (const void*)(ctx->r14 + offset)) != 0) return 0;
   return goid;
+}
+
+/* The sync.Mutex probes' cookie is the goid offset itself. */
+static __always_inline __u64 current_goid(struct pt_regs* ctx) {
+  return goid_at(ctx, bpf_get_attach_cookie(ctx));
+}
+
+static __always_inline const struct go_wait_site* site_of(struct pt_regs* ctx) {
+  __u32 index = (__u32)bpf_get_attach_cookie(ctx);
+  return bpf_map_lookup_elem(&go_sites, &index);
+}
+
+/* Sends the wait of (tgid, the current g) that ends now at a RET, with the
+ * releaser that last named `word` at or after `released_after`. */
+static __always_inline void submit_wait(__u64 now, __u32 tgid, __u64 request_ns, __u64 word,
+                                        __u64 object, __u64 goid, __u32 lock_kind,
+                                        __u64 released_after) {
+  struct go_mutex_wait_event* e = scratch_event(0);
+  if (!e) return;
+  fill_header(&e->header, EVENT_GO_MUTEX_WAIT);
+  e->header.time = now;
+  e->request_ns = request_ns;
+  e->mutex = object;
+  e->goid = goid;
+  e->releaser_goid = 0;
+  e->releaser_tid = 0;
+  e->lock_kind = lock_kind;
+  struct mutex_key key = {.tgid = tgid, .mutex = word};
+  struct go_release* last = bpf_map_lookup_elem(&go_releases, &key);
+  /* The releaser's thread may be the waiter's own: the runtime readies the
+   * woken goroutine on the releasing thread's processor, and it runs there
+   * once the releaser's goroutine parks or ends. */
+  if (last && last->time_ns >= released_after) {
+    e->releaser_tid = last->tid;
+    e->releaser_goid = last->goid;
+  }
+
+  /* At the RET the frame is gone: the caller's return address is at sp and
+   * rbp is the caller's frame, as at a function's first instruction. Go
+   * keeps frame pointers, so the walk is frame pointers only. */
+  struct pt_regs* regs = NULL;
+  __u64 ip;
+  struct pending_returns pending;
+  bool at_entry;
+  e->stack.user_count = 0;
+  if (user_walk_setup(&regs, &ip, &pending, &at_entry) == USER_WALK_OURS && regs)
+    e->stack.user_count = fp_walk(regs, pending, true, e->stack.frames);
+  e->stack.kernel_count = 0;
+  e->stack.reserved = 0;
+  submit_event(
+      e, event_size_with_stack(__builtin_offsetof(struct go_mutex_wait_event, stack), &e->stack),
+      LOST_LOCKS);
 }
 
 SEC("uprobe")
@@ -110,42 +199,10 @@ int go_lock_acquired(struct pt_regs* ctx) {
   if (!found) return 0; /* entered before recording started */
   struct go_wait wait = *found;
   bpf_map_delete_elem(&go_waits, &key);
-
-  struct go_mutex_wait_event* e = scratch_event(0);
-  if (!e) return 0;
-  fill_header(&e->header, EVENT_GO_MUTEX_WAIT);
-  e->header.time = now;
-  e->request_ns = wait.request_ns;
-  e->mutex = wait.mutex;
-  e->goid = wait.goid;
-  e->releaser_goid = 0;
-  e->releaser_tid = 0;
-  e->reserved = 0;
-  struct mutex_key mutex = {.tgid = tgid, .mutex = wait.mutex};
-  struct go_release* last = bpf_map_lookup_elem(&go_releases, &mutex);
-  /* The releaser's thread may be the waiter's own: the runtime readies the
-   * woken goroutine on the releasing thread's processor, and it runs there
-   * once the releaser's goroutine parks or ends. */
-  if (last && last->time_ns >= wait.request_ns) {
-    e->releaser_tid = last->tid;
-    e->releaser_goid = last->goid;
-  }
-
-  /* At the RET the frame is gone: the caller's return address is at sp and
-   * rbp is the caller's frame, as at a function's first instruction. Go
-   * keeps frame pointers, so the walk is frame pointers only. */
-  struct pt_regs* regs = NULL;
-  __u64 ip;
-  struct pending_returns pending;
-  bool at_entry;
-  e->stack.user_count = 0;
-  if (user_walk_setup(&regs, &ip, &pending, &at_entry) == USER_WALK_OURS && regs)
-    e->stack.user_count = fp_walk(regs, pending, true, e->stack.frames);
-  e->stack.kernel_count = 0;
-  e->stack.reserved = 0;
-  submit_event(
-      e, event_size_with_stack(__builtin_offsetof(struct go_mutex_wait_event, stack), &e->stack),
-      LOST_LOCKS);
+  /* A lockSlow that only spun took the mutex with no slow unlock: an
+   * earlier one released someone else. */
+  submit_wait(now, tgid, wait.request_ns, wait.mutex, wait.mutex, wait.goid, LOCK_KIND_MUTEX,
+              wait.request_ns);
   return 0;
 }
 
@@ -157,6 +214,83 @@ int go_unlock_slow(struct pt_regs* ctx) {
   struct mutex_key key = {.tgid = tgid, .mutex = ctx->ax};
   struct go_release release = {
       .time_ns = bpf_ktime_get_ns(), .goid = current_goid(ctx), .tid = (__u32)id};
+  bpf_map_update_elem(&go_releases, &key, &release, BPF_ANY);
+  return 0;
+}
+
+/* The kind and object of a wait that enters the probed function now, or
+ * false for one another probe reports (lockSlow's own semaphore wait). */
+static __always_inline bool classify_sema_wait(struct pt_regs* ctx, const struct go_wait_site* site,
+                                               struct go_sema_wait* wait) {
+  __u32 role = bpf_get_attach_cookie(ctx) >> 32;
+  if (role == GO_WAIT_BY_CALLER) {
+    /* Go's register ABI: RCX is the third argument, skipframes: 1 from
+     * lockSlow, 0 from RWMutex. The return address is at sp at entry. */
+    if (ctx->cx != 0) return false;
+    __u64 ret = 0;
+    if (bpf_probe_read_user(&ret, sizeof(ret), (const void*)ctx->sp) != 0) return false;
+    __s64 from_lock = (__s64)(ret - ctx->ip) - site->writer_caller;
+    role = from_lock >= 0 && (__u64)from_lock < site->writer_caller_size ? GO_WAIT_WRITE
+                                                                         : GO_WAIT_READ;
+  }
+  switch (role) {
+    case GO_WAIT_READ:
+      wait->lock_kind = LOCK_KIND_RWLOCK_READ;
+      wait->object = wait->word - site->read_offset;
+      return true;
+    case GO_WAIT_WRITE:
+      wait->lock_kind = LOCK_KIND_RWLOCK_WRITE;
+      wait->object = wait->word - site->write_offset;
+      return true;
+    case GO_WAIT_COND:
+      wait->lock_kind = LOCK_KIND_CONDVAR;
+      wait->object = wait->word - site->cond_offset;
+      return true;
+  }
+  return false;
+}
+
+SEC("uprobe")
+int go_sema_wait(struct pt_regs* ctx) {
+  __u64 id = bpf_get_current_pid_tgid();
+  __u32 tgid = id >> 32;
+  if (!is_target(tgid)) return 0;
+  const struct go_wait_site* site = site_of(ctx);
+  if (!site) return 0;
+  struct go_sema_wait wait = {.request_ns = bpf_ktime_get_ns(), .word = ctx->ax};
+  if (!classify_sema_wait(ctx, site, &wait)) return 0;
+  wait.goid = goid_at(ctx, site->goid_offset);
+  struct goroutine_key key = {.tgid = tgid, .g = ctx->r14};
+  if (bpf_map_update_elem(&go_sema_waits, &key, &wait, BPF_ANY) != 0) count_drop(LOST_LOCKS);
+  return 0;
+}
+
+SEC("uprobe")
+int go_sema_woken(struct pt_regs* ctx) {
+  __u64 now = bpf_ktime_get_ns();
+  __u32 tgid = bpf_get_current_pid_tgid() >> 32;
+  struct goroutine_key key = {.tgid = tgid, .g = ctx->r14};
+  struct go_sema_wait* found = bpf_map_lookup_elem(&go_sema_waits, &key);
+  if (!found) return 0; /* lockSlow's, or entered before recording started */
+  struct go_sema_wait wait = *found;
+  bpf_map_delete_elem(&go_sema_waits, &key);
+  /* A semaphore keeps a release no one waited for yet, and a notify list a
+   * signal that came before the waiter parked: the last one before the
+   * wait ended is what ended it, even when it came before the entry. */
+  submit_wait(now, tgid, wait.request_ns, wait.word, wait.object, wait.goid, wait.lock_kind, 0);
+  return 0;
+}
+
+SEC("uprobe")
+int go_sema_wake(struct pt_regs* ctx) {
+  __u64 id = bpf_get_current_pid_tgid();
+  __u32 tgid = id >> 32;
+  if (!is_target(tgid)) return 0;
+  const struct go_wait_site* site = site_of(ctx);
+  if (!site) return 0;
+  struct mutex_key key = {.tgid = tgid, .mutex = ctx->ax};
+  struct go_release release = {
+      .time_ns = bpf_ktime_get_ns(), .goid = goid_at(ctx, site->goid_offset), .tid = (__u32)id};
   bpf_map_update_elem(&go_releases, &key, &release, BPF_ANY);
   return 0;
 }

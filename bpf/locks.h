@@ -19,7 +19,8 @@
 #define LOCK_KIND_RWLOCK_WRITE 3
 #define LOCK_KIND_SPIN 4
 #define LOCK_KIND_CUSTOM 5
-#define LOCK_KIND_FUTEX 6 /* a futex wait row (recorder/sources/futex_wait_rows.h) */
+#define LOCK_KIND_FUTEX 6   /* a futex wait row (recorder/sources/futex_wait_rows.h) */
+#define LOCK_KIND_CONDVAR 7 /* a runtime's condition wait (Go's sync.Cond.Wait) */
 
 #define LOCK_FLAG_CONTENDED (1u << 0)
 #define LOCK_FLAG_TRY_FAILED (1u << 1)

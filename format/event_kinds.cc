@@ -84,6 +84,8 @@ std::string_view lockKindName(uint64_t kind) {
       return "custom";
     case LockKind::kFutex:
       return "futex";
+    case LockKind::kCondvar:
+      return "condvar";
   }
   return "unknown";
 }

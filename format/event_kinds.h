@@ -241,7 +241,8 @@ enum class LockKind : uint8_t {
   kRwlockWrite = 3,
   kSpin = 4,
   kCustom = 5,
-  kFutex = 6,  // contended mode: a futex wait whose word is the lock
+  kFutex = 6,    // contended mode: a futex wait whose word is the lock
+  kCondvar = 7,  // a runtime's condition wait (Go's sync.Cond.Wait; format 2.6)
 };
 std::string_view lockKindName(uint64_t kind);
 

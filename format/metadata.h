@@ -42,8 +42,11 @@ namespace incise::format {
 // 2.5: switch rows gain goid and next_goid (the goroutine prev's thread
 //      left and the one next's thread resumes); a futex wait's lock row
 //      carries its thread's goroutine in goid. Older files read them as 0.
+// 2.6: lock rows of kind 7, condvar (Go's sync.Cond.Wait, with its
+//      signaller as releaser), and Go RWMutex waits as rwlock-read and
+//      rwlock-write rows; an older reader names kind 7 "unknown".
 inline constexpr uint16_t kFormatMajor = 2;
-inline constexpr uint16_t kFormatMinor = 5;
+inline constexpr uint16_t kFormatMinor = 6;
 
 struct RecordOptions {
   uint32_t sample_frequency_hz = 0;

@@ -92,14 +92,16 @@ class EventWriter {
     event("e", "lock", name, pid, tid, end, id);
   }
   // A CPU sample: a thread-scoped instant named by its leaf (`quoted_name`,
-  // already JSON), its stack by reference. The hot path, so no temporaries.
+  // already JSON), its stack by reference, and in a Go program the
+  // goroutine it ran (0: none). The hot path, so no temporaries.
   void sample(const std::string& quoted_name, uint64_t pid, uint64_t tid, uint64_t time,
-              uint64_t stack_node) {
+              uint64_t stack_node, uint64_t goid) {
     separate();
     out_ << "{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"cpu\",\"name\":" << quoted_name
          << ",\"pid\":" << pid << ",\"tid\":" << tid
-         << ",\"ts\":" << chromeTimeText(chromeTime(relative(time))) << ",\"sf\":" << stack_node
-         << "}";
+         << ",\"ts\":" << chromeTimeText(chromeTime(relative(time))) << ",\"sf\":" << stack_node;
+    if (goid != 0) out_ << ",\"args\":{\"goroutine\":" << goid << "}";
+    out_ << "}";
     seen(pid, tid, time);
   }
 
@@ -222,7 +224,7 @@ void writeSamples(Trace& trace, EventWriter& writer, StackFrameTable& frames,
       it->second = {quoted(names.empty() ? "[no stack]" : functions.names().name(names.back())),
                     node};
     }
-    writer.sample(it->second.quoted_leaf, s.pid, s.tid, s.time, it->second.node);
+    writer.sample(it->second.quoted_leaf, s.pid, s.tid, s.time, it->second.node, s.goid);
     ++stats.samples;
   });
 }

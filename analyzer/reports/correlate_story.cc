@@ -83,6 +83,8 @@ std::string lockNoun(uint64_t kind) {
       return "spinlock";
     case format::LockKind::kFutex:
       return "futex";
+    case format::LockKind::kCondvar:
+      return "condvar";
     case format::LockKind::kCustom:
       break;
   }

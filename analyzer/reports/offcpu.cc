@@ -1,7 +1,11 @@
 // incise offcpu: where threads waited off the CPU — time per off-CPU stack
 // and reason (preempted: switched out still runnable; blocked: switched out
-// asleep) — and how long they then queued before running again.
+// asleep) — and how long they then queued before running again. `--by
+// goroutine`: off-CPU time per Go goroutine instead (the goroutine a
+// switch-out left, format 2.5).
 #include <algorithm>
+#include <map>
+#include <tuple>
 
 #include "analyzer/analyses/profile/stack_weights.h"
 #include "analyzer/analyses/sched/block_summaries.h"
@@ -25,6 +29,52 @@ struct ReasonStack {
   const WeightedStack* stack;  // weight = ns off CPU, events = switch-outs
 };
 
+struct GoroutineOffCpu {
+  uint64_t blocked_ns = 0;
+  uint64_t preempted_ns = 0;
+  uint64_t switches = 0;
+  uint64_t total() const { return blocked_ns + preempted_ns; }
+};
+using GoroutineKey = std::pair<uint32_t, uint64_t>;  // (pid, goid)
+
+// `--by goroutine`: a row per goroutine, most off-CPU time first.
+void writeByGoroutine(std::ostream& out, const CommandLine& cli, Trace& trace,
+                      const std::map<GoroutineKey, GoroutineOffCpu>& goroutines, size_t limit) {
+  std::vector<std::pair<GoroutineKey, GoroutineOffCpu>> rows(goroutines.begin(), goroutines.end());
+  std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) {
+    return std::tuple(b.second.total(), a.first) < std::tuple(a.second.total(), b.first);
+  });
+  if (limit != 0 && rows.size() > limit) rows.resize(limit);
+  if (cli.options().json) {
+    nlohmann::json list = nlohmann::json::array();
+    for (const auto& [key, g] : rows) {
+      list.push_back({{"pid", key.first},
+                      {"goid", key.second},
+                      {"blocked_ns", g.blocked_ns},
+                      {"preempted_ns", g.preempted_ns},
+                      {"switches", g.switches}});
+    }
+    writeJson(
+        out,
+        {{"header", reportHeaderJson("offcpu", trace)}, {"by", "goroutine"}, {"goroutines", list}});
+    return;
+  }
+  printReportHeader(out, "offcpu", trace);
+  out << "off-CPU time per goroutine (goroutine 0: none, not a Go program, or a block shorter "
+         "than --sched-min-block)\n\n";
+  Table table({{"PID", Align::kRight},
+               {"GOROUTINE", Align::kRight},
+               {"BLOCKED", Align::kRight},
+               {"PREEMPTED", Align::kRight},
+               {"SWITCHES", Align::kRight}});
+  for (const auto& [key, g] : rows) {
+    table.addRow({std::to_string(key.first), std::to_string(key.second),
+                  formatDurationNs(g.blocked_ns), formatDurationNs(g.preempted_ns),
+                  formatCount(g.switches)});
+  }
+  table.render(out);
+}
+
 }  // namespace
 
 int runOffcpu(const std::vector<std::string>& args) {
@@ -39,21 +89,31 @@ int runOffcpu(const std::vector<std::string>& args) {
       "per thread and stack (SWITCHES counts them too).",
       "  incise offcpu app.trace\n"
       "  incise offcpu app.trace --tid 4242 --limit 5\n"
-      "  incise offcpu app.trace --json\n");
+      "  incise offcpu app.trace --json\n"
+      "  incise offcpu app.trace --by goroutine   # Go: off-CPU time per goroutine\n");
   cli.extra().add_options()("limit", po::value<size_t>()->default_value(30),
-                            "stacks and threads to print (0: all)");
+                            "stacks and threads to print (0: all)")(
+      "by", po::value<std::string>()->default_value("stack"),
+      "group by stack (with the runqueue latency per thread) or goroutine (Go programs)");
   if (std::optional<int> exit = cli.parse(args)) return *exit;
   size_t limit = cli.values()["limit"].as<size_t>();
+  const std::string& by = cli.values()["by"].as<std::string>();
+  if (by != "stack" && by != "goroutine")
+    return cli.usageError("--by '" + by + "': expected stack or goroutine");
   std::unique_ptr<Trace> trace = cli.openTrace();
   if (!trace) return 1;
 
   StackWeights blocked, preempted;
+  std::map<GoroutineKey, GoroutineOffCpu> goroutines;
   ThreadStateMachine machine(RecordedThreads::of(*trace));
   machine.observeFrom(std::max(trace->window().start, trace->startTime()));
   machine.on_off_cpu = [&](const OffCpuSpan& span) {
     if (!trace->passesThread(span.pid, span.tid, span.start)) return;
     (span.preempted ? preempted : blocked)
         .add(span.pid, span.stack_id, span.start, span.duration());
+    GoroutineOffCpu& g = goroutines[{span.pid, span.goid}];
+    (span.preempted ? g.preempted_ns : g.blocked_ns) += span.duration();
+    ++g.switches;
   };
   replaySchedule(*trace, Replay::kSwitchesAndWakeups, machine);
   machine.finish(std::min(trace->window().end, trace->endTime()));
@@ -63,7 +123,15 @@ int runOffcpu(const std::vector<std::string>& args) {
     uint64_t charged = machine.addBlockSummary(s);
     (s.prev_state == 0 ? preempted : blocked)
         .add(static_cast<uint32_t>(s.pid), s.stack_id, s.time, charged, charged ? s.count : 0);
+    // Counted per stack by the recorder, without a goroutine.
+    if (charged == 0) return;
+    GoroutineOffCpu& g = goroutines[{static_cast<uint32_t>(s.pid), 0}];
+    (s.prev_state == 0 ? g.preempted_ns : g.blocked_ns) += charged;
+    g.switches += s.count;
   });
+  if (by == "goroutine")
+    return writeReport(
+        cli, [&](std::ostream& out) { writeByGoroutine(out, cli, *trace, goroutines, limit); });
 
   StackNamer namer(*trace, FrameGrouping::kFunction);
   NamedStacks blocked_stacks = blocked.named(namer), preempted_stacks = preempted.named(namer);

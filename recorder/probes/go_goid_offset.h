@@ -9,9 +9,11 @@
 //   Result<uint64_t> offset = goroutineIdOffset("/srv/bin/server");
 //   if (!offset) note(offset.error().message());   // no DWARF: rows carry no goroutine ids
 //   Result<GoRuntimeOffsets> all = goRuntimeOffsets("/srv/bin/server");  // {152, 48, 192}
+//   Result<GoSyncOffsets> sync = goSyncOffsets("/srv/bin/server");       // {8, 12, 16}
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "base/status.h"
@@ -25,6 +27,16 @@ struct GoRuntimeOffsets {
 };
 
 Result<GoRuntimeOffsets> goRuntimeOffsets(const std::string& binary);
+
+// Where the RWMutex's semaphores and the Cond's notify list sit in their
+// structures, so that a wait on one names the RWMutex or Cond itself;
+// nullopt for a type or member the DWARF does not have.
+struct GoSyncOffsets {
+  std::optional<uint64_t> rw_writer_sem;  // writerSem in sync.RWMutex
+  std::optional<uint64_t> rw_reader_sem;  // readerSem in sync.RWMutex
+  std::optional<uint64_t> cond_notify;    // notify in sync.Cond
+};
+Result<GoSyncOffsets> goSyncOffsets(const std::string& binary);
 Result<uint64_t> goroutineIdOffset(const std::string& binary);
 
 }  // namespace incise::recorder

@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "base/unique_fd.h"
 #include "objfile/elf_reader.h"
 #include "recorder/probes/lock_probe_spec.h"
 
@@ -69,8 +70,38 @@ bool readFrame(std::span<const uint8_t> code, size_t from, Frame& frame) {
   return false;
 }
 
+// Past the NOPs the Go assembler pads with before a RET (to keep a jump or
+// return off a 32-byte boundary): the one-byte NOP and the multi-byte
+// forms of the Intel manual.
+size_t afterNops(std::span<const uint8_t> code, size_t at) {
+  static const std::initializer_list<uint8_t> kNops[] = {
+      {0x90},
+      {0x66, 0x90},
+      {0x0f, 0x1f, 0x00},
+      {0x0f, 0x1f, 0x40, 0x00},
+      {0x0f, 0x1f, 0x44, 0x00, 0x00},
+      {0x66, 0x0f, 0x1f, 0x44, 0x00, 0x00},
+      {0x0f, 0x1f, 0x80, 0x00, 0x00, 0x00, 0x00},
+      {0x0f, 0x1f, 0x84, 0x00, 0x00, 0x00, 0x00, 0x00},
+      {0x66, 0x0f, 0x1f, 0x84, 0x00, 0x00, 0x00, 0x00, 0x00},
+  };
+  // A padding run is at most a few bytes; bounded all the same.
+  for (int run = 0; run < 16; ++run) {
+    bool skipped = false;
+    for (const auto& nop : kNops) {
+      if (bytesAt(code, at, nop)) {
+        at += nop.size();
+        skipped = true;
+        break;
+      }
+    }
+    if (!skipped) break;
+  }
+  return at;
+}
+
 // The RET offsets of `add $N,%rsp` epilogues, with the rbp restore each Go
-// release puts around it.
+// release puts around it (and padding NOPs before the RET).
 std::vector<uint64_t> epilogueReturns(std::span<const uint8_t> code, const Frame& frame) {
   std::vector<uint64_t> returns;
   uint32_t n = frame.size;
@@ -85,9 +116,12 @@ std::vector<uint64_t> epilogueReturns(std::span<const uint8_t> code, const Frame
       continue;
     }
     if (frame.pushes_rbp) {
-      if (bytesAt(code, ret, {0x5d, 0xc3})) returns.push_back(ret + 1);
+      if (!bytesAt(code, ret, {0x5d})) continue;
+      ret = afterNops(code, ret + 1);
+      if (bytesAt(code, ret, {0xc3})) returns.push_back(ret);
       continue;
     }
+    ret = afterNops(code, ret);
     if (!bytesAt(code, ret, {0xc3})) continue;
     // mov N-8(%rsp),%rbp right before the add: disp8 or disp32.
     uint32_t saved = n - 8;
@@ -114,41 +148,54 @@ Result<std::vector<uint64_t>> goFunctionReturns(std::span<const uint8_t> code) {
   return returns;
 }
 
+const format::Symbol* findSymbol(const format::ObjectSymbols& object, std::string_view name) {
+  const format::Symbol* found = nullptr;
+  for (const format::Symbol& symbol : object.symbols) {
+    if (symbol.name == name && symbol.address != 0) found = &symbol;
+  }
+  return found;
+}
+
+Result<GoFunctionProbe> goFunctionProbe(const std::string& binary,
+                                        const format::ObjectSymbols& object,
+                                        const format::Symbol& function, std::string_view what) {
+  const std::string named = std::string(what) + ": '" + function.name + "' in " + binary;
+  if (function.size == 0 || function.size > kMaxFunctionBytes)
+    return Error(named + " has an implausible size");
+  Result<uint64_t> entry = functionFileOffset(object, function.name, what);
+  if (!entry) return entry.error();
+
+  std::vector<uint8_t> code(function.size);
+  UniqueFd fd(open(binary.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd) return Error(std::string(what) + ": " + binary + ": " + std::strerror(errno));
+  ssize_t got = pread(fd.get(), code.data(), code.size(), static_cast<off_t>(*entry));
+  if (got != static_cast<ssize_t>(code.size()))
+    return Error("read " + named + ": " + (got < 0 ? std::strerror(errno) : "short read"));
+  Result<std::vector<uint64_t>> returns = goFunctionReturns(code);
+  if (!returns) return Error(named + ": " + returns.error().message());
+  GoFunctionProbe probe{.entry = *entry};
+  for (uint64_t ret : *returns) probe.returns.push_back(*entry + ret);
+  return probe;
+}
+
+Result<std::optional<GoMutexProbes>> findGoMutexProbes(const std::string& binary,
+                                                       const format::ObjectSymbols& object) {
+  const format::Symbol* lock_slow = findSymbol(object, kGoLockSlow);
+  if (!lock_slow) return std::optional<GoMutexProbes>();
+  Result<GoFunctionProbe> lock = goFunctionProbe(binary, object, *lock_slow, kWhat);
+  if (!lock) return lock.error();
+  Result<uint64_t> unlock = functionFileOffset(object, kGoUnlockSlow, kWhat);
+  if (!unlock) return unlock.error();
+  return std::optional<GoMutexProbes>(GoMutexProbes{.binary = binary,
+                                                    .lock_slow = lock->entry,
+                                                    .lock_slow_returns = std::move(lock->returns),
+                                                    .unlock_slow = *unlock});
+}
+
 Result<std::optional<GoMutexProbes>> findGoMutexProbes(const std::string& binary) {
   Result<format::ObjectSymbols> object = objfile::readElfObject(binary);
   if (!object) return object.error().context(std::string(kWhat));
-  const format::Symbol* lock_slow = nullptr;
-  for (const format::Symbol& symbol : object->symbols) {
-    if (symbol.name == kGoLockSlow && symbol.address != 0) lock_slow = &symbol;
-  }
-  if (!lock_slow) return std::optional<GoMutexProbes>();
-  if (lock_slow->size == 0 || lock_slow->size > kMaxFunctionBytes)
-    return Error(std::string(kWhat) + ": '" + kGoLockSlow + "' in " + binary +
-                 " has an implausible size");
-
-  GoMutexProbes probes{.binary = binary};
-  Result<uint64_t> entry = functionFileOffset(*object, kGoLockSlow, kWhat);
-  if (!entry) return entry.error();
-  Result<uint64_t> unlock = functionFileOffset(*object, kGoUnlockSlow, kWhat);
-  if (!unlock) return unlock.error();
-  probes.lock_slow = *entry;
-  probes.unlock_slow = *unlock;
-
-  std::vector<uint8_t> code(lock_slow->size);
-  int fd = open(binary.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return Error(std::string(kWhat) + ": " + binary + ": " + std::strerror(errno));
-  ssize_t got = pread(fd, code.data(), code.size(), static_cast<off_t>(*entry));
-  int error = errno;
-  close(fd);
-  if (got != static_cast<ssize_t>(code.size()))
-    return Error(std::string(kWhat) + ": read '" + kGoLockSlow + "' in " + binary + ": " +
-                 (got < 0 ? std::strerror(error) : "short read"));
-  Result<std::vector<uint64_t>> returns = goFunctionReturns(code);
-  if (!returns)
-    return Error(std::string(kWhat) + ": '" + kGoLockSlow + "' in " + binary + ": " +
-                 returns.error().message());
-  for (uint64_t ret : *returns) probes.lock_slow_returns.push_back(*entry + ret);
-  return std::optional<GoMutexProbes>(std::move(probes));
+  return findGoMutexProbes(binary, *object);
 }
 
 }  // namespace incise::recorder

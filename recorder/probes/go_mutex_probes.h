@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "format/metadata.h"
 
 namespace incise::recorder {
 
@@ -40,7 +41,22 @@ struct GoMutexProbes {
 
 // nullopt for a binary without lockSlow (not a Go program that uses
 // sync.Mutex); an Error names what stops probing one that has it.
+// `object`: the binary's symbols, when the caller has read them already.
 Result<std::optional<GoMutexProbes>> findGoMutexProbes(const std::string& binary);
+Result<std::optional<GoMutexProbes>> findGoMutexProbes(const std::string& binary,
+                                                       const format::ObjectSymbols& object);
+
+// A Go function's first instruction and every RET of it, as file offsets.
+struct GoFunctionProbe {
+  uint64_t entry = 0;
+  std::vector<uint64_t> returns;
+};
+// `function`: a symbol of `object`, read from `binary`; `what` prefixes errors.
+Result<GoFunctionProbe> goFunctionProbe(const std::string& binary,
+                                        const format::ObjectSymbols& object,
+                                        const format::Symbol& function, std::string_view what);
+// The symbol named `name` (with an address), or null.
+const format::Symbol* findSymbol(const format::ObjectSymbols& object, std::string_view name);
 
 // The offsets, from the function's start, of every RET closing a frame the
 // function's prologue opened; an Error when the code is not a register-ABI

@@ -1,21 +1,20 @@
 #include "recorder/sources/go_mutex_source.h"
 
 #include <bpf/libbpf.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <cerrno>
-#include <cstdlib>
 
 #include "bpf/go_mutex.h"
 #include "bpf/locks.h"
 #include "go_mutex.skel.h"
+#include "objfile/elf_reader.h"
 #include "recorder/drop_counter.h"
 #include "recorder/event_sink.h"
 #include "recorder/libbpf_error.h"
 #include "recorder/probes/go_goid_offset.h"
 #include "recorder/probes/go_mutex_probes.h"
+#include "recorder/probes/go_wait_probes.h"
 #include "recorder/ring_poller.h"
+#include "recorder/sources/goroutine_ids.h"
 #include "recorder/sources/skeleton_setup.h"
 #include "recorder/sources/stack_event_size.h"
 #include "recorder/target_filter.h"
@@ -25,26 +24,6 @@ namespace {
 
 constexpr std::string_view kName = "go mutex";
 
-bool isExecutableFile(const std::string& path) {
-  struct stat info {};
-  return stat(path.c_str(), &info) == 0 && S_ISREG(info.st_mode) && access(path.c_str(), X_OK) == 0;
-}
-
-// execvp's search: a name with a slash as it is, else each PATH entry.
-std::string findProgram(const std::string& name) {
-  if (name.find('/') != std::string::npos) return name;
-  const char* path = std::getenv("PATH");
-  std::string_view dirs = path ? path : "/usr/local/bin:/usr/bin:/bin";
-  while (true) {
-    size_t colon = dirs.find(':');
-    std::string dir(dirs.substr(0, colon));
-    std::string candidate = (dir.empty() ? "." : dir) + "/" + name;
-    if (isExecutableFile(candidate)) return candidate;
-    if (colon == std::string_view::npos) return "";
-    dirs.remove_prefix(colon + 1);
-  }
-}
-
 class GoMutexSource final : public Source {
  public:
   std::string_view name() const override { return kName; }
@@ -52,16 +31,12 @@ class GoMutexSource final : public Source {
 
   Status open(const RecordConfig& config, TargetFilter& filter) override {
     for (const TargetExecutable& target : targetExecutables(config)) {
-      Result<std::optional<GoMutexProbes>> found = findGoMutexProbes(target.path);
-      if (!found) {
-        notes_.push_back(found.error().message() + ": Go mutex waits are not recorded");
-        continue;
+      if (probes_.size() == MAX_GO_WAIT_SITES) {
+        notes_.push_back("go mutex: more than " + std::to_string(MAX_GO_WAIT_SITES) +
+                         " Go executables: the others' waits are not recorded");
+        break;
       }
-      if (!*found) continue;
-      Result<uint64_t> goid_offset = goroutineIdOffset(target.path);
-      if (!goid_offset)
-        notes_.push_back(goid_offset.error().message() + ": Go mutex waits carry no goroutine ids");
-      probes_.push_back({std::move(**found), target.pid, goid_offset ? *goid_offset : GO_NO_GOID});
+      if (std::optional<Probed> probed = probe(target)) probes_.push_back(std::move(*probed));
     }
     if (probes_.empty()) return Status::ok();  // nothing to load
 
@@ -70,6 +45,11 @@ class GoMutexSource final : public Source {
     if (Status s = prepareSkeleton(skel_.get(), filter, ringBytesFor(config, 1)); !s)
       return s.error().context("go mutex");
     if (int err = go_mutex_bpf__load(skel_.get())) return libbpfError("go mutex: load", err);
+    for (uint32_t index = 0; index < probes_.size(); ++index) {
+      if (bpf_map__update_elem(skel_->maps.go_sites, &index, sizeof(index), &probes_[index].site,
+                               sizeof(go_wait_site), BPF_ANY) != 0)
+        return libbpfError("go mutex: fill go_sites", errno);
+    }
     drops_ = DropCounter(skel_->maps.drops);
     return Status::ok();
   }
@@ -78,15 +58,34 @@ class GoMutexSource final : public Source {
     sink_ = &sink;
     for (const std::string& note : notes_) sink.addNote(note);
     if (!skel_) return Status::ok();
-    for (const Probed& probed : probes_) {
-      INCISE_RETURN_IF_ERROR(
-          attachAt(skel_->progs.go_lock_slow, probed, probed.probes.lock_slow, kGoLockSlow));
-      for (uint64_t ret : probed.probes.lock_slow_returns) {
-        INCISE_RETURN_IF_ERROR(attachAt(skel_->progs.go_lock_acquired, probed, ret,
-                                        std::string(kGoLockSlow) + " return"));
+    for (uint32_t index = 0; index < probes_.size(); ++index) {
+      const Probed& probed = probes_[index];
+      if (probed.mutex) {
+        const GoMutexProbes& mutex = *probed.mutex;
+        INCISE_RETURN_IF_ERROR(attachAt(skel_->progs.go_lock_slow, probed, probed.site.goid_offset,
+                                        mutex.lock_slow, kGoLockSlow));
+        for (uint64_t ret : mutex.lock_slow_returns) {
+          INCISE_RETURN_IF_ERROR(attachAt(skel_->progs.go_lock_acquired, probed,
+                                          probed.site.goid_offset, ret,
+                                          std::string(kGoLockSlow) + " return"));
+        }
+        INCISE_RETURN_IF_ERROR(attachAt(skel_->progs.go_unlock_slow, probed,
+                                        probed.site.goid_offset, mutex.unlock_slow, kGoUnlockSlow));
       }
-      INCISE_RETURN_IF_ERROR(
-          attachAt(skel_->progs.go_unlock_slow, probed, probed.probes.unlock_slow, kGoUnlockSlow));
+      if (!probed.waits) continue;
+      for (const GoWaitFunction& wait : probed.waits->waits) {
+        const uint64_t cookie = GO_WAIT_COOKIE(index, wait.role);
+        INCISE_RETURN_IF_ERROR(
+            attachAt(skel_->progs.go_sema_wait, probed, cookie, wait.probe.entry, wait.name));
+        for (uint64_t ret : wait.probe.returns) {
+          INCISE_RETURN_IF_ERROR(
+              attachAt(skel_->progs.go_sema_woken, probed, cookie, ret, wait.name + " return"));
+        }
+      }
+      for (uint64_t wake : probed.waits->wakes) {
+        INCISE_RETURN_IF_ERROR(attachAt(skel_->progs.go_sema_wake, probed, GO_WAIT_COOKIE(index, 0),
+                                        wake, "a Go semaphore release"));
+      }
     }
     return poller.add(bpf_map__fd(skel_->maps.events), &GoMutexSource::onRecord, this);
   }
@@ -97,15 +96,73 @@ class GoMutexSource final : public Source {
 
  private:
   struct Probed {
-    GoMutexProbes probes;
+    std::string binary;
     int pid = -1;
-    uint64_t goid_offset = GO_NO_GOID;  // the attach cookie
+    std::optional<GoMutexProbes> mutex;
+    std::optional<GoWaitProbes> waits;
+    go_wait_site site{};  // its entry in go_sites; goid_offset is the mutex probes' cookie
   };
 
-  Status attachAt(bpf_program* program, const Probed& probed, uint64_t offset,
+  // The probes of one target executable, or nullopt (a note says why when
+  // it is a Go program that cannot be probed).
+  std::optional<Probed> probe(const TargetExecutable& target) {
+    // Not a Go program: nothing to read further (the layout is cached per
+    // executable, shared with the samples and scheduler sources).
+    Result<std::optional<go_process>> layout = goThreadLayout(target.path);
+    if (layout && !*layout) return std::nullopt;
+    Result<format::ObjectSymbols> object = objfile::readElfObject(target.path);
+    if (!object) {
+      notes_.push_back("go mutex: " + object.error().message() + ": Go waits are not recorded");
+      return std::nullopt;
+    }
+    Probed probed{.binary = target.path, .pid = target.pid};
+    Result<std::optional<GoMutexProbes>> mutex = findGoMutexProbes(target.path, *object);
+    if (mutex) {
+      probed.mutex = std::move(*mutex);
+    } else {
+      notes_.push_back(mutex.error().message() + ": Go mutex waits are not recorded");
+    }
+    Result<std::optional<GoWaitProbes>> waits = findGoWaitProbes(target.path, *object);
+    if (waits) {
+      probed.waits = std::move(*waits);
+    } else {
+      notes_.push_back(waits.error().message() + ": Go RWMutex and Cond waits are not recorded");
+    }
+    if (!probed.mutex && !probed.waits) return std::nullopt;
+
+    if (!layout) notes_.push_back(layout.error().message() + ": Go waits carry no goroutine ids");
+    probed.site.goid_offset = layout ? (*layout)->goid_offset : GO_NO_GOID;
+    if (probed.waits && !placeObjects(probed)) probed.waits.reset();
+    if (!probed.mutex && !probed.waits) return std::nullopt;
+    return probed;
+  }
+
+  // The offsets that turn a semaphore or notify list into its RWMutex or
+  // Cond; false (with a note) when the binary's DWARF does not give them.
+  bool placeObjects(Probed& probed) {
+    Result<GoSyncOffsets> offsets = goSyncOffsets(probed.binary);
+    bool rwmutex = false, cond = false;
+    for (const GoWaitFunction& wait : probed.waits->waits) {
+      (wait.role == GO_WAIT_COND ? cond : rwmutex) = true;
+    }
+    if (!offsets || (rwmutex && (!offsets->rw_reader_sem || !offsets->rw_writer_sem)) ||
+        (cond && !offsets->cond_notify)) {
+      notes_.push_back("go waits: no sync.RWMutex or sync.Cond layout in the DWARF of " +
+                       probed.binary + ": Go RWMutex and Cond waits are not recorded");
+      return false;
+    }
+    probed.site.read_offset = static_cast<uint32_t>(offsets->rw_reader_sem.value_or(0));
+    probed.site.write_offset = static_cast<uint32_t>(offsets->rw_writer_sem.value_or(0));
+    probed.site.cond_offset = static_cast<uint32_t>(offsets->cond_notify.value_or(0));
+    probed.site.writer_caller = probed.waits->writer_caller;
+    probed.site.writer_caller_size = probed.waits->writer_caller_size;
+    return true;
+  }
+
+  Status attachAt(bpf_program* program, const Probed& probed, uint64_t cookie, uint64_t offset,
                   const std::string& what) {
-    LIBBPF_OPTS(bpf_uprobe_opts, opts, .bpf_cookie = probed.goid_offset);
-    const std::string& binary = probed.probes.binary;
+    LIBBPF_OPTS(bpf_uprobe_opts, opts, .bpf_cookie = cookie);
+    const std::string& binary = probed.binary;
     bpf_link* link =
         bpf_program__attach_uprobe_opts(program, probed.pid, binary.c_str(), offset, &opts);
     if (!link) return libbpfError("go mutex: attach uprobe " + what + " in " + binary, errno);
@@ -131,7 +188,7 @@ class GoMutexSource final : public Source {
         .pid = e->header.pid,
         .tid = e->header.tid,
         .address = e->mutex,
-        .lock_kind = LOCK_KIND_MUTEX,
+        .lock_kind = e->lock_kind,
         .flags = LOCK_FLAG_CONTENDED | LOCK_FLAG_CONTENDED_ONLY,
         .stack_id = sink_->internStack(e->header.pid, e->stack),
         .releaser_tid = e->releaser_tid,
@@ -149,19 +206,6 @@ class GoMutexSource final : public Source {
 };
 
 }  // namespace
-
-std::vector<TargetExecutable> targetExecutables(const RecordConfig& config) {
-  std::vector<TargetExecutable> targets;
-  if (config.target_kind == TargetKind::kCommand && !config.command.empty()) {
-    std::string program = findProgram(config.command.front());
-    if (!program.empty()) targets.push_back({.path = program, .pid = -1});
-  } else if (config.target_kind == TargetKind::kPids) {
-    for (uint32_t pid : config.pids)
-      targets.push_back(
-          {.path = "/proc/" + std::to_string(pid) + "/exe", .pid = static_cast<int>(pid)});
-  }
-  return targets;
-}
 
 std::unique_ptr<Source> makeGoMutexSource() {
   return std::make_unique<GoMutexSource>();

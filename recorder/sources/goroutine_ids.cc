@@ -2,15 +2,19 @@
 
 #include <bpf/bpf.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
+#include <map>
+#include <mutex>
 
+#include "base/unique_fd.h"
 #include "objfile/elf_reader.h"
 #include "recorder/probes/go_goid_offset.h"
+#include "recorder/probes/go_target_executables.h"
 #include "recorder/probes/lock_probe_spec.h"
-#include "recorder/sources/go_mutex_source.h"
 
 namespace incise::recorder {
 namespace {
@@ -45,7 +49,9 @@ std::optional<int64_t> tlsGOffset(std::span<const uint8_t> code) {
   return std::nullopt;
 }
 
-Result<std::optional<go_process>> goThreadLayout(const std::string& binary) {
+namespace {
+
+Result<std::optional<go_process>> readGoThreadLayout(const std::string& binary) {
   Result<format::ObjectSymbols> object = objfile::readElfObject(binary);
   if (!object) return object.error().context(std::string(kWhat));
   std::optional<uint64_t> at;
@@ -58,10 +64,9 @@ Result<std::optional<go_process>> goThreadLayout(const std::string& binary) {
   if (!at) return std::optional<go_process>();  // not Go
 
   uint8_t code[kCodeBytes] = {};
-  int fd = open(binary.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return Error(std::string(kWhat) + ": " + binary + ": " + std::strerror(errno));
-  ssize_t got = pread(fd, code, sizeof code, static_cast<off_t>(*at));
-  close(fd);
+  UniqueFd fd(open(binary.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd) return Error(std::string(kWhat) + ": " + binary + ": " + std::strerror(errno));
+  ssize_t got = pread(fd.get(), code, sizeof code, static_cast<off_t>(*at));
   std::optional<int64_t> tls_g =
       got == static_cast<ssize_t>(sizeof code) ? tlsGOffset(code) : std::nullopt;
   if (!tls_g)
@@ -73,6 +78,29 @@ Result<std::optional<go_process>> goThreadLayout(const std::string& binary) {
                                               .goid_offset = offsets->goid,
                                               .g_m_offset = offsets->g_m,
                                               .m_curg_offset = offsets->m_curg});
+}
+
+}  // namespace
+
+Result<std::optional<go_process>> goThreadLayout(const std::string& binary) {
+  // Every source asks, for every target executable: one read per file.
+  struct FileKey {
+    dev_t device;
+    ino_t inode;
+    int64_t modified_ns;
+    auto operator<=>(const FileKey&) const = default;
+  };
+  static std::mutex mutex;
+  static std::map<FileKey, Result<std::optional<go_process>>> layouts;
+  struct stat info {};
+  if (stat(binary.c_str(), &info) != 0)
+    return Error(std::string(kWhat) + ": " + binary + ": " + std::strerror(errno));
+  FileKey key{info.st_dev, info.st_ino,
+              int64_t{info.st_mtim.tv_sec} * 1'000'000'000 + info.st_mtim.tv_nsec};
+  std::lock_guard<std::mutex> lock(mutex);
+  auto found = layouts.find(key);
+  if (found == layouts.end()) found = layouts.emplace(key, readGoThreadLayout(binary)).first;
+  return found->second;
 }
 
 Status GoroutineIds::fill(int map_fd) const {
@@ -94,11 +122,8 @@ GoroutineIds findGoroutineIds(const RecordConfig& config, const std::vector<uint
     }
     if (!*layout) continue;
     // -- CMD: the one child the launcher made runs the program.
-    if (target.pid >= 0) {
-      ids.processes.emplace_back(static_cast<uint32_t>(target.pid), **layout);
-    } else {
-      for (uint32_t pid : pids) ids.processes.emplace_back(pid, **layout);
-    }
+    for (uint32_t pid : target.pids.empty() ? pids : target.pids)
+      ids.processes.emplace_back(pid, **layout);
     if (ids.processes.size() > MAX_GO_PROCESSES) ids.processes.resize(MAX_GO_PROCESSES);
   }
   return ids;

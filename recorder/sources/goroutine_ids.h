@@ -8,9 +8,11 @@
 // mov %fs:(%rcx),%rax`). The goid's offset in runtime.g comes from the
 // binary's DWARF (recorder/probes/go_goid_offset.h), with those of m in
 // runtime.g and curg in runtime.m, for a thread on its g0 or signal g.
-// Targets are the `-- CMD` program and the `-p` processes' executables
-// (targetExecutables), as for the Go mutex probes; -a and --cgroup name no
-// binary.
+// Targets are the executables targetExecutables names
+// (recorder/probes/go_target_executables.h), as for the Go mutex probes:
+// the `-- CMD` program, the `-p` processes', and under -a or --cgroup those
+// of the processes running when recording starts. The layout is read once
+// per executable file and shared by every source that asks.
 //
 //   GoroutineIds ids = findGoroutineIds(config, filter.pids());
 //   skel->rodata->go_targets = !ids.processes.empty();
@@ -38,7 +40,8 @@ namespace incise::recorder {
 std::optional<int64_t> tlsGOffset(std::span<const uint8_t> code);
 
 // nullopt: not a Go program (no runtime.stackcheck). An error: a Go program
-// whose layout could not be read (the message says why).
+// whose layout could not be read (the message says why). Read once per
+// file (device, inode, modification time); later calls return that.
 Result<std::optional<go_process>> goThreadLayout(const std::string& binary);
 
 struct GoroutineIds {

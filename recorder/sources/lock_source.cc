@@ -34,6 +34,7 @@ static_assert(LOCK_KIND_RWLOCK_WRITE == static_cast<int>(LockKind::kRwlockWrite)
 static_assert(LOCK_KIND_SPIN == static_cast<int>(LockKind::kSpin));
 static_assert(LOCK_KIND_CUSTOM == static_cast<int>(LockKind::kCustom));
 static_assert(LOCK_KIND_FUTEX == static_cast<int>(LockKind::kFutex));
+static_assert(LOCK_KIND_CONDVAR == static_cast<int>(LockKind::kCondvar));
 static_assert(LOCK_FLAG_CONTENDED == format::kLockContended);
 static_assert(LOCK_FLAG_TRY_FAILED == format::kLockTryFailed);
 static_assert(LOCK_FLAG_CONTENDED_ONLY == format::kLockContendedOnly);

@@ -2,12 +2,21 @@
 // register-ABI Go function found from its prologue's frame size, on code
 // bytes as Go 1.17-1.20 and 1.21+ lay frames out, and on the real lockSlow
 // of the bundled Go workload when it was built; the goroutine id's offset
-// from the workload's DWARF.
+// from the workload's DWARF; the RWMutex and Cond wait functions of the
+// bundled go_waits workload, and its RWMutex and Cond layouts.
 #include "recorder/probes/go_mutex_probes.h"
+#include "objfile/elf_reader.h"
 #include "recorder/probes/go_goid_offset.h"
+#include "recorder/probes/go_target_executables.h"
+#include "recorder/probes/go_wait_probes.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include <algorithm>
+#include <set>
+#include <utility>
 
 #include <cstdint>
 #include <filesystem>
@@ -67,6 +76,18 @@ TEST(GoFunctionReturns, CodeWithoutTheRegisterAbiStackCheckIsRefused) {
   EXPECT_NE(returns.error().message().find("register-ABI"), std::string::npos);
 }
 
+TEST(GoFunctionReturns, PaddingNopsBeforeTheReturnAreSkipped) {
+  // mov 0x40(%rsp),%rbp; add $0x48,%rsp; nop; ret, as Go 1.19 pads
+  // runtime.notifyListWait's first return.
+  const std::vector<uint8_t> padded = {0x48, 0x8b, 0x6c, 0x24, 0x40, 0x48,
+                                       0x83, 0xc4, 0x48, 0x90, 0xc3};
+  std::vector<uint8_t> code = concat({kGo119Prologue, padded, kGo119Epilogue});
+  Result<std::vector<uint64_t>> returns = goFunctionReturns(code);
+  ASSERT_TRUE(returns) << returns.error().message();
+  size_t first = kGo119Prologue.size() + padded.size() - 1;
+  EXPECT_EQ(*returns, (std::vector<uint64_t>{first, first + kGo119Epilogue.size()}));
+}
+
 TEST(GoMutexProbes, ABinaryWithoutSyncMutexIsNotAnError) {
   Result<std::optional<GoMutexProbes>> probes = findGoMutexProbes("/proc/self/exe");
   ASSERT_TRUE(probes) << probes.error().message();
@@ -109,6 +130,88 @@ TEST(GoroutineIdOffset, TheGoWorkloadsRuntimeNamesIt) {
   // 8-aligned. GoMutexRecording checks the ids read there.
   EXPECT_GT(*offset, 100u);
   EXPECT_EQ(*offset % 8, 0u);
+}
+
+void expectReturnAt(const std::string& binary, uint64_t offset) {
+  FILE* file = std::fopen(binary.c_str(), "rb");
+  ASSERT_NE(file, nullptr);
+  ASSERT_EQ(std::fseek(file, static_cast<long>(offset), SEEK_SET), 0);
+  EXPECT_EQ(std::fgetc(file), 0xc3) << "no RET at file offset " << offset;
+  std::fclose(file);
+}
+
+TEST(GoWaitProbes, ABinaryWithoutTheGoRuntimeHasNone) {
+  Result<format::ObjectSymbols> object = objfile::readElfObject("/proc/self/exe");
+  ASSERT_TRUE(object) << object.error().message();
+  Result<std::optional<GoWaitProbes>> probes = findGoWaitProbes("/proc/self/exe", *object);
+  ASSERT_TRUE(probes) << probes.error().message();
+  EXPECT_FALSE(probes->has_value());
+}
+
+TEST(GoWaitProbes, TheGoWaitsWorkloadsSemaphoreAndNotifyListWaitsAreFound) {
+  const std::string binary = INCISE_WORKLOADS_DIR "/go_waits";
+  if (!std::filesystem::exists(binary)) GTEST_SKIP() << binary << " not built (no Go toolchain)";
+  Result<format::ObjectSymbols> object = objfile::readElfObject(binary);
+  ASSERT_TRUE(object) << object.error().message();
+  Result<std::optional<GoWaitProbes>> probes = findGoWaitProbes(binary, *object);
+  ASSERT_TRUE(probes) << probes.error().message();
+  ASSERT_TRUE(probes->has_value());
+  const GoWaitProbes& found = **probes;
+  bool rwmutex = false, cond = false;
+  for (const GoWaitFunction& wait : found.waits) {
+    SCOPED_TRACE(wait.name);
+    (wait.role == GO_WAIT_COND ? cond : rwmutex) = true;
+    ASSERT_FALSE(wait.probe.returns.empty());
+    for (uint64_t ret : wait.probe.returns) {
+      EXPECT_GT(ret, wait.probe.entry);
+      expectReturnAt(binary, ret);
+    }
+    // Before Go 1.20 the writer is told from readers by its caller.
+    if (wait.role == GO_WAIT_BY_CALLER) {
+      EXPECT_GT(found.writer_caller_size, 0u);
+    }
+  }
+  EXPECT_TRUE(rwmutex);
+  EXPECT_TRUE(cond);
+  // Semrelease and notifyListNotifyAll (the workload broadcasts, never signals one).
+  EXPECT_GE(found.wakes.size(), 2u);
+}
+
+TEST(GoSyncOffsets, TheGoWaitsWorkloadsDwarfPlacesTheSemaphoresAndTheNotifyList) {
+  const std::string binary = INCISE_WORKLOADS_DIR "/go_waits";
+  if (!std::filesystem::exists(binary)) GTEST_SKIP() << binary << " not built (no Go toolchain)";
+  Result<GoSyncOffsets> offsets = goSyncOffsets(binary);
+  ASSERT_TRUE(offsets) << offsets.error().message();
+  // After the RWMutex's own Mutex (two 32-bit words): writerSem, then readerSem.
+  ASSERT_TRUE(offsets->rw_writer_sem && offsets->rw_reader_sem);
+  EXPECT_GE(*offsets->rw_writer_sem, 8u);
+  EXPECT_EQ(*offsets->rw_reader_sem, *offsets->rw_writer_sem + 4);
+  // After the Cond's Locker (an interface: two words).
+  ASSERT_TRUE(offsets->cond_notify);
+  EXPECT_GE(*offsets->cond_notify, 16u);
+}
+
+TEST(TargetExecutables, SystemWideNamesEachRunningExecutableOnceWithItsProcesses) {
+  RecordConfig config;
+  config.target_kind = TargetKind::kAll;
+  std::vector<TargetExecutable> targets = targetExecutables(config);
+  struct stat self {};
+  ASSERT_EQ(stat("/proc/self/exe", &self), 0);
+  std::set<std::pair<dev_t, ino_t>> files;
+  size_t ours = 0;
+  for (const TargetExecutable& target : targets) {
+    struct stat info {};
+    // A process may have exited since: its path no longer resolves.
+    if (stat(target.path.c_str(), &info) != 0) continue;
+    EXPECT_TRUE(files.insert({info.st_dev, info.st_ino}).second) << target.path;
+    EXPECT_EQ(target.pid, -1) << target.path;
+    EXPECT_FALSE(target.pids.empty()) << target.path;
+    if (std::find(target.pids.begin(), target.pids.end(), uint32_t(getpid())) == target.pids.end())
+      continue;
+    ++ours;
+    EXPECT_EQ(info.st_ino, self.st_ino) << target.path;
+  }
+  EXPECT_EQ(ours, 1u);
 }
 
 }  // namespace

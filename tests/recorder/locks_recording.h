@@ -45,6 +45,15 @@ struct Recording {
     while (std::getline(items, item, ',')) out.push_back(std::stoull(item, nullptr, 0));
     return out;
   }
+  // Fills `values` from workload_stdout's key=value lines.
+  void parseValues() {
+    std::stringstream lines(workload_stdout);
+    std::string key_value;
+    while (std::getline(lines, key_value)) {
+      size_t eq = key_value.find('=');
+      if (eq != std::string::npos) values[key_value.substr(0, eq)] = key_value.substr(eq + 1);
+    }
+  }
 };
 
 // Removes a trace when the test ends.
@@ -66,28 +75,33 @@ inline std::string readAndRemove(const std::string& path) {
   return text.str();
 }
 
+// Runs `incise-record ARGS...` and waits for it: its exit code, its
+// standard output (a recorded command's) and its standard error.
+inline Recording runRecorder(const std::vector<std::string>& args) {
+  static int counter = 0;
+  std::string base = tempTracePath("recorder_" + std::to_string(++counter));
+  std::string line = shellQuote(INCISE_RECORD_BIN);
+  for (const auto& word : args) line += " " + shellQuote(word);
+  line += " >" + shellQuote(base + ".out") + " 2>" + shellQuote(base + ".err");
+  int status = std::system(line.c_str());
+  Recording run;
+  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  run.workload_stdout = readAndRemove(base + ".out");
+  run.recorder_stderr = readAndRemove(base + ".err");
+  return run;
+}
+
 // Runs `incise-record OPTIONS -o TMP -- COMMAND...` and waits for it.
 inline Recording record(const std::vector<std::string>& options,
                         const std::vector<std::string>& command) {
   static int counter = 0;
-  std::string base = tempTracePath("locks_" + std::to_string(++counter));
-  Recording run;
-  run.trace_path = base + ".trace";
-  std::string line = shellQuote(INCISE_RECORD_BIN);
-  for (const auto& option : options) line += " " + shellQuote(option);
-  line += " -o " + shellQuote(run.trace_path) + " --";
-  for (const auto& word : command) line += " " + shellQuote(word);
-  line += " >" + shellQuote(base + ".out") + " 2>" + shellQuote(base + ".err");
-  int status = std::system(line.c_str());
-  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  run.workload_stdout = readAndRemove(base + ".out");
-  run.recorder_stderr = readAndRemove(base + ".err");
-  std::stringstream lines(run.workload_stdout);
-  std::string key_value;
-  while (std::getline(lines, key_value)) {
-    size_t eq = key_value.find('=');
-    if (eq != std::string::npos) run.values[key_value.substr(0, eq)] = key_value.substr(eq + 1);
-  }
+  std::string trace_path = tempTracePath("locks_" + std::to_string(++counter)) + ".trace";
+  std::vector<std::string> args = options;
+  args.insert(args.end(), {"-o", trace_path, "--"});
+  args.insert(args.end(), command.begin(), command.end());
+  Recording run = runRecorder(args);
+  run.trace_path = trace_path;
+  run.parseValues();
   return run;
 }
 

@@ -50,6 +50,35 @@ TEST(GoMutex, RefusesOptionsOutOfRange) {
   EXPECT_EQ(run_workload(workload("go_mutex"), {"--procs", "-1"}).exit_code, 2);
 }
 
+TEST(GoWaits, CountsFollowExactlyFromOptions) {
+  if (!std::filesystem::exists(workload("go_waits"))) {
+    if (std::getenv("CI") && std::string(std::getenv("CI")) == "true")
+      FAIL() << "go_waits not built (no Go toolchain)";
+    GTEST_SKIP() << "go_waits not built (no Go toolchain)";
+  }
+  auto run = run_workload(workload("go_waits"),
+                          {"--readers", "2", "--rounds", "10", "--waiters", "2", "--procs", "2"});
+  ASSERT_EQ(run.exit_code, 0) << run.raw_stdout;
+  EXPECT_EQ(run.number("gomaxprocs"), 2u);
+  EXPECT_EQ(run.number("reader_waits"), 2u * 10u);
+  EXPECT_EQ(run.number("writer_waits"), 10u);
+  // A waiter that finds the next broadcast already made does not wait.
+  EXPECT_LE(run.number("cond_waits"), 2u * 10u);
+  EXPECT_GE(run.number("cond_waits"), 1u);
+  EXPECT_EQ(count_list(run.text("blocked_reader_goroutine_ids")), 2u * 10u);
+  EXPECT_EQ(count_list(run.text("blocked_writer_goroutine_ids")), 10u);
+  EXPECT_EQ(count_list(run.text("cond_waiter_goroutine_ids")), 2u);
+  EXPECT_EQ(count_list(run.text("cond_signaller_goroutine_ids")), 1u);
+  EXPECT_EQ(run.text("rwmutex_address").rfind("0x", 0), 0u) << run.text("rwmutex_address");
+  EXPECT_EQ(run.text("cond_address").rfind("0x", 0), 0u) << run.text("cond_address");
+}
+
+TEST(GoWaits, RefusesOptionsOutOfRange) {
+  if (!std::filesystem::exists(workload("go_waits"))) GTEST_SKIP() << "go_waits not built";
+  EXPECT_EQ(run_workload(workload("go_waits"), {"--rounds", "0"}).exit_code, 2);
+  EXPECT_EQ(run_workload(workload("go_waits"), {"--readers", "-1"}).exit_code, 2);
+}
+
 TEST(LockStory, CountsFollowExactlyFromOptions) {
   const std::uint64_t threads = 3;
   const std::uint64_t iterations = 2000;

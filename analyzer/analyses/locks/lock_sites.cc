@@ -17,10 +17,15 @@ bool isRuntimeLibrary(const std::string& module) {
 
 namespace {
 
-// Go's sync.Mutex and RWMutex methods are the lock's own code, as
-// pthread_mutex_lock is in C: the site is their caller.
+// Go's sync.Mutex, RWMutex and Cond methods, and the runtime functions they
+// park in (go:linkname'd into package sync), are the lock's or condition's
+// own code, as pthread_mutex_lock is in C: the site is their caller.
 bool isGoLockMethod(const std::string& name) {
-  return name.rfind("sync.(*Mutex).", 0) == 0 || name.rfind("sync.(*RWMutex).", 0) == 0;
+  for (const char* prefix :
+       {"sync.(*Mutex).", "sync.(*RWMutex).", "sync.(*Cond).", "sync.runtime_"}) {
+    if (name.rfind(prefix, 0) == 0) return true;
+  }
+  return false;
 }
 
 }  // namespace

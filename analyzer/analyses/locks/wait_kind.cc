@@ -106,6 +106,8 @@ std::optional<WaitKind> probedKind(uint64_t lock_kind) {
       return WaitKind::kSpin;
     case LockKind::kCustom:
       return WaitKind::kCustom;
+    case LockKind::kCondvar:
+      return WaitKind::kCondvar;
     case LockKind::kFutex:
       break;
   }

@@ -83,7 +83,8 @@ void ThreadStateMachine::startRun(uint32_t tid, Thread& t, uint64_t time, int64_
       break;
   }
   if (t.switched_out) {
-    OffCpuSpan span{stats.pid, tid, t.out_time, time, t.out_state == 0, t.out_state, t.out_stack};
+    OffCpuSpan span{stats.pid,        tid,         t.out_time,  time,
+                    t.out_state == 0, t.out_state, t.out_stack, t.out_goid};
     if (on_off_cpu) on_off_cpu(span);
     t.switched_out = false;
   }
@@ -199,6 +200,7 @@ void ThreadStateMachine::switchOut(const format::SchedSwitch& row) {
   t.out_time = row.time;
   t.out_state = row.prev_state;
   t.out_stack = row.stack_id;
+  t.out_goid = row.goid;
 }
 
 void ThreadStateMachine::onSwitch(const format::SchedSwitch& row) {
@@ -275,7 +277,8 @@ void ThreadStateMachine::finish(uint64_t end) {
     if (t.switched_out && on_off_cpu && t.out_time < end) {
       // Still off the CPU when the trace ends: the span ends with it.
       const ThreadSchedStats& stats = entry.second;
-      on_off_cpu({stats.pid, tid, t.out_time, end, t.out_state == 0, t.out_state, t.out_stack});
+      on_off_cpu({stats.pid, tid, t.out_time, end, t.out_state == 0, t.out_state, t.out_stack,
+                  t.out_goid});
     }
     t.switched_out = false;
     if (t.state != State::kEnded) t.state = State::kUnknown;

@@ -95,6 +95,7 @@ struct OffCpuSpan {
   bool preempted = false;
   uint64_t prev_state = 0;
   uint64_t stack_id = 0;
+  uint64_t goid = 0;  // Go programs: the goroutine the thread left (format 2.5); 0 = none
   uint64_t duration() const { return end - start; }
 };
 
@@ -180,6 +181,7 @@ class ThreadStateMachine {
     uint64_t out_time = 0;
     uint64_t out_state = 0;
     uint64_t out_stack = 0;
+    uint64_t out_goid = 0;
     bool seen_switch = false;    // a switch of this life was seen
     bool woken_unknown = false;  // woken (at `since`) before its first switch
     int64_t cpu = -1;            // where it runs (or last ran)

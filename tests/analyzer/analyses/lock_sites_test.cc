@@ -1,6 +1,6 @@
 // siteFrameIndex: the frame that names a lock's acquire site is the first
 // user frame outside the lock's own code (the C library and loader, Go's
-// sync.Mutex and RWMutex methods).
+// sync.Mutex, RWMutex and Cond methods).
 #include "analyzer/analyses/locks/lock_sites.h"
 
 #include <gtest/gtest.h>
@@ -30,6 +30,20 @@ TEST(LockSites, TheCallerOfGoMutexMethodsIsTheSite) {
       user("sync.(*Mutex).lockSlow", "server"), user("sync.(*RWMutex).Lock", "server"),
       user("main.(*stack).handlePacket", "server"), user("main.main.func2", "server")};
   EXPECT_EQ(siteFrameIndex(frames), 2u);
+}
+
+TEST(LockSites, TheCallerOfCondWaitIsTheSite) {
+  std::vector<Frame> frames = {user("sync.runtime_notifyListWait", "server"),
+                               user("sync.(*Cond).Wait", "server"),
+                               user("main.(*queue).pop", "server"), user("main.main", "server")};
+  EXPECT_EQ(siteFrameIndex(frames), 2u);
+}
+
+TEST(LockSites, TheCallerOfAnInlinedRLockIsTheSite) {
+  // RLock is inlined: its caller calls the runtime's semaphore directly.
+  std::vector<Frame> frames = {user("sync.runtime_SemacquireMutex", "server"),
+                               user("main.(*cache).get", "server"), user("main.main", "server")};
+  EXPECT_EQ(siteFrameIndex(frames), 1u);
 }
 
 TEST(LockSites, OtherGoSyncFunctionsAreSites) {

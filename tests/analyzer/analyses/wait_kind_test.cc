@@ -208,6 +208,12 @@ TEST(WaitKind, ProbedCallsKeepTheirKindAndTheirExactReleaser) {
   EXPECT_EQ(wait.holder_source, HoldSource::kExact);
   row.lock_kind = static_cast<uint64_t>(LockKind::kCustom);
   EXPECT_EQ(classifyWait(row, {}).kind, WaitKind::kCustom);
+  // A Go Cond.Wait row: a condition, named by its signaller, never a lock.
+  row.lock_kind = static_cast<uint64_t>(LockKind::kCondvar);
+  wait = classifyWait(row, {});
+  EXPECT_EQ(wait.kind, WaitKind::kCondvar);
+  EXPECT_FALSE(blamesHolder(wait.kind));
+  EXPECT_EQ(wait.holder_tid, kOther);
 }
 
 TEST(WaitKind, NamesRoundTrip) {

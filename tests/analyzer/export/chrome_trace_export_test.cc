@@ -27,6 +27,8 @@ namespace {
 using testing::ExportedFile;
 using testing::TraceBuilder;
 
+constexpr uint64_t kGoroutine = 18;
+
 // ts/dur are µs on a 1/1024 µs grid: back to exact ns.
 uint64_t nanos(const nlohmann::json& micros) {
   return static_cast<uint64_t>(std::llround(micros.get<double>() * 1000));
@@ -51,6 +53,8 @@ class ChromeExport : public ::testing::Test {
             format::kLockContended);
     uint64_t hot = t_.stack({"compute", "worker_main"});
     for (uint64_t time : {1500, 2600, 3100}) t_.sample(time, 101, hot);
+    // A goroutine's sample (a Go program's thread): labelled with its id.
+    t_.sample(6000, 102, hot, 0, 1, TraceBuilder::kPid, kGoroutine);
     t_.setEnd(20000);
     auto path = t_.write();
     ASSERT_TRUE(path) << path.error().message();
@@ -123,7 +127,13 @@ TEST_F(ChromeExport, StructureIsWhatTheImportersRead) {
       EXPECT_EQ(e["s"], "t");
       ASSERT_TRUE(e["sf"].is_number_unsigned());
       ASSERT_TRUE(table.contains(std::to_string(e["sf"].get<uint64_t>())));
-      EXPECT_FALSE(e.contains("args")) << "the stack is in stackFrames, not repeated per sample";
+      // The stack is in stackFrames, not repeated per sample; only a Go
+      // program's sample has args, its goroutine.
+      if (e["tid"] == 102) {
+        EXPECT_EQ(e["args"], (nlohmann::json{{"goroutine", kGoroutine}}));
+      } else {
+        EXPECT_FALSE(e.contains("args"));
+      }
     } else if (ph == "b") {
       EXPECT_TRUE(open.emplace(e["id"].get<uint64_t>(), e).second) << "id reused";
     } else if (ph == "e") {
@@ -139,7 +149,7 @@ TEST_F(ChromeExport, StructureIsWhatTheImportersRead) {
     }
   }
   EXPECT_TRUE(open.empty());
-  EXPECT_EQ(samples, 3u);
+  EXPECT_EQ(samples, 4u);
   // One stack, two frames: written once however many samples use it.
   EXPECT_EQ(table.size(), 2u);
 }
@@ -210,7 +220,7 @@ TEST_F(ChromeExport, LocksSamplesAndNames) {
   }
   EXPECT_EQ(begins, (std::map<std::string, int>{{"hold 0x7000", 1}, {"wait 0x7000", 1}}));
   EXPECT_EQ(ends, begins);
-  EXPECT_EQ(instants, 3);
+  EXPECT_EQ(instants, 4);
   using Thread = std::pair<uint64_t, uint64_t>;
   EXPECT_EQ(thread_names[Thread(TraceBuilder::kPid, 101)], "worker");
   EXPECT_EQ(thread_names[Thread(TraceBuilder::kPid, 102)], "helper");
@@ -223,7 +233,7 @@ TEST_F(ChromeExport, LocksSamplesAndNames) {
 TEST_F(ChromeExport, PassesTheStrictChecker) {
   testing::TraceEventCheck check = testing::checkTraceEvents(doc_);
   EXPECT_TRUE(check.ok()) << check.summary();
-  EXPECT_EQ(check.samples, 3u);
+  EXPECT_EQ(check.samples, 4u);
   EXPECT_GT(check.slices, 5u);
 }
 

@@ -6,14 +6,24 @@
 // another goroutine's or none (those on the runtime's signal g included).
 // Its fifth goroutine naps in nanosleep(2) a known number of times: the
 // switch rows of those naps carry its id when its thread leaves the CPU
-// (goid) and when it comes back (next_goid).
+// (goid) and when it comes back (next_goid), and `incise offcpu --by
+// goroutine` charges it the naps' time. Recorded system-wide (-a)
+// while it runs, its samples carry the same ids: the recorder finds the Go
+// programs among the running processes.
 // Label "integration": skips without root/BPF, fails instead when CI=true.
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "format/event_kinds.h"
 #include "tests/analyzer/reports/report_json_runner.h"
@@ -21,6 +31,7 @@
 
 namespace incise::analyzer {
 int runTop(const std::vector<std::string>& args);
+int runOffcpu(const std::vector<std::string>& args);
 
 namespace {
 
@@ -46,6 +57,28 @@ std::map<std::string, std::map<uint64_t, uint64_t>> totalsByGoroutine(const nloh
   return totals;
 }
 
+// Each spinning function's samples carry the goroutine id the workload
+// printed for it.
+void expectPrintedGoroutines(const nlohmann::json& doc, const Recording& run) {
+  auto totals = totalsByGoroutine(doc, run.value("pid"));
+  for (const char* function : kFunctions) {
+    const std::string name = std::string("main.") + function;
+    const uint64_t printed = run.value(std::string("goroutine_") + function);
+    ASSERT_NE(printed, 0u) << run.workload_stdout;
+    const std::map<uint64_t, uint64_t>& by_goid = totals[name];
+    // Some 150 samples per 300 ms of CPU at 499 Hz; at least a few even on
+    // a loaded box. None belongs to another goroutine, nor to none: one
+    // taken while the thread handled a signal (the runtime preempts by
+    // signal) or ran on its g0 names the goroutine its M runs (m.curg).
+    uint64_t printed_samples = 0;
+    for (const auto& [goid, count] : by_goid) {
+      EXPECT_EQ(goid, printed) << name << ": " << count << " samples";
+      if (goid == printed) printed_samples += count;
+    }
+    EXPECT_GE(printed_samples, 5u) << name << "\n" << doc.dump(1);
+  }
+}
+
 TEST(GoGoroutinesRecording, SamplesOfEachGoroutinesFunctionCarryItsPrintedId) {
   INCISE_REQUIRE_RECORDING();
   if (!std::filesystem::exists(kGoGoroutines)) {
@@ -62,23 +95,67 @@ TEST(GoGoroutinesRecording, SamplesOfEachGoroutinesFunctionCarryItsPrintedId) {
       testing::runReportJson(runTop, {run.trace_path, "--by", "goroutine", "--limit", "0"}, doc),
       0);
   ASSERT_EQ(doc["by"], "goroutine");
-  auto totals = totalsByGoroutine(doc, run.value("pid"));
-  for (const char* function : kFunctions) {
-    const std::string name = std::string("main.") + function;
-    const uint64_t printed = run.value(std::string("goroutine_") + function);
-    ASSERT_NE(printed, 0u) << run.workload_stdout;
-    const std::map<uint64_t, uint64_t>& by_goid = totals[name];
-    // 300 ms of CPU at 499 Hz: some 150 samples; at least a few even on a
-    // loaded box. None belongs to another goroutine, nor to none: one taken
-    // while the thread handled a signal (the runtime preempts by signal) or
-    // ran on its g0 names the goroutine its M runs (m.curg).
-    uint64_t printed_samples = 0;
-    for (const auto& [goid, count] : by_goid) {
-      EXPECT_EQ(goid, printed) << name << ": " << count << " samples";
-      if (goid == printed) printed_samples += count;
-    }
-    EXPECT_GE(printed_samples, 5u) << name << "\n" << doc.dump(1);
+  expectPrintedGoroutines(doc, run);
+}
+
+// Runs the workload in the background, records every process (-a) for a
+// second while it spins, then waits for it and reads what it printed.
+Recording recordSystemWide(const std::vector<std::string>& command) {
+  Recording run;
+  run.trace_path = incise::testing::tempTracePath("go_goroutines_all") + ".trace";
+  const std::string out = run.trace_path + ".out";
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out.c_str(),
+                                   O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  std::vector<char*> argv;
+  for (const std::string& word : command) argv.push_back(const_cast<char*>(word.c_str()));
+  argv.push_back(nullptr);
+  pid_t child = -1;
+  int spawned = posix_spawn(&child, argv[0], &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (spawned != 0) {
+    run.exit_code = 127;
+    return run;
   }
+  // Recording starts once the child runs the Go program (its exec done).
+  const std::string exe = "/proc/" + std::to_string(child) + "/exe";
+  std::error_code error;
+  for (int i = 0;
+       i < 500 && std::filesystem::read_symlink(exe, error).filename() != "go_goroutines"; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  Recording recorded =
+      incise::testing::runRecorder({"-a", "-F", "499", "-d", "1", "-o", run.trace_path});
+  int status = 0;
+  waitpid(child, &status, 0);
+  run.exit_code = recorded.exit_code != 0 ? recorded.exit_code
+                  : WIFEXITED(status)     ? WEXITSTATUS(status)
+                                          : 128;
+  run.recorder_stderr = recorded.recorder_stderr;
+  run.workload_stdout = incise::testing::readAndRemove(out);
+  run.parseValues();
+  return run;
+}
+
+TEST(GoGoroutinesRecording, SystemWideSamplesOfEachGoroutinesFunctionCarryItsPrintedId) {
+  INCISE_REQUIRE_RECORDING();
+  if (!std::filesystem::exists(kGoGoroutines)) {
+    if (incise::testing::runningInCi()) FAIL() << kGoGoroutines << " not built (no Go toolchain)";
+    GTEST_SKIP() << kGoGoroutines << " not built (no Go toolchain)";
+  }
+  // The goroutines spin for 6 s of wall time: through the recorder's start
+  // (up to 2 s on a loaded machine, where 3 s of spinning was sometimes
+  // over before the second recorded began) and that second.
+  Recording run = recordSystemWide({kGoGoroutines, "--ms", "6000"});
+  RemoveOnExit cleanup{run.trace_path};
+  ASSERT_EQ(run.exit_code, 0) << run.recorder_stderr;
+  ASSERT_TRUE(run.has("pid")) << run.workload_stdout;
+
+  nlohmann::json doc;
+  ASSERT_EQ(
+      testing::runReportJson(runTop, {run.trace_path, "--by", "goroutine", "--limit", "0"}, doc),
+      0);
+  expectPrintedGoroutines(doc, run);
 }
 
 TEST(GoGoroutinesRecording, SwitchesOfTheNappingGoroutineCarryItsPrintedId) {
@@ -128,6 +205,19 @@ TEST(GoGoroutinesRecording, SwitchesOfTheNappingGoroutineCarryItsPrintedId) {
   // A thread resumes the goroutine it left: nothing runs on it meanwhile.
   EXPECT_EQ(resumed_other, 0u);
   EXPECT_FALSE(napper_threads.empty());
+
+  // `incise offcpu --by goroutine`: each nap is at least 3 ms of the
+  // napping goroutine's blocked time.
+  nlohmann::json offcpu;
+  ASSERT_EQ(testing::runReportJson(runOffcpu, {run.trace_path, "--by", "goroutine", "--limit", "0"},
+                                   offcpu),
+            0);
+  ASSERT_EQ(offcpu["by"], "goroutine");
+  uint64_t napper_blocked = 0;
+  for (const auto& g : offcpu["goroutines"]) {
+    if (g["pid"] == pid && g["goid"] == napper) napper_blocked = g["blocked_ns"].get<uint64_t>();
+  }
+  EXPECT_GE(napper_blocked, calls * 3'000'000) << offcpu.dump(1);
 }
 
 }  // namespace

@@ -29,29 +29,17 @@ namespace {
 using incise::testing::record;
 using incise::testing::Recording;
 using incise::testing::RemoveOnExit;
+using testing::groupsAt;
+using testing::hexAddress;
 
 const std::string kGoMutex = INCISE_WORKLOADS_DIR "/go_mutex";
 constexpr const char* kSite = "main.(*stack).handlePacket";
-
-std::string hex(uint64_t value) {
-  char buffer[24];
-  std::snprintf(buffer, sizeof buffer, "0x%llx", static_cast<unsigned long long>(value));
-  return buffer;
-}
-
-std::vector<nlohmann::json> groupsAt(const nlohmann::json& groups, uint64_t pid,
-                                     const std::string& address) {
-  std::vector<nlohmann::json> found;
-  for (const auto& g : groups)
-    if (g["pid"] == pid && g["address"] == address) found.push_back(g);
-  return found;
-}
 
 // `named`: the key of the group's list of holders (waits: "named", locks:
 // "held_while_others_waited").
 void expectTheMutex(const Recording& run, const nlohmann::json& groups, const std::string& named) {
   uint64_t pid = run.value("pid");
-  std::string address = hex(run.value("mutex_address"));
+  std::string address = hexAddress(run.value("mutex_address"));
   std::vector<nlohmann::json> found = groupsAt(groups, pid, address);
   ASSERT_EQ(found.size(), 1u) << address << ":\n" << groups.dump(1);
   const nlohmann::json& g = found.front();
@@ -106,7 +94,7 @@ TEST(GoMutexRecording, ContendedLocksAreMutexWaitsAtTheirSiteWithTheirReleasers)
   std::set<uint64_t> goroutines(printed.begin(), printed.end());
   ASSERT_EQ(goroutines.size(), run.value("goroutines")) << run.workload_stdout;
   std::vector<nlohmann::json> group =
-      groupsAt(waits["groups"], run.value("pid"), hex(run.value("mutex_address")));
+      groupsAt(waits["groups"], run.value("pid"), hexAddress(run.value("mutex_address")));
   ASSERT_EQ(group.size(), 1u);
   const nlohmann::json& g = group.front();
   EXPECT_GE(g["goroutines_waiting"].get<uint64_t>(), 1u) << g.dump(1);
@@ -136,7 +124,7 @@ TEST(GoMutexRecording, CorrelateBlamesTheMutexAndNeverTheRuntimesParkingFutexes)
   ASSERT_EQ(run.exit_code, 0) << run.recorder_stderr;
   ASSERT_GT(run.value("contended_acquisitions"), 0u) << run.workload_stdout;
   const uint64_t pid = run.value("pid");
-  const std::string mutex = hex(run.value("mutex_address"));
+  const std::string mutex = hexAddress(run.value("mutex_address"));
   std::vector<uint64_t> listed = run.list("holder_tids");
   std::set<uint64_t> holders(listed.begin(), listed.end());
 

@@ -105,9 +105,11 @@ uint32_t TraceBuilder::pidOfThread(uint32_t tid) const {
 }
 
 void TraceBuilder::sample(uint64_t time, uint32_t tid, uint64_t stack, uint32_t cpu,
-                          uint64_t weight, uint32_t pid) {
+                          uint64_t weight, uint32_t pid, uint64_t goid) {
   touch(time);
-  samples_.push_back({kStartNs + time, cpu, pid, tid, stack, weight});
+  format::CpuSample row{kStartNs + time, cpu, pid, tid, stack, weight};
+  row.goid = goid;
+  samples_.push_back(row);
 }
 
 void TraceBuilder::sched(uint64_t time, uint32_t cpu, uint32_t prev_tid, uint64_t prev_state,

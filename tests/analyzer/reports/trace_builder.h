@@ -64,8 +64,9 @@ class TraceBuilder {
   // -p trace is not): rows give its pid, the metadata has nothing of it.
   void unnamedThread(uint32_t tid, uint32_t pid) { unnamed_[tid] = pid; }
 
+  // goid: a Go program's goroutine (0: none).
   void sample(uint64_t time, uint32_t tid, uint64_t stack, uint32_t cpu = 0, uint64_t weight = 1,
-              uint32_t pid = kPid);
+              uint32_t pid = kPid, uint64_t goid = 0);
   // prev_state 0 = preempted, else blocked. Pids are taken from thread(); 0 = idle.
   void sched(uint64_t time, uint32_t cpu, uint32_t prev_tid, uint64_t prev_state, uint32_t next_tid,
              uint64_t prev_stack = 0);
