@@ -158,7 +158,10 @@ class SchedSource final : public Source {
       writeReady();
       sink.addNote(shortBlocksNote());
     }
-    if (emit_sched_ && config_stacks_ != SchedStacks::kOff) sink.addNote(waitStacksNote());
+    if (emit_sched_ && config_stacks_ != SchedStacks::kOff) {
+      sink.addNote(waitStacksNote());
+      sink.addNote(kernelWaitStacksNote());
+    }
   }
 
  private:
@@ -216,6 +219,20 @@ class SchedSource final : public Source {
                   static_cast<unsigned long long>(total[WAIT_STACK_REUSED]),
                   static_cast<unsigned long long>(total[WAIT_STACK_WALKED]),
                   static_cast<unsigned long long>(total[WAIT_STACK_NOT_KEPT]));
+    return text;
+  }
+
+  // How the switch-out kernel stacks were had (bpf/kernel_wait_stack.bpf.h).
+  std::string kernelWaitStacksNote() const {
+    const std::vector<uint64_t> total =
+        sumPerCpuSlots(bpf_map__fd(skel_->maps.wait_stack_counts), WAIT_STACK_COUNTS);
+    char text[320];
+    std::snprintf(text, sizeof text,
+                  "scheduler: %llu kernel stacks of blocks reused from an earlier walk at the "
+                  "same place, %llu walked and kept, %llu walked and not kept",
+                  static_cast<unsigned long long>(total[KERNEL_STACK_REUSED]),
+                  static_cast<unsigned long long>(total[KERNEL_STACK_WALKED]),
+                  static_cast<unsigned long long>(total[KERNEL_STACK_NOT_KEPT]));
     return text;
   }
 
