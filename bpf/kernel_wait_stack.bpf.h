@@ -10,10 +10,12 @@
  * from the syscall or fault entry down to the scheduler's tracepoint, keeps
  * its return address at a fixed depth under the task's saved user registers
  * (the top of its kernel stack) while this program runs. So a walk's frames
- * are kept per thread and user place (the syscall and user ip), with the
- * depth of each return address; the next block from that key copies them
- * instead of walking if every one of those return addresses is still at its
- * depth. The same return addresses at the same depths is the same chain of
+ * are kept per thread and user place (the syscall and user ip; up to
+ * KERNEL_STACK_VARIANTS paths each), with the depth of each return address;
+ * the next block from that key copies them instead of walking if every one
+ * of those return addresses is still at its depth (those under the entry's
+ * all moved by one shift, the syscall's random stack offset: see
+ * kernel_stack_still_there). The same return addresses at the same depths is the same chain of
  * calls, so a reused stack is what a walk would give. The walk's first frame
  * is this program's own call site (the same every time), the second its
  * return into the tracepoint, above all the stack this program and its
@@ -41,12 +43,17 @@
 #define KERNEL_STACK_WINDOW_WORDS 1024
 /* How far a syscall's random stack offset moves frames between two blocks. */
 #define KERNEL_STACK_MAX_SHIFT_WORDS 128
+/* Paths kept per place: one syscall can block on several paths in turn
+ * (fdatasync: a page's writeback, the inode's buffer, the disk's flush). */
+#define KERNEL_STACK_VARIANTS 4
 
 struct kernel_stack_key {
   __u32 tgid;
   __u32 tid;
   __u64 syscall; /* orig_ax: a syscall number, or -1 in a fault */
   __u64 user_ip;
+  __u32 variant; /* one of the KERNEL_STACK_VARIANTS paths kept for this place */
+  __u32 reserved;
 };
 
 struct kernel_stack_frames {
@@ -187,8 +194,16 @@ static __always_inline __u32 walk_switch_kernel_stack(void* ctx, __u64* frames) 
   s->key.tid = (__u32)pid_tgid;
   s->key.syscall = regs->orig_ax;
   s->key.user_ip = regs->ip;
-  struct kernel_stack_frames* known = bpf_map_lookup_elem(&kernel_wait_stacks, &s->key);
-  if (known && kernel_stack_still_there(known, top, s->window)) {
+  s->key.reserved = 0;
+  __u32 unused_variant = KERNEL_STACK_VARIANTS;
+  for (__u32 variant = 0; variant < KERNEL_STACK_VARIANTS; ++variant) {
+    s->key.variant = variant;
+    struct kernel_stack_frames* known = bpf_map_lookup_elem(&kernel_wait_stacks, &s->key);
+    if (!known) {
+      if (unused_variant == KERNEL_STACK_VARIANTS) unused_variant = variant;
+      continue;
+    }
+    if (!kernel_stack_still_there(known, top, s->window)) continue;
     __u32 count = known->count;
     if (count > MAX_STACK_DEPTH) count = MAX_STACK_DEPTH;
     barrier_var(count);
@@ -197,6 +212,10 @@ static __always_inline __u32 walk_switch_kernel_stack(void* ctx, __u64* frames) 
       return count;
     }
   }
+  /* A new path takes a free variant, else replaces one at random. */
+  s->key.variant = unused_variant < KERNEL_STACK_VARIANTS
+                       ? unused_variant
+                       : bpf_get_prandom_u32() % KERNEL_STACK_VARIANTS;
   __u32 count = walk_kernel_stack(ctx, frames);
   bool kept = false;
   if (count > MAX_STACK_DEPTH) count = MAX_STACK_DEPTH;

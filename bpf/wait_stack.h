@@ -4,6 +4,9 @@
  * (bpf/kernel_wait_stack.bpf.h) was had.
  *
  *   __u64 reused = sum over cpus of wait_stack_counts[WAIT_STACK_REUSED];
+ *
+ * Each kind of stack has its three slots in one order: reused, walked and
+ * kept, not kept.
  */
 #ifndef INCISE_BPF_WAIT_STACK_H
 #define INCISE_BPF_WAIT_STACK_H
