@@ -17,7 +17,8 @@
 // children of target processes to `targets` so `-- CMD` follows the tree.
 //
 // Switch-out and waker user stacks are walked once per place and reused
-// (bpf/wait_stack.bpf.h); with --sched-min-block a waker's stack is walked
+// (bpf/wait_stack.bpf.h), and so are switch-out kernel stacks
+// (bpf/kernel_wait_stack.bpf.h); with --sched-min-block a waker's stack is walked
 // only where a written row can keep it (waker_stack_needed).
 //
 // With --no-sched and a lock mode, only what the futex waits need is sent:
@@ -38,6 +39,7 @@
 #include "bpf/events.h"
 #include "bpf/futex_wait.bpf.h"
 #include "bpf/goroutine.bpf.h"
+#include "bpf/kernel_wait_stack.bpf.h"
 #include "bpf/lock_calls.bpf.h"
 #include "bpf/stack.bpf.h"
 #include "bpf/target_filter.bpf.h"
@@ -127,15 +129,15 @@ static __always_inline void switch_goids(bool prev_is_target, bool next_is_targe
  * program asked for in a syscall (a futex, a socket, epoll, a pipe, a
  * sleep), which its user stack names, and a futex wait's row says it is a
  * futex wait; a preemption's kernel stack is always the interrupt-return
- * path. The kernel walk is most of this program's cost, and the program
- * runs with interrupts off, stretching the switch it records (--sched-stacks
- * all walks it for every block). */
+ * path. A kernel walk is most of this program's cost where it is not reused,
+ * and the program runs with interrupts off, stretching the switch it records
+ * (--sched-stacks all walks it for every block). */
 static __always_inline void capture_switch_stack(void* ctx, struct event_stack* stack,
                                                  bool preempted, unsigned int prev_state) {
   bool kernel_stack = !preempted && (sched_stacks == SCHED_STACKS_ALL ||
                                      (prev_state & TASK_UNINTERRUPTIBLE_STATE) != 0);
   /* One user walk after either, so the verifier checks one inlined copy. */
-  __u32 kernel_count = kernel_stack ? walk_kernel_stack(ctx, stack->frames) : 0;
+  __u32 kernel_count = kernel_stack ? walk_switch_kernel_stack(ctx, stack->frames) : 0;
   stack->user_count = walk_wait_stack(ctx, &stack->frames[kernel_count], SLOT_SWITCH);
   stack->kernel_count = kernel_count;
   stack->reserved = 0;

@@ -158,7 +158,8 @@ class SchedSource final : public Source {
       writeReady();
       sink.addNote(shortBlocksNote());
     }
-    if (emit_sched_ && config_stacks_ != SchedStacks::kOff) sink.addNote(waitStacksNote());
+    if (emit_sched_ && config_stacks_ != SchedStacks::kOff)
+      for (const std::string& note : waitStacksNotes()) sink.addNote(note);
   }
 
  private:
@@ -205,18 +206,23 @@ class SchedSource final : public Source {
     return text;
   }
 
-  // How the switch-out and waker user stacks were had (bpf/wait_stack.bpf.h).
-  std::string waitStacksNote() const {
+  // How the switch-out and waker user stacks and the switch-out kernel
+  // stacks were had (bpf/wait_stack.bpf.h, bpf/kernel_wait_stack.bpf.h).
+  std::vector<std::string> waitStacksNotes() const {
     const std::vector<uint64_t> total =
         sumPerCpuSlots(bpf_map__fd(skel_->maps.wait_stack_counts), WAIT_STACK_COUNTS);
-    char text[320];
-    std::snprintf(text, sizeof text,
-                  "scheduler: %llu user stacks reused from an earlier walk at the same place, "
-                  "%llu walked and kept, %llu walked by frame pointers or not kept",
-                  static_cast<unsigned long long>(total[WAIT_STACK_REUSED]),
-                  static_cast<unsigned long long>(total[WAIT_STACK_WALKED]),
-                  static_cast<unsigned long long>(total[WAIT_STACK_NOT_KEPT]));
-    return text;
+    auto note = [&](const char* what, const char* not_kept, int first) {
+      char text[320];
+      std::snprintf(text, sizeof text,
+                    "scheduler: %llu %s reused from an earlier walk at the same place, %llu "
+                    "walked and kept, %llu %s",
+                    static_cast<unsigned long long>(total[first]), what,
+                    static_cast<unsigned long long>(total[first + 1]),
+                    static_cast<unsigned long long>(total[first + 2]), not_kept);
+      return std::string(text);
+    };
+    return {note("user stacks", "walked by frame pointers or not kept", WAIT_STACK_REUSED),
+            note("kernel stacks of blocks", "walked and not kept", KERNEL_STACK_REUSED)};
   }
 
   static bool framesFit(const event_stack& stack, size_t stack_offset, size_t size) {

@@ -4,9 +4,11 @@
 // with real BPF. And which blocks get switch rows at all (--sched-min-block).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <map>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -104,6 +106,45 @@ TEST(SchedStacks, BlocksAtOnePlaceReuseTheFirstWalk) {
   ASSERT_EQ(sleeps_by_stack.size(), 1u);
   EXPECT_GE(sleeps_by_stack.begin()->second, 50u);
   EXPECT_GE(noteNumber(trace, "user stacks reused"), 10u);
+}
+
+// A thread that blocks uninterruptibly at one kernel place again and again
+// (a vfork parent waiting for its child): every block has its kernel stack,
+// the later ones reuse the first walk's frames, and all of them are the same
+// kernel frames (the user part is walked on its own: the first blocks'
+// frame-pointer walks differ from the later CFI ones). Each vfork is a
+// syscall of its own, so its kernel frames sit at a new random offset. The
+// thread's few other uninterruptible blocks (exec, page faults at start)
+// are the rest.
+TEST(SchedStacks, UninterruptibleBlocksAtOnePlaceReuseTheFirstKernelWalk) {
+  INCISE_REQUIRE_RECORDING();
+  Recording run =
+      record({"-F", "19", "--locks", "off", "--sched-min-block", "0"},
+             {kSleeper, "--vforks", "300", "--count", "1", "--interval-ms", "1", "--pipe-ms", "0"});
+  RemoveOnExit cleanup{run.trace_path};
+  ASSERT_EQ(run.exit_code, 0) << run.recorder_stderr;
+  ASSERT_EQ(run.value("vfork_calls"), 300u);
+  TraceView trace(run.trace_path);
+  ASSERT_TRUE(trace.ok()) << trace.error();
+  std::map<std::vector<uint64_t>, uint64_t> blocks_by_kernel_frames;
+  uint64_t blocks = 0;
+  for (const format::SchedSwitch& s : trace.rows<format::SchedSwitch>()) {
+    if (s.prev_tid != run.value("tid") || (s.prev_state & kTaskUninterruptible) == 0 ||
+        s.stack_id == 0)
+      continue;
+    ++blocks;
+    std::vector<uint64_t> kernel;
+    for (uint64_t frame : trace.reader().stacks().frames(s.stack_id))
+      if (format::isKernelAddress(frame)) kernel.push_back(frame);
+    ++blocks_by_kernel_frames[kernel];
+  }
+  // Most vforks block (the child rarely exits before the parent waits).
+  ASSERT_GE(blocks, 100u);
+  EXPECT_EQ(blocks_by_kernel_frames.count({}), 0u);
+  uint64_t most = 0;
+  for (const auto& [frames, count] : blocks_by_kernel_frames) most = std::max(most, count);
+  EXPECT_GE(most * 10, blocks * 9);
+  EXPECT_GE(noteNumber(trace, "kernel stacks of blocks reused"), blocks / 2);
 }
 
 // A wake-up that ends a block already longer than --sched-min-block keeps

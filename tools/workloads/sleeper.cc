@@ -3,12 +3,16 @@
 // nanosleep (function sleep_in_nanosleep), then blocks in read() on a pipe
 // (function block_on_pipe) that a helper thread writes to after --pipe-ms.
 // Both kinds of wait are "blocked" (not preempted) in the scheduler's terms.
+// With --vforks N it first vforks N children that exit at once (function
+// block_in_vfork): the parent waits for each killably, an uninterruptible
+// block at one kernel place.
 // Every wait is timed with CLOCK_MONOTONIC, so slept_ns is measured, not
 // nominal. The waiting thread is the main thread: tid equals pid.
 //
 // Output (stdout, key=value): pid, tid, nanosleep_calls, nanosleep_ns,
 // pipe_wait_ns, slept_ns (= nanosleep_ns + pipe_wait_ns), writer_tid,
-// elapsed_ns.
+// vfork_calls, elapsed_ns.
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -41,12 +45,22 @@ INCISE_WORKLOAD_FUNCTION std::uint64_t block_on_pipe(int read_fd) {
   return got == 1 ? waited : 0;
 }
 
+// Returns whether the child was made and reaped.
+INCISE_WORKLOAD_FUNCTION bool block_in_vfork() {
+  const pid_t child = vfork();
+  if (child == 0) _exit(0);
+  if (child < 0) return false;
+  int status = 0;
+  return waitpid(child, &status, 0) == child;
+}
+
 namespace {
 
 int run(int argc, char** argv) {
   std::uint64_t count = 20;
   std::uint64_t interval_ms = 50;
   std::uint64_t pipe_ms = 200;
+  std::uint64_t vforks = 0;
   Options options("sleeper",
                   "Sleeps a known time off-CPU: --count x --interval-ms in nanosleep, then a\n"
                   "read() on a pipe written --pipe-ms later. Prints measured times as key=value.",
@@ -54,9 +68,16 @@ int run(int argc, char** argv) {
   options.add("count", "nanosleep calls", count);
   options.add("interval-ms", "milliseconds per nanosleep call", interval_ms);
   options.add("pipe-ms", "milliseconds blocked reading the pipe; 0 = skip the pipe", pipe_ms);
+  options.add("vforks", "vforks of a child that exits at once, before the sleeps", vforks);
   options.parse_or_exit(argc, argv);
 
   const std::uint64_t start_ns = monotonic_ns();
+  for (std::uint64_t i = 0; i < vforks; ++i) {
+    if (!block_in_vfork()) {
+      std::fprintf(stderr, "sleeper: vfork failed: %s\n", std::strerror(errno));
+      return 1;
+    }
+  }
   std::uint64_t nanosleep_ns = 0;
   for (std::uint64_t i = 0; i < count; ++i)
     nanosleep_ns += sleep_in_nanosleep(interval_ms * 1'000'000);
@@ -92,6 +113,7 @@ int run(int argc, char** argv) {
   report("pipe_wait_ns", pipe_wait_ns);
   report("slept_ns", nanosleep_ns + pipe_wait_ns);
   report("writer_tid", writer_tid);
+  report("vfork_calls", vforks);
   report("elapsed_ns", monotonic_ns() - start_ns);
   return 0;
 }

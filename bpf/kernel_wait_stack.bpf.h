@@ -1,0 +1,239 @@
+/* Kernel stacks of the places threads block, walked once and then reused:
+ * the scheduler program's (bpf/sched.bpf.c) switch-out kernel stacks
+ * (uninterruptible blocks by default, every block with --sched-stacks all).
+ *
+ *   __u32 kernel_count = walk_switch_kernel_stack(ctx, stack->frames);
+ *
+ * A kernel walk costs microseconds with interrupts off, and a server's
+ * uninterruptible blocks (a backend waiting for a page, a buffer's I/O, the
+ * mmap lock) come back to the same few paths. Every caller of this program,
+ * from the syscall or fault entry down to the scheduler's tracepoint, keeps
+ * its return address at a fixed depth under the task's saved user registers
+ * (the top of its kernel stack) while this program runs. So a walk's frames
+ * are kept per thread and user place (the syscall and user ip; up to
+ * KERNEL_STACK_VARIANTS paths each), with the depth of each return address;
+ * the next block from that key copies them instead of walking if every one
+ * of those return addresses is still at its depth (those under the entry's
+ * all moved by one shift, the syscall's random stack offset: see
+ * kernel_stack_still_there). The same return addresses at the same depths is the same chain of
+ * calls, so a reused stack is what a walk would give. The walk's first frame
+ * is this program's own call site (the same every time), the second its
+ * return into the tracepoint, above all the stack this program and its
+ * helpers use (its frame may be a private stack, elsewhere).
+ *
+ * The words under the registers are matched outermost first, each frame
+ * below the one before. Not kept: a walk of which some frame after the first
+ * is not found in the KERNEL_STACK_WINDOW_WORDS read (a deeper stack). A
+ * frame found under this program's return address would fail every later
+ * check (its slot is the helpers' then), so it is walked again, not reused.
+ */
+#ifndef INCISE_BPF_KERNEL_WAIT_STACK_BPF_H
+#define INCISE_BPF_KERNEL_WAIT_STACK_BPF_H
+
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+
+#include "bpf/events.h"
+#include "bpf/stack.bpf.h"
+#include "bpf/wait_stack.bpf.h"
+
+#define KERNEL_STACK_MEMO_ENTRIES 4096
+/* Words read under the registers (8 KB, half a 16-KB stack): a power of two,
+ * indices into it are masked. */
+#define KERNEL_STACK_WINDOW_WORDS 1024
+/* How far a syscall's random stack offset moves frames between two blocks. */
+#define KERNEL_STACK_MAX_SHIFT_WORDS 128
+/* Paths kept per place: one syscall can block on several paths in turn
+ * (fdatasync: a page's writeback, the inode's buffer, the disk's flush). */
+#define KERNEL_STACK_VARIANTS 4
+
+struct kernel_stack_key {
+  __u32 tgid;
+  __u32 tid;
+  __u64 syscall; /* orig_ax: a syscall number, or -1 in a fault */
+  __u64 user_ip;
+  __u32 variant; /* one of the KERNEL_STACK_VARIANTS paths kept for this place */
+  __u32 reserved;
+};
+
+struct kernel_stack_frames {
+  __u32 count;
+  __u32 first_checked;           /* frames[first_checked..count) are at depth[] */
+  __u16 depth[MAX_STACK_DEPTH];  /* words under the registers */
+  __u64 frames[MAX_STACK_DEPTH]; /* leaf first */
+};
+
+struct kernel_stack_scratch {
+  struct kernel_stack_key key;
+  struct kernel_stack_frames value;
+  __u64 window[KERNEL_STACK_WINDOW_WORDS]; /* the words under the registers */
+};
+
+struct {
+  __uint(type, BPF_MAP_TYPE_LRU_HASH);
+  __uint(max_entries, KERNEL_STACK_MEMO_ENTRIES);
+  __type(key, struct kernel_stack_key);
+  __type(value, struct kernel_stack_frames);
+} kernel_wait_stacks SEC(".maps");
+
+/* One slot: the switch program runs with interrupts off, nothing nests. */
+struct {
+  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+  __uint(max_entries, 1);
+  __type(key, __u32);
+  __type(value, struct kernel_stack_scratch);
+} kernel_wait_stack_scratch SEC(".maps");
+
+struct kernel_stack_search {
+  struct kernel_stack_scratch* s;
+  __u32 next; /* the frame looked for */
+  bool whole; /* frames[1..count) all found */
+};
+
+/* One word of the window, outermost first, for bpf_loop: is it the next
+ * frame looked for? */
+static long kernel_stack_search_step(__u64 index, void* context) {
+  struct kernel_stack_search* c = context;
+  if (index >= KERNEL_STACK_WINDOW_WORDS) return 1;
+  __u32 at = (KERNEL_STACK_WINDOW_WORDS - 1 - (__u32)index) & (KERNEL_STACK_WINDOW_WORDS - 1);
+  __u64 word = c->s->window[at];
+  __u64 i = c->next;
+  barrier_var(i);
+  if (i == 0 || i >= MAX_STACK_DEPTH || word != c->s->value.frames[i]) return 0;
+  c->s->value.depth[i] = (__u16)(KERNEL_STACK_WINDOW_WORDS - at);
+  c->next = (__u32)i - 1;
+  if (i > 1) return 0;
+  c->whole = true;
+  return 1;
+}
+
+struct kernel_stack_check {
+  const struct kernel_stack_frames* known;
+  const __u64* window; /* `span` words, the deepest first */
+  __u32 span;
+  __u32 outermost; /* the frame above the syscall's random offset */
+  __s64 shift;     /* words the frames under it moved */
+  bool same;
+};
+
+/* The word `depth` words under the registers, or 0 outside the window. */
+static __always_inline __u64 kernel_stack_word(const struct kernel_stack_check* c, __s64 depth) {
+  if (depth <= 0 || depth > c->span) return 0;
+  return c->window[(c->span - depth) & (KERNEL_STACK_WINDOW_WORDS - 1)];
+}
+
+/* One candidate shift, for bpf_loop: is the frame under the outermost one
+ * there? */
+static long kernel_stack_shift_step(__u64 index, void* context) {
+  struct kernel_stack_check* c = context;
+  __u64 i = c->outermost - 1;
+  barrier_var(i);
+  if (index > 2 * KERNEL_STACK_MAX_SHIFT_WORDS || i >= MAX_STACK_DEPTH) return 1;
+  /* Deepest first: above the frame is the offset's padding, with stale
+   * copies of it from earlier syscalls; under it are live frames. */
+  __s64 shift = KERNEL_STACK_MAX_SHIFT_WORDS - (__s64)index;
+  if (kernel_stack_word(c, (__s64)c->known->depth[i] + shift) != c->known->frames[i]) return 0;
+  c->shift = shift;
+  c->same = true;
+  return 1;
+}
+
+/* One kept frame, for bpf_loop: is its return address still at its depth
+ * (moved by the shift under the outermost frame)? */
+static long kernel_stack_check_step(__u64 index, void* context) {
+  struct kernel_stack_check* c = context;
+  __u64 i = (__u64)c->known->first_checked + index;
+  barrier_var(i);
+  if (i >= c->known->count || i >= MAX_STACK_DEPTH) return 1;
+  __s64 depth = (__s64)c->known->depth[i] + (i < c->outermost ? c->shift : 0);
+  if (c->known->depth[i] == 0 || kernel_stack_word(c, depth) != c->known->frames[i]) {
+    c->same = false;
+    return 1;
+  }
+  return 0;
+}
+
+/* Whether the frames `known` keeps are still at their depths under `top`:
+ * the outermost (the entry's) where it was, the others all moved by one
+ * shift, the random offset each syscall puts under its entry frame
+ * (CONFIG_RANDOMIZE_KSTACK_OFFSET: up to 1023 bytes). */
+static __always_inline bool kernel_stack_still_there(const struct kernel_stack_frames* known,
+                                                     const char* top, __u64* window) {
+  __u32 count = known->count;
+  if (known->first_checked >= count || count > MAX_STACK_DEPTH) return false;
+  __u32 span = known->depth[known->first_checked] + KERNEL_STACK_MAX_SHIFT_WORDS;
+  if (span > KERNEL_STACK_WINDOW_WORDS) span = KERNEL_STACK_WINDOW_WORDS;
+  /* The verifier needs both bounds visibly after the last arithmetic. */
+  __u64 bytes = span * sizeof(__u64);
+  barrier_var(bytes);
+  bytes &= KERNEL_STACK_WINDOW_WORDS * sizeof(__u64) * 2 - 1;
+  if (bytes == 0 || bytes > KERNEL_STACK_WINDOW_WORDS * sizeof(__u64)) return false;
+  if (bpf_probe_read_kernel(window, bytes, top - bytes) != 0) return false;
+  struct kernel_stack_check c = {
+      .known = known, .window = window, .span = span, .outermost = count - 1, .same = true};
+  if (c.outermost > known->first_checked) {
+    c.same = false;
+    bpf_loop(2 * KERNEL_STACK_MAX_SHIFT_WORDS + 1, kernel_stack_shift_step, &c, 0);
+    if (!c.same) return false;
+  }
+  bpf_loop(MAX_STACK_DEPTH, kernel_stack_check_step, &c, 0);
+  return c.same;
+}
+
+/* Walks or reuses (see above) the current task's kernel stack into `frames`
+ * (room for MAX_STACK_DEPTH), leaf first; returns how many. */
+static __always_inline __u32 walk_switch_kernel_stack(void* ctx, __u64* frames) {
+  __u32 zero = 0;
+  struct kernel_stack_scratch* s = bpf_map_lookup_elem(&kernel_wait_stack_scratch, &zero);
+  struct task_struct* task = bpf_get_current_task_btf();
+  const char* top = (const char*)bpf_task_pt_regs(task);
+  if (!s || !top) return walk_kernel_stack(ctx, frames);
+  __u64 pid_tgid = bpf_get_current_pid_tgid();
+  const struct pt_regs* regs = (const struct pt_regs*)top;
+  s->key.tgid = pid_tgid >> 32;
+  s->key.tid = (__u32)pid_tgid;
+  s->key.syscall = regs->orig_ax;
+  s->key.user_ip = regs->ip;
+  s->key.reserved = 0;
+  __u32 unused_variant = KERNEL_STACK_VARIANTS;
+  for (__u32 variant = 0; variant < KERNEL_STACK_VARIANTS; ++variant) {
+    s->key.variant = variant;
+    struct kernel_stack_frames* known = bpf_map_lookup_elem(&kernel_wait_stacks, &s->key);
+    if (!known) {
+      if (unused_variant == KERNEL_STACK_VARIANTS) unused_variant = variant;
+      continue;
+    }
+    if (!kernel_stack_still_there(known, top, s->window)) continue;
+    __u32 count = known->count;
+    if (count > MAX_STACK_DEPTH) count = MAX_STACK_DEPTH;
+    barrier_var(count);
+    if (count > 0 && bpf_probe_read_kernel(frames, count * sizeof(__u64), known->frames) == 0) {
+      wait_stack_count(KERNEL_STACK_REUSED);
+      return count;
+    }
+  }
+  /* A new path takes a free variant, else replaces one at random. */
+  s->key.variant = unused_variant < KERNEL_STACK_VARIANTS
+                       ? unused_variant
+                       : bpf_get_prandom_u32() % KERNEL_STACK_VARIANTS;
+  __u32 count = walk_kernel_stack(ctx, frames);
+  bool kept = false;
+  if (count > MAX_STACK_DEPTH) count = MAX_STACK_DEPTH;
+  barrier_var(count);
+  if (count > 1 &&
+      bpf_probe_read_kernel(s->window, sizeof(s->window),
+                            top - KERNEL_STACK_WINDOW_WORDS * sizeof(__u64)) == 0 &&
+      bpf_probe_read_kernel(s->value.frames, count * sizeof(__u64), frames) == 0) {
+    struct kernel_stack_search c = {.s = s, .next = count - 1};
+    bpf_loop(KERNEL_STACK_WINDOW_WORDS, kernel_stack_search_step, &c, 0);
+    if (c.whole) {
+      s->value.count = count;
+      s->value.first_checked = 1;
+      kept = bpf_map_update_elem(&kernel_wait_stacks, &s->key, &s->value, BPF_ANY) == 0;
+    }
+  }
+  wait_stack_count(kept ? KERNEL_STACK_WALKED : KERNEL_STACK_NOT_KEPT);
+  return count;
+}
+
+#endif /* INCISE_BPF_KERNEL_WAIT_STACK_BPF_H */
