@@ -127,7 +127,7 @@ bool embedsHitSubset(const HitObject& hit, size_t full_table_limit) {
 }
 
 size_t keepHitSymbols(const HitObject& hit, format::ObjectSymbols& object,
-                      const std::unordered_set<uint64_t>& file_offsets) {
+                      std::span<const uint64_t> file_offsets) {
   // File offsets of the frames -> the ELF addresses the symbols use.
   std::vector<uint64_t> addresses;
   for (uint64_t offset : file_offsets) {

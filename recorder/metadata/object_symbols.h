@@ -23,8 +23,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
-#include <unordered_set>
 
 #include "base/status.h"
 #include "format/metadata.h"
@@ -57,6 +57,6 @@ bool embedsHitSubset(const HitObject& hit, size_t full_table_limit);
 // holds, read from `hit`'s .eh_frame; returns how many symbols the table had
 // before.
 size_t keepHitSymbols(const HitObject& hit, format::ObjectSymbols& object,
-                      const std::unordered_set<uint64_t>& file_offsets);
+                      std::span<const uint64_t> file_offsets);
 
 }  // namespace incise::recorder

@@ -354,8 +354,8 @@ void ProcessTracker::noteHitOffset(LargeObject& large, const ExecutableMapping& 
   NotedOffset& noted = noted_offsets_[mix >> 32 & (kNotedOffsetSlots - 1)];
   if (noted.large == &large && noted.offset == offset && noted.return_address >= return_address)
     return;
-  large.file_offsets.insert(offset);
-  if (return_address && offset > 0) large.file_offsets.insert(offset - 1);
+  large.file_offsets.add(offset);
+  if (return_address && offset > 0) large.file_offsets.add(offset - 1);
   noted = NotedOffset{.large = &large, .offset = offset, .return_address = return_address};
 }
 
@@ -388,7 +388,7 @@ void ProcessTracker::readLargeObjects() {
     if (large.fd >= 0) hit.open_path = "/proc/self/fd/" + std::to_string(large.fd);
     Result<format::ObjectSymbols> object = readHitObject(hit);
     size_t total = 0;
-    if (object) total = keepHitSymbols(hit, *object, large.file_offsets);
+    if (object) total = keepHitSymbols(hit, *object, large.file_offsets.sorted());
     if (large.fd >= 0) close(large.fd);
     large.fd = -1;
     if (!object) {

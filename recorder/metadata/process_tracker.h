@@ -53,6 +53,7 @@
 #include "base/status.h"
 #include "format/metadata.h"
 #include "recorder/metadata/build_id_cache.h"
+#include "recorder/metadata/hit_offsets.h"
 #include "recorder/metadata/mapping_table.h"
 #include "recorder/metadata/object_symbols.h"
 #include "recorder/metadata/vdso_image.h"
@@ -213,14 +214,14 @@ class ProcessTracker {
   struct LargeObject {
     HitObject hit;
     int fd = -1;
-    std::unordered_set<uint64_t> file_offsets;  // of the frames that hit it
+    HitOffsets file_offsets;  // of the frames that hit it
   };
   std::map<std::string, LargeObject> large_objects_;  // same key
   void noteHitOffset(LargeObject& large, const ExecutableMapping& range, uint64_t address,
                      bool return_address);
   // The offsets noted last, direct-mapped by (object, offset): a new stack
   // mostly repeats frames of earlier ones, and a hit here costs one compare
-  // where the set's insert costs a division and a node's cache miss. Large
+  // where a note in the offsets' table probes a large array. Large
   // objects stay in large_objects_ (never moved) until readLargeObjects,
   // which empties this too.
   struct NotedOffset {

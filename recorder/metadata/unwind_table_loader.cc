@@ -15,6 +15,7 @@
 
 #include <elf.h>
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -381,18 +382,42 @@ class UnwindTableLoader::Impl {
     }
   }
 
-  // True when it answered a request.
-  bool drainRequests() {
-    std::vector<std::pair<uint32_t, unwind_request>> requests;
+  // Every entry of the request table (one per process that asked, kept
+  // while it lives: hundreds on a busy machine), read at every wake-up: in
+  // batches, one syscall per kRequestBatch entries instead of two per entry
+  // (one by one where the kernel refuses batches).
+  void readRequests(std::vector<std::pair<uint32_t, unwind_request>>& out) {
+    out.clear();
+    request_keys_.resize(kRequestBatch);
+    request_values_.resize(kRequestBatch);
+    uint32_t batch = 0;
+    for (bool first = true;; first = false) {
+      uint32_t count = kRequestBatch;
+      int failed =
+          bpf_map_lookup_batch(requests_fd_.get(), first ? nullptr : &batch, &batch,
+                               request_keys_.data(), request_values_.data(), &count, nullptr);
+      int error = failed ? errno : 0;
+      if (failed && error != ENOENT) break;
+      for (uint32_t i = 0; i < count && i < kRequestBatch; ++i)
+        out.emplace_back(request_keys_[i], request_values_[i]);
+      if (failed) return;  // ENOENT: that was the last batch
+    }
+    out.clear();
     uint32_t key = 0, next = 0;
     bool first = true;
     while (bpf_map_get_next_key(requests_fd_.get(), first ? nullptr : &key, &next) == 0) {
       first = false;
       unwind_request request{};
       if (bpf_map_lookup_elem(requests_fd_.get(), &next, &request) == 0)
-        requests.emplace_back(next, request);
+        out.emplace_back(next, request);
       key = next;
     }
+  }
+
+  // True when it answered a request.
+  bool drainRequests() {
+    std::vector<std::pair<uint32_t, unwind_request>>& requests = requests_read_;
+    readRequests(requests);
     bool any = false;
     for (auto& [pid, request] : requests) {
       if (request.reasons == 0) continue;  // answered before
@@ -766,6 +791,12 @@ class UnwindTableLoader::Impl {
   std::unordered_set<FileKey, FileKeyHash> never_walked_;
   std::vector<std::string> problems_;
   UnwindSummary summary_;
+  // readRequests' buffers, kept from one wake-up to the next. A batch must
+  // hold a whole hash bucket (a handful of entries at most).
+  static constexpr uint32_t kRequestBatch = 1024;
+  std::vector<uint32_t> request_keys_;
+  std::vector<unwind_request> request_values_;
+  std::vector<std::pair<uint32_t, unwind_request>> requests_read_;
   // From a new process's first walk to its tables being in (ns).
   static constexpr size_t kMaxLatencies = 1u << 16;
   std::vector<uint64_t> latencies_ns_;

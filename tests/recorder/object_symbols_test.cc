@@ -125,9 +125,9 @@ TEST(ObjectSymbols, TheHitSubsetAddsTheFdeRangeOfAHitNothingNames) {
   StrippedLibrary library;
   Result<format::ObjectSymbols> object = readObjectSymbols(library.hit);
   ASSERT_TRUE(object) << object.error().message();
-  const std::unordered_set<uint64_t> offsets = {library.fileOffsetOf(*object, library.hidden + 1),
-                                                library.fileOffsetOf(*object, library.hidden + 3),
-                                                library.fileOffsetOf(*object, library.alpha + 1)};
+  const std::vector<uint64_t> offsets = {library.fileOffsetOf(*object, library.hidden + 1),
+                                         library.fileOffsetOf(*object, library.hidden + 3),
+                                         library.fileOffsetOf(*object, library.alpha + 1)};
   const size_t total = object->symbols.size();
   EXPECT_EQ(keepHitSymbols(library.hit, *object, offsets), total);
 

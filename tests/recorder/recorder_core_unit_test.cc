@@ -8,8 +8,10 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <set>
 
 #include "objfile/kallsyms.h"
+#include "recorder/metadata/hit_offsets.h"
 #include "recorder/metadata/perf_map_watcher.h"
 #include "recorder/metadata/process_tracker.h"
 #include "recorder/metadata/symbol_collector.h"
@@ -185,6 +187,32 @@ TEST(ProcessTracker, LargeObjectOffsetsOfARepeatedFrameAsLeafThenAsReturnAddress
   tracker.noteUserFrames(self, leaf_a, 4);
   tracker.noteUserFrames(self, b_called_from_a, 5);
   EXPECT_EQ(tracker.largeObjectHitOffsets(), 3u);
+}
+
+// Offsets noted many times, in no order, across the table's growths, read
+// between notes: each once, in order, as a set of the same notes holds them
+// (0 included: slots keep offset + 1).
+TEST(HitOffsets, EachOffsetOnceInOrderAcrossGrowths) {
+  HitOffsets offsets;
+  std::set<uint64_t> expected;
+  EXPECT_TRUE(offsets.sorted().empty());
+  auto same = [&] {
+    std::vector<uint64_t> sorted = offsets.sorted();
+    return offsets.size() == expected.size() &&
+           std::equal(sorted.begin(), sorted.end(), expected.begin(), expected.end());
+  };
+  uint64_t x = 12345;
+  for (int i = 0; i < 50000; ++i) {
+    x = x * 6364136223846793005ull + 1442695040888963407ull;
+    const uint64_t offset = i % 3 ? (x >> 33) % 7000 : (x >> 8);  // many repeats, some far apart
+    offsets.add(offset);
+    expected.insert(offset);
+    if (i % 9973 == 0) {
+      ASSERT_TRUE(same()) << i;
+    }
+  }
+  EXPECT_TRUE(expected.count(0));
+  EXPECT_TRUE(same());
 }
 
 TEST(ProcessTracker, KernelFramesRepeatedAcrossStacksAreEachNotedOnce) {
