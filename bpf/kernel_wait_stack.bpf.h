@@ -37,7 +37,9 @@
 #include "bpf/stack.bpf.h"
 #include "bpf/wait_stack.bpf.h"
 
-#define KERNEL_STACK_MEMO_ENTRIES 4096
+/* Places kept, least recently used out first: a 1.3-KB entry each (1.3 MiB
+ * of kernel memory), far more than a server's threads block at. */
+#define KERNEL_STACK_MEMO_ENTRIES 1024
 /* Words read under the registers (8 KB, half a 16-KB stack): a power of two,
  * indices into it are masked. */
 #define KERNEL_STACK_WINDOW_WORDS 1024
