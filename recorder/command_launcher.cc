@@ -17,26 +17,25 @@ Result<CommandLauncher> CommandLauncher::fork(const std::vector<std::string>& co
   if (command.empty()) return Error("no command to run");
   int go[2];
   int error[2];
-  if (pipe2(go, O_CLOEXEC) != 0) return Error(std::string("pipe: ") + std::strerror(errno));
-  if (pipe2(error, O_CLOEXEC) != 0) {
-    close(go[0]);
-    close(go[1]);
-    return Error(std::string("pipe: ") + std::strerror(errno));
-  }
+  if (pipe2(go, O_CLOEXEC) != 0) return Error::fromErrno(errno, "pipe");
+  UniqueFd go_read(go[0]), go_write(go[1]);
+  if (pipe2(error, O_CLOEXEC) != 0) return Error::fromErrno(errno, "pipe");
+  UniqueFd error_read(error[0]), error_write(error[1]);
   std::vector<char*> argv;
   for (const auto& arg : command) argv.push_back(const_cast<char*>(arg.c_str()));
   argv.push_back(nullptr);
 
   pid_t pid = ::fork();
-  if (pid < 0) return Error(std::string("fork: ") + std::strerror(errno));
+  if (pid < 0) return Error::fromErrno(errno, "fork");
   if (pid == 0) {
-    // Child: only async-signal-safe calls from here on.
-    close(go[1]);
-    close(error[0]);
+    // Child: only async-signal-safe calls from here on (and no destructors:
+    // it leaves by exec or _exit).
+    close(go_write.get());
+    close(error_read.get());
     char byte;
     ssize_t n;
     do {
-      n = read(go[0], &byte, 1);
+      n = read(go_read.get(), &byte, 1);
     } while (n < 0 && errno == EINTR);
     if (n != 1) _exit(127);  // the recorder gave up before releasing us
     signal(SIGINT, SIG_DFL);
@@ -47,45 +46,42 @@ Result<CommandLauncher> CommandLauncher::fork(const std::vector<std::string>& co
     // CAP_PERFMON, CAP_SYS_ADMIN from a systemd unit's AmbientCapabilities).
     if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0 && errno != EINVAL) {
       int err = errno;
-      (void)!write(error[1], &err, sizeof(err));
+      (void)!write(error_write.get(), &err, sizeof(err));
       _exit(127);
     }
     execvp(argv[0], argv.data());
     int err = errno;
-    (void)!write(error[1], &err, sizeof(err));
+    (void)!write(error_write.get(), &err, sizeof(err));
     _exit(127);
   }
-  close(go[0]);
-  close(error[1]);
-  return CommandLauncher(pid, go[1], error[0], command[0]);
+  return CommandLauncher(pid, std::move(go_write), std::move(error_read), command[0]);
 }
 
 CommandLauncher::CommandLauncher(CommandLauncher&& other) noexcept
     : pid_(std::exchange(other.pid_, -1)),
-      go_fd_(std::exchange(other.go_fd_, -1)),
-      error_fd_(std::exchange(other.error_fd_, -1)),
+      go_fd_(std::move(other.go_fd_)),
+      error_fd_(std::move(other.error_fd_)),
       program_(std::move(other.program_)),
       exit_status_(other.exit_status_),
       exec_error_(std::move(other.exec_error_)) {}
 
 CommandLauncher::~CommandLauncher() {
-  if (go_fd_ >= 0) abandon();
-  if (error_fd_ >= 0) close(error_fd_);
+  if (go_fd_) abandon();
 }
 
 Status CommandLauncher::release() {
   char go = 1;
-  ssize_t n = write(go_fd_, &go, 1);
-  close(go_fd_);
-  go_fd_ = -1;
-  if (n != 1) return Error(std::string("cannot start the command: ") + std::strerror(errno));
+  ssize_t n = write(go_fd_.get(), &go, 1);
+  int err = errno;
+  go_fd_.reset();
+  if (n != 1) return Error::fromErrno(err, "cannot start the command");
   return Status::ok();
 }
 
 Status CommandLauncher::waitUntilRunning(int timeout_ms) {
-  if (error_fd_ < 0) return exec_error_.empty() ? Status::ok() : Status(Error(exec_error_));
+  if (!error_fd_) return exec_error_.empty() ? Status::ok() : Status(Error(exec_error_));
   // The error pipe is close-on-exec: EOF once the command runs, an errno if exec failed.
-  pollfd p{error_fd_, POLLIN, 0};
+  pollfd p{error_fd_.get(), POLLIN, 0};
   int ready;
   do {
     ready = ::poll(&p, 1, timeout_ms);
@@ -97,10 +93,7 @@ Status CommandLauncher::waitUntilRunning(int timeout_ms) {
 }
 
 void CommandLauncher::abandon() {
-  if (go_fd_ >= 0) {
-    close(go_fd_);  // the child reads EOF and exits 127
-    go_fd_ = -1;
-  }
+  go_fd_.reset();  // the child reads EOF and exits 127
   if (pid_ > 0 && !exit_status_) {
     int status = 0;
     waitpid(pid_, &status, 0);
@@ -109,15 +102,14 @@ void CommandLauncher::abandon() {
 }
 
 void CommandLauncher::readExecError() {
-  if (error_fd_ < 0) return;
+  if (!error_fd_) return;
   int err = 0;
   ssize_t n;
   do {
-    n = read(error_fd_, &err, sizeof(err));
+    n = read(error_fd_.get(), &err, sizeof(err));
   } while (n < 0 && errno == EINTR);
   if (n == sizeof(err)) exec_error_ = "cannot run " + program_ + ": " + std::strerror(err);
-  close(error_fd_);
-  error_fd_ = -1;
+  error_fd_.reset();
 }
 
 std::optional<int> CommandLauncher::pollExit() {

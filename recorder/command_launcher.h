@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "base/unique_fd.h"
 
 namespace incise::recorder {
 
@@ -44,13 +45,16 @@ class CommandLauncher {
   const std::string& execError() const { return exec_error_; }
 
  private:
-  CommandLauncher(pid_t pid, int go_fd, int error_fd, std::string program)
-      : pid_(pid), go_fd_(go_fd), error_fd_(error_fd), program_(std::move(program)) {}
+  CommandLauncher(pid_t pid, UniqueFd go_fd, UniqueFd error_fd, std::string program)
+      : pid_(pid),
+        go_fd_(std::move(go_fd)),
+        error_fd_(std::move(error_fd)),
+        program_(std::move(program)) {}
   void readExecError();
 
   pid_t pid_ = -1;
-  int go_fd_ = -1;     // write end: closing it releases the child
-  int error_fd_ = -1;  // read end: the child writes errno here if exec fails (CLOEXEC)
+  UniqueFd go_fd_;  // write end: writing a byte releases the child, closing it unreleased ends it
+  UniqueFd error_fd_;  // read end: the child writes errno here if exec fails (CLOEXEC)
   std::string program_;
   std::optional<int> exit_status_;
   std::string exec_error_;
