@@ -6,19 +6,17 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstring>
+
+#include "base/unique_fd.h"
 
 namespace incise::recorder {
 
 Result<ElfSymbolCount> countElfSymbols(const std::string& path) {
   if (elf_version(EV_CURRENT) == EV_NONE) return Error("libelf: version mismatch");
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return Error("cannot open " + path + ": " + std::strerror(errno));
-  Elf* elf = elf_begin(fd, ELF_C_READ, nullptr);
-  if (elf == nullptr) {
-    close(fd);
-    return Error(path + ": not an ELF file");
-  }
+  UniqueFd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd) return Error::fromErrno(errno, "cannot open " + path);
+  Elf* elf = elf_begin(fd.get(), ELF_C_READ, nullptr);
+  if (elf == nullptr) return Error(path + ": not an ELF file");
   size_t symtab = 0, dynsym = 0;
   for (Elf_Scn* section = elf_nextscn(elf, nullptr); section != nullptr;
        section = elf_nextscn(elf, section)) {
@@ -31,7 +29,6 @@ Result<ElfSymbolCount> countElfSymbols(const std::string& path) {
     if (header.sh_type == SHT_DYNSYM) dynsym = header.sh_size / header.sh_entsize;
   }
   elf_end(elf);
-  close(fd);
   if (symtab != 0) return ElfSymbolCount{.symbols = symtab, .full = true};
   return ElfSymbolCount{.symbols = dynsym, .full = false};
 }

@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "base/unique_fd.h"
 #include "recorder/loaded_programs.h"
 
 namespace incise::recorder {
@@ -38,8 +39,8 @@ bool OwnFrames::isTracingGlue(std::string_view name) {
 
 OwnFrames OwnFrames::read(const std::string& kallsyms_path) {
   OwnFrames own;
-  int fd = open(kallsyms_path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return own;
+  UniqueFd fd(open(kallsyms_path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd) return own;
   // Lines are "ADDRESS TYPE NAME[\tMODULE]"; a glue function ends where the
   // next symbol in the file begins (core kernel text is listed in order).
   // Parsed by hand: 120k lines through sscanf cost more than the kernel
@@ -65,7 +66,7 @@ OwnFrames OwnFrames::read(const std::string& kallsyms_path) {
     open_range = true;
   };
   for (;;) {
-    ssize_t got = ::read(fd, buffer.data() + held, buffer.size() - held);
+    ssize_t got = ::read(fd.get(), buffer.data() + held, buffer.size() - held);
     if (got < 0 && errno == EINTR) continue;
     if (got <= 0) break;
     held += static_cast<size_t>(got);
@@ -79,7 +80,6 @@ OwnFrames OwnFrames::read(const std::string& kallsyms_path) {
     held -= at;
     if (held == buffer.size()) held = 0;  // a line longer than the buffer: not kallsyms
   }
-  close(fd);
   return own;
 }
 
