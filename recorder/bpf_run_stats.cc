@@ -12,15 +12,11 @@
 
 namespace incise::recorder {
 
-BpfRunStats::~BpfRunStats() {
-  if (stats_fd_ >= 0) close(stats_fd_);
-}
-
 Status BpfRunStats::enable() {
-  if (stats_fd_ >= 0) return Status::ok();
+  if (stats_fd_) return Status::ok();
   int fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
   if (fd < 0) return libbpfError("--bpf-stats: enable BPF run-time statistics", errno);
-  stats_fd_ = fd;
+  stats_fd_.reset(fd);
   return Status::ok();
 }
 

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "base/unique_fd.h"
 
 struct bpf_object;
 
@@ -35,12 +36,11 @@ struct BpfProgramRuns {
 class BpfRunStats {
  public:
   BpfRunStats() = default;
-  ~BpfRunStats();
   BpfRunStats(const BpfRunStats&) = delete;
   BpfRunStats& operator=(const BpfRunStats&) = delete;
 
   Status enable();
-  bool enabled() const { return stats_fd_ >= 0; }
+  bool enabled() const { return bool(stats_fd_); }
   // The counters of every loaded program of `object` that ran at least once.
   void add(const bpf_object* object);
   const std::vector<BpfProgramRuns>& programs() const { return programs_; }
@@ -49,7 +49,7 @@ class BpfRunStats {
   void print(std::FILE* out, double seconds) const;
 
  private:
-  int stats_fd_ = -1;
+  UniqueFd stats_fd_;  // statistics are collected while it is open
   std::vector<BpfProgramRuns> programs_;
 };
 

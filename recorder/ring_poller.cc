@@ -5,6 +5,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <utility>
 
 #include "recorder/libbpf_error.h"
 
@@ -12,7 +13,6 @@ namespace incise::recorder {
 
 RingPoller::~RingPoller() {
   if (rings_) ring_buffer__free(rings_);
-  if (epoll_fd_ >= 0) close(epoll_fd_);
 }
 
 namespace {
@@ -29,20 +29,15 @@ Status watch(int epoll_fd, int fd) {
 }  // namespace
 
 Status RingPoller::addDrain(const std::vector<int>& fds, std::function<void()> drain) {
-  if (epoll_fd_ < 0) {
-    int fd = epoll_create1(EPOLL_CLOEXEC);
-    if (fd < 0) return Error(std::string("epoll_create1: ") + std::strerror(errno));
-    if (rings_) {
-      if (Status s = watch(fd, ring_buffer__epoll_fd(rings_)); !s) {
-        close(fd);
-        return s;
-      }
-    }
-    epoll_fd_ = fd;
+  if (!epoll_fd_) {
+    UniqueFd fd(epoll_create1(EPOLL_CLOEXEC));
+    if (!fd) return Error::fromErrno(errno, "epoll_create1");
+    if (rings_) INCISE_RETURN_IF_ERROR(watch(fd.get(), ring_buffer__epoll_fd(rings_)));
+    epoll_fd_ = std::move(fd);
   }
   for (size_t i = 0; i < fds.size(); ++i) {
-    if (Status s = watch(epoll_fd_, fds[i]); !s) {
-      for (size_t j = 0; j < i; ++j) epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, fds[j], nullptr);
+    if (Status s = watch(epoll_fd_.get(), fds[i]); !s) {
+      for (size_t j = 0; j < i; ++j) epoll_ctl(epoll_fd_.get(), EPOLL_CTL_DEL, fds[j], nullptr);
       return s;
     }
   }
@@ -58,7 +53,7 @@ Status RingPoller::add(int map_fd, ring_buffer_sample_fn callback, void* context
   if (!rings_) {
     rings_ = ring_buffer__new(map_fd, callback, context, nullptr);
     if (!rings_) return libbpfError("open ring buffer", errno);
-    if (epoll_fd_ >= 0) return watch(epoll_fd_, ring_buffer__epoll_fd(rings_));
+    if (epoll_fd_) return watch(epoll_fd_.get(), ring_buffer__epoll_fd(rings_));
     return Status::ok();
   }
   int err = ring_buffer__add(rings_, map_fd, callback, context);
@@ -67,10 +62,10 @@ Status RingPoller::add(int map_fd, ring_buffer_sample_fn callback, void* context
 }
 
 Result<int> RingPoller::poll(int timeout_ms) {
-  if (epoll_fd_ >= 0) {
+  if (epoll_fd_) {
     // Wait on everything; then the drains, then every BPF ring.
     epoll_event events[8];
-    int woken = epoll_wait(epoll_fd_, events, 8, timeout_ms);
+    int woken = epoll_wait(epoll_fd_.get(), events, 8, timeout_ms);
     if (woken < 0 && errno != EINTR)
       return Error(std::string("poll ring buffers: ") + std::strerror(errno));
     return drain();

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "base/unique_fd.h"
 
 namespace incise::recorder {
 
@@ -47,7 +48,7 @@ class RingPoller {
   ring_buffer* rings_ = nullptr;
   uint64_t consumed_ = 0;
   // With drains: an epoll over libbpf's epoll and the drains' descriptors.
-  int epoll_fd_ = -1;
+  UniqueFd epoll_fd_;
   std::vector<std::function<void()>> drains_;
 };
 

@@ -17,6 +17,7 @@
 #include <string>
 
 #include "base/status.h"
+#include "base/unique_fd.h"
 
 struct bpf_map;
 
@@ -27,7 +28,6 @@ class SharedMap {
   explicit SharedMap(std::string name) : name_(std::move(name)) {}
   SharedMap(const SharedMap&) = delete;
   SharedMap& operator=(const SharedMap&) = delete;
-  ~SharedMap();
 
   // Before load: `map` becomes the shared map, created now from its
   // declaration if no object did so yet. Thread-safe.
@@ -39,7 +39,7 @@ class SharedMap {
  private:
   std::string name_;
   std::mutex mutex_;
-  int fd_ = -1;
+  UniqueFd fd_;
 };
 
 }  // namespace incise::recorder

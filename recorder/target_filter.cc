@@ -26,10 +26,9 @@ Result<uint64_t> cgroupIdOf(const std::string& path) {
 
 Result<TargetFilter> TargetFilter::create(const RecordConfig& config) {
   TargetFilter filter;
-  int fd = bpf_map_create(BPF_MAP_TYPE_HASH, "targets", sizeof(uint32_t), sizeof(uint8_t),
-                          kMaxTargets, nullptr);
-  if (fd < 0) return libbpfError("create the targets map", errno);
-  filter.map_fd_ = fd;
+  filter.map_fd_.reset(bpf_map_create(BPF_MAP_TYPE_HASH, "targets", sizeof(uint32_t),
+                                      sizeof(uint8_t), kMaxTargets, nullptr));
+  if (!filter.map_fd_) return libbpfError("create the targets map", errno);
   filter.recorder_tgid_ = static_cast<uint32_t>(getpid());
   switch (config.target_kind) {
     case TargetKind::kPids:
@@ -49,34 +48,15 @@ Result<TargetFilter> TargetFilter::create(const RecordConfig& config) {
   return filter;
 }
 
-TargetFilter::TargetFilter(TargetFilter&& other) noexcept {
-  *this = std::move(other);
-}
-
-TargetFilter& TargetFilter::operator=(TargetFilter&& other) noexcept {
-  if (this != &other) {
-    if (map_fd_ >= 0) close(map_fd_);
-    map_fd_ = std::exchange(other.map_fd_, -1);
-    filter_by_pid_ = other.filter_by_pid_;
-    cgroup_id_ = other.cgroup_id_;
-    recorder_tgid_ = other.recorder_tgid_;
-  }
-  return *this;
-}
-
-TargetFilter::~TargetFilter() {
-  if (map_fd_ >= 0) close(map_fd_);
-}
-
 Status TargetFilter::shareMap(bpf_map* map) const {
-  int err = bpf_map__reuse_fd(map, map_fd_);
+  int err = bpf_map__reuse_fd(map, map_fd_.get());
   if (err) return libbpfError("share the targets map", err);
   return Status::ok();
 }
 
 Status TargetFilter::addPid(uint32_t tgid) {
   uint8_t one = 1;
-  if (bpf_map_update_elem(map_fd_, &tgid, &one, BPF_ANY) != 0)
+  if (bpf_map_update_elem(map_fd_.get(), &tgid, &one, BPF_ANY) != 0)
     return libbpfError("add pid " + std::to_string(tgid) + " to the targets map", errno);
   return Status::ok();
 }
@@ -86,7 +66,7 @@ std::vector<uint32_t> TargetFilter::pids() const {
   uint32_t key = 0;
   uint32_t next = 0;
   const void* previous = nullptr;
-  while (bpf_map_get_next_key(map_fd_, previous, &next) == 0) {
+  while (bpf_map_get_next_key(map_fd_.get(), previous, &next) == 0) {
     out.push_back(next);
     key = next;
     previous = &key;
@@ -98,7 +78,7 @@ bool TargetFilter::isTarget(uint32_t tgid) const {
   if (tgid == recorder_tgid_) return false;
   if (!filter_by_pid_) return true;
   uint8_t value = 0;
-  return bpf_map_lookup_elem(map_fd_, &tgid, &value) == 0;
+  return bpf_map_lookup_elem(map_fd_.get(), &tgid, &value) == 0;
 }
 
 }  // namespace incise::recorder

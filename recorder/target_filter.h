@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "base/unique_fd.h"
 #include "recorder/record_config.h"
 
 struct bpf_map;
@@ -26,15 +27,12 @@ namespace incise::recorder {
 class TargetFilter {
  public:
   static Result<TargetFilter> create(const RecordConfig& config);
-  TargetFilter(TargetFilter&& other) noexcept;
-  TargetFilter& operator=(TargetFilter&& other) noexcept;
-  TargetFilter(const TargetFilter&) = delete;
-  TargetFilter& operator=(const TargetFilter&) = delete;
-  ~TargetFilter();
+  TargetFilter(TargetFilter&& other) noexcept = default;
+  TargetFilter& operator=(TargetFilter&& other) noexcept = default;
 
   bool filterByPid() const { return filter_by_pid_; }
   uint64_t cgroupId() const { return cgroup_id_; }
-  int mapFd() const { return map_fd_; }
+  int mapFd() const { return map_fd_.get(); }
 
   // Before load: make `map` (a skeleton's `targets`) this filter's map.
   Status shareMap(bpf_map* map) const;
@@ -56,7 +54,7 @@ class TargetFilter {
 
  private:
   TargetFilter() = default;
-  int map_fd_ = -1;
+  UniqueFd map_fd_;
   bool filter_by_pid_ = false;
   uint64_t cgroup_id_ = 0;
   uint32_t recorder_tgid_ = 0;

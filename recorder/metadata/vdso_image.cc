@@ -40,38 +40,19 @@ Result<VdsoImage> VdsoImage::ofThisProcess() {
   std::string_view bytes(reinterpret_cast<const char*>(base), *size);
   VdsoImage image;
   image.size_ = *size;
-  image.fd_ = memfd_create("incise-vdso", MFD_CLOEXEC);
-  if (image.fd_ < 0) return Error(std::string("vDSO: memfd_create: ") + std::strerror(errno));
+  image.fd_.reset(memfd_create("incise-vdso", MFD_CLOEXEC));
+  if (!image.fd_) return Error::fromErrno(errno, "vDSO: memfd_create");
   for (size_t done = 0; done < bytes.size();) {
-    ssize_t n = write(image.fd_, bytes.data() + done, bytes.size() - done);
+    ssize_t n = write(image.fd_.get(), bytes.data() + done, bytes.size() - done);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return Error(std::string("vDSO: copy: ") + std::strerror(errno));
     done += static_cast<size_t>(n);
   }
-  image.path_ = "/proc/self/fd/" + std::to_string(image.fd_);
+  image.path_ = "/proc/self/fd/" + std::to_string(image.fd_.get());
   Result<std::string> id = objfile::readBuildId(image.path_);
   if (!id) return id.error().context("vDSO");
   image.build_id_ = *id;
   return image;
-}
-
-VdsoImage::VdsoImage(VdsoImage&& other) noexcept {
-  *this = std::move(other);
-}
-
-VdsoImage& VdsoImage::operator=(VdsoImage&& other) noexcept {
-  if (this != &other) {
-    if (fd_ >= 0) close(fd_);
-    fd_ = std::exchange(other.fd_, -1);
-    path_ = std::move(other.path_);
-    build_id_ = std::move(other.build_id_);
-    size_ = other.size_;
-  }
-  return *this;
-}
-
-VdsoImage::~VdsoImage() {
-  if (fd_ >= 0) close(fd_);
 }
 
 }  // namespace incise::recorder

@@ -14,6 +14,7 @@
 #include <string>
 
 #include "base/status.h"
+#include "base/unique_fd.h"
 
 namespace incise::recorder {
 
@@ -23,11 +24,8 @@ class VdsoImage {
   // none (vdso=0 on the kernel command line) or it is not an ELF image.
   static Result<VdsoImage> ofThisProcess();
 
-  VdsoImage(VdsoImage&& other) noexcept;
-  VdsoImage& operator=(VdsoImage&& other) noexcept;
-  VdsoImage(const VdsoImage&) = delete;
-  VdsoImage& operator=(const VdsoImage&) = delete;
-  ~VdsoImage();
+  VdsoImage(VdsoImage&& other) noexcept = default;
+  VdsoImage& operator=(VdsoImage&& other) noexcept = default;
 
   // "/proc/self/fd/N": readable for as long as this object lives.
   const std::string& path() const { return path_; }
@@ -36,7 +34,7 @@ class VdsoImage {
 
  private:
   VdsoImage() = default;
-  int fd_ = -1;
+  UniqueFd fd_;  // a memfd holding the copy
   std::string path_;
   std::string build_id_;
   size_t size_ = 0;
