@@ -8,6 +8,7 @@
 #include <charconv>
 #include <cstring>
 
+#include "base/unique_fd.h"
 #include "objfile/elf_reader.h"
 #include "recorder/probes/function_code.h"
 #include "recorder/probes/lock_probe_spec.h"
@@ -34,12 +35,11 @@ bool parseOffset(std::string_view text, uint64_t* value) {
 
 Result<std::vector<uint8_t>> readFunctionBytes(const std::string& path, uint64_t offset,
                                                uint64_t size) {
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return Error(path + ": " + std::strerror(errno));
+  UniqueFd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd) return Error::fromErrno(errno, path);
   std::vector<uint8_t> bytes(size);
-  ssize_t got = pread(fd, bytes.data(), size, static_cast<off_t>(offset));
+  ssize_t got = pread(fd.get(), bytes.data(), size, static_cast<off_t>(offset));
   int error = errno;
-  close(fd);
   if (got != static_cast<ssize_t>(size))
     return Error(path + ": cannot read the function's code" +
                  (got < 0 ? std::string(": ") + std::strerror(error) : std::string()));

@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <span>
 
+#include "base/unique_fd.h"
 #include "profile.skel.h"
 #include "recorder/drop_counter.h"
 #include "recorder/event_sink.h"
@@ -222,10 +223,8 @@ class ProfileSource final : public Source {
 std::string sampleEventName(uint32_t frequency_hz) {
   perf_event_attr attr = samplingAttr(true, frequency_hz);
   attr.disabled = 1;
-  int fd = perfEventOpen(&attr, -1, 0);
-  if (fd < 0) return "cpu-clock";
-  close(fd);
-  return "cycles";
+  UniqueFd probe(perfEventOpen(&attr, -1, 0));
+  return probe ? "cycles" : "cpu-clock";
 }
 
 std::unique_ptr<Source> makeProfileSource() {
