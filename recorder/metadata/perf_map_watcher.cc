@@ -11,6 +11,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "base/unique_fd.h"
 #include "objfile/perf_map.h"
 
 namespace incise::recorder {
@@ -23,26 +24,22 @@ constexpr size_t kMaxBytesPerPoll = 16u << 20;
 // The map is the target's own file, so it is opened inside the target's root
 // (a link in it resolves there, never out into the recorder's files), without
 // blocking (a FIFO would stall the recorder) and only when it is a regular
-// file. Returns -1 when there is no such file or it is not one to read.
-int openPerfMap(const std::string& root_dir, const std::string& inside) {
-  const int root_fd = open(root_dir.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
-  if (root_fd < 0) return -1;
+// file. Empty when there is no such file or it is not one to read.
+UniqueFd openPerfMap(const std::string& root_dir, const std::string& inside) {
+  const UniqueFd root(open(root_dir.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+  if (!root) return UniqueFd();
   open_how how{};
   how.flags = O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC;
   how.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS;
-  long fd = syscall(SYS_openat2, root_fd, inside.c_str(), &how, sizeof how);
-  if (fd < 0 && (errno == ENOSYS || errno == EPERM)) {
+  UniqueFd fd(static_cast<int>(syscall(SYS_openat2, root.get(), inside.c_str(), &how, sizeof how)));
+  if (!fd && (errno == ENOSYS || errno == EPERM)) {
     // Kernels before 5.6 lack openat2: the last component at least is no link.
-    fd = openat(root_fd, inside.c_str(), O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+    fd.reset(openat(root.get(), inside.c_str(), O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC));
   }
-  close(root_fd);
-  if (fd < 0) return -1;
+  if (!fd) return UniqueFd();
   struct stat st {};
-  if (fstat(static_cast<int>(fd), &st) != 0 || !S_ISREG(st.st_mode)) {
-    close(static_cast<int>(fd));
-    return -1;
-  }
-  return static_cast<int>(fd);
+  if (fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) return UniqueFd();
+  return fd;
 }
 
 // Up to `limit` bytes of `fd` from `offset`.
@@ -84,11 +81,11 @@ void PerfMapWatcher::poll(const std::vector<uint32_t>& pids, uint64_t time,
     return !std::binary_search(pids.begin(), pids.end(), entry.first);
   });
   for (uint32_t pid : pids) {
-    const int fd = openPerfMap(proc_root_ + "/" + std::to_string(pid) + "/root", mapNameOf(pid));
-    if (fd < 0) continue;
+    const UniqueFd fd =
+        openPerfMap(proc_root_ + "/" + std::to_string(pid) + "/root", mapNameOf(pid));
+    if (!fd) continue;
     uint64_t& consumed = consumed_bytes_[pid];
-    std::string fresh = readFrom(fd, consumed, kMaxBytesPerPoll);
-    close(fd);
+    std::string fresh = readFrom(fd.get(), consumed, kMaxBytesPerPoll);
     // Only whole lines: the JIT may be in the middle of writing the last one.
     size_t end = fresh.rfind('\n');
     if (end == std::string::npos) continue;
