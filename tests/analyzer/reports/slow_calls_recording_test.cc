@@ -1,8 +1,8 @@
 // End to end: record latency_story's timed_call with real BPF (--trace, the
 // scheduler on), then check that `incise correlate`'s slow calls split each
-// slow call the way the workload measured it: about its thread's CPU time
-// inside the call on-CPU or runnable, at least its sleep blocked, and the
-// parts adding up to the call.
+// slow call the way the workload measured it: at least its thread's CPU time
+// inside the call on-CPU, at least its sleep blocked, and the parts adding up
+// to the call.
 // Label "integration": skips without root/BPF, fails instead when CI=true.
 #include <gtest/gtest.h>
 
@@ -34,7 +34,7 @@ TEST(SlowCallsRecording, EachSlowCallSplitsIntoItsCpuAndItsSleep) {
   RemoveOnExit cleanup{run.trace_path};
   ASSERT_EQ(run.exit_code, 0) << run.recorder_stderr;
   ASSERT_EQ(run.value("slow_calls"), kSlowCalls) << run.workload_stdout;
-  const uint64_t cpu_min = run.value("slow_cpu_ns.min"), cpu_max = run.value("slow_cpu_ns.max");
+  const uint64_t cpu_min = run.value("slow_cpu_ns.min");
   ASSERT_GE(cpu_min, kSpinUs * 1000) << run.workload_stdout;
 
   nlohmann::json doc;
@@ -57,10 +57,11 @@ TEST(SlowCallsRecording, EachSlowCallSplitsIntoItsCpuAndItsSleep) {
     EXPECT_EQ(lock_wait, 0u);
     // The slow calls are the spinning and sleeping ones: at least both.
     EXPECT_GE(duration, (kSleepUs + kSpinUs) * 1000);
-    // Its CPU time ran on-CPU; the switches' bounds are within a tick of the
-    // thread's CPU clock (entry and exit of the sleep run in the kernel too).
+    // Its CPU time ran on-CPU. Not a bound from above: on-CPU is the time the
+    // thread was scheduled on a CPU, which in a VM includes time the host ran
+    // something else on that vCPU (steal) and interrupts, both left out of
+    // the thread's CPU clock.
     EXPECT_GE(on_cpu, cpu_min * 9 / 10);
-    EXPECT_LE(on_cpu, cpu_max + 1'000'000);
     // The sleep is blocked time: from the switch-out inside nanosleep to the
     // timer's wake-up, as long as asked less the syscall's entry.
     EXPECT_GE(blocked, kSleepUs * 1000 * 95 / 100);
