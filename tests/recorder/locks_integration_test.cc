@@ -69,9 +69,12 @@ TEST(LocksIntegration, ModeAllRecordsEveryCriticalSection) {
 
 TEST(LocksIntegration, ContendedModeSeesFutexWaitsOnTheMutex) {
   INCISE_REQUIRE_RECORDING();
-  Recording run = record(
-      {"--locks", "contended", "--no-sched", "-F", "19"},
-      {kLockStory, "--threads", "4", "--iterations", "3000", "--burn-every", "0", "--hogs", "0"});
+  // Sections of 20,000 mix steps (tens of microseconds) outlast a waiter's way from its futex
+  // call to its switch-out, so most waits find the holder still inside; with a few
+  // microseconds' sections about half of them found it already unlocking.
+  Recording run = record({"--locks", "contended", "--no-sched", "-F", "19"},
+                         {kLockStory, "--threads", "4", "--iterations", "2000", "--work", "20000",
+                          "--burn-every", "0", "--hogs", "0"});
   RemoveOnExit cleanup{run.trace_path};
   ASSERT_EQ(run.exit_code, 0) << run.recorder_stderr;
 
