@@ -199,9 +199,11 @@ TEST(GoGoroutinesRecording, SwitchesOfTheNappingGoroutineCarryItsPrintedId) {
       }
     }
   }
-  const uint64_t calls = run.value("nanosleep_calls");
-  EXPECT_GE(blocked_out, calls) << run.workload_stdout;
-  EXPECT_GE(back_in, calls) << run.workload_stdout;
+  // Per nap, not per nanosleep call: a call restarted after a signal (the Go
+  // runtime's preemption SIGURG) may sleep under 1 ms, counted, not written.
+  const uint64_t naps = run.value("naps");
+  EXPECT_GE(blocked_out, naps) << run.workload_stdout;
+  EXPECT_GE(back_in, naps) << run.workload_stdout;
   // A thread resumes the goroutine it left: nothing runs on it meanwhile.
   EXPECT_EQ(resumed_other, 0u);
   EXPECT_FALSE(napper_threads.empty());
@@ -217,7 +219,7 @@ TEST(GoGoroutinesRecording, SwitchesOfTheNappingGoroutineCarryItsPrintedId) {
   for (const auto& g : offcpu["goroutines"]) {
     if (g["pid"] == pid && g["goid"] == napper) napper_blocked = g["blocked_ns"].get<uint64_t>();
   }
-  EXPECT_GE(napper_blocked, calls * 3'000'000) << offcpu.dump(1);
+  EXPECT_GE(napper_blocked, naps * 3'000'000) << offcpu.dump(1);
 }
 
 }  // namespace
