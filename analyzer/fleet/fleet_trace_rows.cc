@@ -9,6 +9,7 @@
 
 #include "analyzer/analyses/distributions/log2_histogram.h"
 #include "analyzer/analyses/latency/latency_names.h"
+#include "analyzer/analyses/latency/latency_stats.h"
 #include "analyzer/analyses/locks/critical_sections.h"
 #include "analyzer/analyses/locks/lock_sites.h"
 #include "analyzer/analyses/locks/trace_lock_rows.h"
@@ -228,31 +229,31 @@ void FleetTrace::forEachLockSiteTime(const std::function<void(const FleetLockSit
                                }});
 }
 
-// The same weights LatencyStatsBuilder gives, so the pooled figures of one
-// trace are `incise latency`'s.
+// Each row counts what it counts for LatencyStatsBuilder (callsOf), so the
+// pooled figures of one trace are `incise latency`'s.
 void FleetTrace::forEachLatencyTime(const std::function<void(const FleetLatencyTime&)>& emit) {
   LatencyNames names(trace_->reader().metadata());
   trace_->forEachRow<format::Latency>([&](const format::Latency& row) {
-    uint64_t weight = std::max<uint64_t>(row.weight, 1);
+    const LatencyRowCalls calls = callsOf(row);
     emit({.kind = std::string(format::latencySourceName(row.source)),
           .name = names.name(row.source, row.probe, row.detail),
           .bucket = static_cast<uint8_t>(log2Bucket(row.duration)),
           .ns = row.duration,
-          .calls = weight,
-          .total_ns = row.duration * weight,
-          .max_ns = row.duration,
+          .calls = calls.calls,
+          .total_ns = calls.total_ns,
+          .max_ns = calls.max_ns,
           .counted = false});
   });
   trace_->forEachRow<format::LatencyHistogram>([&](const format::LatencyHistogram& row) {
     if (row.bucket >= kLog2Buckets) return;
-    uint64_t weight = std::max<uint64_t>(row.weight, 1);
+    const LatencyRowCalls calls = callsOf(row);
     emit({.kind = std::string(format::latencySourceName(row.source)),
           .name = names.name(row.source, row.probe, 0),
           .bucket = static_cast<uint8_t>(row.bucket),
           .ns = 0,
-          .calls = row.count * weight,
-          .total_ns = row.total_ns * weight,
-          .max_ns = std::max(row.max_ns, row.count ? log2BucketStart(row.bucket) : 0),
+          .calls = calls.calls,
+          .total_ns = calls.total_ns,
+          .max_ns = calls.max_ns,
           .counted = true});
   });
 }

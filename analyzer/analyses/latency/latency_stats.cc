@@ -17,6 +17,18 @@ uint64_t log2Percentile(const Log2Histogram& histogram, uint64_t percent, uint64
   return max;
 }
 
+LatencyRowCalls callsOf(const format::Latency& row) {
+  uint64_t weight = std::max<uint64_t>(row.weight, 1);
+  return {.calls = weight, .total_ns = row.duration * weight, .max_ns = row.duration};
+}
+
+LatencyRowCalls callsOf(const format::LatencyHistogram& row) {
+  uint64_t weight = std::max<uint64_t>(row.weight, 1);
+  return {.calls = row.count * weight,
+          .total_ns = row.total_ns * weight,
+          .max_ns = std::max(row.max_ns, row.count ? log2BucketStart(row.bucket) : 0)};
+}
+
 LatencyStatsBuilder::Group& LatencyStatsBuilder::groupOf(uint64_t source, uint64_t probe,
                                                          uint64_t detail, uint64_t pid,
                                                          uint64_t stack, uint64_t time) {
@@ -38,13 +50,14 @@ LatencyStatsBuilder::Group& LatencyStatsBuilder::groupOf(uint64_t source, uint64
 void LatencyStatsBuilder::add(const format::Latency& row) {
   Group& group = groupOf(row.source, row.probe, row.detail, row.pid, row.stack_id, row.time);
   LatencyGroupStats& s = group.stats;
-  uint64_t weight = std::max<uint64_t>(row.weight, 1);
-  s.count += weight;
+  const LatencyRowCalls calls = callsOf(row);
+  const uint64_t weight = calls.calls;
+  s.count += calls.calls;
   s.rows += 1;
-  s.total_ns += row.duration * weight;
+  s.total_ns += calls.total_ns;
   s.bytes += row.bytes * weight;
   if (row.error != 0) s.errors += weight;
-  s.max_ns = std::max(s.max_ns, row.duration);
+  s.max_ns = std::max(s.max_ns, calls.max_ns);
   s.sampled = s.sampled || weight > 1;
   s.histogram[log2Bucket(row.duration)] += weight;
   // Sampled rows are a uniform sample of the calls: their percentiles estimate
@@ -55,16 +68,14 @@ void LatencyStatsBuilder::add(const format::Latency& row) {
 void LatencyStatsBuilder::add(const format::LatencyHistogram& row) {
   Group& group = groupOf(row.source, row.probe, 0, row.pid, row.stack_id, row.time);
   LatencyGroupStats& s = group.stats;
-  uint64_t weight = std::max<uint64_t>(row.weight, 1);
   if (row.bucket >= kLog2Buckets) return;
-  s.count += row.count * weight;
+  const LatencyRowCalls calls = callsOf(row);
+  s.count += calls.calls;
   s.rows += 1;
-  s.total_ns += row.total_ns * weight;
-  s.max_ns = std::max(s.max_ns, row.max_ns);
-  // A bucket's calls are at least its start; max_ns is only on the highest row.
-  s.max_ns = std::max(s.max_ns, row.count ? log2BucketStart(row.bucket) : 0);
-  s.sampled = s.sampled || weight > 1;
-  s.histogram[row.bucket] += row.count * weight;
+  s.total_ns += calls.total_ns;
+  s.max_ns = std::max(s.max_ns, calls.max_ns);
+  s.sampled = s.sampled || row.weight > 1;
+  s.histogram[row.bucket] += calls.calls;
   group.has_histograms = true;
 }
 

@@ -73,6 +73,18 @@ class LatencyStatsBuilder {
   std::map<Key, Group> groups_;
 };
 
+// What one row stands for: the calls it counts (times its --sample weight),
+// their summed time and the longest of them. A histogram row's calls are at
+// least its bucket's start; its max_ns is only on the highest bucket's row.
+// The one rule for the local statistics and the fleet's rows.
+struct LatencyRowCalls {
+  uint64_t calls = 0;
+  uint64_t total_ns = 0;
+  uint64_t max_ns = 0;
+};
+LatencyRowCalls callsOf(const format::Latency& row);
+LatencyRowCalls callsOf(const format::LatencyHistogram& row);  // row.bucket < kLog2Buckets
+
 // The upper bound of the log2 bucket holding the `percent`-th percentile
 // (nearest rank), capped at `max`; 0 when empty.
 uint64_t log2Percentile(const Log2Histogram& histogram, uint64_t percent, uint64_t max);
