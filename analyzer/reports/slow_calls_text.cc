@@ -25,6 +25,10 @@ std::string secondsText(uint64_t ns) {
   return text;
 }
 
+uint64_t sinceStart(const Trace& trace, uint64_t time) {
+  return time > trace.startTime() ? time - trace.startTime() : 0;
+}
+
 std::string releaserText(Trace& trace, const SlowCallSplit& call) {
   if (call.lock_wait_ns == 0) return "";
   if (call.lock_releaser_tid == 0) return "unknown";
@@ -51,13 +55,12 @@ void printSlowCalls(Trace& trace, const std::vector<SlowCallSplit>& calls, std::
   bool summarized = false;
   for (const SlowCallSplit& c : calls) {
     summarized = summarized || c.short_blocks_summarized;
-    uint64_t at = c.start > trace.startTime() ? c.start - trace.startTime() : 0;
     table.addRow({names.name(c.source, c.probe, c.detail) + (c.short_blocks_summarized ? " *" : ""),
-                  std::to_string(c.tid) + " " + trace.threadName(c.tid, c.start), secondsText(at),
-                  formatDurationNs(c.duration_ns), shareText(c.on_cpu_ns, c.duration_ns),
-                  shareText(c.runnable_ns, c.duration_ns), shareText(c.lock_wait_ns, c.duration_ns),
-                  shareText(c.blocked_ns, c.duration_ns), shareText(c.unobserved_ns, c.duration_ns),
-                  releaserText(trace, c)});
+                  std::to_string(c.tid) + " " + trace.threadName(c.tid, c.start),
+                  secondsText(sinceStart(trace, c.start)), formatDurationNs(c.duration_ns),
+                  shareText(c.on_cpu_ns, c.duration_ns), shareText(c.runnable_ns, c.duration_ns),
+                  shareText(c.lock_wait_ns, c.duration_ns), shareText(c.blocked_ns, c.duration_ns),
+                  shareText(c.unobserved_ns, c.duration_ns), releaserText(trace, c)});
   }
   table.render(out);
   if (summarized) {
@@ -76,7 +79,7 @@ nlohmann::json slowCallsJson(Trace& trace, const std::vector<SlowCallSplit>& cal
                     {"pid", c.pid},
                     {"tid", c.tid},
                     {"thread", trace.threadName(c.tid, c.start)},
-                    {"start_ns", c.start > trace.startTime() ? c.start - trace.startTime() : 0},
+                    {"start_ns", sinceStart(trace, c.start)},
                     {"duration_ns", c.duration_ns},
                     {"on_cpu_ns", c.on_cpu_ns},
                     {"runnable_ns", c.runnable_ns},
