@@ -49,6 +49,17 @@ class ColumnSet {
     return s;
   }
   bool has(unsigned column) const { return column < 64 && (bits_ >> column) & 1; }
+  template <typename ColumnEnum>
+  bool has(ColumnEnum column) const {
+    return has(static_cast<unsigned>(column));
+  }
+  bool isAll() const { return bits_ == ~uint64_t{0}; }
+  ColumnSet operator|(ColumnSet other) const {
+    ColumnSet s;
+    s.bits_ = bits_ | other.bits_;
+    return s;
+  }
+  bool operator==(const ColumnSet&) const = default;
 
  private:
   uint64_t bits_ = 0;

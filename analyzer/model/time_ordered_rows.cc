@@ -15,8 +15,12 @@ constexpr uint64_t kBigStreamRows = 1u << 20;
 }  // namespace
 
 TimeOrderedChunks::TimeOrderedChunks(Trace& trace, format::EventKind kind, bool progress,
-                                     LookAhead look_ahead, RowScope scope)
-    : trace_(trace), kind_(kind), scope_(scope) {
+                                     LookAhead look_ahead, RowScope scope, format::ColumnSet wanted)
+    : trace_(trace),
+      kind_(kind),
+      scope_(scope),
+      columns_(trace.decodedColumns(kind, wanted)),
+      unwind_(trace.unwinds(kind, wanted)) {
   std::vector<format::ChunkRef> in_file_order = trace.reader().chunks(
       kind, scope == RowScope::kAll ? format::TimeWindow{0, UINT64_MAX} : trace.window());
   std::vector<size_t> order(in_file_order.size());
@@ -44,9 +48,9 @@ TimeOrderedChunks::~TimeOrderedChunks() {
 
 TimeOrderedChunks::Decoded TimeOrderedChunks::decode(size_t index) const {
   Decoded decoded;
-  decoded.chunk = trace_.reader().readChunk(refs_[index], format::ColumnSet::all());
+  decoded.chunk = trace_.reader().readChunk(refs_[index], columns_);
   decoded.file_order = file_order_[index];
-  if (decoded.chunk && trace_.unwound_ && kind_ == format::EventKind::kCpuSample) {
+  if (decoded.chunk && unwind_) {
     // Filtered-out samples are not unwound; passes() only reads.
     decoded.unwound = trace_.unwound_->unwindChunk(*decoded.chunk, 0, [this](const auto& row) {
       return scope_ == RowScope::kAll || trace_.passes(row);

@@ -65,7 +65,8 @@ enum class RowScope { kFiltered, kAll };
 class TimeOrderedChunks {
  public:
   TimeOrderedChunks(Trace& trace, format::EventKind kind, bool progress, LookAhead look_ahead,
-                    RowScope scope = RowScope::kFiltered);
+                    RowScope scope = RowScope::kFiltered,
+                    format::ColumnSet wanted = format::ColumnSet::all());
   ~TimeOrderedChunks();
   TimeOrderedChunks(const TimeOrderedChunks&) = delete;
   TimeOrderedChunks& operator=(const TimeOrderedChunks&) = delete;
@@ -89,6 +90,8 @@ class TimeOrderedChunks {
   Trace& trace_;
   format::EventKind kind_;
   RowScope scope_;
+  format::ColumnSet columns_;  // decoded
+  bool unwind_ = false;
   std::vector<format::ChunkRef> refs_;  // by min_time, then file order
   std::vector<uint64_t> file_order_;    // per refs_ entry
   size_t next_ = 0;
@@ -102,10 +105,15 @@ class TimeOrderedRows {
  public:
   // `progress`: show the progress bar (false for the second of two merged
   // streams). Threads = 1 in the trace's options means LookAhead::kNever.
+  // `columns`: the fields the report reads (Trace::decodedColumns); the
+  // others read as 0.
   explicit TimeOrderedRows(Trace& trace, bool progress = true,
                            LookAhead look_ahead = LookAhead::kBigStreams,
-                           RowScope scope = RowScope::kFiltered)
-      : trace_(trace), scope_(scope), chunks_(trace, Row::kKind, progress, look_ahead, scope) {}
+                           RowScope scope = RowScope::kFiltered,
+                           format::ColumnSet columns = format::ColumnSet::all())
+      : trace_(trace),
+        scope_(scope),
+        chunks_(trace, Row::kKind, progress, look_ahead, scope, columns) {}
 
   // The next row in time order, or null at the end; valid until pop().
   const Row* peek() {

@@ -99,7 +99,75 @@ uint64_t Trace::durationNs() const {
   return end > start ? end - start : 0;
 }
 
-void Trace::forEachChunk(format::EventKind kind, const ChunkVisit& visit) {
+namespace {
+
+// The columns Trace::passes reads, per kind: keep beside passes() below.
+format::ColumnSet filterColumns(format::EventKind kind) {
+  using format::EventKind;
+  switch (kind) {
+    case EventKind::kCpuSample: {
+      using C = format::CpuSampleColumn;
+      return {C::time, C::cpu, C::pid, C::tid};
+    }
+    case EventKind::kSchedSwitch: {
+      using C = format::SchedSwitchColumn;
+      return {C::time, C::cpu, C::prev_pid, C::prev_tid, C::next_pid, C::next_tid};
+    }
+    case EventKind::kWakeup: {
+      using C = format::WakeupColumn;
+      return {C::time,      C::cpu,       C::target_cpu, C::waker_pid,
+              C::waker_tid, C::wakee_pid, C::wakee_tid};
+    }
+    case EventKind::kLock: {
+      using C = format::LockIntervalColumn;
+      return {C::time, C::acquired_time, C::release_time, C::pid, C::tid};
+    }
+    case EventKind::kPageFault: {
+      using C = format::PageFaultColumn;
+      return {C::time, C::cpu, C::pid, C::tid};
+    }
+    case EventKind::kProcessEvent: {
+      using C = format::ProcessEventColumn;
+      return {C::time, C::pid, C::tid};
+    }
+    case EventKind::kLost:
+      return {format::LostColumn::time};
+    case EventKind::kLatency: {
+      using C = format::LatencyColumn;
+      return {C::time, C::cpu, C::pid, C::tid};
+    }
+    case EventKind::kLatencyHistogram: {
+      using C = format::LatencyHistogramColumn;
+      return {C::time, C::end_time, C::pid};
+    }
+    case EventKind::kBlockSummary: {
+      using C = format::BlockSummaryColumn;
+      return {C::time, C::end_time, C::pid, C::tid};
+    }
+  }
+  return format::ColumnSet::all();
+}
+
+}  // namespace
+
+bool Trace::unwinds(format::EventKind kind, format::ColumnSet wanted) const {
+  return unwound_ && kind == format::EventKind::kCpuSample &&
+         wanted.has(format::CpuSampleColumn::stack_id);
+}
+
+format::ColumnSet Trace::decodedColumns(format::EventKind kind, format::ColumnSet wanted) const {
+  if (wanted.isAll()) return wanted;
+  format::ColumnSet columns = wanted | filterColumns(kind);
+  if (unwinds(kind, wanted)) {
+    using C = format::CpuSampleColumn;
+    columns = columns | format::ColumnSet{C::stack_id,   C::user_ip, C::user_sp, C::user_bp,
+                                          C::user_stack, C::pid,     C::time};
+  }
+  return columns;
+}
+
+void Trace::forEachChunk(format::EventKind kind, format::ColumnSet wanted,
+                         const ChunkVisit& visit) {
   std::vector<format::ChunkRef> refs = reader_->chunks(kind, window_);
   uint64_t total_rows = 0;
   for (const auto& ref : refs) total_rows += ref.rows;
@@ -107,7 +175,7 @@ void Trace::forEachChunk(format::EventKind kind, const ChunkVisit& visit) {
                        options_.progress && total_rows >= kProgressRows);
   ChunkDecoder decoder(*reader_, options_.threads);
   ChunkDecoder::Prepare unwind;
-  if (unwound_ && kind == format::EventKind::kCpuSample) {
+  if (unwinds(kind, wanted)) {
     // Filtered-out samples are not unwound; passes() only reads.
     unwind = [this](format::Chunk& chunk, unsigned worker) {
       return std::unique_ptr<ChunkDecoder::Prepared>(unwound_->unwindChunk(
@@ -115,7 +183,7 @@ void Trace::forEachChunk(format::EventKind kind, const ChunkVisit& visit) {
     };
   }
   decoder.run(
-      refs, format::ColumnSet::all(), unwind,
+      refs, decodedColumns(kind, wanted), unwind,
       [&](const format::ChunkRef&, const format::Chunk& chunk, ChunkDecoder::Prepared* prepared) {
         visit(chunk, static_cast<const UnwoundChunk*>(prepared));
       },

@@ -61,8 +61,19 @@ class Trace {
 
   // Every row of `Row`'s kind that passes the filter, in file order (which is
   // time order within a kind for a well-behaved recorder, not guaranteed).
+  // `columns`: the fields `visit` reads (decodedColumns); the others read as 0.
   template <typename Row>
-  void forEachRow(const std::function<void(const Row&)>& visit);
+  void forEachRow(const std::function<void(const Row&)>& visit,
+                  format::ColumnSet columns = format::ColumnSet::all());
+
+  // What is decoded of `kind` for a report that reads `wanted`: those
+  // columns, the ones the filter reads, and for cpu samples of -g dwarf /
+  // hybrid traces the registers and stack copy the unwinder reads, only when
+  // the report reads stack_id (a report that does not read stacks is not
+  // unwound at all).
+  format::ColumnSet decodedColumns(format::EventKind kind, format::ColumnSet wanted) const;
+  // Whether cpu-sample rows read with `wanted` get their unwound stack ids.
+  bool unwinds(format::EventKind kind, format::ColumnSet wanted) const;
 
   std::string threadName(uint32_t tid, uint64_t time) const { return names_.threadName(tid, time); }
   std::string processName(uint32_t pid, uint64_t time) const {
@@ -128,7 +139,7 @@ class Trace {
   // cpu samples of a dwarf/hybrid trace, `unwound` holds the chunk's samples
   // unwound on the decoding threads (null otherwise).
   using ChunkVisit = std::function<void(const format::Chunk&, const UnwoundChunk* unwound)>;
-  void forEachChunk(format::EventKind kind, const ChunkVisit& visit);
+  void forEachChunk(format::EventKind kind, format::ColumnSet wanted, const ChunkVisit& visit);
   bool inWindow(uint64_t time) const { return time >= window_.start && time <= window_.end; }
   void countUsed(format::EventKind kind, uint64_t rows) {
     used_[static_cast<size_t>(kind)] += rows;
@@ -171,8 +182,8 @@ void Trace::forEachPassingRow(const format::Chunk& chunk, const UnwoundChunk* un
 }
 
 template <typename Row>
-void Trace::forEachRow(const std::function<void(const Row&)>& visit) {
-  forEachChunk(Row::kKind, [&](const format::Chunk& chunk, const UnwoundChunk* unwound) {
+void Trace::forEachRow(const std::function<void(const Row&)>& visit, format::ColumnSet columns) {
+  forEachChunk(Row::kKind, columns, [&](const format::Chunk& chunk, const UnwoundChunk* unwound) {
     forEachPassingRow<Row>(chunk, unwound, /*all=*/false, visit);
   });
 }

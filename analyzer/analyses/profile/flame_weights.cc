@@ -16,9 +16,12 @@ StackWeights collectFlameWeights(Trace& trace, FlameWeighting weighting) {
   StackWeights weights;
   switch (weighting) {
     case FlameWeighting::kOnCpu:
-      trace.forEachRow<format::CpuSample>([&](const format::CpuSample& sample) {
-        weights.add(static_cast<uint32_t>(sample.pid), sample.stack_id, sample.time, 1);
-      });
+      trace.forEachRow<format::CpuSample>(
+          [&](const format::CpuSample& sample) {
+            weights.add(static_cast<uint32_t>(sample.pid), sample.stack_id, sample.time, 1);
+          },
+          {format::CpuSampleColumn::pid, format::CpuSampleColumn::stack_id,
+           format::CpuSampleColumn::time});
       break;
     case FlameWeighting::kOffCpu: {
       ThreadStateMachine machine(RecordedThreads::of(trace));

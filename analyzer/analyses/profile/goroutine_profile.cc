@@ -12,10 +12,13 @@ namespace incise::analyzer {
 
 GoroutineProfile computeGoroutineProfile(Trace& trace, FrameGrouping grouping) {
   std::map<std::pair<uint64_t, uint64_t>, StackWeights> by_goroutine;  // (pid, goid)
-  trace.forEachRow<format::CpuSample>([&](const format::CpuSample& sample) {
-    by_goroutine[{sample.pid, sample.goid}].add(static_cast<uint32_t>(sample.pid), sample.stack_id,
-                                                sample.time, 1);
-  });
+  using C = format::CpuSampleColumn;
+  trace.forEachRow<format::CpuSample>(
+      [&](const format::CpuSample& sample) {
+        by_goroutine[{sample.pid, sample.goid}].add(static_cast<uint32_t>(sample.pid),
+                                                    sample.stack_id, sample.time, 1);
+      },
+      {C::pid, C::goid, C::stack_id, C::time});
   StackNamer namer(trace, grouping);
   GoroutineProfile result;
   for (auto& [key, weights] : by_goroutine) {

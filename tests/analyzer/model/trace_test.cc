@@ -7,6 +7,7 @@
 #include "analyzer/model/stack_namer.h"
 #include "analyzer/model/time_ordered_rows.h"
 #include "tests/analyzer/reports/trace_builder.h"
+#include "tests/format/trace_fixture.h"
 
 namespace incise::analyzer {
 namespace {
@@ -161,6 +162,85 @@ TEST(TraceTest, MissingFileIsAnErrorNamingIt) {
   auto trace = Trace::open("/nonexistent/x.trace", {});
   ASSERT_FALSE(trace);
   EXPECT_NE(trace.error().message().find("/nonexistent/x.trace"), std::string::npos);
+}
+
+// A report that reads few columns gets the filter's columns anyway: the rows
+// that pass are the same whatever it asks for. Random rows of every kind
+// (small ids are frequent), filtered on each id, cpu and time field.
+template <typename Row>
+std::vector<uint64_t> passingTimes(Trace& trace, format::ColumnSet columns) {
+  std::vector<uint64_t> times;
+  trace.forEachRow<Row>([&](const Row& row) { times.push_back(row.time); }, columns);
+  return times;
+}
+
+template <typename Row>
+std::vector<uint64_t> timeOrderedTimes(Trace& trace, format::ColumnSet columns) {
+  std::vector<uint64_t> times;
+  TimeOrderedRows<Row> rows(trace, false, LookAhead::kNever, RowScope::kFiltered, columns);
+  for (const Row* row; (row = rows.peek()) != nullptr; rows.pop()) times.push_back(row->time);
+  return times;
+}
+
+TEST(TraceTest, ProjectedReadsPassTheSameRowsAsFullOnes) {
+  format::test_support::TempDir dir;
+  std::string path = dir.path("random.trace");
+  format::test_support::writeRandomTrace(path, 7, {.rows_per_chunk = 64}, 2000);
+  std::vector<std::function<void(Filter&)>> filters = {
+      [](Filter& f) {
+        f.pids = {0, 1};
+      },
+      [](Filter& f) {
+        f.tids = {0, 1, 2};
+      },
+      [](Filter& f) { f.cpus = {1}; },
+      [](Filter& f) {
+        f.window = RelativeWindow{200'000, 600'000};
+      },
+      [](Filter& f) {
+        f.pids = {0};
+        f.cpus = {0, 3};
+      },
+  };
+  size_t filtered_out = 0;
+  for (size_t i = 0; i < filters.size(); ++i) {
+    TraceOptions options;
+    filters[i](options.filter);
+    auto trace = open(path, options);
+    ASSERT_TRUE(trace);
+    auto expectSame = [&]<typename Row>(Row*) {
+      std::vector<uint64_t> full = passingTimes<Row>(*trace, format::ColumnSet::all());
+      EXPECT_EQ(passingTimes<Row>(*trace, format::ColumnSet{}), full)
+          << format::kindName(Row::kKind) << ", filter " << i;
+      EXPECT_EQ(timeOrderedTimes<Row>(*trace, format::ColumnSet{}).size(), full.size())
+          << format::kindName(Row::kKind) << ", filter " << i;
+      filtered_out += trace->reader().rows(Row::kKind) - full.size();
+    };
+#define INCISE_X(enumerator, id, Struct, COLUMNS, doc) \
+  expectSame(static_cast<format::Struct*>(nullptr));
+    INCISE_EVENT_KINDS(INCISE_X)
+#undef INCISE_X
+  }
+  EXPECT_GT(filtered_out, 0u);  // the filters took rows out
+}
+
+TEST(TraceTest, ProjectedReadsLeaveOtherColumnsZero) {
+  format::test_support::TempDir dir;
+  std::string path = dir.path("random.trace");
+  format::test_support::writeRandomTrace(path, 8, {.rows_per_chunk = 64}, 500);
+  auto trace = open(path);
+  ASSERT_TRUE(trace);
+  uint64_t stacks = 0, weights = 0;
+  trace->forEachRow<format::CpuSample>(
+      [&](const format::CpuSample& s) {
+        stacks += s.stack_id != 0;
+        weights += s.weight != 0;
+      },
+      {format::CpuSampleColumn::stack_id});
+  EXPECT_GT(stacks, 0u);
+  EXPECT_EQ(weights, 0u);
+  EXPECT_EQ(trace->decodedColumns(format::EventKind::kCpuSample, format::ColumnSet::all()),
+            format::ColumnSet::all());
 }
 
 }  // namespace
