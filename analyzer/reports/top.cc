@@ -2,6 +2,7 @@
 // function (or module), most expensive first.
 #include <iostream>
 
+#include "analyzer/analyses/profile/flame_weights.h"
 #include "analyzer/analyses/profile/flat_profile.h"
 #include "analyzer/analyses/profile/goroutine_profile.h"
 #include "analyzer/cli/command_line.h"
@@ -103,10 +104,7 @@ int runTop(const std::vector<std::string>& args) {
 
   std::unique_ptr<Trace> trace = cli.openTrace();
   if (!trace) return 1;
-  StackWeights weights;
-  trace->forEachRow<format::CpuSample>([&](const format::CpuSample& sample) {
-    weights.add(static_cast<uint32_t>(sample.pid), sample.stack_id, sample.time, 1);
-  });
+  StackWeights weights = collectFlameWeights(*trace, FlameWeighting::kOnCpu);
   StackNamer namer(*trace, *grouping);
   FlatProfile profile = computeFlatProfile(weights.named(namer));
   size_t shown = limit == 0 ? profile.rows.size() : std::min(limit, profile.rows.size());
