@@ -9,13 +9,15 @@
 #include <cerrno>
 
 #include "recorder/libbpf_error.h"
+#include "recorder/libbpf_options.h"
 
 namespace incise::recorder {
 
 Status SharedMap::useIn(bpf_map* map) {
   std::lock_guard<std::mutex> lock(mutex_);
   if (!fd_) {
-    LIBBPF_OPTS(bpf_map_create_opts, options, .map_flags = bpf_map__map_flags(map));
+    auto options = libbpfOptions<bpf_map_create_opts>();
+    options.map_flags = bpf_map__map_flags(map);
     int fd = bpf_map_create(bpf_map__type(map), name_.substr(0, BPF_OBJ_NAME_LEN - 1).c_str(),
                             bpf_map__key_size(map), bpf_map__value_size(map),
                             bpf_map__max_entries(map), &options);

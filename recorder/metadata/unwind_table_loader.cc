@@ -33,6 +33,7 @@
 #include "objfile/unwind_tables.h"
 #include "recorder/capabilities.h"
 #include "recorder/libbpf_error.h"
+#include "recorder/libbpf_options.h"
 #include "recorder/metadata/process_image.h"
 #include "recorder/metadata/unwind_rows.h"
 #include "recorder/per_cpu_sums.h"
@@ -206,11 +207,13 @@ class UnwindTableLoader::Impl {
     if (options_.row_capacity == 0 || options_.row_capacity > UNWIND_MAX_ROWS)
       return Error("unwind tables: row capacity " + std::to_string(options_.row_capacity) +
                    " is outside 1.." + std::to_string(UNWIND_MAX_ROWS));
-    LIBBPF_OPTS(bpf_map_create_opts, rows_opts, .map_flags = BPF_F_INNER_MAP | BPF_F_MMAPABLE);
+    auto rows_opts = libbpfOptions<bpf_map_create_opts>();
+    rows_opts.map_flags = BPF_F_INNER_MAP | BPF_F_MMAPABLE;
     rows_fd_ = UniqueFd(bpf_map_create(BPF_MAP_TYPE_ARRAY, "unwind_rows", sizeof(uint32_t),
                                        sizeof(unwind_row_slot), options_.row_capacity, &rows_opts));
     if (!rows_fd_) return libbpfError("unwind tables: create the rows array", errno);
-    LIBBPF_OPTS(bpf_map_create_opts, processes_opts, .map_flags = BPF_F_NO_PREALLOC);
+    auto processes_opts = libbpfOptions<bpf_map_create_opts>();
+    processes_opts.map_flags = BPF_F_NO_PREALLOC;
     processes_fd_ = UniqueFd(
         bpf_map_create(BPF_MAP_TYPE_HASH, "unwind_procs", sizeof(unwind_process_key),
                        sizeof(unwind_process_chunk), UNWIND_MAX_PROCESS_CHUNKS, &processes_opts));

@@ -7,6 +7,7 @@
 #include "bpf/latency.h"
 #include "functions.skel.h"
 #include "recorder/event_sink.h"
+#include "recorder/libbpf_options.h"
 #include "recorder/probes/function_probe_spec.h"
 #include "recorder/sources/latency_skeleton.h"
 
@@ -89,7 +90,9 @@ class FunctionLatencySource final : public Source {
  private:
   Status attachUprobe(bpf_program* program, const ResolvedFunctionProbe& probe, int pid,
                       uint64_t offset, uint64_t cookie, bool retprobe, const char* what) {
-    LIBBPF_OPTS(bpf_uprobe_opts, opts, .bpf_cookie = cookie, .retprobe = retprobe);
+    auto opts = libbpfOptions<bpf_uprobe_opts>();
+    opts.bpf_cookie = cookie;
+    opts.retprobe = retprobe;
     bpf_link* link =
         bpf_program__attach_uprobe_opts(program, pid, probe.spec.binary.c_str(), offset, &opts);
     if (!link) {

@@ -10,6 +10,7 @@
 #include "recorder/drop_counter.h"
 #include "recorder/event_sink.h"
 #include "recorder/libbpf_error.h"
+#include "recorder/libbpf_options.h"
 #include "recorder/probes/go_goid_offset.h"
 #include "recorder/probes/go_mutex_probes.h"
 #include "recorder/probes/go_wait_probes.h"
@@ -161,7 +162,8 @@ class GoMutexSource final : public Source {
 
   Status attachAt(bpf_program* program, const Probed& probed, uint64_t cookie, uint64_t offset,
                   const std::string& what) {
-    LIBBPF_OPTS(bpf_uprobe_opts, opts, .bpf_cookie = cookie);
+    auto opts = libbpfOptions<bpf_uprobe_opts>();
+    opts.bpf_cookie = cookie;
     const std::string& binary = probed.binary;
     bpf_link* link =
         bpf_program__attach_uprobe_opts(program, probed.pid, binary.c_str(), offset, &opts);

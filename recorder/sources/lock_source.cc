@@ -15,6 +15,7 @@
 #include "recorder/drop_counter.h"
 #include "recorder/event_sink.h"
 #include "recorder/libbpf_error.h"
+#include "recorder/libbpf_options.h"
 #include "recorder/probes/libc_locator.h"
 #include "recorder/probes/lock_probe_spec.h"
 #include "recorder/ring_poller.h"
@@ -228,7 +229,9 @@ class LockSource final : public Source {
 
   Status attachUprobe(bpf_program* program, const ProbedBinary& binary, const std::string& symbol,
                       uint64_t offset, uint32_t cookie, bool retprobe) {
-    LIBBPF_OPTS(bpf_uprobe_opts, opts, .bpf_cookie = cookie, .retprobe = retprobe);
+    auto opts = libbpfOptions<bpf_uprobe_opts>();
+    opts.bpf_cookie = cookie;
+    opts.retprobe = retprobe;
     bpf_link* link =
         bpf_program__attach_uprobe_opts(program, binary.pid, binary.path.c_str(), offset, &opts);
     if (!link) {

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "recorder/libbpf_options.h"
 #include "tests/recorder/recorder_test_support.h"
 #include "user_walk_check.skel.h"
 
@@ -48,10 +49,13 @@ TEST(UserWalkCheck, RecorderWalkerReturnsTheKernelWalkersFrames) {
   links.emplace_back(bpf_program__attach(skel->progs.switch_out));
   std::string workloads = INCISE_WORKLOADS_DIR;
   const std::string custom_lock = workloads + "/custom_lock";
-  LIBBPF_OPTS(bpf_uprobe_opts, uprobe, .func_name = "my_spin_acquire");
+  auto uprobe = recorder::libbpfOptions<bpf_uprobe_opts>();
+  uprobe.func_name = "my_spin_acquire";
   links.emplace_back(bpf_program__attach_uprobe_opts(skel->progs.acquire_entry, -1,
                                                      custom_lock.c_str(), 0, &uprobe));
-  LIBBPF_OPTS(bpf_uprobe_opts, uretprobe, .retprobe = true, .func_name = "my_spin_acquire");
+  auto uretprobe = recorder::libbpfOptions<bpf_uprobe_opts>();
+  uretprobe.retprobe = true;
+  uretprobe.func_name = "my_spin_acquire";
   links.emplace_back(bpf_program__attach_uprobe_opts(skel->progs.acquire_return, -1,
                                                      custom_lock.c_str(), 0, &uretprobe));
   std::vector<int> perf_fds;
