@@ -75,8 +75,7 @@ std::string_view unwindEndName(UnwindEnd end) {
   return "unknown";
 }
 
-Unwinder::Unwinder(const format::Metadata& metadata)
-    : metadata_(metadata), pc_cache_(size_t{1} << kPcCacheBits) {
+Unwinder::Unwinder(const format::Metadata& metadata) : pc_cache_(size_t{1} << kPcCacheBits) {
   for (const auto& object : metadata.objects) {
     std::string key = objectKey(object.build_id, object.path);
     auto [it, inserted] = object_by_key_.try_emplace(key, static_cast<uint32_t>(objects_.size()));

@@ -79,6 +79,7 @@ class Unwinder {
  public:
   static constexpr size_t kMaxFrames = 127;
 
+  // `metadata` must outlive the unwinder: its objects' tables are used in place.
   explicit Unwinder(const format::Metadata& metadata);
   ~Unwinder();
   Unwinder(const Unwinder&) = delete;
@@ -135,7 +136,6 @@ class Unwinder {
   PcInfo& pcInfo(uint32_t pid, uint64_t pc, uint64_t time);
   UnwindSummary finish(UnwindSummary summary, std::vector<uint64_t>& frames, size_t first);
 
-  const format::Metadata& metadata_;
   std::vector<Object> objects_;
   std::unordered_map<std::string, uint32_t> object_by_key_;
   std::unordered_map<uint32_t, TimedIntervals<MappingRef>> mappings_;
