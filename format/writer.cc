@@ -15,6 +15,7 @@
 #include <thread>
 #include <variant>
 
+#include "base/unique_fd.h"
 #include "format/block_io.h"
 #include "format/capnp_message.h"
 #include "format/chunk_builder.h"
@@ -52,8 +53,8 @@ using Job = std::variant<SealedChunk, MetadataDelta>;
 
 class WriterImpl final : public Writer {
  public:
-  WriterImpl(int fd, std::string path, const WriterOptions& options, bool can_rewrite)
-      : fd_(fd),
+  WriterImpl(UniqueFd fd, std::string path, const WriterOptions& options, bool can_rewrite)
+      : fd_(std::move(fd)),
         path_(std::move(path)),
         options_(options),
         interner_(options.max_interned_stacks),
@@ -71,10 +72,7 @@ class WriterImpl final : public Writer {
     stacks_ = ChunkBuilder::stackTable(options_.rows_per_chunk);
   }
 
-  ~WriterImpl() override {
-    stopWorker();
-    if (fd_ >= 0) ::close(fd_);
-  }
+  ~WriterImpl() override { stopWorker(); }
 
   Status start(const Header& header) {
     INCISE_RETURN_IF_ERROR(writeRaw(
@@ -159,10 +157,10 @@ class WriterImpl final : public Writer {
     stopWorker();
     if (flushed) flushed = mergeRegion(/*closing=*/true);
     if (flushed) flushed = writeFooter(end_mono_ns);
-    if (::close(fd_) != 0 && flushed) {
+    // Closed here, not by the owner: close() can report a write-back error.
+    if (::close(fd_.release()) != 0 && flushed) {
       flushed = Error("closing " + path_ + ": " + std::strerror(errno));
     }
-    fd_ = -1;
     return flushed;
   }
 
@@ -311,18 +309,18 @@ class WriterImpl final : public Writer {
     // Not in block_: that holds the block waiting for this merge.
     auto copy_header = encodeBlockHeader(BlockType::kRegionCopy, codecs::asBytes(copy));
     copy.insert(0, reinterpret_cast<const char*>(copy_header.data()), copy_header.size());
-    if (!pwriteAll(fd_, end, codecs::asBytes(copy), path_)) {
+    if (!pwriteAll(fd_.get(), end, codecs::asBytes(copy), path_)) {
       // Most likely a full disk: keep the small chunks as they are (the next
       // write reports the error, if it lasts) and merge no more.
       merging_ = false;
-      if (::ftruncate(fd_, static_cast<off_t>(end)) != 0) {
+      if (::ftruncate(fd_.get(), static_cast<off_t>(end)) != 0) {
         return Error("truncating " + path_ + ": " + std::strerror(errno));
       }
       return Status::ok();
     }
     uint64_t merged_at = start;
-    Status in_place = pwriteAll(fd_, start, codecs::asBytes(merged.blocks), path_);
-    if (in_place && ::ftruncate(fd_, static_cast<off_t>(start + merged.blocks.size())) != 0) {
+    Status in_place = pwriteAll(fd_.get(), start, codecs::asBytes(merged.blocks), path_);
+    if (in_place && ::ftruncate(fd_.get(), static_cast<off_t>(start + merged.blocks.size())) != 0) {
       in_place = Error("truncating " + path_ + ": " + std::strerror(errno));
     }
     if (in_place) {
@@ -362,7 +360,8 @@ class WriterImpl final : public Writer {
   }
 
   Status writeRaw(codecs::ByteSpan bytes) {
-    Status s = seekable_ ? pwriteAll(fd_, offset_, bytes, path_) : writeAll(fd_, bytes, path_);
+    Status s =
+        seekable_ ? pwriteAll(fd_.get(), offset_, bytes, path_) : writeAll(fd_.get(), bytes, path_);
     if (s) {
       offset_ += bytes.size();
       std::lock_guard lock(mutex_);
@@ -436,7 +435,7 @@ class WriterImpl final : public Writer {
     return writeRaw(codecs::ByteSpan(trailer, sizeof(trailer)));
   }
 
-  int fd_;
+  UniqueFd fd_;
   std::string path_;
   WriterOptions options_;
   bool closed_ = false;
@@ -478,31 +477,26 @@ class WriterImpl final : public Writer {
 Result<std::unique_ptr<Writer>> Writer::create(const std::string& path, const Header& header,
                                                const WriterOptions& options) {
   // O_NOFOLLOW: a symlink planted at `path` does not redirect the write.
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
-  if (fd < 0) return Error("cannot create " + path + ": " + std::strerror(errno));
+  UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600));
+  if (!fd) return Error("cannot create " + path + ": " + std::strerror(errno));
   // O_CREAT's mode does not apply to a file that already existed.
   struct stat st;
-  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 07777) != 0600 &&
-      ::fchmod(fd, 0600) != 0) {
-    Error e("cannot make " + path + " private (mode 0600): " + std::strerror(errno));
-    ::close(fd);
-    return e;
-  }
-  return create(fd, path, header, options);
+  if (::fstat(fd.get(), &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 07777) != 0600 &&
+      ::fchmod(fd.get(), 0600) != 0)
+    return Error("cannot make " + path + " private (mode 0600): " + std::strerror(errno));
+  return create(fd.release(), path, header, options);
 }
 
-Result<std::unique_ptr<Writer>> Writer::create(int fd, const std::string& name,
+Result<std::unique_ptr<Writer>> Writer::create(int raw_fd, const std::string& name,
                                                const Header& header, const WriterOptions& options) {
+  UniqueFd fd(raw_fd);
   struct stat st;
-  if (::fstat(fd, &st) != 0) {
-    Error e("cannot stat " + name + ": " + std::strerror(errno));
-    ::close(fd);
-    return e;
-  }
+  if (::fstat(fd.get(), &st) != 0)
+    return Error("cannot stat " + name + ": " + std::strerror(errno));
   // A merge rewrites the end of the file in place: only a regular file can.
   // Anything else (a pipe) is written as a stream.
   bool regular = S_ISREG(st.st_mode);
-  auto writer = std::make_unique<WriterImpl>(fd, name, options, regular);
+  auto writer = std::make_unique<WriterImpl>(std::move(fd), name, options, regular);
   INCISE_RETURN_IF_ERROR(writer->start(header));
   return std::unique_ptr<Writer>(std::move(writer));
 }

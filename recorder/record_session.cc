@@ -22,6 +22,7 @@
 #include <optional>
 #include <thread>
 
+#include "base/unique_fd.h"
 #include "format/writer.h"
 #include "recorder/bpf_run_stats.h"
 #include "recorder/capabilities.h"
@@ -246,9 +247,6 @@ void printStatus(uint64_t events, double seconds, uint64_t bytes, uint64_t lost,
 class Session {
  public:
   explicit Session(const RecordConfig& config) : config_(config) {}
-  ~Session() {
-    for (int fd : target_pidfds_) close(fd);
-  }
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
 
@@ -530,9 +528,9 @@ class Session {
     if (config_.target_kind != TargetKind::kPids) return;
     watching_pids_ = true;
     for (uint32_t pid : config_.pids) {
-      int fd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
-      if (fd >= 0) {
-        target_pidfds_.push_back(fd);
+      UniqueFd fd(static_cast<int>(syscall(SYS_pidfd_open, pid, 0)));
+      if (fd) {
+        target_pidfds_.push_back(std::move(fd));
       } else if (errno != ESRCH) {
         watching_pids_ = false;  // cannot tell when it exits: record until stopped
       }
@@ -542,8 +540,8 @@ class Session {
   }
 
   bool allTargetsExited() const {
-    for (int fd : target_pidfds_) {
-      pollfd p{fd, POLLIN, 0};
+    for (const UniqueFd& fd : target_pidfds_) {
+      pollfd p{fd.get(), POLLIN, 0};
       if (::poll(&p, 1, 0) == 0) return false;  // readable once the process has exited
     }
     return true;
@@ -701,7 +699,7 @@ class Session {
   uint64_t process_start_ns_ = processStartNs();
   StartupPhases phases_{process_start_ns_, config_.verbose};
   uint64_t start_ns_ = 0;  // the trace's start (the header's)
-  std::vector<int> target_pidfds_;
+  std::vector<UniqueFd> target_pidfds_;
   bool watching_pids_ = false;  // -p: stop once every pidfd is readable (or none could open)
   bool release_pending_ = false;
   LoopCpu loop_cpu_;

@@ -28,7 +28,7 @@ Status watch(int epoll_fd, int fd) {
 
 }  // namespace
 
-Status RingPoller::addDrain(const std::vector<int>& fds, std::function<void()> drain) {
+Status RingPoller::addDrain(std::span<const UniqueFd> fds, std::function<void()> drain) {
   if (!epoll_fd_) {
     UniqueFd fd(epoll_create1(EPOLL_CLOEXEC));
     if (!fd) return Error::fromErrno(errno, "epoll_create1");
@@ -36,8 +36,9 @@ Status RingPoller::addDrain(const std::vector<int>& fds, std::function<void()> d
     epoll_fd_ = std::move(fd);
   }
   for (size_t i = 0; i < fds.size(); ++i) {
-    if (Status s = watch(epoll_fd_.get(), fds[i]); !s) {
-      for (size_t j = 0; j < i; ++j) epoll_ctl(epoll_fd_.get(), EPOLL_CTL_DEL, fds[j], nullptr);
+    if (Status s = watch(epoll_fd_.get(), fds[i].get()); !s) {
+      for (size_t j = 0; j < i; ++j)
+        epoll_ctl(epoll_fd_.get(), EPOLL_CTL_DEL, fds[j].get(), nullptr);
       return s;
     }
   }

@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <span>
 #include <vector>
 
 #include "base/status.h"
@@ -33,7 +34,7 @@ class RingPoller {
   // `drain` runs on every poll and drain, before the BPF rings are taken;
   // any of `fds` becoming readable ends a poll's wait early. On an error
   // nothing was added. `drain` must stay callable while polls run.
-  Status addDrain(const std::vector<int>& fds, std::function<void()> drain);
+  Status addDrain(std::span<const UniqueFd> fds, std::function<void()> drain);
   // Events consumed: waits at most `timeout_ms` for a wake-up, then takes
   // everything in every ring (most records are written without one).
   Result<int> poll(int timeout_ms);
