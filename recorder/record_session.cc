@@ -300,8 +300,13 @@ class Session {
     sink_.emplace(*writer_, tracker_);
     if (Status s = tracker_.useVdsoImage(); !s) sink_->addNote(s.message());
     tracker_.setMetadataPressure(kMetadataPressureBytes, [this] {
-      writer_->addMetadata(tracker_.takeDelta(monotonicNowNs()));
-      if (Status flushed = writer_->flush(); flushed) releaseFreedMemory();
+      // Inside a ring callback a flush would stall every ring behind it: the
+      // poll stops after this record instead, and the loop writes them out.
+      if (poller_.pause()) {
+        metadata_pressure_ = true;
+      } else {
+        writeQueuedObjects();
+      }
     });
     phases_.mark("vDSO image");
     // The in-kernel unwinder's tables are filled before any program is
@@ -488,6 +493,13 @@ class Session {
                  targetDescription(config_).c_str(), what.c_str(), config_.output.c_str(), startup);
   }
 
+  // The symbol tables queued so far, written out now to bound their memory.
+  void writeQueuedObjects() {
+    metadata_pressure_ = false;
+    writer_->addMetadata(tracker_.takeDelta(monotonicNowNs()));
+    if (Status flushed = writer_->flush(); flushed) releaseFreedMemory();
+  }
+
   void flushMetadata(uint64_t now) {
     format::MetadataDelta delta = tracker_.takeDelta(now);
     tracker_.forgetExited(now);
@@ -575,6 +587,7 @@ class Session {
         exit_code = 1;
         break;
       }
+      if (metadata_pressure_) writeQueuedObjects();
       uint64_t now = monotonicNowNs();
       loop_cpu_.tick(now);
       if (now - last_flush >= kFlushIntervalNs) {
@@ -615,6 +628,10 @@ class Session {
     if (bpf_stats_.enabled())
       for (const auto& source : sources_) bpf_stats_.add(source->bpfObject());
     (void)poller_.drain();
+    while (metadata_pressure_) {  // a drain paused: the rest is still in the rings
+      writeQueuedObjects();
+      (void)poller_.drain();
+    }
     for (auto& source : sources_) {
       source->finish(*sink_);
       source->pollLost(*sink_);
@@ -700,7 +717,8 @@ class Session {
   StartupPhases phases_{process_start_ns_, config_.verbose};
   uint64_t start_ns_ = 0;  // the trace's start (the header's)
   std::vector<UniqueFd> target_pidfds_;
-  bool watching_pids_ = false;  // -p: stop once every pidfd is readable (or none could open)
+  bool metadata_pressure_ = false;  // a poll paused: the queued symbol tables are to be written
+  bool watching_pids_ = false;      // -p: stop once every pidfd is readable (or none could open)
   bool release_pending_ = false;
   LoopCpu loop_cpu_;
   BpfRunStats bpf_stats_;

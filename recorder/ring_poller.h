@@ -13,7 +13,9 @@
 #include <bpf/libbpf.h>
 
 #include <cstdint>
+#include <deque>
 #include <functional>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -43,10 +45,27 @@ class RingPoller {
   bool empty() const { return rings_ == nullptr; }
   uint64_t eventsConsumed() const { return consumed_; }
 
+  // From a callback: the poll or drain under way ends after this record;
+  // the records after it stay in the rings for the next one. False (and
+  // nothing changes) when no poll or drain is under way.
+  bool pause();
+
  private:
+  struct Subscriber {
+    RingPoller* poller;
+    ring_buffer_sample_fn callback;
+    void* context;
+  };
+  static int deliver(void* subscriber, void* data, size_t size);
+  // Every BPF ring's records, after a wait of up to `wait_ms` for a wake-up
+  // (none without it); ends early after a pause().
+  Result<int> takeRings(std::optional<int> wait_ms);
   void runDrains();
 
   ring_buffer* rings_ = nullptr;
+  std::deque<Subscriber> subscribers_;  // libbpf holds their addresses
+  bool taking_ = false;                 // a poll or drain is under way
+  bool paused_ = false;
   uint64_t consumed_ = 0;
   // With drains: an epoll over libbpf's epoll and the drains' descriptors.
   UniqueFd epoll_fd_;
