@@ -114,8 +114,8 @@ class WriterImpl final : public Writer {
       sealKind(id);
   }
 
-  uint64_t internStack(std::span<const uint64_t> frames) override {
-    if (frames.empty()) return 0;
+  InternedStack intern(std::span<const uint64_t> frames) override {
+    if (frames.empty()) return {};
     auto [id, fresh] = interner_.intern(frames);
     if (fresh) {
       if (stacks_.rows() == 0) first_pending_stack_ = id;
@@ -131,7 +131,7 @@ class WriterImpl final : public Writer {
         sealStacks();
       }
     }
-    return id;
+    return {.id = id, .is_new = fresh};
   }
 
   void addMetadata(MetadataDelta delta) override {
