@@ -22,6 +22,7 @@
 #include "format/message_payload.h"
 #include "format/metadata_codec.h"
 #include "format/region_merge.h"
+#include "format/region_rewrite.h"
 #include "format/stack_interner.h"
 #include "schemas/trace.capnp.h"
 
@@ -278,9 +279,7 @@ class WriterImpl final : public Writer {
   }
 
   // Rewrites the region written since the last merge with one chunk per kind
-  // (format/region_merge.h): a whole copy at the end of the file first, so
-  // that a kill at any point leaves something a scan can read, then the
-  // merged blocks in place, then the file cut after them.
+  // (format/region_merge.h, format/region_rewrite.h).
   Status mergeRegion(bool closing = false) {
     if (!merging_) return Status::ok();
     uint64_t start = region_.start();
@@ -302,43 +301,11 @@ class WriterImpl final : public Writer {
     if (!encoded) return encoded;
     if (merged.blocks.size() >= end - start) return Status::ok();  // nothing to gain
 
-    std::string copy(kRegionCopyPrefix, '\0');
-    putU64(reinterpret_cast<uint8_t*>(copy.data()), start);
-    putU64(reinterpret_cast<uint8_t*>(copy.data()) + 8, end);
-    copy += merged.blocks;
-    // Not in block_: that holds the block waiting for this merge.
-    auto copy_header = encodeBlockHeader(BlockType::kRegionCopy, codecs::asBytes(copy));
-    copy.insert(0, reinterpret_cast<const char*>(copy_header.data()), copy_header.size());
-    if (!pwriteAll(fd_.get(), end, codecs::asBytes(copy), path_)) {
-      // Most likely a full disk: keep the small chunks as they are (the next
-      // write reports the error, if it lasts) and merge no more.
-      merging_ = false;
-      if (::ftruncate(fd_.get(), static_cast<off_t>(end)) != 0) {
-        return Error("truncating " + path_ + ": " + std::strerror(errno));
-      }
-      return Status::ok();
-    }
-    uint64_t merged_at = start;
-    Status in_place = pwriteAll(fd_.get(), start, codecs::asBytes(merged.blocks), path_);
-    if (in_place && ::ftruncate(fd_.get(), static_cast<off_t>(start + merged.blocks.size())) != 0) {
-      in_place = Error("truncating " + path_ + ": " + std::strerror(errno));
-    }
-    if (in_place) {
-      offset_ = start + merged.blocks.size();
-    } else {
-      // The copy at the end is whole and a scan prefers it to the region;
-      // index its blocks where they lie and go on after it.
-      merging_ = false;
-      merged_at = end + kBlockHeaderSize + kRegionCopyPrefix;
-      offset_ = end + copy.size();
-    }
-    auto first_in_region = std::find_if(index_.begin(), index_.end(),
-                                        [&](const IndexEntry& e) { return e.offset >= start; });
-    index_.erase(first_in_region, index_.end());
-    for (IndexEntry e : merged.entries) {
-      e.offset += merged_at;
-      index_.push_back(e);
-    }
+    INCISE_ASSIGN_OR_RETURN(RegionRewrite done,
+                            rewriteRegion(fd_.get(), path_, start, end, merged, index_));
+    if (!done.keep_merging) merging_ = false;
+    if (!done.rewritten) return Status::ok();
+    offset_ = done.next_offset;
     region_.restart(offset_);
     std::lock_guard lock(mutex_);
     stats_.bytes_written = offset_;
