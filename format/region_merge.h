@@ -9,7 +9,7 @@
 // merge, as long as it holds only small chunks and small metadata deltas:
 // their values and deltas. When a large block comes, the region is full, or
 // the file closes, it rewrites the region with one metadata block and one
-// chunk per kind (format/writer.cc does the I/O):
+// chunk per kind (format/region_rewrite.h does the I/O):
 //   1. append one kRegionCopy block: the region's bounds and the merged blocks;
 //   2. overwrite the region in place with the merged blocks;
 //   3. truncate the file after them.

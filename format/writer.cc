@@ -15,12 +15,14 @@
 #include <thread>
 #include <variant>
 
+#include "base/unique_fd.h"
 #include "format/block_io.h"
 #include "format/capnp_message.h"
 #include "format/chunk_builder.h"
 #include "format/message_payload.h"
 #include "format/metadata_codec.h"
 #include "format/region_merge.h"
+#include "format/region_rewrite.h"
 #include "format/stack_interner.h"
 #include "schemas/trace.capnp.h"
 
@@ -52,8 +54,8 @@ using Job = std::variant<SealedChunk, MetadataDelta>;
 
 class WriterImpl final : public Writer {
  public:
-  WriterImpl(int fd, std::string path, const WriterOptions& options, bool can_rewrite)
-      : fd_(fd),
+  WriterImpl(UniqueFd fd, std::string path, const WriterOptions& options, bool can_rewrite)
+      : fd_(std::move(fd)),
         path_(std::move(path)),
         options_(options),
         interner_(options.max_interned_stacks),
@@ -71,10 +73,7 @@ class WriterImpl final : public Writer {
     stacks_ = ChunkBuilder::stackTable(options_.rows_per_chunk);
   }
 
-  ~WriterImpl() override {
-    stopWorker();
-    if (fd_ >= 0) ::close(fd_);
-  }
+  ~WriterImpl() override { stopWorker(); }
 
   Status start(const Header& header) {
     INCISE_RETURN_IF_ERROR(writeRaw(
@@ -116,8 +115,8 @@ class WriterImpl final : public Writer {
       sealKind(id);
   }
 
-  uint64_t internStack(std::span<const uint64_t> frames) override {
-    if (frames.empty()) return 0;
+  InternedStack intern(std::span<const uint64_t> frames) override {
+    if (frames.empty()) return {};
     auto [id, fresh] = interner_.intern(frames);
     if (fresh) {
       if (stacks_.rows() == 0) first_pending_stack_ = id;
@@ -133,7 +132,7 @@ class WriterImpl final : public Writer {
         sealStacks();
       }
     }
-    return id;
+    return {.id = id, .is_new = fresh};
   }
 
   void addMetadata(MetadataDelta delta) override {
@@ -159,10 +158,10 @@ class WriterImpl final : public Writer {
     stopWorker();
     if (flushed) flushed = mergeRegion(/*closing=*/true);
     if (flushed) flushed = writeFooter(end_mono_ns);
-    if (::close(fd_) != 0 && flushed) {
+    // Closed here, not by the owner: close() can report a write-back error.
+    if (::close(fd_.release()) != 0 && flushed) {
       flushed = Error("closing " + path_ + ": " + std::strerror(errno));
     }
-    fd_ = -1;
     return flushed;
   }
 
@@ -280,9 +279,7 @@ class WriterImpl final : public Writer {
   }
 
   // Rewrites the region written since the last merge with one chunk per kind
-  // (format/region_merge.h): a whole copy at the end of the file first, so
-  // that a kill at any point leaves something a scan can read, then the
-  // merged blocks in place, then the file cut after them.
+  // (format/region_merge.h, format/region_rewrite.h).
   Status mergeRegion(bool closing = false) {
     if (!merging_) return Status::ok();
     uint64_t start = region_.start();
@@ -304,43 +301,11 @@ class WriterImpl final : public Writer {
     if (!encoded) return encoded;
     if (merged.blocks.size() >= end - start) return Status::ok();  // nothing to gain
 
-    std::string copy(kRegionCopyPrefix, '\0');
-    putU64(reinterpret_cast<uint8_t*>(copy.data()), start);
-    putU64(reinterpret_cast<uint8_t*>(copy.data()) + 8, end);
-    copy += merged.blocks;
-    // Not in block_: that holds the block waiting for this merge.
-    auto copy_header = encodeBlockHeader(BlockType::kRegionCopy, codecs::asBytes(copy));
-    copy.insert(0, reinterpret_cast<const char*>(copy_header.data()), copy_header.size());
-    if (!pwriteAll(fd_, end, codecs::asBytes(copy), path_)) {
-      // Most likely a full disk: keep the small chunks as they are (the next
-      // write reports the error, if it lasts) and merge no more.
-      merging_ = false;
-      if (::ftruncate(fd_, static_cast<off_t>(end)) != 0) {
-        return Error("truncating " + path_ + ": " + std::strerror(errno));
-      }
-      return Status::ok();
-    }
-    uint64_t merged_at = start;
-    Status in_place = pwriteAll(fd_, start, codecs::asBytes(merged.blocks), path_);
-    if (in_place && ::ftruncate(fd_, static_cast<off_t>(start + merged.blocks.size())) != 0) {
-      in_place = Error("truncating " + path_ + ": " + std::strerror(errno));
-    }
-    if (in_place) {
-      offset_ = start + merged.blocks.size();
-    } else {
-      // The copy at the end is whole and a scan prefers it to the region;
-      // index its blocks where they lie and go on after it.
-      merging_ = false;
-      merged_at = end + kBlockHeaderSize + kRegionCopyPrefix;
-      offset_ = end + copy.size();
-    }
-    auto first_in_region = std::find_if(index_.begin(), index_.end(),
-                                        [&](const IndexEntry& e) { return e.offset >= start; });
-    index_.erase(first_in_region, index_.end());
-    for (IndexEntry e : merged.entries) {
-      e.offset += merged_at;
-      index_.push_back(e);
-    }
+    INCISE_ASSIGN_OR_RETURN(RegionRewrite done,
+                            rewriteRegion(fd_.get(), path_, start, end, merged, index_));
+    if (!done.keep_merging) merging_ = false;
+    if (!done.rewritten) return Status::ok();
+    offset_ = done.next_offset;
     region_.restart(offset_);
     std::lock_guard lock(mutex_);
     stats_.bytes_written = offset_;
@@ -362,7 +327,8 @@ class WriterImpl final : public Writer {
   }
 
   Status writeRaw(codecs::ByteSpan bytes) {
-    Status s = seekable_ ? pwriteAll(fd_, offset_, bytes, path_) : writeAll(fd_, bytes, path_);
+    Status s =
+        seekable_ ? pwriteAll(fd_.get(), offset_, bytes, path_) : writeAll(fd_.get(), bytes, path_);
     if (s) {
       offset_ += bytes.size();
       std::lock_guard lock(mutex_);
@@ -436,7 +402,7 @@ class WriterImpl final : public Writer {
     return writeRaw(codecs::ByteSpan(trailer, sizeof(trailer)));
   }
 
-  int fd_;
+  UniqueFd fd_;
   std::string path_;
   WriterOptions options_;
   bool closed_ = false;
@@ -478,31 +444,26 @@ class WriterImpl final : public Writer {
 Result<std::unique_ptr<Writer>> Writer::create(const std::string& path, const Header& header,
                                                const WriterOptions& options) {
   // O_NOFOLLOW: a symlink planted at `path` does not redirect the write.
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
-  if (fd < 0) return Error("cannot create " + path + ": " + std::strerror(errno));
+  UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600));
+  if (!fd) return Error("cannot create " + path + ": " + std::strerror(errno));
   // O_CREAT's mode does not apply to a file that already existed.
   struct stat st;
-  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 07777) != 0600 &&
-      ::fchmod(fd, 0600) != 0) {
-    Error e("cannot make " + path + " private (mode 0600): " + std::strerror(errno));
-    ::close(fd);
-    return e;
-  }
-  return create(fd, path, header, options);
+  if (::fstat(fd.get(), &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 07777) != 0600 &&
+      ::fchmod(fd.get(), 0600) != 0)
+    return Error("cannot make " + path + " private (mode 0600): " + std::strerror(errno));
+  return create(fd.release(), path, header, options);
 }
 
-Result<std::unique_ptr<Writer>> Writer::create(int fd, const std::string& name,
+Result<std::unique_ptr<Writer>> Writer::create(int raw_fd, const std::string& name,
                                                const Header& header, const WriterOptions& options) {
+  UniqueFd fd(raw_fd);
   struct stat st;
-  if (::fstat(fd, &st) != 0) {
-    Error e("cannot stat " + name + ": " + std::strerror(errno));
-    ::close(fd);
-    return e;
-  }
+  if (::fstat(fd.get(), &st) != 0)
+    return Error("cannot stat " + name + ": " + std::strerror(errno));
   // A merge rewrites the end of the file in place: only a regular file can.
   // Anything else (a pipe) is written as a stream.
   bool regular = S_ISREG(st.st_mode);
-  auto writer = std::make_unique<WriterImpl>(fd, name, options, regular);
+  auto writer = std::make_unique<WriterImpl>(std::move(fd), name, options, regular);
   INCISE_RETURN_IF_ERROR(writer->start(header));
   return std::unique_ptr<Writer>(std::move(writer));
 }

@@ -57,6 +57,11 @@ struct WriterStats {
   uint64_t region_merges = 0;        // regions of small chunks rewritten merged
 };
 
+struct InternedStack {
+  uint64_t id = 0;
+  bool is_new = false;
+};
+
 class Writer {
  public:
   // Creates (truncates) `path` with mode 0600 and writes the header block.
@@ -80,9 +85,14 @@ class Writer {
   // is set to user_stack.size(). The plain append stores an empty copy.
   virtual void append(const CpuSample& row, std::span<const uint8_t> user_stack) = 0;
 
-  // Returns the id of `frames` (leaf first; kernel frames before user frames),
-  // assigning a new one the first time. An empty stack is id 0.
-  virtual uint64_t internStack(std::span<const uint64_t> frames) = 0;
+  // The id of `frames` (leaf first; kernel frames before user frames),
+  // assigning a new one the first time, and whether it was new: written to
+  // the stack table by this call (also a stack seen again after the table
+  // was reset). An empty stack is id 0, never new.
+  virtual InternedStack intern(std::span<const uint64_t> frames) = 0;
+  uint64_t internStack(std::span<const uint64_t> frames) {
+    return intern(frames).id;
+  }
 
   // Queued and written, in order with event chunks, at the next flush.
   virtual void addMetadata(MetadataDelta delta) = 0;

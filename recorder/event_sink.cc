@@ -28,15 +28,13 @@ uint64_t EventSink::internStack(uint32_t pid, std::span<const uint64_t> frames,
     kernel_count -= own;
   }
   if (frames.empty()) return 0;
-  uint64_t id = writer_.internStack(frames);
-  // Ids are handed out in increasing order, so a larger id is a stack seen for
-  // the first time: only then do its frames need mapping to objects.
-  if (id > highest_stack_id_) {
-    highest_stack_id_ = id;
+  format::InternedStack stack = writer_.intern(frames);
+  // Only a stack seen for the first time needs its frames mapped to objects.
+  if (stack.is_new) {
     processes_.noteKernelFrames(frames.first(kernel_count));
     processes_.noteUserFrames(pid, frames.subspan(kernel_count), monotonicNowNs());
   }
-  return id;
+  return stack.id;
 }
 
 void EventSink::noteLost(format::LostSource source, uint64_t count) {

@@ -62,7 +62,6 @@ class EventSink {
   ProcessTracker& processes_;
   uint64_t rows_ = 0;
   uint64_t lost_ = 0;
-  uint64_t highest_stack_id_ = 0;
   OwnFrames own_frames_;
 };
 

@@ -22,6 +22,7 @@
 #include <optional>
 #include <thread>
 
+#include "base/unique_fd.h"
 #include "format/writer.h"
 #include "recorder/bpf_run_stats.h"
 #include "recorder/capabilities.h"
@@ -246,9 +247,6 @@ void printStatus(uint64_t events, double seconds, uint64_t bytes, uint64_t lost,
 class Session {
  public:
   explicit Session(const RecordConfig& config) : config_(config) {}
-  ~Session() {
-    for (int fd : target_pidfds_) close(fd);
-  }
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
 
@@ -302,8 +300,13 @@ class Session {
     sink_.emplace(*writer_, tracker_);
     if (Status s = tracker_.useVdsoImage(); !s) sink_->addNote(s.message());
     tracker_.setMetadataPressure(kMetadataPressureBytes, [this] {
-      writer_->addMetadata(tracker_.takeDelta(monotonicNowNs()));
-      if (Status flushed = writer_->flush(); flushed) releaseFreedMemory();
+      // Inside a ring callback a flush would stall every ring behind it: the
+      // poll stops after this record instead, and the loop writes them out.
+      if (poller_.pause()) {
+        metadata_pressure_ = true;
+      } else {
+        writeQueuedObjects();
+      }
     });
     phases_.mark("vDSO image");
     // The in-kernel unwinder's tables are filled before any program is
@@ -490,6 +493,13 @@ class Session {
                  targetDescription(config_).c_str(), what.c_str(), config_.output.c_str(), startup);
   }
 
+  // The symbol tables queued so far, written out now to bound their memory.
+  void writeQueuedObjects() {
+    metadata_pressure_ = false;
+    writer_->addMetadata(tracker_.takeDelta(monotonicNowNs()));
+    if (Status flushed = writer_->flush(); flushed) releaseFreedMemory();
+  }
+
   void flushMetadata(uint64_t now) {
     format::MetadataDelta delta = tracker_.takeDelta(now);
     tracker_.forgetExited(now);
@@ -530,9 +540,9 @@ class Session {
     if (config_.target_kind != TargetKind::kPids) return;
     watching_pids_ = true;
     for (uint32_t pid : config_.pids) {
-      int fd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
-      if (fd >= 0) {
-        target_pidfds_.push_back(fd);
+      UniqueFd fd(static_cast<int>(syscall(SYS_pidfd_open, pid, 0)));
+      if (fd) {
+        target_pidfds_.push_back(std::move(fd));
       } else if (errno != ESRCH) {
         watching_pids_ = false;  // cannot tell when it exits: record until stopped
       }
@@ -542,8 +552,8 @@ class Session {
   }
 
   bool allTargetsExited() const {
-    for (int fd : target_pidfds_) {
-      pollfd p{fd, POLLIN, 0};
+    for (const UniqueFd& fd : target_pidfds_) {
+      pollfd p{fd.get(), POLLIN, 0};
       if (::poll(&p, 1, 0) == 0) return false;  // readable once the process has exited
     }
     return true;
@@ -577,6 +587,7 @@ class Session {
         exit_code = 1;
         break;
       }
+      if (metadata_pressure_) writeQueuedObjects();
       uint64_t now = monotonicNowNs();
       loop_cpu_.tick(now);
       if (now - last_flush >= kFlushIntervalNs) {
@@ -617,6 +628,10 @@ class Session {
     if (bpf_stats_.enabled())
       for (const auto& source : sources_) bpf_stats_.add(source->bpfObject());
     (void)poller_.drain();
+    while (metadata_pressure_) {  // a drain paused: the rest is still in the rings
+      writeQueuedObjects();
+      (void)poller_.drain();
+    }
     for (auto& source : sources_) {
       source->finish(*sink_);
       source->pollLost(*sink_);
@@ -701,8 +716,9 @@ class Session {
   uint64_t process_start_ns_ = processStartNs();
   StartupPhases phases_{process_start_ns_, config_.verbose};
   uint64_t start_ns_ = 0;  // the trace's start (the header's)
-  std::vector<int> target_pidfds_;
-  bool watching_pids_ = false;  // -p: stop once every pidfd is readable (or none could open)
+  std::vector<UniqueFd> target_pidfds_;
+  bool metadata_pressure_ = false;  // a poll paused: the queued symbol tables are to be written
+  bool watching_pids_ = false;      // -p: stop once every pidfd is readable (or none could open)
   bool release_pending_ = false;
   LoopCpu loop_cpu_;
   BpfRunStats bpf_stats_;

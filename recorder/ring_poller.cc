@@ -28,7 +28,7 @@ Status watch(int epoll_fd, int fd) {
 
 }  // namespace
 
-Status RingPoller::addDrain(const std::vector<int>& fds, std::function<void()> drain) {
+Status RingPoller::addDrain(std::span<const UniqueFd> fds, std::function<void()> drain) {
   if (!epoll_fd_) {
     UniqueFd fd(epoll_create1(EPOLL_CLOEXEC));
     if (!fd) return Error::fromErrno(errno, "epoll_create1");
@@ -36,8 +36,9 @@ Status RingPoller::addDrain(const std::vector<int>& fds, std::function<void()> d
     epoll_fd_ = std::move(fd);
   }
   for (size_t i = 0; i < fds.size(); ++i) {
-    if (Status s = watch(epoll_fd_.get(), fds[i]); !s) {
-      for (size_t j = 0; j < i; ++j) epoll_ctl(epoll_fd_.get(), EPOLL_CTL_DEL, fds[j], nullptr);
+    if (Status s = watch(epoll_fd_.get(), fds[i].get()); !s) {
+      for (size_t j = 0; j < i; ++j)
+        epoll_ctl(epoll_fd_.get(), EPOLL_CTL_DEL, fds[j].get(), nullptr);
       return s;
     }
   }
@@ -49,14 +50,34 @@ void RingPoller::runDrains() {
   for (const auto& drain : drains_) drain();
 }
 
+// What deliver() returns for the record whose callback paused: libbpf
+// counts that record consumed and ends the consume there.
+constexpr int kPaused = -ECANCELED;
+
+int RingPoller::deliver(void* subscriber, void* data, size_t size) {
+  auto* s = static_cast<Subscriber*>(subscriber);
+  int result = s->callback(s->context, data, size);
+  if (result < 0) return result;
+  ++s->poller->consumed_;
+  return s->poller->paused_ ? kPaused : result;
+}
+
+bool RingPoller::pause() {
+  if (!taking_) return false;
+  paused_ = true;
+  return true;
+}
+
 Status RingPoller::add(int map_fd, ring_buffer_sample_fn callback, void* context) {
+  Subscriber* subscriber = &subscribers_.emplace_back(
+      Subscriber{.poller = this, .callback = callback, .context = context});
   if (!rings_) {
-    rings_ = ring_buffer__new(map_fd, callback, context, nullptr);
+    rings_ = ring_buffer__new(map_fd, &RingPoller::deliver, subscriber, nullptr);
     if (!rings_) return libbpfError("open ring buffer", errno);
     if (epoll_fd_) return watch(epoll_fd_.get(), ring_buffer__epoll_fd(rings_));
     return Status::ok();
   }
-  int err = ring_buffer__add(rings_, map_fd, callback, context);
+  int err = ring_buffer__add(rings_, map_fd, &RingPoller::deliver, subscriber);
   if (err) return libbpfError("add ring buffer", err);
   return Status::ok();
 }
@@ -71,24 +92,31 @@ Result<int> RingPoller::poll(int timeout_ms) {
     return drain();
   }
   if (!rings_) return 0;
-  int n = ring_buffer__poll(rings_, timeout_ms);
-  if (n == -EINTR) return 0;  // a signal: the caller decides whether to stop
-  if (n < 0) return libbpfError("poll ring buffers", n);
-  consumed_ += static_cast<uint64_t>(n);
+  Result<int> woken = takeRings(timeout_ms);
+  if (!woken || paused_) return woken;
   // The BPF side writes most records without waking us (bpf/event_output.bpf.h),
   // and epoll reports only rings that were woken: take the rest now.
   Result<int> rest = drain();
   if (!rest) return rest.error();
-  return n + *rest;
+  return *woken + *rest;
 }
 
 Result<int> RingPoller::drain() {
   runDrains();
   if (!rings_) return 0;
-  int n = ring_buffer__consume(rings_);
-  if (n < 0) return libbpfError("drain ring buffers", n);
-  consumed_ += static_cast<uint64_t>(n);
-  return n;
+  return takeRings(std::nullopt);
+}
+
+Result<int> RingPoller::takeRings(std::optional<int> wait_ms) {
+  const uint64_t before = consumed_;
+  taking_ = true;
+  paused_ = false;
+  int err = wait_ms ? ring_buffer__poll(rings_, *wait_ms) : ring_buffer__consume(rings_);
+  taking_ = false;
+  // -EINTR: a signal; the caller decides whether to stop.
+  if (err < 0 && err != -EINTR && !(err == kPaused && paused_))
+    return libbpfError(wait_ms ? "poll ring buffers" : "drain ring buffers", err);
+  return static_cast<int>(consumed_ - before);
 }
 
 }  // namespace incise::recorder

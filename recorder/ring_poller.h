@@ -13,7 +13,10 @@
 #include <bpf/libbpf.h>
 
 #include <cstdint>
+#include <deque>
 #include <functional>
+#include <optional>
+#include <span>
 #include <vector>
 
 #include "base/status.h"
@@ -33,7 +36,7 @@ class RingPoller {
   // `drain` runs on every poll and drain, before the BPF rings are taken;
   // any of `fds` becoming readable ends a poll's wait early. On an error
   // nothing was added. `drain` must stay callable while polls run.
-  Status addDrain(const std::vector<int>& fds, std::function<void()> drain);
+  Status addDrain(std::span<const UniqueFd> fds, std::function<void()> drain);
   // Events consumed: waits at most `timeout_ms` for a wake-up, then takes
   // everything in every ring (most records are written without one).
   Result<int> poll(int timeout_ms);
@@ -42,10 +45,27 @@ class RingPoller {
   bool empty() const { return rings_ == nullptr; }
   uint64_t eventsConsumed() const { return consumed_; }
 
+  // From a callback: the poll or drain under way ends after this record;
+  // the records after it stay in the rings for the next one. False (and
+  // nothing changes) when no poll or drain is under way.
+  bool pause();
+
  private:
+  struct Subscriber {
+    RingPoller* poller;
+    ring_buffer_sample_fn callback;
+    void* context;
+  };
+  static int deliver(void* subscriber, void* data, size_t size);
+  // Every BPF ring's records, after a wait of up to `wait_ms` for a wake-up
+  // (none without it); ends early after a pause().
+  Result<int> takeRings(std::optional<int> wait_ms);
   void runDrains();
 
   ring_buffer* rings_ = nullptr;
+  std::deque<Subscriber> subscribers_;  // libbpf holds their addresses
+  bool taking_ = false;                 // a poll or drain is under way
+  bool paused_ = false;
   uint64_t consumed_ = 0;
   // With drains: an epoll over libbpf's epoll and the drains' descriptors.
   UniqueFd epoll_fd_;

@@ -368,7 +368,7 @@ void ProcessTracker::startHitObject(const std::string& key, const ExecutableMapp
   if (embedsHitSubset(hit, full_table_limit_)) {
     LargeObject large{.hit = hit};
     if (large_objects_.size() < kMaxOpenLargeObjects)
-      large.fd = open(hit.open_path.c_str(), O_RDONLY | O_CLOEXEC);
+      large.fd.reset(open(hit.open_path.c_str(), O_RDONLY | O_CLOEXEC));
     noteHitOffset(large, range, address, return_address);
     large_objects_.emplace(key, std::move(large));
     return;
@@ -385,12 +385,11 @@ void ProcessTracker::startHitObject(const std::string& key, const ExecutableMapp
 void ProcessTracker::readLargeObjects() {
   for (auto& [key, large] : large_objects_) {
     HitObject hit = large.hit;
-    if (large.fd >= 0) hit.open_path = "/proc/self/fd/" + std::to_string(large.fd);
+    if (large.fd) hit.open_path = "/proc/self/fd/" + std::to_string(large.fd.get());
     Result<format::ObjectSymbols> object = readHitObject(hit);
     size_t total = 0;
     if (object) total = keepHitSymbols(hit, *object, large.file_offsets.sorted());
-    if (large.fd >= 0) close(large.fd);
-    large.fd = -1;
+    large.fd.reset();
     if (!object) {
       pending_.notes.push_back(object.error().message());
       continue;
@@ -403,12 +402,6 @@ void ProcessTracker::readLargeObjects() {
   }
   large_objects_.clear();
   noted_offsets_.clear();
-}
-
-ProcessTracker::~ProcessTracker() {
-  for (auto& [key, large] : large_objects_) {
-    if (large.fd >= 0) close(large.fd);
-  }
 }
 
 void ProcessTracker::noteStackWords(uint32_t pid, uint64_t sp, std::span<const uint8_t> stack,

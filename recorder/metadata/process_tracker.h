@@ -51,6 +51,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "base/unique_fd.h"
 #include "format/metadata.h"
 #include "recorder/metadata/build_id_cache.h"
 #include "recorder/metadata/hit_offsets.h"
@@ -64,7 +65,6 @@ class ProcessTracker {
  public:
   // `proc_root` is "/proc" except in tests.
   explicit ProcessTracker(std::string proc_root = "/proc");
-  ~ProcessTracker();
   ProcessTracker(const ProcessTracker&) = delete;
   ProcessTracker& operator=(const ProcessTracker&) = delete;
 
@@ -213,7 +213,7 @@ class ProcessTracker {
   std::map<std::string, HitObject> hit_objects_;  // key: build id or path
   struct LargeObject {
     HitObject hit;
-    int fd = -1;
+    UniqueFd fd;              // held open from the first hit: the process may be gone by the end
     HitOffsets file_offsets;  // of the frames that hit it
   };
   std::map<std::string, LargeObject> large_objects_;  // same key

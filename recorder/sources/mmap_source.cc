@@ -13,6 +13,7 @@
 #include <ctime>
 #include <optional>
 
+#include "base/unique_fd.h"
 #include "recorder/event_sink.h"
 #include "recorder/libbpf_error.h"
 #include "recorder/metadata/mmap_record_feed.h"
@@ -69,9 +70,6 @@ class MmapSource final : public Source {
 
   ~MmapSource() override {
     if (sink_) sink_->processes().stopCatchUp();
-    rings_.clear();
-    for (int fd : fds_) close(fd);
-    if (cgroup_fd_ >= 0) close(cgroup_fd_);
   }
 
   Status open(const RecordConfig& config, TargetFilter& filter) override {
@@ -85,8 +83,8 @@ class MmapSource final : public Source {
         break;
       }
       case TargetKind::kCgroup:
-        cgroup_fd_ = ::open(config.cgroup_path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (cgroup_fd_ < 0)
+        cgroup_fd_.reset(::open(config.cgroup_path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+        if (!cgroup_fd_)
           return Error("mmap records: open cgroup " + config.cgroup_path + ": " +
                        std::strerror(errno));
         break;
@@ -104,8 +102,8 @@ class MmapSource final : public Source {
     Result<std::vector<int>> cpus = onlineCpus();
     if (!cpus) return cpus.error().context("mmap records");
     const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
-    const int pid = cgroup_fd_ >= 0 ? cgroup_fd_ : task_;
-    const unsigned long flags = cgroup_fd_ >= 0 ? PERF_FLAG_PID_CGROUP : 0;
+    const int pid = cgroup_fd_ ? cgroup_fd_.get() : task_;
+    const unsigned long flags = cgroup_fd_ ? PERF_FLAG_PID_CGROUP : 0;
     // Records before this time may be missing: a process's /proc maps read
     // later stands for its mappings up to here.
     const uint64_t stream_start = clockNs(CLOCK_MONOTONIC);
@@ -121,7 +119,7 @@ class MmapSource final : public Source {
       if (fd < 0)
         return Error("mmap records: perf_event_open on cpu " + std::to_string(cpu) + ": " +
                      std::strerror(errno));
-      fds_.push_back(fd);
+      fds_.emplace_back(fd);
       Result<PerfRing> ring = PerfRing::map(fd, kDataPages);
       if (!ring) return ring.error().context("mmap records: cpu " + std::to_string(cpu));
       rings_.push_back(ring.take());
@@ -185,7 +183,7 @@ class MmapSource final : public Source {
 
   EventSink* sink_ = nullptr;
   int task_ = -1;  // -1: every task
-  int cgroup_fd_ = -1;
+  UniqueFd cgroup_fd_;
   bool inherit_ = false;
   bool only_targets_ = false;
   bool build_ids_from_kernel_ = true;
@@ -193,8 +191,8 @@ class MmapSource final : public Source {
   bool verbose_ = false;
   uint64_t cpu_ns_ = 0;  // spent draining and applying records
   uint64_t timed_drains_ = 0;
-  std::vector<int> fds_;
-  std::vector<PerfRing> rings_;
+  std::vector<UniqueFd> fds_;
+  std::vector<PerfRing> rings_;  // after fds_: unmapped before the events close
   std::vector<KernelRecord> batch_;
   std::optional<MmapRecordFeed> feed_;
   uint64_t reported_lost_ = 0;

@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstddef>
 
+#include "base/unique_fd.h"
 #include "bpf/page_faults.h"
 #include "page_faults.skel.h"
 #include "recorder/drop_counter.h"
@@ -22,11 +23,6 @@ constexpr std::string_view kName = "page faults";
 
 class PageFaultSource final : public Source {
  public:
-  ~PageFaultSource() override {
-    links_.clear();
-    for (int fd : perf_fds_) close(fd);
-  }
-
   std::string_view name() const override { return kName; }
   const bpf_object* bpfObject() const override { return skel_ ? skel_->obj : nullptr; }
 
@@ -55,7 +51,7 @@ class PageFaultSource final : public Source {
           static_cast<int>(syscall(SYS_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC));
       if (fd < 0)
         return libbpfError("page faults: perf_event_open on cpu " + std::to_string(cpu), errno);
-      perf_fds_.push_back(fd);
+      perf_fds_.emplace_back(fd);
       bpf_link* link = bpf_program__attach_perf_event(skel_->progs.on_page_fault, fd);
       if (!link) return libbpfError("page faults: attach to cpu " + std::to_string(cpu), errno);
       links_.emplace_back(link);
@@ -91,8 +87,8 @@ class PageFaultSource final : public Source {
 
   uint64_t period_ = 1;
   SkeletonPtr<page_faults_bpf> skel_{nullptr, &page_faults_bpf__destroy};
-  std::vector<int> perf_fds_;
-  std::vector<LinkPtr> links_;
+  std::vector<UniqueFd> perf_fds_;
+  std::vector<LinkPtr> links_;  // after perf_fds_: detached before the events close
   DropCounter drops_;
   EventSink* sink_ = nullptr;
 };

@@ -135,16 +135,11 @@ class ProfileSource final : public Source {
     int fd = perfEventOpen(&attr, pid, cpu);
     if (fd < 0 && pid >= 0 && errno == ESRCH) return Status::ok();  // the thread exited meanwhile
     if (fd < 0) return libbpfError("cpu samples: perf_event_open on " + what, errno);
-    perf_fds_.push_back(fd);
+    perf_fds_.emplace_back(fd);
     bpf_link* link = bpf_program__attach_perf_event(skel_->progs.on_cpu_sample, fd);
     if (!link) return libbpfError("cpu samples: attach to " + what, errno);
     links_.emplace_back(link);
     return Status::ok();
-  }
-
-  ~ProfileSource() override {
-    links_.clear();
-    for (int fd : perf_fds_) close(fd);
   }
 
  private:
@@ -210,8 +205,8 @@ class ProfileSource final : public Source {
   const RecordConfig* config_ = nullptr;
   bool hardware_ = false;
   SkeletonPtr<profile_bpf> skel_{nullptr, &profile_bpf__destroy};
-  std::vector<int> perf_fds_;
-  std::vector<LinkPtr> links_;
+  std::vector<UniqueFd> perf_fds_;
+  std::vector<LinkPtr> links_;         // after perf_fds_: detached before the events close
   std::vector<uint32_t> target_pids_;  // -p, -- CMD: sample per thread
   DropCounter drops_;
   EventSink* sink_ = nullptr;

@@ -69,6 +69,30 @@ TEST_P(StickyErrors, AWriteErrorIsStickyAndNamed) {
 
 INSTANTIATE_TEST_SUITE_P(BackgroundAndInline, StickyErrors, ::testing::Bool());
 
+TEST(Writer, InternSaysWhichStacksAreNew) {
+  TempDir dir;
+  auto writer = Writer::create(dir.path("t.trace"), test_support::testHeader(),
+                               WriterOptions{.rows_per_chunk = 64, .max_interned_stacks = 2});
+  ASSERT_TRUE(writer);
+  const std::vector<uint64_t> a{0x5555, 0x6666}, b{0x7777}, c{0x8888};
+  InternedStack first = (*writer)->intern(a);
+  EXPECT_TRUE(first.is_new);
+  InternedStack repeat = (*writer)->intern(a);
+  EXPECT_EQ(repeat.id, first.id);
+  EXPECT_FALSE(repeat.is_new);
+  EXPECT_TRUE((*writer)->intern(b).is_new);
+  EXPECT_FALSE((*writer)->intern(b).is_new);
+  EXPECT_FALSE((*writer)->intern({}).is_new);
+  EXPECT_EQ((*writer)->intern({}).id, 0u);
+  // Past two stacks the table resets: `a` is written again under a new id.
+  EXPECT_TRUE((*writer)->intern(c).is_new);
+  InternedStack after_reset = (*writer)->intern(a);
+  EXPECT_TRUE(after_reset.is_new);
+  EXPECT_GT(after_reset.id, first.id);
+  EXPECT_EQ((*writer)->stats().stacks, 4u);
+  ASSERT_TRUE((*writer)->close(0));
+}
+
 TEST(Writer, InternTableResetsButIdsKeepIncreasing) {
   TempDir dir;
   std::string path = dir.path("t.trace");
