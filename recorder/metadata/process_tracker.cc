@@ -218,6 +218,7 @@ void ProcessTracker::onExec(uint32_t pid, uint64_t time) {
   // records the table already follows the exec (their exec record comes
   // before the new image's mappings, this event after them); without them
   // the maps are read again too.
+  for (const auto& listener : exec_listeners_) listener(pid);
   auto it = processes_.find(pid);
   if (it == processes_.end()) {
     readProcess(pid, time);

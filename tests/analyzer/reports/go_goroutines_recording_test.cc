@@ -9,7 +9,8 @@
 // (goid) and when it comes back (next_goid), and `incise offcpu --by
 // goroutine` charges it the naps' time. Recorded system-wide (-a)
 // while it runs, its samples carry the same ids: the recorder finds the Go
-// programs among the running processes.
+// programs among the running processes; started after the recording began,
+// the recorder finds it at its exec.
 // Label "integration": skips without root/BPF, fails instead when CI=true.
 #include <gtest/gtest.h>
 
@@ -21,8 +22,10 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <thread>
 
 #include "format/event_kinds.h"
@@ -58,8 +61,10 @@ std::map<std::string, std::map<uint64_t, uint64_t>> totalsByGoroutine(const nloh
 }
 
 // Each spinning function's samples carry the goroutine id the workload
-// printed for it.
-void expectPrintedGoroutines(const nlohmann::json& doc, const Recording& run) {
+// printed for it. `some_without`: a program that starts while recording
+// has samples with none until the recorder has read its layout at its exec.
+void expectPrintedGoroutines(const nlohmann::json& doc, const Recording& run,
+                             bool some_without = false) {
   auto totals = totalsByGoroutine(doc, run.value("pid"));
   for (const char* function : kFunctions) {
     const std::string name = std::string("main.") + function;
@@ -72,6 +77,7 @@ void expectPrintedGoroutines(const nlohmann::json& doc, const Recording& run) {
     // signal) or ran on its g0 names the goroutine its M runs (m.curg).
     uint64_t printed_samples = 0;
     for (const auto& [goid, count] : by_goid) {
+      if (some_without && goid == 0) continue;
       EXPECT_EQ(goid, printed) << name << ": " << count << " samples";
       if (goid == printed) printed_samples += count;
     }
@@ -220,6 +226,25 @@ TEST(GoGoroutinesRecording, SwitchesOfTheNappingGoroutineCarryItsPrintedId) {
     if (g["pid"] == pid && g["goid"] == napper) napper_blocked = g["blocked_ns"].get<uint64_t>();
   }
   EXPECT_GE(napper_blocked, naps * 3'000'000) << offcpu.dump(1);
+}
+
+TEST(GoGoroutinesRecording, AGoProgramStartedDuringASystemWideRecordingGetsItsPrintedIds) {
+  INCISE_REQUIRE_RECORDING();
+  if (!std::filesystem::exists(kGoGoroutines)) {
+    if (incise::testing::runningInCi()) FAIL() << kGoGoroutines << " not built (no Go toolchain)";
+    GTEST_SKIP() << kGoGoroutines << " not built (no Go toolchain)";
+  }
+  Recording run =
+      incise::testing::recordThenRun({"-a", "-F", "499"}, {kGoGoroutines, "--ms", "600"});
+  RemoveOnExit cleanup{run.trace_path};
+  ASSERT_EQ(run.exit_code, 0) << run.recorder_stderr;
+  ASSERT_TRUE(run.has("pid")) << run.workload_stdout;
+
+  nlohmann::json doc;
+  ASSERT_EQ(
+      testing::runReportJson(runTop, {run.trace_path, "--by", "goroutine", "--limit", "0"}, doc),
+      0);
+  expectPrintedGoroutines(doc, run, /*some_without=*/true);
 }
 
 }  // namespace
