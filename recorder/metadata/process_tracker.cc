@@ -242,7 +242,10 @@ void ProcessTracker::onComm(uint32_t pid, uint32_t tid, const std::string& comm,
 }
 
 void ProcessTracker::onExit(uint32_t pid, uint32_t tid, bool whole_process, uint64_t time) {
-  if (whole_process) table_.exit(pid, time);
+  if (whole_process) {
+    table_.exit(pid, time);
+    for (const auto& listener : exit_listeners_) listener(pid);
+  }
   auto it = processes_.find(pid);
   if (it == processes_.end()) return;
   if (whole_process) {

@@ -106,6 +106,10 @@ class ProcessTracker {
   void addExecListener(std::function<void(uint32_t pid)> listener) {
     exec_listeners_.push_back(std::move(listener));
   }
+  // `listener` runs when a target process (all its threads) exits.
+  void addExitListener(std::function<void(uint32_t pid)> listener) {
+    exit_listeners_.push_back(std::move(listener));
+  }
   void onComm(uint32_t pid, uint32_t tid, const std::string& comm, uint64_t time);
   void onExit(uint32_t pid, uint32_t tid, bool whole_process, uint64_t time);
 
@@ -248,6 +252,7 @@ class ProcessTracker {
   size_t pressure_bytes_ = 0;
   std::function<void()> pressure_handler_;
   std::vector<std::function<void(uint32_t pid)>> exec_listeners_;
+  std::vector<std::function<void(uint32_t pid)>> exit_listeners_;
   bool embed_unwind_tables_ = false;
 };
 

@@ -143,4 +143,9 @@ void goroutineIdsOnExec(int map_fd, uint32_t pid) {
     bpf_map_delete_elem(map_fd, &pid);  // the pid's earlier image may have been Go
 }
 
+void followGoPrograms(ProcessTracker& processes, int map_fd) {
+  processes.addExecListener([map_fd](uint32_t pid) { goroutineIdsOnExec(map_fd, pid); });
+  processes.addExitListener([map_fd](uint32_t pid) { bpf_map_delete_elem(map_fd, &pid); });
+}
+
 }  // namespace incise::recorder

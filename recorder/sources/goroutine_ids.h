@@ -20,8 +20,7 @@
 //   ... load ...
 //   if (Status s = ids.fill(bpf_map__fd(skel->maps.go_processes)); !s) return s;
 //   for (const std::string& note : ids.notes) sink.addNote(note);
-//   if (goProgramsMayStart(config))
-//     sink.processes().addExecListener([fd](uint32_t pid) { goroutineIdsOnExec(fd, pid); });
+//   if (goProgramsMayStart(config)) followGoPrograms(sink.processes(), fd);
 #pragma once
 
 #include <cstdint>
@@ -33,6 +32,7 @@
 
 #include "base/status.h"
 #include "bpf/goroutine.h"
+#include "recorder/metadata/process_tracker.h"
 #include "recorder/record_config.h"
 
 namespace incise::recorder {
@@ -63,7 +63,11 @@ bool goProgramsMayStart(const RecordConfig& config);
 
 // After `pid` execs: puts it into `map_fd` when its new image is a Go
 // program, takes it out otherwise. Past MAX_GO_PROCESSES entries a new Go
-// program gets no goroutine ids.
+// program alive at once gets no goroutine ids.
 void goroutineIdsOnExec(int map_fd, uint32_t pid);
+
+// Follows the recording's execs and exits in `map_fd`, the BPF map
+// `go_processes`: an exited process's entry goes, making room for new ones.
+void followGoPrograms(ProcessTracker& processes, int map_fd);
 
 }  // namespace incise::recorder

@@ -97,10 +97,7 @@ class ProfileSource final : public Source {
     const bool copies_stacks = config_->stacks && config_->user_stack_bytes > 0;
     sink.processes().setEmbedUnwindTables(copies_stacks);
     for (const std::string& note : goroutines_.notes) sink.addNote(note);
-    if (follow_go_execs_) {
-      int map_fd = bpf_map__fd(skel_->maps.go_processes);
-      sink.processes().addExecListener([map_fd](uint32_t pid) { goroutineIdsOnExec(map_fd, pid); });
-    }
+    if (follow_go_execs_) followGoPrograms(sink.processes(), bpf_map__fd(skel_->maps.go_processes));
     if (!copies_stacks)
       sink.processes().setFullSymbolTableLimit(ProcessTracker::kFramePointerFullTableLimit);
     if (!hardware_)

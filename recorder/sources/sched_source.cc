@@ -139,10 +139,7 @@ class SchedSource final : public Source {
 
   Status attach(RingPoller& poller, EventSink& sink) override {
     sink_ = &sink;
-    if (follow_go_execs_) {
-      int map_fd = bpf_map__fd(skel_->maps.go_processes);
-      sink.processes().addExecListener([map_fd](uint32_t pid) { goroutineIdsOnExec(map_fd, pid); });
-    }
+    if (follow_go_execs_) followGoPrograms(sink.processes(), bpf_map__fd(skel_->maps.go_processes));
     if (!use_btf_) sink.addNote("scheduler: no kernel BTF, using raw tracepoints");
     if (emit_sched_)
       sink.addNote("scheduler: stacks " + schedStacksName(config_stacks_) +
