@@ -111,6 +111,22 @@ inline Recording record(const std::vector<std::string>& options,
   return run;
 }
 
+// Starts `words` with descriptor `fd` written to the file `path`: its pid,
+// or -1 when it could not start.
+inline pid_t spawnWithOutputTo(const std::vector<std::string>& words, int fd,
+                               const std::string& path) {
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, fd, path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  std::vector<char*> argv;
+  for (const std::string& word : words) argv.push_back(const_cast<char*>(word.c_str()));
+  argv.push_back(nullptr);
+  pid_t child = -1;
+  int spawned = posix_spawn(&child, argv[0], &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  return spawned == 0 ? child : -1;
+}
+
 // Starts `incise-record OPTIONS -o TMP` (-a or --cgroup) in the background,
 // waits for its recording line, then runs COMMAND to its end and stops the
 // recorder (SIGINT): a program that starts after the recording began.
@@ -120,24 +136,11 @@ inline Recording recordThenRun(const std::vector<std::string>& options,
   run.trace_path = incise::testing::tempTracePath("started_later") + ".trace";
   const std::string out = run.trace_path + ".out";
   const std::string err = run.trace_path + ".err";
-  auto spawn = [](const std::vector<std::string>& words, int fd, const std::string& path) {
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, fd, path.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
-                                     0600);
-    std::vector<char*> argv;
-    for (const std::string& word : words) argv.push_back(const_cast<char*>(word.c_str()));
-    argv.push_back(nullptr);
-    pid_t child = -1;
-    int spawned = posix_spawn(&child, argv[0], &actions, nullptr, argv.data(), environ);
-    posix_spawn_file_actions_destroy(&actions);
-    return spawned == 0 ? child : -1;
-  };
   // -d bounds the recording should the stop below never come.
   std::vector<std::string> recorder_args = {INCISE_RECORD_BIN};
   recorder_args.insert(recorder_args.end(), options.begin(), options.end());
   recorder_args.insert(recorder_args.end(), {"-d", "60", "-o", run.trace_path});
-  pid_t recorder = spawn(recorder_args, STDERR_FILENO, err);
+  pid_t recorder = spawnWithOutputTo(recorder_args, STDERR_FILENO, err);
   if (recorder < 0) return run;
   auto recorderStderr = [&err] {
     std::stringstream text;
@@ -147,7 +150,7 @@ inline Recording recordThenRun(const std::vector<std::string>& options,
   for (int i = 0;
        i < 3000 && recorderStderr().find("incise-record: recording ") == std::string::npos; ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  pid_t workload = spawn(command, STDOUT_FILENO, out);
+  pid_t workload = spawnWithOutputTo(command, STDOUT_FILENO, out);
   int status = 0;
   if (workload > 0) waitpid(workload, &status, 0);
   kill(recorder, SIGINT);

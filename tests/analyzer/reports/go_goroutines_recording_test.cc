@@ -14,18 +14,14 @@
 // Label "integration": skips without root/BPF, fails instead when CI=true.
 #include <gtest/gtest.h>
 
-#include <fcntl.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <thread>
 
 #include "format/event_kinds.h"
@@ -85,6 +81,16 @@ void expectPrintedGoroutines(const nlohmann::json& doc, const Recording& run,
   }
 }
 
+// `incise top --by goroutine --json` of the run's trace, checked as above.
+void expectTopByGoroutine(const Recording& run, bool some_without = false) {
+  nlohmann::json doc;
+  ASSERT_EQ(
+      testing::runReportJson(runTop, {run.trace_path, "--by", "goroutine", "--limit", "0"}, doc),
+      0);
+  ASSERT_EQ(doc["by"], "goroutine");
+  expectPrintedGoroutines(doc, run, some_without);
+}
+
 TEST(GoGoroutinesRecording, SamplesOfEachGoroutinesFunctionCarryItsPrintedId) {
   INCISE_REQUIRE_RECORDING();
   if (!std::filesystem::exists(kGoGoroutines)) {
@@ -96,12 +102,7 @@ TEST(GoGoroutinesRecording, SamplesOfEachGoroutinesFunctionCarryItsPrintedId) {
   ASSERT_EQ(run.exit_code, 0) << run.recorder_stderr;
   ASSERT_TRUE(run.has("pid")) << run.workload_stdout;
 
-  nlohmann::json doc;
-  ASSERT_EQ(
-      testing::runReportJson(runTop, {run.trace_path, "--by", "goroutine", "--limit", "0"}, doc),
-      0);
-  ASSERT_EQ(doc["by"], "goroutine");
-  expectPrintedGoroutines(doc, run);
+  expectTopByGoroutine(run);
 }
 
 // Runs the workload in the background, records every process (-a) for a
@@ -110,17 +111,8 @@ Recording recordSystemWide(const std::vector<std::string>& command) {
   Recording run;
   run.trace_path = incise::testing::tempTracePath("go_goroutines_all") + ".trace";
   const std::string out = run.trace_path + ".out";
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out.c_str(),
-                                   O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  std::vector<char*> argv;
-  for (const std::string& word : command) argv.push_back(const_cast<char*>(word.c_str()));
-  argv.push_back(nullptr);
-  pid_t child = -1;
-  int spawned = posix_spawn(&child, argv[0], &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (spawned != 0) {
+  pid_t child = incise::testing::spawnWithOutputTo(command, STDOUT_FILENO, out);
+  if (child < 0) {
     run.exit_code = 127;
     return run;
   }
@@ -157,11 +149,7 @@ TEST(GoGoroutinesRecording, SystemWideSamplesOfEachGoroutinesFunctionCarryItsPri
   ASSERT_EQ(run.exit_code, 0) << run.recorder_stderr;
   ASSERT_TRUE(run.has("pid")) << run.workload_stdout;
 
-  nlohmann::json doc;
-  ASSERT_EQ(
-      testing::runReportJson(runTop, {run.trace_path, "--by", "goroutine", "--limit", "0"}, doc),
-      0);
-  expectPrintedGoroutines(doc, run);
+  expectTopByGoroutine(run);
 }
 
 TEST(GoGoroutinesRecording, SwitchesOfTheNappingGoroutineCarryItsPrintedId) {
@@ -240,11 +228,7 @@ TEST(GoGoroutinesRecording, AGoProgramStartedDuringASystemWideRecordingGetsItsPr
   ASSERT_EQ(run.exit_code, 0) << run.recorder_stderr;
   ASSERT_TRUE(run.has("pid")) << run.workload_stdout;
 
-  nlohmann::json doc;
-  ASSERT_EQ(
-      testing::runReportJson(runTop, {run.trace_path, "--by", "goroutine", "--limit", "0"}, doc),
-      0);
-  expectPrintedGoroutines(doc, run, /*some_without=*/true);
+  expectTopByGoroutine(run, /*some_without=*/true);
 }
 
 }  // namespace
