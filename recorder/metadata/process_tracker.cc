@@ -218,6 +218,7 @@ void ProcessTracker::onExec(uint32_t pid, uint64_t time) {
   // records the table already follows the exec (their exec record comes
   // before the new image's mappings, this event after them); without them
   // the maps are read again too.
+  for (const auto& listener : exec_listeners_) listener(pid);
   auto it = processes_.find(pid);
   if (it == processes_.end()) {
     readProcess(pid, time);
@@ -241,7 +242,10 @@ void ProcessTracker::onComm(uint32_t pid, uint32_t tid, const std::string& comm,
 }
 
 void ProcessTracker::onExit(uint32_t pid, uint32_t tid, bool whole_process, uint64_t time) {
-  if (whole_process) table_.exit(pid, time);
+  if (whole_process) {
+    table_.exit(pid, time);
+    for (const auto& listener : exit_listeners_) listener(pid);
+  }
   auto it = processes_.find(pid);
   if (it == processes_.end()) return;
   if (whole_process) {

@@ -48,6 +48,7 @@
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "base/status.h"
@@ -101,6 +102,14 @@ class ProcessTracker {
 
   void onFork(uint32_t parent_pid, uint32_t child_pid, uint32_t child_tid, uint64_t time);
   void onExec(uint32_t pid, uint64_t time);
+  // `listener` runs on every exec a target makes, before the new image is read.
+  void addExecListener(std::function<void(uint32_t pid)> listener) {
+    exec_listeners_.push_back(std::move(listener));
+  }
+  // `listener` runs when a target process (all its threads) exits.
+  void addExitListener(std::function<void(uint32_t pid)> listener) {
+    exit_listeners_.push_back(std::move(listener));
+  }
   void onComm(uint32_t pid, uint32_t tid, const std::string& comm, uint64_t time);
   void onExit(uint32_t pid, uint32_t tid, bool whole_process, uint64_t time);
 
@@ -242,6 +251,8 @@ class ProcessTracker {
   size_t pending_object_bytes_ = 0;
   size_t pressure_bytes_ = 0;
   std::function<void()> pressure_handler_;
+  std::vector<std::function<void(uint32_t pid)>> exec_listeners_;
+  std::vector<std::function<void(uint32_t pid)>> exit_listeners_;
   bool embed_unwind_tables_ = false;
 };
 

@@ -129,4 +129,23 @@ GoroutineIds findGoroutineIds(const RecordConfig& config, const std::vector<uint
   return ids;
 }
 
+bool goProgramsMayStart(const RecordConfig& config) {
+  return config.target_kind == TargetKind::kAll || config.target_kind == TargetKind::kCgroup;
+}
+
+void goroutineIdsOnExec(int map_fd, uint32_t pid) {
+  Result<std::optional<go_process>> layout =
+      goThreadLayout("/proc/" + std::to_string(pid) + "/exe");
+  // A full map refuses the update: that program's samples carry no ids.
+  if (layout && *layout)
+    bpf_map_update_elem(map_fd, &pid, &**layout, BPF_ANY);
+  else
+    bpf_map_delete_elem(map_fd, &pid);  // the pid's earlier image may have been Go
+}
+
+void followGoPrograms(ProcessTracker& processes, int map_fd) {
+  processes.addExecListener([map_fd](uint32_t pid) { goroutineIdsOnExec(map_fd, pid); });
+  processes.addExitListener([map_fd](uint32_t pid) { bpf_map_delete_elem(map_fd, &pid); });
+}
+
 }  // namespace incise::recorder

@@ -11,14 +11,16 @@
 // Targets are the executables targetExecutables names
 // (recorder/probes/go_target_executables.h), as for the Go mutex probes:
 // the `-- CMD` program, the `-p` processes', and under -a or --cgroup those
-// of the processes running when recording starts. The layout is read once
-// per executable file and shared by every source that asks.
+// of the processes running when recording starts and of each process that
+// execs a Go program later. The layout is read once per executable file and
+// shared by every source that asks.
 //
 //   GoroutineIds ids = findGoroutineIds(config, filter.pids());
 //   skel->rodata->go_targets = !ids.processes.empty();
 //   ... load ...
 //   if (Status s = ids.fill(bpf_map__fd(skel->maps.go_processes)); !s) return s;
 //   for (const std::string& note : ids.notes) sink.addNote(note);
+//   if (goProgramsMayStart(config)) followGoPrograms(sink.processes(), fd);
 #pragma once
 
 #include <cstdint>
@@ -30,6 +32,7 @@
 
 #include "base/status.h"
 #include "bpf/goroutine.h"
+#include "recorder/metadata/process_tracker.h"
 #include "recorder/record_config.h"
 
 namespace incise::recorder {
@@ -53,5 +56,18 @@ struct GoroutineIds {
 
 // `pids`: the recording's target processes (the command's child for `-- CMD`).
 GoroutineIds findGoroutineIds(const RecordConfig& config, const std::vector<uint32_t>& pids);
+
+// Whether a Go program may start while recording (-a, --cgroup): then
+// `go_targets` is on from the start and each exec asks goroutineIdsOnExec.
+bool goProgramsMayStart(const RecordConfig& config);
+
+// After `pid` execs: puts it into `map_fd` when its new image is a Go
+// program, takes it out otherwise. Past MAX_GO_PROCESSES entries a new Go
+// program alive at once gets no goroutine ids.
+void goroutineIdsOnExec(int map_fd, uint32_t pid);
+
+// Follows the recording's execs and exits in `map_fd`, the BPF map
+// `go_processes`: an exited process's entry goes, making room for new ones.
+void followGoPrograms(ProcessTracker& processes, int map_fd);
 
 }  // namespace incise::recorder

@@ -73,7 +73,8 @@ class ProfileSource final : public Source {
     if (!goroutines_.processes.empty() && skel_->rodata->user_stack_bytes > 0)
       goroutines_.notes.push_back(
           "goroutine ids: samples with stack copies (-g dwarf, hybrid) carry none");
-    skel_->rodata->go_targets = !goroutines_.processes.empty();
+    follow_go_execs_ = goProgramsMayStart(config) && skel_->rodata->user_stack_bytes == 0;
+    skel_->rodata->go_targets = !goroutines_.processes.empty() || follow_go_execs_;
     if (Status s = prepareSkeleton(skel_.get(), filter, ringBytesFor(config, 2)); !s)
       return s.error().context("cpu samples");
     if (config.user_stack_bytes > 0) {
@@ -96,6 +97,7 @@ class ProfileSource final : public Source {
     const bool copies_stacks = config_->stacks && config_->user_stack_bytes > 0;
     sink.processes().setEmbedUnwindTables(copies_stacks);
     for (const std::string& note : goroutines_.notes) sink.addNote(note);
+    if (follow_go_execs_) followGoPrograms(sink.processes(), bpf_map__fd(skel_->maps.go_processes));
     if (!copies_stacks)
       sink.processes().setFullSymbolTableLimit(ProcessTracker::kFramePointerFullTableLimit);
     if (!hardware_)
@@ -210,7 +212,8 @@ class ProfileSource final : public Source {
   std::vector<uint32_t> target_pids_;  // -p, -- CMD: sample per thread
   DropCounter drops_;
   EventSink* sink_ = nullptr;
-  GoroutineIds goroutines_;  // Go targets: where their threads keep the goroutine
+  GoroutineIds goroutines_;       // Go targets: where their threads keep the goroutine
+  bool follow_go_execs_ = false;  // Go programs started later get ids too
 };
 
 }  // namespace

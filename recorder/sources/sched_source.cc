@@ -117,8 +117,9 @@ class SchedSource final : public Source {
         config.lock_mode == LockMode::kAll || !config.lock_probes.empty();
     // Where a Go layout cannot be read, the cpu samples source notes it.
     if (emit_sched_ || futex_waits_) goroutines_ = findGoroutineIds(config, filter.pids());
-    skel_->rodata->go_targets = !goroutines_.processes.empty();
-    if (goroutines_.processes.empty()) {
+    follow_go_execs_ = (emit_sched_ || futex_waits_) && goProgramsMayStart(config);
+    skel_->rodata->go_targets = !goroutines_.processes.empty() || follow_go_execs_;
+    if (!skel_->rodata->go_targets) {
       if (int err = bpf_map__set_max_entries(skel_->maps.go_thread_goids, 1))
         return libbpfError("scheduler: size the goroutine map", err);
     }
@@ -138,6 +139,7 @@ class SchedSource final : public Source {
 
   Status attach(RingPoller& poller, EventSink& sink) override {
     sink_ = &sink;
+    if (follow_go_execs_) followGoPrograms(sink.processes(), bpf_map__fd(skel_->maps.go_processes));
     if (!use_btf_) sink.addNote("scheduler: no kernel BTF, using raw tracepoints");
     if (emit_sched_)
       sink.addNote("scheduler: stacks " + schedStacksName(config_stacks_) +
@@ -417,7 +419,8 @@ class SchedSource final : public Source {
   SchedStacks config_stacks_ = SchedStacks::kBlocked;
   // --sched-min-block: holds back and drops short blocks' rows (unset at 0).
   std::optional<ShortBlocks> short_blocks_;
-  GoroutineIds goroutines_;  // Go targets: where their threads keep the goroutine
+  GoroutineIds goroutines_;       // Go targets: where their threads keep the goroutine
+  bool follow_go_execs_ = false;  // Go programs started later get ids too
   uint64_t min_block_us_ = 0;
   bool use_btf_ = true;
   SkeletonPtr<sched_bpf> skel_{nullptr, &sched_bpf__destroy};

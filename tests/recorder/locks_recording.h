@@ -9,8 +9,13 @@
 //   TraceView trace(run.trace_path);
 #pragma once
 
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
+#include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
@@ -18,6 +23,7 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "tests/recorder/recorder_test_support.h"
@@ -101,6 +107,62 @@ inline Recording record(const std::vector<std::string>& options,
   args.insert(args.end(), command.begin(), command.end());
   Recording run = runRecorder(args);
   run.trace_path = trace_path;
+  run.parseValues();
+  return run;
+}
+
+// Starts `words` with descriptor `fd` written to the file `path`: its pid,
+// or -1 when it could not start.
+inline pid_t spawnWithOutputTo(const std::vector<std::string>& words, int fd,
+                               const std::string& path) {
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, fd, path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  std::vector<char*> argv;
+  for (const std::string& word : words) argv.push_back(const_cast<char*>(word.c_str()));
+  argv.push_back(nullptr);
+  pid_t child = -1;
+  int spawned = posix_spawn(&child, argv[0], &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  return spawned == 0 ? child : -1;
+}
+
+// Starts `incise-record OPTIONS -o TMP` (-a or --cgroup) in the background,
+// waits for its recording line, then runs COMMAND to its end and stops the
+// recorder (SIGINT): a program that starts after the recording began.
+inline Recording recordThenRun(const std::vector<std::string>& options,
+                               const std::vector<std::string>& command) {
+  Recording run;
+  run.trace_path = incise::testing::tempTracePath("started_later") + ".trace";
+  const std::string out = run.trace_path + ".out";
+  const std::string err = run.trace_path + ".err";
+  // -d bounds the recording should the stop below never come.
+  std::vector<std::string> recorder_args = {INCISE_RECORD_BIN};
+  recorder_args.insert(recorder_args.end(), options.begin(), options.end());
+  recorder_args.insert(recorder_args.end(), {"-d", "60", "-o", run.trace_path});
+  pid_t recorder = spawnWithOutputTo(recorder_args, STDERR_FILENO, err);
+  if (recorder < 0) return run;
+  auto recorderStderr = [&err] {
+    std::stringstream text;
+    text << std::ifstream(err).rdbuf();
+    return text.str();
+  };
+  for (int i = 0;
+       i < 3000 && recorderStderr().find("incise-record: recording ") == std::string::npos; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  pid_t workload = spawnWithOutputTo(command, STDOUT_FILENO, out);
+  int status = 0;
+  if (workload > 0) waitpid(workload, &status, 0);
+  kill(recorder, SIGINT);
+  int recorder_status = 0;
+  waitpid(recorder, &recorder_status, 0);
+  run.exit_code = workload < 0                        ? 127
+                  : !WIFEXITED(recorder_status)       ? 128
+                  : WEXITSTATUS(recorder_status) != 0 ? WEXITSTATUS(recorder_status)
+                  : WIFEXITED(status)                 ? WEXITSTATUS(status)
+                                                      : 128;
+  run.recorder_stderr = readAndRemove(err);
+  run.workload_stdout = readAndRemove(out);
   run.parseValues();
   return run;
 }

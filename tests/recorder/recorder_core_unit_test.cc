@@ -97,6 +97,22 @@ TEST(ProcessTracker, ForgetsExitedProcessesAfterTheRetentionAndSeesPidReuse) {
   fs::remove_all(root);
 }
 
+TEST(ProcessTracker, TellsItsListenersOfExecsAndWholeProcessExits) {
+  fs::path root = makeFakeProc();
+  ProcessTracker tracker(root.string());
+  std::vector<uint32_t> execs, exits;
+  tracker.addExecListener([&execs](uint32_t pid) { execs.push_back(pid); });
+  tracker.addExitListener([&exits](uint32_t pid) { exits.push_back(pid); });
+  tracker.noteThread(42, 43, 1);
+  tracker.onExec(42, 2);
+  tracker.onExit(42, 43, /*whole_process=*/false, 3);  // one thread: not the process
+  EXPECT_TRUE(exits.empty());
+  tracker.onExit(42, 42, /*whole_process=*/true, 4);
+  EXPECT_EQ(execs, std::vector<uint32_t>{42});
+  EXPECT_EQ(exits, std::vector<uint32_t>{42});
+  fs::remove_all(root);
+}
+
 TEST(ProcessTracker, DropsExitedThreadsAndProcessesThatVanishedWithoutAnExit) {
   fs::path root = makeFakeProc();
   ProcessTracker tracker(root.string());

@@ -9,12 +9,11 @@
 // (goid) and when it comes back (next_goid), and `incise offcpu --by
 // goroutine` charges it the naps' time. Recorded system-wide (-a)
 // while it runs, its samples carry the same ids: the recorder finds the Go
-// programs among the running processes.
+// programs among the running processes; started after the recording began,
+// the recorder finds it at its exec.
 // Label "integration": skips without root/BPF, fails instead when CI=true.
 #include <gtest/gtest.h>
 
-#include <fcntl.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -58,8 +57,10 @@ std::map<std::string, std::map<uint64_t, uint64_t>> totalsByGoroutine(const nloh
 }
 
 // Each spinning function's samples carry the goroutine id the workload
-// printed for it.
-void expectPrintedGoroutines(const nlohmann::json& doc, const Recording& run) {
+// printed for it. `some_without`: a program that starts while recording
+// has samples with none until the recorder has read its layout at its exec.
+void expectPrintedGoroutines(const nlohmann::json& doc, const Recording& run,
+                             bool some_without = false) {
   auto totals = totalsByGoroutine(doc, run.value("pid"));
   for (const char* function : kFunctions) {
     const std::string name = std::string("main.") + function;
@@ -72,11 +73,22 @@ void expectPrintedGoroutines(const nlohmann::json& doc, const Recording& run) {
     // signal) or ran on its g0 names the goroutine its M runs (m.curg).
     uint64_t printed_samples = 0;
     for (const auto& [goid, count] : by_goid) {
+      if (some_without && goid == 0) continue;
       EXPECT_EQ(goid, printed) << name << ": " << count << " samples";
       if (goid == printed) printed_samples += count;
     }
     EXPECT_GE(printed_samples, 5u) << name << "\n" << doc.dump(1);
   }
+}
+
+// `incise top --by goroutine --json` of the run's trace, checked as above.
+void expectTopByGoroutine(const Recording& run, bool some_without = false) {
+  nlohmann::json doc;
+  ASSERT_EQ(
+      testing::runReportJson(runTop, {run.trace_path, "--by", "goroutine", "--limit", "0"}, doc),
+      0);
+  ASSERT_EQ(doc["by"], "goroutine");
+  expectPrintedGoroutines(doc, run, some_without);
 }
 
 TEST(GoGoroutinesRecording, SamplesOfEachGoroutinesFunctionCarryItsPrintedId) {
@@ -90,12 +102,7 @@ TEST(GoGoroutinesRecording, SamplesOfEachGoroutinesFunctionCarryItsPrintedId) {
   ASSERT_EQ(run.exit_code, 0) << run.recorder_stderr;
   ASSERT_TRUE(run.has("pid")) << run.workload_stdout;
 
-  nlohmann::json doc;
-  ASSERT_EQ(
-      testing::runReportJson(runTop, {run.trace_path, "--by", "goroutine", "--limit", "0"}, doc),
-      0);
-  ASSERT_EQ(doc["by"], "goroutine");
-  expectPrintedGoroutines(doc, run);
+  expectTopByGoroutine(run);
 }
 
 // Runs the workload in the background, records every process (-a) for a
@@ -104,17 +111,8 @@ Recording recordSystemWide(const std::vector<std::string>& command) {
   Recording run;
   run.trace_path = incise::testing::tempTracePath("go_goroutines_all") + ".trace";
   const std::string out = run.trace_path + ".out";
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out.c_str(),
-                                   O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  std::vector<char*> argv;
-  for (const std::string& word : command) argv.push_back(const_cast<char*>(word.c_str()));
-  argv.push_back(nullptr);
-  pid_t child = -1;
-  int spawned = posix_spawn(&child, argv[0], &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (spawned != 0) {
+  pid_t child = incise::testing::spawnWithOutputTo(command, STDOUT_FILENO, out);
+  if (child < 0) {
     run.exit_code = 127;
     return run;
   }
@@ -151,11 +149,7 @@ TEST(GoGoroutinesRecording, SystemWideSamplesOfEachGoroutinesFunctionCarryItsPri
   ASSERT_EQ(run.exit_code, 0) << run.recorder_stderr;
   ASSERT_TRUE(run.has("pid")) << run.workload_stdout;
 
-  nlohmann::json doc;
-  ASSERT_EQ(
-      testing::runReportJson(runTop, {run.trace_path, "--by", "goroutine", "--limit", "0"}, doc),
-      0);
-  expectPrintedGoroutines(doc, run);
+  expectTopByGoroutine(run);
 }
 
 TEST(GoGoroutinesRecording, SwitchesOfTheNappingGoroutineCarryItsPrintedId) {
@@ -220,6 +214,21 @@ TEST(GoGoroutinesRecording, SwitchesOfTheNappingGoroutineCarryItsPrintedId) {
     if (g["pid"] == pid && g["goid"] == napper) napper_blocked = g["blocked_ns"].get<uint64_t>();
   }
   EXPECT_GE(napper_blocked, naps * 3'000'000) << offcpu.dump(1);
+}
+
+TEST(GoGoroutinesRecording, AGoProgramStartedDuringASystemWideRecordingGetsItsPrintedIds) {
+  INCISE_REQUIRE_RECORDING();
+  if (!std::filesystem::exists(kGoGoroutines)) {
+    if (incise::testing::runningInCi()) FAIL() << kGoGoroutines << " not built (no Go toolchain)";
+    GTEST_SKIP() << kGoGoroutines << " not built (no Go toolchain)";
+  }
+  Recording run =
+      incise::testing::recordThenRun({"-a", "-F", "499"}, {kGoGoroutines, "--ms", "600"});
+  RemoveOnExit cleanup{run.trace_path};
+  ASSERT_EQ(run.exit_code, 0) << run.recorder_stderr;
+  ASSERT_TRUE(run.has("pid")) << run.workload_stdout;
+
+  expectTopByGoroutine(run, /*some_without=*/true);
 }
 
 }  // namespace
