@@ -26,7 +26,8 @@
 // first time a frame hits it, while the process and its root still exist.
 // Symbol tables are the biggest thing the tracker holds: once the queued
 // ones exceed setMetadataPressure's byte threshold it calls the handler,
-// which writes them out (the recorder flushes the writer there).
+// which has them written out: at once outside a ring poll, else right after
+// the poll, which the handler ends early (RingPoller::pause).
 //
 // Objects with huge tables (libLLVM, libclang-cpp: 100k+ symbols, 15 MB of
 // names, 40 MB while encoded) embed only the symbols their frames hit: the
