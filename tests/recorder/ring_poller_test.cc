@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "base/unique_fd.h"
+#include "recorder/libbpf_options.h"
 
 namespace incise::recorder {
 namespace {
@@ -44,8 +45,10 @@ UniqueFd loadRecordWriter(int ring_fd) {
 
 void writeRecords(int program_fd, int count) {
   unsigned char packet[64] = {};
-  LIBBPF_OPTS(bpf_test_run_opts, run, .data_in = packet, .data_size_in = sizeof(packet),
-              .repeat = count);
+  auto run = libbpfOptions<bpf_test_run_opts>();
+  run.data_in = packet;
+  run.data_size_in = sizeof(packet);
+  run.repeat = count;
   ASSERT_EQ(bpf_prog_test_run_opts(program_fd, &run), 0) << std::strerror(errno);
 }
 
