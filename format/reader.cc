@@ -4,7 +4,6 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -50,9 +49,6 @@ class ReaderImpl final : public Reader {
  public:
   ReaderImpl(TraceFile file, const ReaderOptions& options)
       : file_(std::move(file)), options_(options) {}
-  ~ReaderImpl() override {
-    if (file_.fd >= 0) ::close(file_.fd);
-  }
 
   Status open() {
     if (file_.size < sizeof(kFileMagic)) {
@@ -61,8 +57,8 @@ class ReaderImpl final : public Reader {
     }
     char magic[sizeof(kFileMagic)];
     INCISE_RETURN_IF_ERROR(
-        preadAll(file_.fd, 0, std::span<uint8_t>(reinterpret_cast<uint8_t*>(magic), sizeof(magic)),
-                 file_.path));
+        preadAll(file_.fd.get(), 0,
+                 std::span<uint8_t>(reinterpret_cast<uint8_t*>(magic), sizeof(magic)), file_.path));
     bool magic_ok = std::memcmp(magic, kFileMagic, sizeof(magic)) == 0;
     recovery_.file_size = file_.size;
     uint64_t after_header = sizeof(kFileMagic);
@@ -285,7 +281,7 @@ class ReaderImpl final : public Reader {
     }
     uint64_t trailer_at = file_.size - kTrailerSize;
     uint8_t trailer[kTrailerSize];
-    INCISE_RETURN_IF_ERROR(preadAll(file_.fd, trailer_at, trailer, file_.path));
+    INCISE_RETURN_IF_ERROR(preadAll(file_.fd.get(), trailer_at, trailer, file_.path));
     if (std::memcmp(trailer + 8, kTrailerMagic, sizeof(kTrailerMagic)) != 0) {
       return Error("no trailer at the end of the file (recording cut short?)");
     }
@@ -471,20 +467,14 @@ class ReaderImpl final : public Reader {
 
 Result<std::unique_ptr<Reader>> Reader::open(const std::string& path,
                                              const ReaderOptions& options) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return Error("cannot open " + path + ": " + std::strerror(errno));
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd) return Error("cannot open " + path + ": " + std::strerror(errno));
   struct stat st;
-  if (::fstat(fd, &st) != 0) {
-    Error e("cannot stat " + path + ": " + std::strerror(errno));
-    ::close(fd);
-    return e;
-  }
-  if (!S_ISREG(st.st_mode)) {
-    ::close(fd);
-    return Error(path + " is not a regular file");
-  }
-  auto reader =
-      std::make_unique<ReaderImpl>(TraceFile{fd, path, static_cast<uint64_t>(st.st_size)}, options);
+  if (::fstat(fd.get(), &st) != 0)
+    return Error("cannot stat " + path + ": " + std::strerror(errno));
+  if (!S_ISREG(st.st_mode)) return Error(path + " is not a regular file");
+  auto reader = std::make_unique<ReaderImpl>(
+      TraceFile{std::move(fd), path, static_cast<uint64_t>(st.st_size)}, options);
   INCISE_RETURN_IF_ERROR(reader->open());
   return std::unique_ptr<Reader>(std::move(reader));
 }

@@ -17,7 +17,7 @@ std::string at(uint64_t offset) {
 bool isTrailerAt(const TraceFile& file, uint64_t offset) {
   if (offset + kTrailerSize != file.size) return false;
   uint8_t trailer[kTrailerSize];
-  if (!preadAll(file.fd, offset, trailer, file.path)) return false;
+  if (!preadAll(file.fd.get(), offset, trailer, file.path)) return false;
   return std::memcmp(trailer + 8, kTrailerMagic, sizeof(kTrailerMagic)) == 0;
 }
 
@@ -30,7 +30,7 @@ uint64_t findNextBlock(const TraceFile& file, uint64_t from) {
   while (from + kBlockHeaderSize <= file.size) {
     size_t n = static_cast<size_t>(std::min<uint64_t>(kWindow, file.size - from));
     window.resize(n);
-    if (!preadAll(file.fd, from, window, file.path)) return file.size;
+    if (!preadAll(file.fd.get(), from, window, file.path)) return file.size;
     for (size_t i = 0; i + sizeof(sync) <= n; ++i) {
       if (std::memcmp(window.data() + i, sync, sizeof(sync)) != 0) continue;
       if (readVerifiedBlock(file, from + i, file.size)) return from + i;
@@ -58,7 +58,7 @@ RegionCopy readRegionCopy(const TraceFile& file, uint64_t at, const BlockHeader&
     return copy;
   }
   std::vector<uint8_t> payload(header.length);
-  if (!preadAll(file.fd, at + kBlockHeaderSize, payload, file.path)) return copy;
+  if (!preadAll(file.fd.get(), at + kBlockHeaderSize, payload, file.path)) return copy;
   if (!payloadMatches(header, payload)) return copy;
   copy.start = getU64(payload.data());
   copy.end = getU64(payload.data() + 8);
@@ -73,7 +73,7 @@ std::vector<RegionCopy> findRegionCopies(const TraceFile& file, uint64_t start) 
   uint64_t pos = start;
   uint8_t raw[kBlockHeaderSize];
   while (pos + kBlockHeaderSize <= file.size && !isTrailerAt(file, pos)) {
-    Result<BlockHeader> header = preadAll(file.fd, pos, raw, file.path)
+    Result<BlockHeader> header = preadAll(file.fd.get(), pos, raw, file.path)
                                      ? parseBlockHeader(ByteSpan(raw, sizeof(raw)))
                                      : Result<BlockHeader>(Error("unreadable"));
     if (!header) {
@@ -114,7 +114,7 @@ Result<VerifiedBlock> readVerifiedBlock(const TraceFile& file, uint64_t offset, 
                  " bytes left, too few for a block header");
   }
   uint8_t raw[kBlockHeaderSize];
-  Status read = preadAll(file.fd, offset, raw, file.path);
+  Status read = preadAll(file.fd.get(), offset, raw, file.path);
   if (!read) return read.error();
   Result<BlockHeader> header = parseBlockHeader(ByteSpan(raw, sizeof(raw)));
   if (!header) return header.error().context(blockAt(offset));
@@ -124,7 +124,7 @@ Result<VerifiedBlock> readVerifiedBlock(const TraceFile& file, uint64_t offset, 
                  " bytes but only " + std::to_string(left) + " remain");
   }
   VerifiedBlock block{*header, std::vector<uint8_t>(header->length)};
-  read = preadAll(file.fd, offset + kBlockHeaderSize, block.payload, file.path);
+  read = preadAll(file.fd.get(), offset + kBlockHeaderSize, block.payload, file.path);
   if (!read) return read.error();
   if (!payloadMatches(*header, block.payload)) {
     return Error(at(offset) + "payload checksum mismatch");

@@ -14,13 +14,15 @@
 #include <string>
 #include <vector>
 
+#include "base/unique_fd.h"
 #include "format/block_io.h"
 #include "format/recovery_report.h"
 
 namespace incise::format {
 
+// An open trace: the reader owns the descriptor, the recovery scan reads it.
 struct TraceFile {
-  int fd = -1;
+  UniqueFd fd;
   std::string path;
   uint64_t size = 0;
 };
