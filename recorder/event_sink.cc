@@ -31,7 +31,7 @@ uint64_t EventSink::internStack(uint32_t pid, std::span<const uint64_t> frames,
   format::InternedStack stack = writer_.intern(frames);
   // Only a stack seen for the first time needs its frames mapped to objects.
   if (stack.is_new) {
-    processes_.noteKernelFrames(frames.first(kernel_count));
+    processes_.symbols().noteKernelFrames(frames.first(kernel_count));
     processes_.noteUserFrames(pid, frames.subspan(kernel_count), monotonicNowNs());
   }
   return stack.id;

@@ -299,7 +299,7 @@ class Session {
     phases_.mark("trace header written");
     sink_.emplace(*writer_, tracker_);
     if (Status s = tracker_.useVdsoImage(); !s) sink_->addNote(s.message());
-    tracker_.setMetadataPressure(kMetadataPressureBytes, [this] {
+    tracker_.symbols().setPressure(kMetadataPressureBytes, [this] {
       // Inside a ring callback a flush would stall every ring behind it: the
       // poll stops after this record instead, and the loop writes them out.
       if (poller_.pause()) {
@@ -566,8 +566,8 @@ class Session {
     if (growths_.size() > kGrowthHistory) growths_.erase(growths_.begin());
     uint64_t next_flush = *std::max_element(growths_.begin(), growths_.end());
     uint64_t finish = kFinishFixedBytes +
-                      kFinishBytesPerLargeObjectHit * tracker_.largeObjectHitOffsets() +
-                      kFinishBytesPerKernelAddress * tracker_.hitKernelAddresses().size();
+                      kFinishBytesPerLargeObjectHit * tracker_.symbols().largeObjectHitOffsets() +
+                      kFinishBytesPerKernelAddress * tracker_.symbols().hitKernelAddresses().size();
     return bytes + next_flush + finish >= config_.max_size_bytes;
   }
 
@@ -644,7 +644,7 @@ class Session {
     // this thread's by step.
     const double finish_cpu = processCpuSeconds();
     const double finish_thread_ms = threadCpuMs();
-    if (!skipRequested()) tracker_.readLargeObjects();
+    if (!skipRequested()) tracker_.symbols().readLargeObjects();
     const double large_objects_ms = threadCpuMs();
     uint64_t now = monotonicNowNs();
     flushMetadata(now);

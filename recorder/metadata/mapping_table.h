@@ -92,6 +92,12 @@ struct ExecutableMapping {
   std::shared_ptr<const MappedObject> object;  // never null
 };
 
+// Where the recorder can read the object of `mapping`; empty for anonymous
+// memory and special mappings it has no image of.
+inline const std::string& readablePath(const ExecutableMapping& mapping) {
+  return mapping.open_path.empty() ? mapping.object->image_path : mapping.open_path;
+}
+
 // The file of `mapping` opened read-only (O_CLOEXEC): through the process,
 // else the vDSO copy, else the same path in the recorder's own mount
 // namespace (the process is gone). -1 when none opens.

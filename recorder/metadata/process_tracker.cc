@@ -34,12 +34,6 @@ uint64_t monotonicNs() {
   return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000ull + static_cast<uint64_t>(ts.tv_nsec);
 }
 
-// Where the recorder can read the object of a mapping; empty for anonymous
-// memory and special mappings it has no image of.
-const std::string& readablePath(const ExecutableMapping& mapping) {
-  return mapping.open_path.empty() ? mapping.object->image_path : mapping.open_path;
-}
-
 }  // namespace
 
 std::string ProcessTracker::readSmallFile(const std::string& path) const {
@@ -288,124 +282,21 @@ size_t ProcessTracker::threadCount() const {
   return count;
 }
 
-void ProcessTracker::setMetadataPressure(size_t bytes, std::function<void()> handler) {
-  pressure_bytes_ = bytes;
-  pressure_handler_ = std::move(handler);
-}
-
-void ProcessTracker::queueObject(format::ObjectSymbols object) {
-  // Heap estimate: each symbol is a struct plus its name (often longer than
-  // the small-string buffer), then the unwind tables.
-  size_t bytes = object.eh_frame.size() + object.eh_frame_hdr.size() +
-                 object.segments.size() * sizeof(format::Segment);
-  for (const format::Symbol& symbol : object.symbols) bytes += sizeof(symbol) + symbol.name.size();
-  pending_object_bytes_ += bytes;
-  pending_.objects.push_back(std::move(object));
-  if (pressure_handler_ && pending_object_bytes_ >= pressure_bytes_) pressure_handler_();
-}
-
 void ProcessTracker::noteUserFrames(uint32_t pid, std::span<const uint64_t> frames, uint64_t time) {
   if (frames.empty() || pid == 0) return;
   notePid(pid, time);
   auto it = processes_.find(pid);
   if (it == processes_.end()) return;
   ProcessState& state = it->second;
-  // Neighbouring frames mostly hit the same object: what the last one found
-  // (the table keeps its objects alive for the length of this call).
-  const MappedObject* last_object = nullptr;
-  LargeObject* last_large = nullptr;
+  SymbolHarvest::StackCursor cursor;
   for (size_t i = 0; i < frames.size(); ++i) {
-    const uint64_t address = frames[i];
-    const ExecutableMapping* range = findMapping(pid, state, address, time, kMapsRereadIntervalNs);
+    // A re-read of the maps may replace earlier frames' mappings (not their objects).
+    const ExecutableMapping* range =
+        findMapping(pid, state, frames[i], time, kMapsRereadIntervalNs);
     if (!range || readablePath(*range).empty()) continue;
-    // Callers' frames are return addresses: the analyzer names them at
-    // address - 1, which is in the calling function even when the call was
-    // its last instruction (a noreturn callee), so a subset keeps that too.
-    const bool return_address = i > 0;
-    const MappedObject& object = *range->object;
-    if (&object != last_object) {
-      const std::string& key = object.build_id.empty() ? object.path : object.build_id;
-      auto large = large_objects_.find(key);
-      // An object's first hit starts it (noting this address when it is large).
-      const bool first_hit = large == large_objects_.end() && !hit_objects_.count(key);
-      if (first_hit) {
-        startHitObject(key, *range, address, return_address);
-        large = large_objects_.find(key);
-      }
-      last_object = &object;
-      last_large = large == large_objects_.end() ? nullptr : &large->second;
-      if (first_hit) continue;
-    }
-    if (last_large) noteHitOffset(*last_large, *range, address, return_address);
+    symbols_.noteUserFrame({.mapping = range, .address = frames[i], .return_address = i > 0},
+                           cursor);
   }
-}
-
-Result<format::ObjectSymbols> ProcessTracker::readHitObject(const HitObject& hit) {
-  Result<format::ObjectSymbols> object = readObjectSymbols(hit);
-  if (object && embed_unwind_tables_) {
-    Status tables = addUnwindTables(hit.open_path, *object);
-    if (!tables) tables = addUnwindTables(hit.path, *object);
-    if (!tables) pending_.notes.push_back("unwind tables of " + hit.path + ": " + tables.message());
-  }
-  return object;
-}
-
-void ProcessTracker::noteHitOffset(LargeObject& large, const ExecutableMapping& range,
-                                   uint64_t address, bool return_address) {
-  const uint64_t offset = address - range.start + range.file_offset;
-  if (noted_offsets_.empty()) noted_offsets_.resize(kNotedOffsetSlots);
-  const uint64_t mix = (reinterpret_cast<uintptr_t>(&large) ^ offset) * 0x9e3779b97f4a7c15ull;
-  NotedOffset& noted = noted_offsets_[mix >> 32 & (kNotedOffsetSlots - 1)];
-  if (noted.large == &large && noted.offset == offset && noted.return_address >= return_address)
-    return;
-  large.file_offsets.add(offset);
-  if (return_address && offset > 0) large.file_offsets.add(offset - 1);
-  noted = NotedOffset{.large = &large, .offset = offset, .return_address = return_address};
-}
-
-void ProcessTracker::startHitObject(const std::string& key, const ExecutableMapping& range,
-                                    uint64_t address, bool return_address) {
-  HitObject hit{.path = range.object->path,
-                .open_path = readablePath(range),
-                .build_id = range.object->build_id};
-  hit_objects_.emplace(key, hit);
-  if (embedsHitSubset(hit, full_table_limit_)) {
-    LargeObject large{.hit = hit};
-    if (large_objects_.size() < kMaxOpenLargeObjects)
-      large.fd.reset(open(hit.open_path.c_str(), O_RDONLY | O_CLOEXEC));
-    noteHitOffset(large, range, address, return_address);
-    large_objects_.emplace(key, std::move(large));
-    return;
-  }
-  // Read now: the process (and its /proc/PID/root) may be gone by the end.
-  Result<format::ObjectSymbols> object = readHitObject(hit);
-  if (object) {
-    queueObject(object.take());  // may write the queued metadata out
-  } else {
-    pending_.notes.push_back(object.error().message());
-  }
-}
-
-void ProcessTracker::readLargeObjects() {
-  for (auto& [key, large] : large_objects_) {
-    HitObject hit = large.hit;
-    if (large.fd) hit.open_path = "/proc/self/fd/" + std::to_string(large.fd.get());
-    Result<format::ObjectSymbols> object = readHitObject(hit);
-    size_t total = 0;
-    if (object) total = keepHitSymbols(hit, *object, large.file_offsets.sorted());
-    large.fd.reset();
-    if (!object) {
-      pending_.notes.push_back(object.error().message());
-      continue;
-    }
-    object->path = large.hit.path;
-    pending_.notes.push_back(large.hit.path + ": " + std::to_string(object->symbols.size()) +
-                             " of " + std::to_string(total) +
-                             " symbols embedded (a large table: only the functions hit)");
-    queueObject(object.take());
-  }
-  large_objects_.clear();
-  noted_offsets_.clear();
 }
 
 void ProcessTracker::noteStackWords(uint32_t pid, uint64_t sp, std::span<const uint8_t> stack,
@@ -459,29 +350,12 @@ void ProcessTracker::noteStackWords(uint32_t pid, uint64_t sp, std::span<const u
   noteUserFrames(pid, code, time);
 }
 
-void ProcessTracker::noteKernelFrames(std::span<const uint64_t> frames) {
-  if (noted_kernel_.empty()) noted_kernel_.resize(kNotedKernelSlots);
-  for (uint64_t address : frames) {
-    uint64_t& noted =
-        noted_kernel_[(address * 0x9e3779b97f4a7c15ull) >> 32 & (kNotedKernelSlots - 1)];
-    if (noted == address && address != 0) continue;  // 0: an empty slot
-    kernel_addresses_.insert(address);
-    noted = address;
-  }
-}
-
 format::MetadataDelta ProcessTracker::takeDelta(uint64_t time) {
   format::MetadataDelta delta = std::move(pending_);
   pending_ = format::MetadataDelta();
-  pending_object_bytes_ = 0;
+  symbols_.takeQueued(delta);
   delta.time = time;
   return delta;
-}
-
-std::vector<HitObject> ProcessTracker::hitObjects() const {
-  std::vector<HitObject> out;
-  for (const auto& [key, object] : hit_objects_) out.push_back(object);
-  return out;
 }
 
 std::vector<uint32_t> ProcessTracker::knownPids() const {

@@ -22,18 +22,9 @@
 //   tracker.noteUserFrames(pid, frames, time);  // maps the frames to objects
 //   writer.addMetadata(tracker.takeDelta(now)); // in the main loop
 //
-// The symbol table of an object is read (and queued in the next delta) the
-// first time a frame hits it, while the process and its root still exist.
-// Symbol tables are the biggest thing the tracker holds: once the queued
-// ones exceed setMetadataPressure's byte threshold it calls the handler,
-// which has them written out: at once outside a ring poll, else right after
-// the poll, which the handler ends early (RingPoller::pause).
-//
-// Objects with huge tables (libLLVM, libclang-cpp: 100k+ symbols, 15 MB of
-// names, 40 MB while encoded) embed only the symbols their frames hit: the
-// tracker keeps the hit file offsets and an open descriptor (so the file stays
-// readable after the process and its root are gone) and reads the subset in
-// readLargeObjects() at the end, one object at a time.
+// The objects and kernel addresses the stacks hit, and their symbol tables,
+// are the tracker's SymbolHarvest (recorder/metadata/symbol_harvest.h,
+// symbols()); takeDelta takes its queued tables with the rest.
 //
 // Memory stays bounded on hosts where processes come and go: a process's
 // maps, threads and perf-map position are dropped kExitedRetentionNs after
@@ -42,9 +33,7 @@
 
 #include <cstdint>
 #include <functional>
-#include <map>
 #include <optional>
-#include <set>
 #include <span>
 #include <string>
 #include <unordered_map>
@@ -53,12 +42,10 @@
 #include <vector>
 
 #include "base/status.h"
-#include "base/unique_fd.h"
 #include "format/metadata.h"
 #include "recorder/metadata/build_id_cache.h"
-#include "recorder/metadata/hit_offsets.h"
 #include "recorder/metadata/mapping_table.h"
-#include "recorder/metadata/object_symbols.h"
+#include "recorder/metadata/symbol_harvest.h"
 #include "recorder/metadata/vdso_image.h"
 
 namespace incise::recorder {
@@ -70,19 +57,11 @@ class ProcessTracker {
   ProcessTracker(const ProcessTracker&) = delete;
   ProcessTracker& operator=(const ProcessTracker&) = delete;
 
-  // Symbol tables with more entries than this are embedded as hit subsets.
-  static constexpr size_t kFullSymbolTableLimit = 30000;
-  // With frame-pointer stacks every frame is known while recording, so any
-  // table past this small size is embedded as its hit subset: libc's 3,000
-  // and libstdc++'s 6,000 symbols were most of a recording's metadata.
-  // (-g dwarf keeps whole tables: its frames are found only offline.)
-  static constexpr size_t kFramePointerFullTableLimit = 1000;
-  void setFullSymbolTableLimit(size_t symbols) { full_table_limit_ = symbols; }
-  // Large objects kept open at once; past this, later ones are re-read by path.
-  static constexpr size_t kMaxOpenLargeObjects = 64;
-
   // The executable mappings of every followed process; subscribe here.
   MappingTable& mappings() { return table_; }
+  // What the stacks hit, and the symbol tables read for it.
+  SymbolHarvest& symbols() { return symbols_; }
+  const SymbolHarvest& symbols() const { return symbols_; }
   // The kernel's mmap records now feed mappings(): from `stream_start` on,
   // every mapping a followed process makes reaches the table through them.
   // `catch_up` applies the records the kernel has written so far (a frame
@@ -114,27 +93,13 @@ class ProcessTracker {
   void onComm(uint32_t pid, uint32_t tid, const std::string& comm, uint64_t time);
   void onExit(uint32_t pid, uint32_t tid, bool whole_process, uint64_t time);
 
-  // Records which mapped object each frame hit; re-reads the maps (at most
+  // Hands each frame's mapping to symbols(); re-reads the maps (at most
   // once per frame-miss burst) when a frame is outside every known mapping.
   void noteUserFrames(uint32_t pid, std::span<const uint64_t> frames, uint64_t time);
-  void noteKernelFrames(std::span<const uint64_t> frames);
-  // -g dwarf / hybrid: also embed each hit object's .eh_frame (for offline CFI).
-  void setEmbedUnwindTables(bool embed) { embed_unwind_tables_ = embed; }
   // -g dwarf / hybrid: note the objects that words of a stack copy point into
   // (return addresses): the frames the analyzer will unwind to.
   // `stack` was copied from `sp` up.
   void noteStackWords(uint32_t pid, uint64_t sp, std::span<const uint8_t> stack, uint64_t time);
-
-  // At the end: queue the hit subsets of the large objects (see above).
-  void readLargeObjects();
-  size_t largeObjectCount() const { return large_objects_.size(); }
-  // Frame offsets hit in large objects so far: readLargeObjects() embeds at
-  // most one symbol for each.
-  size_t largeObjectHitOffsets() const {
-    size_t offsets = 0;
-    for (const auto& [key, large] : large_objects_) offsets += large.file_offsets.size();
-    return offsets;
-  }
 
   // Metadata learned since the last call (empty if nothing new).
   format::MetadataDelta takeDelta(uint64_t time);
@@ -144,17 +109,10 @@ class ProcessTracker {
   // wakers outside the targets get no exit event.
   void forgetExited(uint64_t time);
 
-  // `handler` runs (and should call takeDelta) whenever the symbol tables
-  // queued for the next delta reach `bytes` (an estimate of their heap size).
-  void setMetadataPressure(size_t bytes, std::function<void()> handler);
-  size_t pendingObjectBytes() const { return pending_object_bytes_; }
-
   // How long an exited process's state is kept for samples still in flight.
   static constexpr uint64_t kExitedRetentionNs = 2'000'000'000;
   static constexpr uint64_t kLivenessSweepNs = 10'000'000'000;
 
-  std::vector<HitObject> hitObjects() const;
-  const std::set<uint64_t>& hitKernelAddresses() const { return kernel_addresses_; }
   // Pids whose state is held (for perf maps): live ones and those that
   // exited less than kExitedRetentionNs ago.
   std::vector<uint32_t> knownPids() const;
@@ -197,11 +155,6 @@ class ProcessTracker {
   const ExecutableMapping* findMapping(uint32_t pid, ProcessState& state, uint64_t address,
                                        uint64_t time, uint64_t reread_interval);
   std::string readSmallFile(const std::string& path) const;
-  void queueObject(format::ObjectSymbols object);
-  Result<format::ObjectSymbols> readHitObject(const HitObject& hit);
-  // Starts a hit object: a whole table now, or a large object's subset later.
-  void startHitObject(const std::string& key, const ExecutableMapping& range, uint64_t address,
-                      bool return_address);
   void markExited(ProcessState& state, uint64_t time);
 
   std::string proc_root_;
@@ -220,41 +173,10 @@ class ProcessTracker {
   std::function<void()> catch_up_;
   std::optional<VdsoImage> vdso_;
   uint64_t stream_start_ = 0;
-  std::map<std::string, HitObject> hit_objects_;  // key: build id or path
-  struct LargeObject {
-    HitObject hit;
-    UniqueFd fd;              // held open from the first hit: the process may be gone by the end
-    HitOffsets file_offsets;  // of the frames that hit it
-  };
-  std::map<std::string, LargeObject> large_objects_;  // same key
-  void noteHitOffset(LargeObject& large, const ExecutableMapping& range, uint64_t address,
-                     bool return_address);
-  // The offsets noted last, direct-mapped by (object, offset): a new stack
-  // mostly repeats frames of earlier ones, and a hit here costs one compare
-  // where a note in the offsets' table probes a large array. Large
-  // objects stay in large_objects_ (never moved) until readLargeObjects,
-  // which empties this too.
-  struct NotedOffset {
-    const LargeObject* large = nullptr;
-    uint64_t offset = 0;
-    bool return_address = false;  // offset - 1 was noted as well
-  };
-  static constexpr size_t kNotedOffsetSlots = 4096;  // a power of two
-  std::vector<NotedOffset> noted_offsets_;
-  size_t full_table_limit_ = kFullSymbolTableLimit;
-  std::set<uint64_t> kernel_addresses_;
-  // The kernel addresses inserted last, direct-mapped by address: a new
-  // stack's kernel frames are mostly those of earlier ones, and a hit here
-  // skips the tree's walk (addresses are never removed from the set).
-  static constexpr size_t kNotedKernelSlots = 4096;  // a power of two
-  std::vector<uint64_t> noted_kernel_;
+  SymbolHarvest symbols_;
   format::MetadataDelta pending_;
-  size_t pending_object_bytes_ = 0;
-  size_t pressure_bytes_ = 0;
-  std::function<void()> pressure_handler_;
   std::vector<std::function<void(uint32_t pid)>> exec_listeners_;
   std::vector<std::function<void(uint32_t pid)>> exit_listeners_;
-  bool embed_unwind_tables_ = false;
 };
 
 }  // namespace incise::recorder

@@ -106,8 +106,9 @@ format::MetadataDelta collectSymbols(const ProcessTracker& tracker, uint64_t tim
                                      std::vector<std::string>* problems) {
   format::MetadataDelta delta;
   delta.time = time;
-  if (!tracker.hitKernelAddresses().empty()) {
-    delta.kernel_symbols = kernelSymbolsCoveringFile(kallsyms_path, tracker.hitKernelAddresses());
+  if (!tracker.symbols().hitKernelAddresses().empty()) {
+    delta.kernel_symbols =
+        kernelSymbolsCoveringFile(kallsyms_path, tracker.symbols().hitKernelAddresses());
     if (delta.kernel_symbols.empty() && problems)
       problems->push_back("no kernel symbols in " + kallsyms_path +
                           " (kptr_restrict? run as root)");

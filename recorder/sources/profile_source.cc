@@ -95,11 +95,12 @@ class ProfileSource final : public Source {
   Status attach(RingPoller& poller, EventSink& sink) override {
     sink_ = &sink;
     const bool copies_stacks = config_->stacks && config_->user_stack_bytes > 0;
-    sink.processes().setEmbedUnwindTables(copies_stacks);
+    sink.processes().symbols().setEmbedUnwindTables(copies_stacks);
     for (const std::string& note : goroutines_.notes) sink.addNote(note);
     if (follow_go_execs_) followGoPrograms(sink.processes(), bpf_map__fd(skel_->maps.go_processes));
     if (!copies_stacks)
-      sink.processes().setFullSymbolTableLimit(ProcessTracker::kFramePointerFullTableLimit);
+      sink.processes().symbols().setFullSymbolTableLimit(
+          SymbolHarvest::kFramePointerFullTableLimit);
     if (!hardware_)
       sink.addNote("cpu samples: no hardware PMU, sampling the software cpu-clock event");
     if (!target_pids_.empty()) {

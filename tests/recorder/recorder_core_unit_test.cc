@@ -60,7 +60,7 @@ TEST(ProcessTracker, ReadsCommCmdlineParentAndExecutableMaps) {
 
   uint64_t frames[] = {0x401234, 0x7f0000000010, 0x12345};
   tracker.noteUserFrames(42, frames, 3000);
-  std::vector<HitObject> hits = tracker.hitObjects();
+  std::vector<HitObject> hits = tracker.symbols().hitObjects();
   ASSERT_EQ(hits.size(), 1u);
   EXPECT_EQ(hits[0].path, "/usr/bin/server");
   EXPECT_EQ(hits[0].open_path, (root / "42" / "root").string() + "/usr/bin/server");
@@ -144,9 +144,9 @@ TEST(ProcessTracker, WritesQueuedSymbolTablesOutUnderPressure) {
   ProcessTracker tracker(root.string());
   int calls = 0;
   size_t bytes_seen = 0;
-  tracker.setMetadataPressure(1, [&] {
+  tracker.symbols().setPressure(1, [&] {
     ++calls;
-    bytes_seen = tracker.pendingObjectBytes();
+    bytes_seen = tracker.symbols().queuedBytes();
     format::MetadataDelta delta = tracker.takeDelta(7);
     ASSERT_EQ(delta.objects.size(), 1u);
     EXPECT_FALSE(delta.objects[0].symbols.empty());
@@ -155,7 +155,7 @@ TEST(ProcessTracker, WritesQueuedSymbolTablesOutUnderPressure) {
   tracker.noteUserFrames(42, frames, 3000);
   EXPECT_EQ(calls, 1);
   EXPECT_GT(bytes_seen, 1000u);
-  EXPECT_EQ(tracker.pendingObjectBytes(), 0u);
+  EXPECT_EQ(tracker.symbols().queuedBytes(), 0u);
   fs::remove_all(root);
 }
 
@@ -167,21 +167,21 @@ __attribute__((noinline)) int hitByALargeObjectFrame(int x) {
 
 TEST(ProcessTracker, LargeTablesEmbedOnlyTheSymbolsHitReadAtTheEnd) {
   ProcessTracker tracker;  // the real /proc: this process and its own binary
-  tracker.setFullSymbolTableLimit(10);
+  tracker.symbols().setFullSymbolTableLimit(10);
   uint32_t self = static_cast<uint32_t>(getpid());
   EXPECT_EQ(hitByALargeObjectFrame(1), 4);
   uint64_t frames[] = {reinterpret_cast<uint64_t>(&hitByALargeObjectFrame) + 1};
   tracker.noteUserFrames(self, frames, 1);
-  ASSERT_EQ(tracker.largeObjectCount(), 1u);
+  ASSERT_EQ(tracker.symbols().largeObjectCount(), 1u);
   EXPECT_TRUE(tracker.takeDelta(2).objects.empty());  // nothing read yet
-  tracker.readLargeObjects();
+  tracker.symbols().readLargeObjects();
   format::MetadataDelta delta = tracker.takeDelta(3);
   ASSERT_EQ(delta.objects.size(), 1u);
   const auto& symbols = delta.objects[0].symbols;
   ASSERT_EQ(symbols.size(), 1u);
   EXPECT_NE(symbols[0].name.find("hitByALargeObjectFrame"), std::string::npos) << symbols[0].name;
   EXPECT_EQ(delta.objects[0].path, fs::read_symlink("/proc/self/exe").string());
-  EXPECT_EQ(tracker.largeObjectCount(), 0u);
+  EXPECT_EQ(tracker.symbols().largeObjectCount(), 0u);
 }
 
 // Frames repeat across stacks, and repeats are skipped: a frame seen as a
@@ -189,20 +189,20 @@ TEST(ProcessTracker, LargeTablesEmbedOnlyTheSymbolsHitReadAtTheEnd) {
 // before it (where the analyzer names a return address).
 TEST(ProcessTracker, LargeObjectOffsetsOfARepeatedFrameAsLeafThenAsReturnAddress) {
   ProcessTracker tracker;
-  tracker.setFullSymbolTableLimit(10);
+  tracker.symbols().setFullSymbolTableLimit(10);
   const uint32_t self = static_cast<uint32_t>(getpid());
   const uint64_t a = reinterpret_cast<uint64_t>(&hitByALargeObjectFrame) + 1;
   const uint64_t b = a + 2;
   uint64_t leaf_a[] = {a};
   tracker.noteUserFrames(self, leaf_a, 1);
   tracker.noteUserFrames(self, leaf_a, 2);
-  EXPECT_EQ(tracker.largeObjectHitOffsets(), 1u);
+  EXPECT_EQ(tracker.symbols().largeObjectHitOffsets(), 1u);
   uint64_t b_called_from_a[] = {b, a};
   tracker.noteUserFrames(self, b_called_from_a, 3);
-  EXPECT_EQ(tracker.largeObjectHitOffsets(), 3u);  // b, a and a - 1
+  EXPECT_EQ(tracker.symbols().largeObjectHitOffsets(), 3u);  // b, a and a - 1
   tracker.noteUserFrames(self, leaf_a, 4);
   tracker.noteUserFrames(self, b_called_from_a, 5);
-  EXPECT_EQ(tracker.largeObjectHitOffsets(), 3u);
+  EXPECT_EQ(tracker.symbols().largeObjectHitOffsets(), 3u);
 }
 
 // Offsets noted many times, in no order, across the table's growths, read
@@ -235,14 +235,14 @@ TEST(ProcessTracker, KernelFramesRepeatedAcrossStacksAreEachNotedOnce) {
   ProcessTracker tracker;
   std::vector<uint64_t> frames;
   for (uint64_t i = 0; i < 10000; ++i) frames.push_back(0xffffffff81000000ull + i * 0x10);
-  tracker.noteKernelFrames(frames);
-  tracker.noteKernelFrames(std::span<const uint64_t>(frames).subspan(5000));
-  tracker.noteKernelFrames(frames);
-  const std::set<uint64_t>& noted = tracker.hitKernelAddresses();
+  tracker.symbols().noteKernelFrames(frames);
+  tracker.symbols().noteKernelFrames(std::span<const uint64_t>(frames).subspan(5000));
+  tracker.symbols().noteKernelFrames(frames);
+  const std::set<uint64_t>& noted = tracker.symbols().hitKernelAddresses();
   EXPECT_EQ(noted.size(), frames.size());
   EXPECT_TRUE(std::equal(noted.begin(), noted.end(), frames.begin()));
   uint64_t zero[] = {0};  // an address equal to an empty slot's value is still noted
-  tracker.noteKernelFrames(zero);
+  tracker.symbols().noteKernelFrames(zero);
   EXPECT_EQ(noted.count(0), 1u);
 }
 
@@ -260,14 +260,14 @@ __attribute__((noinline)) int calledFromACallerFrame(int x) {
 // subset must name it as the whole table would.
 TEST(ProcessTracker, LargeTableSubsetsKeepTheSymbolBeforeAReturnAddress) {
   ProcessTracker tracker;
-  tracker.setFullSymbolTableLimit(10);
+  tracker.symbols().setFullSymbolTableLimit(10);
   EXPECT_EQ(calledFromACallerFrame(1), 7);
   // The leaf in the callee, the caller's frame a real return address.
   const uint64_t return_address = g_return_address;
   const uint64_t leaf = reinterpret_cast<uint64_t>(&calledFromACallerFrame) + 1;
   uint64_t frames[] = {leaf, return_address};
   tracker.noteUserFrames(static_cast<uint32_t>(getpid()), frames, 1);
-  tracker.readLargeObjects();
+  tracker.symbols().readLargeObjects();
   format::MetadataDelta delta = tracker.takeDelta(2);
   ASSERT_EQ(delta.objects.size(), 1u);
 
