@@ -4,7 +4,6 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -14,6 +13,8 @@
 #include <tuple>
 #include <utility>
 
+#include "base/unique_fd.h"
+
 namespace incise::objfile {
 namespace {
 
@@ -21,20 +22,6 @@ struct ElfEnd {
   void operator()(Elf* elf) const { elf_end(elf); }
 };
 using ElfHandle = std::unique_ptr<Elf, ElfEnd>;
-
-class FileDescriptor {
- public:
-  explicit FileDescriptor(int fd) : fd_(fd) {}
-  FileDescriptor(const FileDescriptor&) = delete;
-  FileDescriptor& operator=(const FileDescriptor&) = delete;
-  ~FileDescriptor() {
-    if (fd_ >= 0) close(fd_);
-  }
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
 
 enum class Want { kEverything, kIdentity, kBuildIdOnly };
 
@@ -202,8 +189,8 @@ Result<ElfObject> readFromElf(Elf* elf, const std::string& path, Want want) {
 
 Result<ElfObject> readFile(const std::string& path, Want want) {
   if (!libelfReady()) return Error("libelf: version mismatch");
-  FileDescriptor fd(open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (fd.get() < 0) return Error("cannot open " + path + ": " + std::strerror(errno));
+  UniqueFd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd) return Error("cannot open " + path + ": " + std::strerror(errno));
   ElfHandle elf(elf_begin(fd.get(), ELF_C_READ, nullptr));
   if (!elf) return libelfError(path, "not an ELF file");
   return readFromElf(elf.get(), path, want);
