@@ -1,7 +1,6 @@
 #include "objfile/elf_reader.h"
 
 #include <elf.h>
-#include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
 
@@ -13,27 +12,12 @@
 #include <tuple>
 #include <utility>
 
-#include "base/unique_fd.h"
+#include "objfile/elf_file.h"
 
 namespace incise::objfile {
 namespace {
 
-struct ElfEnd {
-  void operator()(Elf* elf) const { elf_end(elf); }
-};
-using ElfHandle = std::unique_ptr<Elf, ElfEnd>;
-
 enum class Want { kEverything, kIdentity, kBuildIdOnly };
-
-bool libelfReady() {
-  static const bool ready = elf_version(EV_CURRENT) != EV_NONE;
-  return ready;
-}
-
-Error libelfError(const std::string& path, const std::string& what) {
-  const char* detail = elf_errmsg(-1);
-  return Error(path + ": " + what + (detail ? std::string(": ") + detail : std::string()));
-}
 
 // The data of a section, or null when it has none in the file (SHT_NOBITS,
 // as .dynsym and .text are in a separate debug file).
@@ -188,12 +172,8 @@ Result<ElfObject> readFromElf(Elf* elf, const std::string& path, Want want) {
 }
 
 Result<ElfObject> readFile(const std::string& path, Want want) {
-  if (!libelfReady()) return Error("libelf: version mismatch");
-  UniqueFd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!fd) return Error("cannot open " + path + ": " + std::strerror(errno));
-  ElfHandle elf(elf_begin(fd.get(), ELF_C_READ, nullptr));
-  if (!elf) return libelfError(path, "not an ELF file");
-  return readFromElf(elf.get(), path, want);
+  INCISE_ASSIGN_OR_RETURN(ElfFile file, ElfFile::open(path));
+  return readFromElf(file.elf(), path, want);
 }
 
 }  // namespace
@@ -208,12 +188,8 @@ Result<format::ObjectSymbols> readElfObject(const std::string& path) {
 }
 
 Result<format::ObjectSymbols> readElfImage(std::string_view image, const std::string& path) {
-  if (!libelfReady()) return Error("libelf: version mismatch");
-  // libelf wants a mutable buffer; a private copy keeps the caller's intact.
-  std::string buffer(image);
-  ElfHandle elf(elf_memory(buffer.data(), buffer.size()));
-  if (!elf) return libelfError(path, "not an ELF file");
-  INCISE_ASSIGN_OR_RETURN(ElfObject read, readFromElf(elf.get(), path, Want::kEverything));
+  INCISE_ASSIGN_OR_RETURN(ElfFile file, ElfFile::fromImage(image, path));
+  INCISE_ASSIGN_OR_RETURN(ElfObject read, readFromElf(file.elf(), path, Want::kEverything));
   return std::move(read.object);
 }
 

@@ -1,27 +1,14 @@
 // Call-frame information sections of an ELF file: see unwind_tables.h.
 #include "objfile/unwind_tables.h"
 
-#include <fcntl.h>
 #include <gelf.h>
-#include <libelf.h>
-#include <unistd.h>
 
-#include <cerrno>
 #include <cstring>
-#include <memory>
+
+#include "objfile/elf_file.h"
 
 namespace incise::objfile {
 namespace {
-
-struct ElfEnd {
-  void operator()(Elf* elf) const { elf_end(elf); }
-};
-using ElfHandle = std::unique_ptr<Elf, ElfEnd>;
-
-bool libelfReady() {
-  static const bool ready = elf_version(EV_CURRENT) != EV_NONE;
-  return ready;
-}
 
 Result<UnwindTables> readSections(Elf* elf, const std::string& path) {
   if (elf == nullptr || elf_kind(elf) != ELF_K_ELF) return Error(path + ": not an ELF file");
@@ -67,23 +54,13 @@ Result<UnwindTables> readSections(Elf* elf, const std::string& path) {
 }  // namespace
 
 Result<UnwindTables> readUnwindTables(const std::string& path) {
-  if (!libelfReady()) return Error("libelf: " + std::string(elf_errmsg(-1)));
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return Error(path + ": " + std::strerror(errno));
-  Result<UnwindTables> tables = [&]() -> Result<UnwindTables> {
-    ElfHandle elf(elf_begin(fd, ELF_C_READ, nullptr));
-    return readSections(elf.get(), path);
-  }();
-  close(fd);
-  return tables;
+  INCISE_ASSIGN_OR_RETURN(ElfFile file, ElfFile::open(path));
+  return readSections(file.elf(), path);
 }
 
 Result<UnwindTables> readUnwindTablesFromImage(std::string_view image, const std::string& path) {
-  if (!libelfReady()) return Error("libelf: " + std::string(elf_errmsg(-1)));
-  // elf_memory wants a mutable buffer; libelf only reads it in ELF_C_READ mode.
-  std::string copy(image);
-  ElfHandle elf(elf_memory(copy.data(), copy.size()));
-  return readSections(elf.get(), path);
+  INCISE_ASSIGN_OR_RETURN(ElfFile file, ElfFile::fromImage(image, path));
+  return readSections(file.elf(), path);
 }
 
 void embedUnwindTables(UnwindTables tables, format::ObjectSymbols& object) {

@@ -1,22 +1,14 @@
 #include "recorder/metadata/elf_symbol_count.h"
 
-#include <fcntl.h>
 #include <gelf.h>
-#include <libelf.h>
-#include <unistd.h>
 
-#include <cerrno>
-
-#include "base/unique_fd.h"
+#include "objfile/elf_file.h"
 
 namespace incise::recorder {
 
 Result<ElfSymbolCount> countElfSymbols(const std::string& path) {
-  if (elf_version(EV_CURRENT) == EV_NONE) return Error("libelf: version mismatch");
-  UniqueFd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!fd) return Error::fromErrno(errno, "cannot open " + path);
-  Elf* elf = elf_begin(fd.get(), ELF_C_READ, nullptr);
-  if (elf == nullptr) return Error(path + ": not an ELF file");
+  INCISE_ASSIGN_OR_RETURN(objfile::ElfFile file, objfile::ElfFile::open(path));
+  Elf* elf = file.elf();
   size_t symtab = 0, dynsym = 0;
   for (Elf_Scn* section = elf_nextscn(elf, nullptr); section != nullptr;
        section = elf_nextscn(elf, section)) {
@@ -28,7 +20,6 @@ Result<ElfSymbolCount> countElfSymbols(const std::string& path) {
     if (header.sh_type == SHT_SYMTAB) symtab = header.sh_size / header.sh_entsize;
     if (header.sh_type == SHT_DYNSYM) dynsym = header.sh_size / header.sh_entsize;
   }
-  elf_end(elf);
   if (symtab != 0) return ElfSymbolCount{.symbols = symtab, .full = true};
   return ElfSymbolCount{.symbols = dynsym, .full = false};
 }
