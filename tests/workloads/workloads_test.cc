@@ -3,11 +3,13 @@
 // recorder's integration tests compare traces against those counts.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
 #include <vector>
 
+#include "objfile/tls_variable.h"
 #include "tests/workloads/workload_run.h"
 
 namespace incise::testing {
@@ -223,6 +225,49 @@ TEST(FutexStorm, CountsEveryLockCallAndFault) {
   EXPECT_EQ(run.number("pages_touched"), 2 * run.number("faulting_sections"));
   EXPECT_GT(run.number("cpu_ns"), 0u);
   EXPECT_EQ(count_list(run.text("worker_tids")), 3u);
+}
+
+TEST(RequestStory, EveryRequestsPhasesFollowFromItsId) {
+  auto run = run_workload(workload("request_story"),
+                          {"--threads", "3", "--requests", "14", "--cpu-us", "200", "--hold-us",
+                           "100", "--sleep-us", "300", "--pages", "2", "--print-tls"});
+  ASSERT_EQ(run.exit_code, 0) << run.raw_stdout;
+  EXPECT_EQ(run.number("requests"), 14u);
+  std::vector<std::uint64_t> worker_tids;
+  for (int i = 0; i < 3; ++i)
+    worker_tids.push_back(run.number("tls." + std::to_string(i) + ".tid"));
+  for (std::uint64_t id = 1; id <= 14; ++id) {
+    const std::string key = "request." + std::to_string(id) + ".";
+    const std::uint64_t scale = 1 + id % 7;
+    EXPECT_NE(std::find(worker_tids.begin(), worker_tids.end(), run.number(key + "tid")),
+              worker_tids.end())
+        << id;
+    EXPECT_EQ(run.number(key + "wall_ns"),
+              run.number(key + "end_ns") - run.number(key + "start_ns"));
+    EXPECT_GE(run.number(key + "on_cpu_ns"), (200u + 100u) * 1000u * scale) << id;
+    EXPECT_GE(run.number(key + "sleep_ns"), 300u * 1000u * scale) << id;
+    EXPECT_GE(run.number(key + "page_faults"), 2u * scale) << id;
+    // (CPU time and sleep overlap a little: a sleep's syscall runs on the CPU.)
+    EXPECT_GE(run.number(key + "wall_ns"), run.number(key + "on_cpu_ns")) << id;
+    EXPECT_GE(run.number(key + "wall_ns"), run.number(key + "sleep_ns")) << id;
+  }
+}
+
+TEST(RequestStory, RequestIdIsWhereTheElfFileSaysEachThreadHasIt) {
+  auto run = run_workload(workload("request_story"),
+                          {"--threads", "2", "--requests", "2", "--cpu-us", "10", "--hold-us", "10",
+                           "--sleep-us", "10", "--print-tls"});
+  ASSERT_EQ(run.exit_code, 0) << run.raw_stdout;
+  Result<objfile::TlsVariable> variable =
+      objfile::findTlsVariable(workload("request_story"), run.text("request_id_symbol"));
+  ASSERT_TRUE(variable) << variable.error().message();
+  EXPECT_EQ(variable->size, 8u);
+  for (int i = 0; i < 2; ++i) {
+    const std::string key = "tls." + std::to_string(i) + ".";
+    EXPECT_EQ(
+        run.number(key + "thread_pointer") - variable->executableBlockOffset() + variable->offset,
+        run.number(key + "request_id_address"));
+  }
 }
 
 TEST(WaitKinds, PrintsWhoHeldAndWhoWaitedInEveryScenario) {
