@@ -1,6 +1,7 @@
 #include "base/hex.h"
 
 #include <charconv>
+#include <cstdio>
 
 namespace incise {
 namespace {
@@ -50,6 +51,12 @@ std::optional<uint64_t> parseHex(std::string_view text) {
   auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value, 16);
   if (text.empty() || error != std::errc() || end != text.data() + text.size()) return std::nullopt;
   return value;
+}
+
+std::string hexAddress(uint64_t address) {
+  char buffer[24];
+  std::snprintf(buffer, sizeof buffer, "0x%llx", static_cast<unsigned long long>(address));
+  return buffer;
 }
 
 }  // namespace incise

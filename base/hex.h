@@ -4,6 +4,7 @@
 //   hexBytes(std::string("\x1f\xa0", 2)) == "1fa0"
 //   bytesFromHex("1fa0")                  -> "\x1f\xa0" (an Error on odd length or a non-digit)
 //   parseHex("7f3a2c000000")              -> 0x7f3a2c000000 (also "0x7f3a2c000000")
+//   hexAddress(0x7f3a2c000000)            == "0x7f3a2c000000"
 #pragma once
 
 #include <cstdint>
@@ -21,5 +22,7 @@ Result<std::string> bytesFromHex(std::string_view hex);
 // The whole text as a hex number, with an optional 0x prefix; nullopt on
 // anything else (empty, stray characters, overflow).
 std::optional<uint64_t> parseHex(std::string_view text);
+// "0x" and lower-case digits, no leading zeros.
+std::string hexAddress(uint64_t address);
 
 }  // namespace incise

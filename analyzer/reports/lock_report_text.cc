@@ -9,12 +9,6 @@
 
 namespace incise::analyzer {
 
-std::string hexAddress(uint64_t address) {
-  char buffer[24];
-  std::snprintf(buffer, sizeof buffer, "0x%llx", static_cast<unsigned long long>(address));
-  return buffer;
-}
-
 std::string lockModeSentence(LockRecordingMode mode) {
   switch (mode) {
     case LockRecordingMode::kAll:

@@ -16,12 +16,12 @@
 #include "analyzer/analyses/locks/critical_sections.h"
 #include "analyzer/analyses/locks/lock_sites.h"
 #include "analyzer/analyses/locks/lock_stats.h"
+#include "base/hex.h"
 
 namespace incise::analyzer {
 
 class Trace;
 
-std::string hexAddress(uint64_t address);
 // What the recording mode means for the figures, one sentence.
 std::string lockModeSentence(LockRecordingMode mode);
 nlohmann::json distributionJson(const Distribution& d);
