@@ -1,0 +1,168 @@
+#include "recorder/context/tls_locator.h"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <memory>
+#include <sstream>
+#include <string>
+
+#include "tests/objfile/elf_test_files.h"
+
+namespace incise::recorder {
+namespace {
+
+using testing::TempDir;
+
+// Prints its pid, its thread pointer (%fs:0) and the addresses of a
+// library's thread-local, its own and (given a library to dlopen) the opened
+// library's, then sleeps while the test looks at it.
+const char* kProgramSource = R"(
+#include <dlfcn.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <unistd.h>
+extern __thread long lib_var;
+__thread long exe_var = 9;
+int main(int argc, char** argv) {
+  long* opened = 0;
+  if (argc > 1) {
+    void* library = dlopen(argv[1], RTLD_NOW);
+    if (!library) return 3;
+    opened = ((long* (*)(void))dlsym(library, "opened_var_address"))();
+  }
+  uintptr_t tp;
+  __asm__ volatile("mov %%fs:0, %0" : "=r"(tp));
+  printf("%d %lu %lu %lu %lu\n", (int)getpid(), (unsigned long)tp, (unsigned long)&lib_var,
+         (unsigned long)&exe_var, (unsigned long)opened);
+  fflush(stdout);
+  sleep(60);
+  return (int)(lib_var + exe_var);
+}
+)";
+
+struct Printed {
+  int pid = 0;
+  uint64_t thread_pointer = 0, lib_var = 0, exe_var = 0, opened_var = 0;
+};
+
+// The programs of one test, built in a temporary directory.
+class TlsPrograms {
+ public:
+  TlsPrograms() {
+    testing::writeFile(dir_.file("tlslib.c"), "__thread long lib_var = 4;");
+    testing::writeFile(dir_.file("tlsopened.c"),
+                       "__thread long opened_var = 5;\n"
+                       "long* opened_var_address(void) { return &opened_var; }");
+    testing::writeFile(dir_.file("program.c"), kProgramSource);
+    testing::run("cc -shared -fPIC -o " + dir_.file("libtlslib.so") + " " + dir_.file("tlslib.c"));
+    testing::run("cc -shared -fPIC -o " + dir_.file("libtlsopened.so") + " " +
+                 dir_.file("tlsopened.c"));
+    testing::run("cc -fPIE -pie -o " + program() + " " + dir_.file("program.c") + " -L" +
+                 dir_.path() + " -ltlslib -ldl -Wl,-rpath," + dir_.path());
+  }
+  std::string program() const { return dir_.file("program"); }
+  std::string library() const { return dir_.file("libtlslib.so"); }
+  std::string opened() const { return dir_.file("libtlsopened.so"); }
+
+ private:
+  TempDir dir_;
+};
+
+// Runs `command`, reads its first line, and kills it when it goes.
+class Running {
+ public:
+  explicit Running(const std::string& command)
+      : pipe_(popen(("exec " + command).c_str(), "r"), pclose) {
+    char line[512] = {};
+    if (pipe_ && fgets(line, sizeof line, pipe_.get()) != nullptr) {
+      std::istringstream fields(line);
+      fields >> printed_.pid >> printed_.thread_pointer >> printed_.lib_var >> printed_.exe_var >>
+          printed_.opened_var;
+    }
+  }
+  ~Running() {
+    if (printed_.pid > 0) kill(printed_.pid, SIGKILL);
+  }
+  const Printed& printed() const { return printed_; }
+
+ private:
+  std::unique_ptr<FILE, int (*)(FILE*)> pipe_;
+  Printed printed_;
+};
+
+TEST(TlsLocator, ALibraryLoadedAtStartAndTheExecutableHaveTheirVariablesWhereTheThreadSees) {
+  TlsPrograms programs;
+  Running running(programs.program());
+  const Printed& printed = running.printed();
+  ASSERT_GT(printed.pid, 0);
+  Result<int64_t> library =
+      tlsOffsetFromThreadPointer(static_cast<uint32_t>(printed.pid), programs.library(), "lib_var");
+  ASSERT_TRUE(library) << library.error().message();
+  EXPECT_EQ(printed.thread_pointer + static_cast<uint64_t>(*library), printed.lib_var);
+  Result<int64_t> own =
+      tlsOffsetFromThreadPointer(static_cast<uint32_t>(printed.pid), programs.program(), "exe_var");
+  ASSERT_TRUE(own) << own.error().message();
+  EXPECT_EQ(printed.thread_pointer + static_cast<uint64_t>(*own), printed.exe_var);
+}
+
+TEST(TlsLocator, AStaticExecutablesVariableIsWhereTheThreadSeesIt) {
+  TempDir dir;
+  const std::string program = testing::compileC(dir, "static_tls", R"(
+#include <stdint.h>
+#include <stdio.h>
+#include <unistd.h>
+__thread char pad = 1;
+_Alignas(32) __thread long value = 2;
+int main(void) {
+  uintptr_t tp;
+  __asm__ volatile("mov %%fs:0, %0" : "=r"(tp));
+  printf("%d %lu %lu 0 0\n", (int)getpid(), (unsigned long)tp, (unsigned long)&value);
+  fflush(stdout);
+  sleep(60);
+  return pad + (int)value;
+})",
+                                                "-static");
+  Running running(program);
+  const Printed& printed = running.printed();
+  ASSERT_GT(printed.pid, 0);
+  Result<int64_t> offset =
+      tlsOffsetFromThreadPointer(static_cast<uint32_t>(printed.pid), program, "value");
+  ASSERT_TRUE(offset) << offset.error().message();
+  EXPECT_EQ(printed.thread_pointer + static_cast<uint64_t>(*offset), printed.lib_var);
+}
+
+TEST(TlsLocator, ALibraryOpenedWithDlopenIsRefusedWithTheReason) {
+  TlsPrograms programs;
+  Running running(programs.program() + " " + programs.opened());
+  const Printed& printed = running.printed();
+  ASSERT_GT(printed.pid, 0);
+  ASSERT_NE(printed.opened_var, 0u);
+  Result<int64_t> offset = tlsOffsetFromThreadPointer(static_cast<uint32_t>(printed.pid),
+                                                      programs.opened(), "opened_var");
+  ASSERT_FALSE(offset);
+  EXPECT_NE(offset.error().message().find("no static TLS block (opened with dlopen?)"),
+            std::string::npos)
+      << offset.error().message();
+}
+
+TEST(TlsLocator, AMissingVariableOrProcessIsNamed) {
+  TlsPrograms programs;
+  Running running(programs.program());
+  ASSERT_GT(running.printed().pid, 0);
+  const auto pid = static_cast<uint32_t>(running.printed().pid);
+  Result<int64_t> missing = tlsOffsetFromThreadPointer(pid, programs.library(), "no_such_var");
+  ASSERT_FALSE(missing);
+  EXPECT_NE(missing.error().message().find("'no_such_var' is not a symbol of"), std::string::npos)
+      << missing.error().message();
+  Result<int64_t> not_loaded = tlsOffsetFromThreadPointer(pid, programs.opened(), "opened_var");
+  ASSERT_FALSE(not_loaded);
+  EXPECT_NE(not_loaded.error().message().find("not among the ones its dynamic loader loaded"),
+            std::string::npos)
+      << not_loaded.error().message();
+}
+
+}  // namespace
+}  // namespace incise::recorder
