@@ -108,6 +108,31 @@ TEST(SchedStacks, BlocksAtOnePlaceReuseTheFirstWalk) {
   EXPECT_GE(noteNumber(trace, "user stacks reused"), 10u);
 }
 
+// The recorded thread's uninterruptible blocks that have a stack (and, unless
+// `function` is empty, that function in it), counted per kernel frames.
+std::map<std::vector<uint64_t>, uint64_t> uninterruptibleBlocksByKernelFrames(
+    TraceView& trace, const Recording& run, const std::string& function) {
+  std::map<std::vector<uint64_t>, uint64_t> blocks;
+  for (const format::SchedSwitch& s : trace.rows<format::SchedSwitch>()) {
+    if (s.prev_tid != run.value("tid") || (s.prev_state & kTaskUninterruptible) == 0 ||
+        s.stack_id == 0)
+      continue;
+    if (!function.empty() && !trace.stackHasFunction(run.value("pid"), s.stack_id, function))
+      continue;
+    std::vector<uint64_t> kernel;
+    for (uint64_t frame : trace.reader().stacks().frames(s.stack_id))
+      if (format::isKernelAddress(frame)) kernel.push_back(frame);
+    ++blocks[kernel];
+  }
+  return blocks;
+}
+
+uint64_t blockCount(const std::map<std::vector<uint64_t>, uint64_t>& blocks_by_frames) {
+  uint64_t blocks = 0;
+  for (const auto& [frames, count] : blocks_by_frames) blocks += count;
+  return blocks;
+}
+
 // A thread that blocks uninterruptibly at one kernel place again and again
 // (a vfork parent waiting for its child): every block has its kernel stack,
 // the later ones reuse the first walk's frames, and all of them are the same
@@ -126,18 +151,9 @@ TEST(SchedStacks, UninterruptibleBlocksAtOnePlaceReuseTheFirstKernelWalk) {
   ASSERT_EQ(run.value("vfork_calls"), 300u);
   TraceView trace(run.trace_path);
   ASSERT_TRUE(trace.ok()) << trace.error();
-  std::map<std::vector<uint64_t>, uint64_t> blocks_by_kernel_frames;
-  uint64_t blocks = 0;
-  for (const format::SchedSwitch& s : trace.rows<format::SchedSwitch>()) {
-    if (s.prev_tid != run.value("tid") || (s.prev_state & kTaskUninterruptible) == 0 ||
-        s.stack_id == 0)
-      continue;
-    ++blocks;
-    std::vector<uint64_t> kernel;
-    for (uint64_t frame : trace.reader().stacks().frames(s.stack_id))
-      if (format::isKernelAddress(frame)) kernel.push_back(frame);
-    ++blocks_by_kernel_frames[kernel];
-  }
+  std::map<std::vector<uint64_t>, uint64_t> blocks_by_kernel_frames =
+      uninterruptibleBlocksByKernelFrames(trace, run, "");
+  uint64_t blocks = blockCount(blocks_by_kernel_frames);
   // Most vforks block (the child rarely exits before the parent waits).
   ASSERT_GE(blocks, 100u);
   EXPECT_EQ(blocks_by_kernel_frames.count({}), 0u);
@@ -167,7 +183,7 @@ uint64_t noteNumberBefore(TraceView& trace, const std::string& about, const std:
 // block keeps its kernel stack, and those stacks are the few paths. The
 // frames under a syscall's entry are found from the deepest up; found from
 // the entry down, they were often stale copies in the random offset's
-// padding, and 40-50% of these blocks were walked again.
+// padding, and a quarter to two thirds of these blocks were walked again.
 TEST(SchedStacks, UninterruptibleBlocksOnAFewPathsInTurnReuseTheirWalks) {
   INCISE_REQUIRE_RECORDING();
   Recording run = record(
@@ -178,19 +194,9 @@ TEST(SchedStacks, UninterruptibleBlocksOnAFewPathsInTurnReuseTheirWalks) {
   ASSERT_EQ(run.value("fdatasync_calls"), 300u);
   TraceView trace(run.trace_path);
   ASSERT_TRUE(trace.ok()) << trace.error();
-  std::map<std::vector<uint64_t>, uint64_t> blocks_by_kernel_frames;
-  uint64_t blocks = 0;
-  for (const format::SchedSwitch& s : trace.rows<format::SchedSwitch>()) {
-    if (s.prev_tid != run.value("tid") || (s.prev_state & kTaskUninterruptible) == 0 ||
-        s.stack_id == 0 ||
-        !trace.stackHasFunction(run.value("pid"), s.stack_id, "block_in_fdatasync"))
-      continue;
-    ++blocks;
-    std::vector<uint64_t> kernel;
-    for (uint64_t frame : trace.reader().stacks().frames(s.stack_id))
-      if (format::isKernelAddress(frame)) kernel.push_back(frame);
-    ++blocks_by_kernel_frames[kernel];
-  }
+  std::map<std::vector<uint64_t>, uint64_t> blocks_by_kernel_frames =
+      uninterruptibleBlocksByKernelFrames(trace, run, "block_in_fdatasync");
+  uint64_t blocks = blockCount(blocks_by_kernel_frames);
   // Most fdatasyncs block (a disk's flush takes longer than the syscall's path to it).
   ASSERT_GE(blocks, 150u);
   EXPECT_EQ(blocks_by_kernel_frames.count({}), 0u);
