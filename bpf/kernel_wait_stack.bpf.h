@@ -21,11 +21,18 @@
  * return into the tracepoint, above all the stack this program and its
  * helpers use (its frame may be a private stack, elsewhere).
  *
- * The words under the registers are matched outermost first, each frame
- * below the one before. Not kept: a walk of which some frame after the first
- * is not found in the KERNEL_STACK_WINDOW_WORDS read (a deeper stack). A
- * frame found under this program's return address would fail every later
- * check (its slot is the helpers' then), so it is walked again, not reused.
+ * The words under the registers are matched deepest first, from this
+ * program's return address up, each frame above the one before. Not the
+ * other way: between the entry's frame and the ones under it lies the
+ * random offset's padding, never written by this syscall, holding earlier
+ * syscalls' frames at their own offsets; matched from the entry down, the
+ * frames under it were often found there, at depths the next block does
+ * not keep, and the place was walked again (a third to a half of
+ * PostgreSQL's fdatasync blocks). Not kept: a walk of which some frame
+ * after the first is not found in the KERNEL_STACK_WINDOW_WORDS read (a
+ * deeper stack). A frame found under this program's return address (a copy
+ * an earlier, deeper block left there) fails every later check, its slot
+ * being the helpers' then: that place is walked again, never reused wrongly.
  */
 #ifndef INCISE_BPF_KERNEL_WAIT_STACK_BPF_H
 #define INCISE_BPF_KERNEL_WAIT_STACK_BPF_H
@@ -88,23 +95,23 @@ struct {
 
 struct kernel_stack_search {
   struct kernel_stack_scratch* s;
-  __u32 next; /* the frame looked for */
-  bool whole; /* frames[1..count) all found */
+  __u32 count; /* frames walked */
+  __u32 next;  /* the frame looked for */
+  bool whole;  /* frames[1..count) all found */
 };
 
-/* One word of the window, outermost first, for bpf_loop: is it the next
+/* One word of the window, deepest first, for bpf_loop: is it the next
  * frame looked for? */
 static long kernel_stack_search_step(__u64 index, void* context) {
   struct kernel_stack_search* c = context;
   if (index >= KERNEL_STACK_WINDOW_WORDS) return 1;
-  __u32 at = (KERNEL_STACK_WINDOW_WORDS - 1 - (__u32)index) & (KERNEL_STACK_WINDOW_WORDS - 1);
-  __u64 word = c->s->window[at];
   __u64 i = c->next;
   barrier_var(i);
-  if (i == 0 || i >= MAX_STACK_DEPTH || word != c->s->value.frames[i]) return 0;
-  c->s->value.depth[i] = (__u16)(KERNEL_STACK_WINDOW_WORDS - at);
-  c->next = (__u32)i - 1;
-  if (i > 1) return 0;
+  if (i == 0 || i >= MAX_STACK_DEPTH || i >= c->count) return 1;
+  if (c->s->window[index & (KERNEL_STACK_WINDOW_WORDS - 1)] != c->s->value.frames[i]) return 0;
+  c->s->value.depth[i] = (__u16)(KERNEL_STACK_WINDOW_WORDS - index);
+  c->next = (__u32)i + 1;
+  if (c->next < c->count) return 0;
   c->whole = true;
   return 1;
 }
@@ -155,28 +162,57 @@ static long kernel_stack_check_step(__u64 index, void* context) {
   return 0;
 }
 
+/* What the checks of one block's kept paths share: the window, read once
+ * (and again, longer, for a path that reaches deeper), and where the frame
+ * under the entry's is now. That frame is the same return address on every
+ * path from one syscall, so its search runs once per block, not per path. */
+struct kernel_stack_block {
+  __u64* window;        /* `span` words under the registers, the deepest first */
+  __u32 span;           /* 0: not read yet */
+  __u64 under_entry;    /* its return address (0: not found yet) */
+  __s64 under_entry_at; /* its depth now */
+};
+
 /* Whether the frames `known` keeps are still at their depths under `top`:
  * the outermost (the entry's) where it was, the others all moved by one
  * shift, the random offset each syscall puts under its entry frame
  * (CONFIG_RANDOMIZE_KSTACK_OFFSET: up to 1023 bytes). */
 static __always_inline bool kernel_stack_still_there(const struct kernel_stack_frames* known,
-                                                     const char* top, __u64* window) {
+                                                     const char* top,
+                                                     struct kernel_stack_block* block) {
   __u32 count = known->count;
   if (known->first_checked >= count || count > MAX_STACK_DEPTH) return false;
   __u32 span = known->depth[known->first_checked] + KERNEL_STACK_MAX_SHIFT_WORDS;
   if (span > KERNEL_STACK_WINDOW_WORDS) span = KERNEL_STACK_WINDOW_WORDS;
-  /* The verifier needs both bounds visibly after the last arithmetic. */
-  __u64 bytes = span * sizeof(__u64);
-  barrier_var(bytes);
-  bytes &= KERNEL_STACK_WINDOW_WORDS * sizeof(__u64) * 2 - 1;
-  if (bytes == 0 || bytes > KERNEL_STACK_WINDOW_WORDS * sizeof(__u64)) return false;
-  if (bpf_probe_read_kernel(window, bytes, top - bytes) != 0) return false;
-  struct kernel_stack_check c = {
-      .known = known, .window = window, .span = span, .outermost = count - 1, .same = true};
+  if (span > block->span) {
+    /* The verifier needs both bounds visibly after the last arithmetic. */
+    __u64 bytes = span * sizeof(__u64);
+    barrier_var(bytes);
+    bytes &= KERNEL_STACK_WINDOW_WORDS * sizeof(__u64) * 2 - 1;
+    if (bytes == 0 || bytes > KERNEL_STACK_WINDOW_WORDS * sizeof(__u64)) return false;
+    if (bpf_probe_read_kernel(block->window, bytes, top - bytes) != 0) return false;
+    block->span = span;
+  }
+  struct kernel_stack_check c = {.known = known,
+                                 .window = block->window,
+                                 .span = block->span,
+                                 .outermost = count - 1,
+                                 .same = true};
   if (c.outermost > known->first_checked) {
-    c.same = false;
-    bpf_loop(2 * KERNEL_STACK_MAX_SHIFT_WORDS + 1, kernel_stack_shift_step, &c, 0);
-    if (!c.same) return false;
+    __u64 under = c.outermost - 1;
+    barrier_var(under);
+    if (under >= MAX_STACK_DEPTH) return false;
+    if (block->under_entry != 0 && block->under_entry == known->frames[under]) {
+      c.shift = block->under_entry_at - (__s64)known->depth[under];
+      if (c.shift > KERNEL_STACK_MAX_SHIFT_WORDS || c.shift < -KERNEL_STACK_MAX_SHIFT_WORDS)
+        return false;
+    } else {
+      c.same = false;
+      bpf_loop(2 * KERNEL_STACK_MAX_SHIFT_WORDS + 1, kernel_stack_shift_step, &c, 0);
+      if (!c.same) return false;
+      block->under_entry = known->frames[under];
+      block->under_entry_at = (__s64)known->depth[under] + c.shift;
+    }
   }
   bpf_loop(MAX_STACK_DEPTH, kernel_stack_check_step, &c, 0);
   return c.same;
@@ -197,6 +233,7 @@ static __always_inline __u32 walk_switch_kernel_stack(void* ctx, __u64* frames) 
   s->key.syscall = regs->orig_ax;
   s->key.user_ip = regs->ip;
   s->key.reserved = 0;
+  struct kernel_stack_block block = {.window = s->window};
   __u32 unused_variant = KERNEL_STACK_VARIANTS;
   for (__u32 variant = 0; variant < KERNEL_STACK_VARIANTS; ++variant) {
     s->key.variant = variant;
@@ -205,7 +242,7 @@ static __always_inline __u32 walk_switch_kernel_stack(void* ctx, __u64* frames) 
       if (unused_variant == KERNEL_STACK_VARIANTS) unused_variant = variant;
       continue;
     }
-    if (!kernel_stack_still_there(known, top, s->window)) continue;
+    if (!kernel_stack_still_there(known, top, &block)) continue;
     __u32 count = known->count;
     if (count > MAX_STACK_DEPTH) count = MAX_STACK_DEPTH;
     barrier_var(count);
@@ -226,7 +263,7 @@ static __always_inline __u32 walk_switch_kernel_stack(void* ctx, __u64* frames) 
       bpf_probe_read_kernel(s->window, sizeof(s->window),
                             top - KERNEL_STACK_WINDOW_WORDS * sizeof(__u64)) == 0 &&
       bpf_probe_read_kernel(s->value.frames, count * sizeof(__u64), frames) == 0) {
-    struct kernel_stack_search c = {.s = s, .next = count - 1};
+    struct kernel_stack_search c = {.s = s, .count = count, .next = 1};
     bpf_loop(KERNEL_STACK_WINDOW_WORDS, kernel_stack_search_step, &c, 0);
     if (c.whole) {
       s->value.count = count;

@@ -5,19 +5,23 @@
 // Both kinds of wait are "blocked" (not preempted) in the scheduler's terms.
 // With --vforks N it first vforks N children that exit at once (function
 // block_in_vfork): the parent waits for each killably, an uninterruptible
-// block at one kernel place.
+// block at one kernel place. With --fdatasyncs N it then writes a page of
+// an unlinked file in /var/tmp and fdatasyncs it N times (function
+// block_in_fdatasync): uninterruptible blocks at one user place on a few
+// kernel paths in turn (the page's writeback, the journal, the disk's flush).
 // Every wait is timed with CLOCK_MONOTONIC, so slept_ns is measured, not
 // nominal. The waiting thread is the main thread: tid equals pid.
 //
 // Output (stdout, key=value): pid, tid, nanosleep_calls, nanosleep_ns,
 // pipe_wait_ns, slept_ns (= nanosleep_ns + pipe_wait_ns), writer_tid,
-// vfork_calls, elapsed_ns.
+// vfork_calls, fdatasync_calls, elapsed_ns.
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <thread>
 
@@ -54,6 +58,15 @@ INCISE_WORKLOAD_FUNCTION bool block_in_vfork() {
   return waitpid(child, &status, 0) == child;
 }
 
+// Returns whether the page was written and synced.
+INCISE_WORKLOAD_FUNCTION bool block_in_fdatasync(int fd, std::uint64_t page) {
+  char bytes[4096];
+  std::memset(bytes, static_cast<int>('a' + page % 26), sizeof bytes);
+  const off_t offset = static_cast<off_t>((page % 64) * sizeof bytes);
+  return pwrite(fd, bytes, sizeof bytes, offset) == static_cast<ssize_t>(sizeof bytes) &&
+         fdatasync(fd) == 0;
+}
+
 namespace {
 
 int run(int argc, char** argv) {
@@ -61,6 +74,7 @@ int run(int argc, char** argv) {
   std::uint64_t interval_ms = 50;
   std::uint64_t pipe_ms = 200;
   std::uint64_t vforks = 0;
+  std::uint64_t fdatasyncs = 0;
   Options options("sleeper",
                   "Sleeps a known time off-CPU: --count x --interval-ms in nanosleep, then a\n"
                   "read() on a pipe written --pipe-ms later. Prints measured times as key=value.",
@@ -69,6 +83,8 @@ int run(int argc, char** argv) {
   options.add("interval-ms", "milliseconds per nanosleep call", interval_ms);
   options.add("pipe-ms", "milliseconds blocked reading the pipe; 0 = skip the pipe", pipe_ms);
   options.add("vforks", "vforks of a child that exits at once, before the sleeps", vforks);
+  options.add("fdatasyncs", "page writes and fdatasyncs of a file in /var/tmp, after the vforks",
+              fdatasyncs);
   options.parse_or_exit(argc, argv);
 
   const std::uint64_t start_ns = monotonic_ns();
@@ -77,6 +93,23 @@ int run(int argc, char** argv) {
       std::fprintf(stderr, "sleeper: vfork failed: %s\n", std::strerror(errno));
       return 1;
     }
+  }
+  if (fdatasyncs != 0) {
+    char path[] = "/var/tmp/sleeper-XXXXXX";  // on disk: a tmpfs fdatasync does not block
+    const int fd = mkstemp(path);
+    if (fd < 0) {
+      std::fprintf(stderr, "sleeper: mkstemp %s failed: %s\n", path, std::strerror(errno));
+      return 1;
+    }
+    unlink(path);
+    for (std::uint64_t i = 0; i < fdatasyncs; ++i) {
+      if (!block_in_fdatasync(fd, i)) {
+        std::fprintf(stderr, "sleeper: write or fdatasync failed: %s\n", std::strerror(errno));
+        close(fd);
+        return 1;
+      }
+    }
+    close(fd);
   }
   std::uint64_t nanosleep_ns = 0;
   for (std::uint64_t i = 0; i < count; ++i)
@@ -114,6 +147,7 @@ int run(int argc, char** argv) {
   report("slept_ns", nanosleep_ns + pipe_wait_ns);
   report("writer_tid", writer_tid);
   report("vfork_calls", vforks);
+  report("fdatasync_calls", fdatasyncs);
   report("elapsed_ns", monotonic_ns() - start_ns);
   return 0;
 }
