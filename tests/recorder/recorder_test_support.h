@@ -33,6 +33,10 @@ bool runningInCi();
     }                                                                            \
   } while (0)
 
+// Where cgroup v2 is mounted (/sys/fs/cgroup, or /sys/fs/cgroup/unified
+// beside v1); empty when it is not.
+std::string cgroup2Mount();
+
 // A fresh path under the test temp dir.
 std::string tempTracePath(const std::string& name);
 

@@ -12,6 +12,8 @@
 // Label "integration": skips without root/BPF, fails instead when CI=true.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -196,6 +198,42 @@ TEST(GoMutexRecording, AGoProgramStartedDuringASystemWideRecordingGetsItsMutexWa
       {"-a", "--locks", "contended", "-F", "19"},
       {kGoMutex, "--goroutines", "4", "--rounds", "1500", "--pages", "64", "--procs", "2"});
   RemoveOnExit cleanup{run.trace_path};
+  ASSERT_EQ(run.exit_code, 0) << run.recorder_stderr;
+  ASSERT_GT(run.value("contended_acquisitions"), 0u) << run.workload_stdout;
+
+  nlohmann::json waits;
+  ASSERT_EQ(testing::runReportJson(runWaits, {run.trace_path, "--limit", "0"}, waits), 0);
+  expectTheMutex(run, waits["groups"], "named", /*from_start=*/false);
+  expectItsGoroutines(run, waits);
+}
+
+// --cgroup: the workload enters the recorded cgroup, then execs, after the
+// recording began; its probes attach at that exec as under -a.
+TEST(GoMutexRecording, AGoProgramExecdInTheRecordedCgroupGetsItsMutexWaits) {
+  INCISE_REQUIRE_RECORDING();
+  if (!std::filesystem::exists(kGoMutex)) {
+    if (incise::testing::runningInCi()) FAIL() << kGoMutex << " not built (no Go toolchain)";
+    GTEST_SKIP() << kGoMutex << " not built (no Go toolchain)";
+  }
+  const std::string mount = incise::testing::cgroup2Mount();
+  if (mount.empty()) {
+    if (incise::testing::runningInCi()) FAIL() << "no cgroup2 mount";
+    GTEST_SKIP() << "no cgroup2 mount";
+  }
+  const std::filesystem::path cgroup =
+      std::filesystem::path(mount) / ("incise-go-mutex-" + std::to_string(getpid()));
+  std::error_code error;
+  std::filesystem::create_directory(cgroup, error);
+  ASSERT_FALSE(error) << cgroup << ": " << error.message();
+  const std::string procs = (cgroup / "cgroup.procs").string();
+  Recording run = incise::testing::recordThenRun(
+      {"--cgroup", cgroup.string(), "--locks", "contended", "-F", "19"},
+      {"/bin/sh", "-c",
+       "echo $$ > " + incise::testing::shellQuote(procs) + " && exec " +
+           incise::testing::shellQuote(kGoMutex) +
+           " --goroutines 4 --rounds 1500 --pages 64 --procs 2"});
+  RemoveOnExit cleanup{run.trace_path};
+  std::filesystem::remove(cgroup, error);  // empty once the workload exited
   ASSERT_EQ(run.exit_code, 0) << run.recorder_stderr;
   ASSERT_GT(run.value("contended_acquisitions"), 0u) << run.workload_stdout;
 
