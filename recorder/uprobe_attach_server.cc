@@ -6,7 +6,6 @@
 #include <linux/perf_event.h>
 #include <signal.h>
 #include <sys/prctl.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -20,70 +19,14 @@
 
 #include "base/unique_fd.h"
 #include "recorder/capabilities.h"
+#include "recorder/descriptor_passing.h"
 #include "recorder/libbpf_options.h"
 
 namespace incise::recorder {
 namespace {
 
-// More descriptors than a request carries are received (and closed) so a
-// request with extras is seen and refused rather than cut short.
-constexpr size_t kMaxReceivedFds = 4;
 // The overflow user, nobody on Debian and most systems.
 constexpr uid_t kNobody = 65534;
-
-struct Received {
-  ssize_t bytes = 0;
-  bool truncated = false;
-  std::vector<UniqueFd> fds;
-};
-
-Received receive(int socket_fd, AttachRequest& request) {
-  Received got;
-  iovec io{.iov_base = &request, .iov_len = sizeof request};
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * kMaxReceivedFds)] = {};
-  msghdr message{};
-  message.msg_iov = &io;
-  message.msg_iovlen = 1;
-  message.msg_control = control;
-  message.msg_controllen = sizeof control;
-  do {
-    got.bytes = recvmsg(socket_fd, &message, MSG_CMSG_CLOEXEC);
-  } while (got.bytes < 0 && errno == EINTR);
-  if (got.bytes < 0) return got;
-  got.truncated = (message.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) != 0;
-  for (cmsghdr* c = CMSG_FIRSTHDR(&message); c; c = CMSG_NXTHDR(&message, c)) {
-    if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
-    size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-    for (size_t i = 0; i < count; ++i) {
-      int fd = -1;
-      std::memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof fd);
-      got.fds.emplace_back(fd);
-    }
-  }
-  return got;
-}
-
-bool answer(int socket_fd, const AttachReply& reply, int fd) {
-  iovec io{.iov_base = const_cast<AttachReply*>(&reply), .iov_len = sizeof reply};
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-  msghdr message{};
-  message.msg_iov = &io;
-  message.msg_iovlen = 1;
-  if (fd >= 0) {
-    message.msg_control = control;
-    message.msg_controllen = sizeof control;
-    cmsghdr* c = CMSG_FIRSTHDR(&message);
-    c->cmsg_level = SOL_SOCKET;
-    c->cmsg_type = SCM_RIGHTS;
-    c->cmsg_len = CMSG_LEN(sizeof(int));
-    std::memcpy(CMSG_DATA(c), &fd, sizeof fd);
-  }
-  ssize_t sent;
-  do {
-    sent = sendmsg(socket_fd, &message, MSG_NOSIGNAL);
-  } while (sent < 0 && errno == EINTR);
-  return sent == static_cast<ssize_t>(sizeof reply);
-}
 
 AttachReply refused(int error, const std::string& reason) {
   AttachReply reply;
@@ -117,17 +60,17 @@ class Server {
   int run() {
     for (;;) {
       AttachRequest request;
-      Received got = receive(socket_fd_, request);
+      ReceivedMessage got = receiveWithDescriptors(socket_fd_, &request, sizeof request);
       if (got.bytes == 0) return 0;  // the recorder closed its end, or exited
       if (got.bytes < 0) return 1;
       UniqueFd link;
       AttachReply reply = handle(request, got, link);
-      if (!answer(socket_fd_, reply, link.get())) return 1;
+      if (!sendWithDescriptor(socket_fd_, &reply, sizeof reply, link.get())) return 1;
     }
   }
 
  private:
-  AttachReply handle(const AttachRequest& request, Received& got, UniqueFd& link) {
+  AttachReply handle(const AttachRequest& request, ReceivedMessage& got, UniqueFd& link) {
     if (got.truncated || got.bytes != static_cast<ssize_t>(sizeof request))
       return refused(EINVAL, "a request of the wrong size");
     if (got.fds.size() != 1) return refused(EINVAL, "a request without exactly one descriptor");

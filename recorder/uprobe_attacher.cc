@@ -13,6 +13,7 @@
 #include <string>
 #include <system_error>
 
+#include "recorder/descriptor_passing.h"
 #include "recorder/uprobe_attach_server.h"
 
 namespace incise::recorder {
@@ -75,49 +76,17 @@ UprobeAttacher::~UprobeAttacher() {
 }
 
 Result<UprobeAttacher::Answer> UprobeAttacher::exchange(const void* request, size_t size, int fd) {
-  iovec out{.iov_base = const_cast<void*>(request), .iov_len = size};
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-  msghdr message{};
-  message.msg_iov = &out;
-  message.msg_iovlen = 1;
-  if (fd >= 0) {
-    message.msg_control = control;
-    message.msg_controllen = sizeof control;
-    cmsghdr* c = CMSG_FIRSTHDR(&message);
-    c->cmsg_level = SOL_SOCKET;
-    c->cmsg_type = SCM_RIGHTS;
-    c->cmsg_len = CMSG_LEN(sizeof(int));
-    std::memcpy(CMSG_DATA(c), &fd, sizeof fd);
-  }
-  ssize_t sent;
-  do {
-    sent = sendmsg(socket_.get(), &message, MSG_NOSIGNAL);
-  } while (sent < 0 && errno == EINTR);
-  if (sent != static_cast<ssize_t>(size)) return attacherError("send a request", errno);
-
+  if (!sendWithDescriptor(socket_.get(), request, size, fd))
+    return attacherError("send a request", errno);
   AttachReply reply;
-  iovec in{.iov_base = &reply, .iov_len = sizeof reply};
-  alignas(cmsghdr) char reply_control[CMSG_SPACE(sizeof(int))] = {};
-  msghdr answer{};
-  answer.msg_iov = &in;
-  answer.msg_iovlen = 1;
-  answer.msg_control = reply_control;
-  answer.msg_controllen = sizeof reply_control;
-  ssize_t got;
-  do {
-    got = recvmsg(socket_.get(), &answer, MSG_CMSG_CLOEXEC);
-  } while (got < 0 && errno == EINTR);
-  if (got == 0) return Error(std::string(kWhat) + ": the helper exited");
-  if (got < 0) return attacherError("read its answer", errno);
+  ReceivedMessage got = receiveWithDescriptors(socket_.get(), &reply, sizeof reply);
+  if (got.bytes == 0) return Error(std::string(kWhat) + ": the helper exited");
+  if (got.bytes < 0) return attacherError("read its answer", errno);
+  if (got.truncated || got.fds.size() > 1)
+    return Error(std::string(kWhat) + ": an answer with more than it should carry");
   Answer result;
-  if (cmsghdr* c = CMSG_FIRSTHDR(&answer); c && c->cmsg_level == SOL_SOCKET &&
-                                           c->cmsg_type == SCM_RIGHTS &&
-                                           c->cmsg_len == CMSG_LEN(sizeof(int))) {
-    int received = -1;
-    std::memcpy(&received, CMSG_DATA(c), sizeof received);
-    result.link.reset(received);
-  }
-  if (got != static_cast<ssize_t>(sizeof reply))
+  if (!got.fds.empty()) result.link = std::move(got.fds.front());
+  if (got.bytes != static_cast<ssize_t>(sizeof reply))
     return Error(std::string(kWhat) + ": an answer of the wrong size");
   reply.reason[sizeof reply.reason - 1] = '\0';
   if (reply.error != 0)
