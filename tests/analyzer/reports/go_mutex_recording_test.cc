@@ -102,10 +102,7 @@ void expectItsGoroutines(const Recording& run, const nlohmann::json& waits) {
 
 TEST(GoMutexRecording, ContendedLocksAreMutexWaitsAtTheirSiteWithTheirReleasers) {
   INCISE_REQUIRE_RECORDING();
-  if (!std::filesystem::exists(kGoMutex)) {
-    if (incise::testing::runningInCi()) FAIL() << kGoMutex << " not built (no Go toolchain)";
-    GTEST_SKIP() << kGoMutex << " not built (no Go toolchain)";
-  }
+  INCISE_REQUIRE_GO_WORKLOAD(kGoMutex);
   Recording run =
       record({"--locks", "contended", "-F", "19"},
              {kGoMutex, "--goroutines", "4", "--rounds", "100", "--pages", "64", "--procs", "2"});
@@ -126,10 +123,7 @@ TEST(GoMutexRecording, ContendedLocksAreMutexWaitsAtTheirSiteWithTheirReleasers)
 
 TEST(GoMutexRecording, CorrelateBlamesTheMutexAndNeverTheRuntimesParkingFutexes) {
   INCISE_REQUIRE_RECORDING();
-  if (!std::filesystem::exists(kGoMutex)) {
-    if (incise::testing::runningInCi()) FAIL() << kGoMutex << " not built (no Go toolchain)";
-    GTEST_SKIP() << kGoMutex << " not built (no Go toolchain)";
-  }
+  INCISE_REQUIRE_GO_WORKLOAD(kGoMutex);
   Recording run = record(
       {}, {kGoMutex, "--goroutines", "4", "--rounds", "100", "--pages", "64", "--procs", "2"});
   RemoveOnExit cleanup{run.trace_path};
@@ -183,38 +177,37 @@ TEST(GoMutexRecording, CorrelateBlamesTheMutexAndNeverTheRuntimesParkingFutexes)
   }
 }
 
-// Under -a the workload starts after the recorder: its probes attach when
-// the recorder sees its exec, through the attacher (the recorder has given
-// up the capabilities to attach by then), and its contended Locks are mutex
-// waits at their site with its own goroutines, as with `-- CMD`.
-TEST(GoMutexRecording, AGoProgramStartedDuringASystemWideRecordingGetsItsMutexWaits) {
-  INCISE_REQUIRE_RECORDING();
-  if (!std::filesystem::exists(kGoMutex)) {
-    if (incise::testing::runningInCi()) FAIL() << kGoMutex << " not built (no Go toolchain)";
-    GTEST_SKIP() << kGoMutex << " not built (no Go toolchain)";
-  }
-  // Enough rounds that most waits come after the probes are in.
-  Recording run = incise::testing::recordThenRun(
-      {"-a", "--locks", "contended", "-F", "19"},
-      {kGoMutex, "--goroutines", "4", "--rounds", "1500", "--pages", "64", "--procs", "2"});
-  RemoveOnExit cleanup{run.trace_path};
+// A workload started after the recording began: its probes attached at its
+// exec, so its first waits may be missing, the others are as with `-- CMD`.
+void expectWaitsOfAProgramStartedLater(const Recording& run) {
   ASSERT_EQ(run.exit_code, 0) << run.recorder_stderr;
   ASSERT_GT(run.value("contended_acquisitions"), 0u) << run.workload_stdout;
-
   nlohmann::json waits;
   ASSERT_EQ(testing::runReportJson(runWaits, {run.trace_path, "--limit", "0"}, waits), 0);
   expectTheMutex(run, waits["groups"], "named", /*from_start=*/false);
   expectItsGoroutines(run, waits);
 }
 
+// Under -a the workload starts after the recorder: its probes attach when
+// the recorder sees its exec, through the attacher (the recorder has given
+// up the capabilities to attach by then), and its contended Locks are mutex
+// waits at their site with its own goroutines, as with `-- CMD`.
+TEST(GoMutexRecording, AGoProgramStartedDuringASystemWideRecordingGetsItsMutexWaits) {
+  INCISE_REQUIRE_RECORDING();
+  INCISE_REQUIRE_GO_WORKLOAD(kGoMutex);
+  // Enough rounds that most waits come after the probes are in.
+  Recording run = incise::testing::recordThenRun(
+      {"-a", "--locks", "contended", "-F", "19"},
+      {kGoMutex, "--goroutines", "4", "--rounds", "1500", "--pages", "64", "--procs", "2"});
+  RemoveOnExit cleanup{run.trace_path};
+  expectWaitsOfAProgramStartedLater(run);
+}
+
 // --cgroup: the workload enters the recorded cgroup, then execs, after the
 // recording began; its probes attach at that exec as under -a.
 TEST(GoMutexRecording, AGoProgramExecdInTheRecordedCgroupGetsItsMutexWaits) {
   INCISE_REQUIRE_RECORDING();
-  if (!std::filesystem::exists(kGoMutex)) {
-    if (incise::testing::runningInCi()) FAIL() << kGoMutex << " not built (no Go toolchain)";
-    GTEST_SKIP() << kGoMutex << " not built (no Go toolchain)";
-  }
+  INCISE_REQUIRE_GO_WORKLOAD(kGoMutex);
   const std::string mount = incise::testing::cgroup2Mount();
   if (mount.empty()) {
     if (incise::testing::runningInCi()) FAIL() << "no cgroup2 mount";
@@ -234,13 +227,7 @@ TEST(GoMutexRecording, AGoProgramExecdInTheRecordedCgroupGetsItsMutexWaits) {
            " --goroutines 4 --rounds 1500 --pages 64 --procs 2"});
   RemoveOnExit cleanup{run.trace_path};
   std::filesystem::remove(cgroup, error);  // empty once the workload exited
-  ASSERT_EQ(run.exit_code, 0) << run.recorder_stderr;
-  ASSERT_GT(run.value("contended_acquisitions"), 0u) << run.workload_stdout;
-
-  nlohmann::json waits;
-  ASSERT_EQ(testing::runReportJson(runWaits, {run.trace_path, "--limit", "0"}, waits), 0);
-  expectTheMutex(run, waits["groups"], "named", /*from_start=*/false);
-  expectItsGoroutines(run, waits);
+  expectWaitsOfAProgramStartedLater(run);
 }
 
 }  // namespace
