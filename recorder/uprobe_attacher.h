@@ -1,9 +1,10 @@
 // Attaching uprobes after the recorder gave up its capabilities: a helper
-// process, forked at start while the recorder has one thread, that keeps
-// only CAP_PERFMON and does nothing but attach (recorder/uprobe_attach_server.h
-// serves the requests). Programs exec'd during -a or --cgroup get their Go
-// probes through it, while the recorder itself parses their files with no
-// capability to load programs or open perf events.
+// process, forked at start while the recorder has one thread, that runs as
+// nobody with only CAP_PERFMON and CAP_SYS_ADMIN (a uprobe perf event needs
+// the latter on Linux 6.18) and does nothing but attach
+// (recorder/uprobe_attach_server.h serves the requests). Programs exec'd during -a or --cgroup get
+// their Go probes through it, while the recorder itself parses their files with no capability to
+// load programs or open perf events.
 //
 //   Result<UprobeAttacher> attacher = UprobeAttacher::start();   // one thread
 //   Result<uint32_t> id = attacher->addProgram(bpf_program__fd(prog));  // before the drop

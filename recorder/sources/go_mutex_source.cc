@@ -34,9 +34,11 @@ namespace incise::recorder {
 namespace {
 
 constexpr std::string_view kName = "go mutex";
-// Go executables first run during a recording that get probes; each holds
-// a few tens of links (descriptors) until the recording ends.
+// Go executables first run during a recording that get probes, and the
+// probes they may hold in all: each probe is a link (a descriptor) kept
+// until the recording ends.
 constexpr size_t kMaxFollowedExecutables = 64;
+constexpr size_t kMaxFollowedProbes = 512;
 // Distinct executables remembered as looked at; later ones are not.
 constexpr size_t kMaxSeenExecutables = 65536;
 
@@ -117,8 +119,9 @@ class GoMutexSource final : public Source {
     if (unprobed_ > 0)
       sink.addNote("go mutex: " + std::to_string(unprobed_) + " Go executables first run " +
                    "during the recording, past the first " +
-                   std::to_string(kMaxFollowedExecutables) +
-                   ", got no probes: their waits are not recorded");
+                   std::to_string(kMaxFollowedExecutables) + " or " +
+                   std::to_string(kMaxFollowedProbes) +
+                   " probes, got no probes: their waits are not recorded");
     if (unseen_ > 0)
       sink.addNote("go mutex: " + std::to_string(unseen_) + " execs of executables past the " +
                    "first " + std::to_string(kMaxSeenExecutables) +
@@ -269,8 +272,17 @@ class GoMutexSource final : public Source {
     for (std::string& note : notes_) sink_->addNote(replacedAll(note, path, name));
     notes_.clear();
     if (!probed) return;
-
     const uint32_t index = static_cast<uint32_t>(probes_.size());
+    size_t needed = 0;
+    (void)attachProbes(*probed, index, [&](bpf_program*, uint64_t, uint64_t, const std::string&) {
+      ++needed;
+      return Status::ok();
+    });
+    if (attached_links_.size() + needed > kMaxFollowedProbes) {
+      ++unprobed_;
+      return;
+    }
+
     if (bpf_map__update_elem(skel_->maps.go_sites, &index, sizeof(index), &probed->site,
                              sizeof(go_wait_site), BPF_ANY) != 0) {
       sink_->addNote("go mutex: " + name + ": fill go_sites: " + std::strerror(errno) +

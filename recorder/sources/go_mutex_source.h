@@ -18,8 +18,8 @@
 // target runs a Go program (recorder/probes/go_target_executables.h): the
 // `-- CMD` binary, each `-p` process's executable, and under -a or
 // --cgroup each distinct Go executable running when recording starts and,
-// through `attacher`, each one first exec'd later (at most 64 of them; a
-// note in the trace counts those past it). The programs are loaded at
+// through `attacher`, each one first exec'd later (at most 64 of them and
+// 512 probes; a note in the trace counts those past it). The programs are loaded at
 // start under -a and --cgroup even when no Go program runs yet.
 //
 //   sources.push_back(makeGoMutexSource(attacher));  // null: follow no execs
