@@ -56,8 +56,8 @@ Status keepOnlyCapabilities(std::initializer_list<int> kept, const char* step) {
   uint32_t keep[2] = {};
   for (int capability : kept) keep[capability / 32] |= 1u << (capability % 32);
   for (int i = 0; i < 2; ++i) {
+    data[i].effective &= keep[i];
     data[i].permitted &= keep[i];
-    data[i].effective = data[i].permitted;
     data[i].inheritable = 0;
   }
   prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);

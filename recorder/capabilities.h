@@ -30,9 +30,9 @@ Status checkRecordingCapabilities();
 // Threads started earlier (the writer's compressor) keep their own sets.
 Status dropCapabilitiesAfterAttach();
 
-// Clears every capability but `kept` from the calling thread's permitted
-// set, makes the effective set what stays permitted, and clears the
-// inheritable and ambient ones; `step` names the caller in errors.
+// Clears every capability but `kept` from the calling thread's effective
+// and permitted sets, and all of its inheritable and ambient ones; `step`
+// names the caller in errors.
 Status keepOnlyCapabilities(std::initializer_list<int> kept, const char* step);
 
 }  // namespace incise::recorder

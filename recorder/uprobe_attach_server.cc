@@ -4,6 +4,7 @@
 #include <grp.h>
 #include <linux/capability.h>
 #include <linux/perf_event.h>
+#include <linux/securebits.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -146,17 +147,17 @@ class Server {
 
 int runAttachHelper(int socket_fd, pid_t recorder) {
   // Root's uid would still own root's files without a capability: the
-  // helper runs as nobody, keeping its permitted capabilities across the
-  // change. A recorder that is not root keeps its user.
+  // helper runs as nobody, its capability sets left as they are by the
+  // change (no setuid fixup). A recorder that is not root keeps its user.
   if (getuid() == 0) {
+    if (prctl(PR_SET_SECUREBITS, SECBIT_NO_SETUID_FIXUP) != 0) return 1;
     if (setgroups(0, nullptr) != 0 || setresgid(kNobody, kNobody, kNobody) != 0) return 1;
-    if (prctl(PR_SET_KEEPCAPS, 1) != 0 || setresuid(kNobody, kNobody, kNobody) != 0) return 1;
+    if (setresuid(kNobody, kNobody, kNobody) != 0) return 1;
   }
-  // A uprobe perf event needs CAP_PERFMON, and this kernel (6.18) also
-  // CAP_SYS_ADMIN: perf_event_open refuses it with EACCES under
-  // CAP_PERFMON alone. Linking the program to it needs neither.
+  // A uprobe perf event needs CAP_PERFMON, and on Linux 6.18 CAP_SYS_ADMIN:
+  // perf_event_open refuses it with EACCES under CAP_PERFMON alone.
   if (!keepOnlyCapabilities({kCapPerfmon, CAP_SYS_ADMIN}, "in the uprobe attacher")) return 1;
-  // After the credential change, which clears it.
+  // After the credential change, which would clear it.
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (getppid() != recorder) return 1;  // the recorder died before the line above
   return Server(socket_fd).run();
