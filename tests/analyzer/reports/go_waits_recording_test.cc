@@ -109,14 +109,16 @@ TEST(GoWaitsRecording, RWMutexAndCondWaitsAreCountedWithTheirKindsAndGoroutines)
 
 // Under -a the workload starts after the recorder: its RWMutex and Cond
 // probes attach when the recorder sees its exec, through the attacher.
-// Waits before they are in are not recorded, so the counts are bounded by
-// the workload's, not equal to them; every goroutine listed is its own.
+// The workload sleeps first so that they are in when it starts waiting
+// (they take tens of ms); a wait before would not be recorded, so the
+// counts are bounded by the workload's, not equal to them; every goroutine
+// listed is its own.
 TEST(GoWaitsRecording, AGoProgramStartedDuringASystemWideRecordingGetsItsRWMutexAndCondWaits) {
   INCISE_REQUIRE_RECORDING();
   INCISE_REQUIRE_GO_WORKLOAD(kGoWaits);
   Recording run = incise::testing::recordThenRun(
       {"-a", "--locks", "contended", "-F", "19"},
-      {kGoWaits, "--readers", "3", "--rounds", "1500", "--waiters", "3"});
+      {kGoWaits, "--readers", "3", "--rounds", "1500", "--waiters", "3", "--wait-ms", "1000"});
   RemoveOnExit cleanup{run.trace_path};
   nlohmann::json waits;
   ASSERT_NO_FATAL_FAILURE(readWaits(run, waits));
