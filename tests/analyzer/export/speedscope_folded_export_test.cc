@@ -12,6 +12,13 @@ namespace {
 using testing::ExportedFile;
 using testing::TraceBuilder;
 
+// A speedscope stack's frame names, root first.
+std::vector<std::string> frameNames(const nlohmann::json& frames, const nlohmann::json& stack) {
+  std::vector<std::string> names;
+  for (const auto& index : stack) names.push_back(frames[index.get<size_t>()]["name"]);
+  return names;
+}
+
 class SampleExports : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -39,11 +46,7 @@ TEST_F(SampleExports, SpeedscopeHasAProfilePerThreadInTimeOrder) {
   ASSERT_FALSE(doc.is_discarded());
   EXPECT_EQ(doc["$schema"], "https://www.speedscope.app/file-format-schema.json");
   const auto& frames = doc["shared"]["frames"];
-  auto names = [&](const nlohmann::json& stack) {
-    std::vector<std::string> out;
-    for (const auto& index : stack) out.push_back(frames[index.get<size_t>()]["name"]);
-    return out;
-  };
+  auto names = [&](const nlohmann::json& stack) { return frameNames(frames, stack); };
   ASSERT_EQ(doc["profiles"].size(), 2u);
   const auto& worker = doc["profiles"][0];
   EXPECT_EQ(worker["type"], "sampled");
@@ -80,11 +83,7 @@ TEST(SpeedscopeGoroutines, EachGoSampleStartsWithItsGoroutine) {
   auto doc = nlohmann::json::parse(file.contents(), nullptr, false);
   ASSERT_FALSE(doc.is_discarded()) << file.contents();
   const auto& frames = doc["shared"]["frames"];
-  auto names = [&](const nlohmann::json& stack) {
-    std::vector<std::string> out;
-    for (const auto& index : stack) out.push_back(frames[index.get<size_t>()]["name"]);
-    return out;
-  };
+  auto names = [&](const nlohmann::json& stack) { return frameNames(frames, stack); };
   ASSERT_EQ(doc["profiles"].size(), 1u);
   const auto& samples = doc["profiles"][0]["samples"];
   ASSERT_EQ(samples.size(), 4u);
