@@ -203,6 +203,45 @@ TEST(GoMutexRecording, AGoProgramStartedDuringASystemWideRecordingGetsItsMutexWa
   expectWaitsOfAProgramStartedLater(run);
 }
 
+// The probes are per file: the second process of the same binary is probed
+// by the first's, from its start (so its waits are all there, as with
+// `-- CMD`), and the recorder attaches them once (one note).
+TEST(GoMutexRecording, TheSecondProcessOfAProgramStartedLaterNeedsNoProbesOfItsOwn) {
+  INCISE_REQUIRE_RECORDING();
+  INCISE_REQUIRE_GO_WORKLOAD(kGoMutex);
+  auto runOf = [](const char* rounds) {
+    return incise::testing::shellQuote(kGoMutex) + " --goroutines 4 --rounds " + rounds +
+           " --pages 64 --procs 2";
+  };
+  // The first runs long enough for its probes to attach and exits before
+  // the second starts; the values parsed are the second's (later lines win).
+  Recording run =
+      incise::testing::recordThenRun({"-a", "--locks", "contended", "-F", "19"},
+                                     {"/bin/sh", "-c", runOf("1500") + "; " + runOf("200")});
+  RemoveOnExit cleanup{run.trace_path};
+  ASSERT_EQ(run.exit_code, 0) << run.recorder_stderr;
+  size_t runs = 0;  // both printed their truth
+  for (size_t at = run.workload_stdout.find("pid="); at != std::string::npos;
+       at = run.workload_stdout.find("pid=", at + 1))
+    ++runs;
+  ASSERT_EQ(runs, 2u) << run.workload_stdout;
+  ASSERT_GT(run.value("contended_acquisitions"), 0u) << run.workload_stdout;
+
+  nlohmann::json waits;
+  ASSERT_EQ(testing::runReportJson(runWaits, {run.trace_path, "--limit", "0"}, waits), 0);
+  expectTheMutex(run, waits["groups"], "named", /*from_start=*/true);
+
+  incise::testing::TraceView trace(run.trace_path);
+  ASSERT_TRUE(trace.ok()) << trace.error();
+  size_t probed = 0;
+  for (const std::string& note : trace.reader().metadata().notes) {
+    if (note.find(kGoMutex) != std::string::npos &&
+        note.find("started during the recording") != std::string::npos)
+      ++probed;
+  }
+  EXPECT_EQ(probed, 1u);
+}
+
 // --cgroup: the workload enters the recorded cgroup, then execs, after the
 // recording began; its probes attach at that exec as under -a.
 TEST(GoMutexRecording, AGoProgramExecdInTheRecordedCgroupGetsItsMutexWaits) {
