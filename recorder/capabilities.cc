@@ -13,10 +13,6 @@ namespace incise::recorder {
 
 namespace {
 
-// Older headers may lack the 5.8 capabilities; their numbers are fixed.
-constexpr int kCapPerfmon = 38;
-constexpr int kCapBpf = 39;
-
 bool hasEffective(const __user_cap_data_struct (&data)[2], int capability) {
   return (data[capability / 32].effective >> (capability % 32)) & 1u;
 }
@@ -46,16 +42,19 @@ Status checkRecordingCapabilities() {
 }
 
 Status dropCapabilitiesAfterAttach() {
+  return keepOnlyCapabilities({CAP_SYS_PTRACE, CAP_DAC_READ_SEARCH, CAP_SYSLOG}, "after attaching");
+}
+
+Status keepOnlyCapabilities(std::initializer_list<int> kept, const char* step) {
   __user_cap_header_struct header{};
   header.version = _LINUX_CAPABILITY_VERSION_3;
   header.pid = 0;
   __user_cap_data_struct data[2] = {};
   if (syscall(SYS_capget, &header, data) != 0)
-    return Error(std::string("cannot read capabilities to drop them (capget): ") +
-                 std::strerror(errno));
+    return Error(std::string("cannot read capabilities to drop them ") + step +
+                 " (capget): " + std::strerror(errno));
   uint32_t keep[2] = {};
-  for (int capability : {CAP_SYS_PTRACE, CAP_DAC_READ_SEARCH, CAP_SYSLOG})
-    keep[capability / 32] |= 1u << (capability % 32);
+  for (int capability : kept) keep[capability / 32] |= 1u << (capability % 32);
   for (int i = 0; i < 2; ++i) {
     data[i].effective &= keep[i];
     data[i].permitted &= keep[i];
@@ -63,8 +62,8 @@ Status dropCapabilitiesAfterAttach() {
   }
   prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
   if (syscall(SYS_capset, &header, data) != 0)
-    return Error(std::string("cannot drop capabilities after attaching (capset): ") +
-                 std::strerror(errno));
+    return Error(std::string("cannot drop capabilities ") + step +
+                 " (capset): " + std::strerror(errno));
   return Status::ok();
 }
 

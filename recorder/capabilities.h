@@ -8,9 +8,15 @@
 //   if (Status s = dropCapabilitiesAfterAttach(); !s) warn(s.message());
 #pragma once
 
+#include <initializer_list>
+
 #include "base/status.h"
 
 namespace incise::recorder {
+
+// Older headers may lack the 5.8 capabilities; their numbers are fixed.
+inline constexpr int kCapPerfmon = 38;
+inline constexpr int kCapBpf = 39;
 
 // Ok with CAP_SYS_ADMIN, or with both CAP_BPF and CAP_PERFMON (effective).
 Status checkRecordingCapabilities();
@@ -23,5 +29,10 @@ Status checkRecordingCapabilities();
 // long-running loop cannot load programs, open perf events or act as root.
 // Threads started earlier (the writer's compressor) keep their own sets.
 Status dropCapabilitiesAfterAttach();
+
+// Clears every capability but `kept` from the calling thread's effective
+// and permitted sets, and all of its inheritable and ambient ones; `step`
+// names the caller in errors.
+Status keepOnlyCapabilities(std::initializer_list<int> kept, const char* step);
 
 }  // namespace incise::recorder

@@ -36,11 +36,13 @@
 #include "recorder/output_file.h"
 #include "recorder/probes/lock_probe_spec.h"
 #include "recorder/ring_poller.h"
+#include "recorder/sources/goroutine_ids.h"
 #include "recorder/sources/profile_source.h"
 #include "recorder/sources/skeleton_setup.h"
 #include "recorder/sources/source.h"
 #include "recorder/stop_signals.h"
 #include "recorder/target_filter.h"
+#include "recorder/uprobe_attacher.h"
 
 namespace incise::recorder {
 
@@ -260,6 +262,17 @@ class Session {
         return 2;
       }
     }
+    // Go programs exec'd during -a or --cgroup get their probes after the
+    // capabilities are dropped, through a helper forked now: the recorder
+    // has one thread and holds nothing yet.
+    if (goProgramsMayStart(config_) && config_.lock_mode != LockMode::kOff) {
+      if (Result<UprobeAttacher> attacher = UprobeAttacher::start()) {
+        attacher_.emplace(attacher.take());
+      } else {
+        std::cerr << "incise-record: warning: " << attacher.error().message()
+                  << " (Go programs started during the recording get no mutex probes)\n";
+      }
+    }
     // The output first: a bad -o is named before anything is attached.
     Result<OutputFile> output = OutputFile::create(config_.output);
     if (!output) return fail(output.error().message());
@@ -379,7 +392,8 @@ class Session {
   // cannot work on this kernel is left out with the reason (a note in the
   // trace once it exists).
   int openSources() {
-    std::vector<std::unique_ptr<Source>> created = createSources(config_);
+    std::vector<std::unique_ptr<Source>> created =
+        createSources(config_, attacher_ ? &*attacher_ : nullptr);
     std::vector<Status> opened(created.size());
     std::vector<double> cpu_ms(created.size()), wall_ms(created.size());
     {
@@ -705,6 +719,7 @@ class Session {
   std::optional<OutputFile> output_;  // holds the output's lock until the end
   std::optional<TargetFilter> filter_;
   std::optional<CommandLauncher> child_;
+  std::optional<UprobeAttacher> attacher_;  // outlives the sources that use it
   std::unique_ptr<format::Writer> writer_;
   ProcessTracker tracker_;
   PerfMapWatcher perf_maps_;

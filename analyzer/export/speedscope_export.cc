@@ -4,6 +4,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 
 #include "analyzer/model/stack_namer.h"
@@ -30,13 +31,15 @@ struct ThreadSamples {
 
 // Distinct call paths as speedscope writes them ("[3,0,7]", root first), and
 // the frame names they index: speedscope's frame index is the name id, and
-// (pid, stack id) pairs that name the same path share one text.
+// (pid, stack id, goroutine) keys that name the same path share one text. A
+// sample of a Go program's goroutine has "[goroutine N]" as its root frame,
+// the one place a speedscope sample can carry it.
 class Stacks {
  public:
   explicit Stacks(Trace& trace) : namer_(trace, FrameGrouping::kFunction) {}
 
-  uint32_t indexOf(uint32_t pid, uint64_t stack_id, uint64_t time) {
-    auto [it, inserted] = index_.try_emplace({pid, stack_id}, 0);
+  uint32_t indexOf(uint32_t pid, uint64_t stack_id, uint64_t goid, uint64_t time) {
+    auto [it, inserted] = index_.try_emplace({pid, stack_id, goid}, 0);
     if (!inserted) return it->second;
     std::span<const NameId> ids = namer_.rootFirst(pid, stack_id, time);
     NameId no_stack[1] = {};
@@ -45,6 +48,8 @@ class Stacks {
       ids = no_stack;
     }
     std::string text = "[";
+    if (goid != 0)
+      text += std::to_string(namer_.names().intern("[goroutine " + std::to_string(goid) + "]"));
     for (NameId id : ids) {
       if (text.size() > 1) text += ',';
       text += std::to_string(id);
@@ -63,7 +68,7 @@ class Stacks {
 
  private:
   StackNamer namer_;
-  std::map<std::pair<uint32_t, uint64_t>, uint32_t> index_;  // (pid, stack id)
+  std::map<std::tuple<uint32_t, uint64_t, uint64_t>, uint32_t> index_;  // (pid, stack id, goid)
   std::unordered_map<std::string, uint32_t> text_index_;
   std::vector<const std::string*> texts_;  // keys of text_index_, which do not move
 };
@@ -116,7 +121,7 @@ SpeedscopeStats writeSpeedscope(Trace& trace, std::ostream& out) {
   Stacks stacks(trace);
   std::map<uint32_t, ThreadSamples> threads;
   trace.forEachRow<format::CpuSample>([&](const format::CpuSample& s) {
-    uint32_t stack = stacks.indexOf(static_cast<uint32_t>(s.pid), s.stack_id, s.time);
+    uint32_t stack = stacks.indexOf(static_cast<uint32_t>(s.pid), s.stack_id, s.goid, s.time);
     ThreadSamples& thread = threads[static_cast<uint32_t>(s.tid)];
     thread.pid = static_cast<uint32_t>(s.pid);
     thread.samples.push_back({s.time, nanoseconds ? s.weight : 1, stack});

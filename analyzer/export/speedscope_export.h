@@ -3,7 +3,9 @@
 // view is a timeline), frames shared by name across threads. It opens on
 // the busiest thread (activeProfileIndex: the most weight).
 //
-// Stacks are root first, indexes into shared.frames. Weights are the
+// Stacks are root first, indexes into shared.frames; a sample of a Go
+// program's goroutine starts with a "[goroutine N]" frame (speedscope has no
+// per-sample fields: the Chrome export's args.goroutine). Weights are the
 // samples' periods in ns when the trace sampled cpu-clock (unit
 // "nanoseconds"), else 1 per sample (unit "none").
 //

@@ -1,7 +1,16 @@
 #include "recorder/sources/go_mutex_source.h"
 
 #include <bpf/libbpf.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cerrno>
+#include <functional>
+#include <limits>
+#include <set>
+#include <utility>
 
 #include "bpf/go_mutex.h"
 #include "bpf/locks.h"
@@ -19,14 +28,42 @@
 #include "recorder/sources/skeleton_setup.h"
 #include "recorder/sources/stack_event_size.h"
 #include "recorder/target_filter.h"
+#include "recorder/uprobe_attacher.h"
 
 namespace incise::recorder {
 namespace {
 
 constexpr std::string_view kName = "go mutex";
+// Go executables first run during a recording that get probes, and the
+// probes they may hold in all: each probe is a link (a descriptor) kept
+// until the recording ends.
+constexpr size_t kMaxFollowedExecutables = 64;
+constexpr size_t kMaxFollowedProbes = 512;
+// Distinct executables remembered as looked at; later ones are not.
+constexpr size_t kMaxSeenExecutables = 65536;
+
+struct FileKey {
+  dev_t device;
+  ino_t inode;
+  auto operator<=>(const FileKey&) const = default;
+};
+
+std::optional<FileKey> fileKey(const std::string& path) {
+  struct stat info {};
+  if (stat(path.c_str(), &info) != 0) return std::nullopt;
+  return FileKey{info.st_dev, info.st_ino};
+}
+
+// What /proc/PID/exe names (for notes), or that link itself.
+std::string executableName(const std::string& exe_link) {
+  char name[PATH_MAX];
+  ssize_t length = readlink(exe_link.c_str(), name, sizeof name - 1);
+  return length > 0 ? std::string(name, static_cast<size_t>(length)) : exe_link;
+}
 
 class GoMutexSource final : public Source {
  public:
+  explicit GoMutexSource(UprobeAttacher* attacher) : attacher_(attacher) {}
   std::string_view name() const override { return kName; }
   const bpf_object* bpfObject() const override { return skel_ ? skel_->obj : nullptr; }
 
@@ -37,9 +74,12 @@ class GoMutexSource final : public Source {
                          " Go executables: the others' waits are not recorded");
         break;
       }
+      if (std::optional<FileKey> key = fileKey(target.path)) seen_.insert(*key);
       if (std::optional<Probed> probed = probe(target)) probes_.push_back(std::move(*probed));
     }
-    if (probes_.empty()) return Status::ok();  // nothing to load
+    // Under -a and --cgroup a Go program may start later: its probes attach
+    // to programs loaded now.
+    if (probes_.empty() && !attacher_) return Status::ok();  // nothing to load
 
     skel_.reset(go_mutex_bpf__open());
     if (!skel_) return libbpfError("go mutex: open", errno);
@@ -58,37 +98,34 @@ class GoMutexSource final : public Source {
   Status attach(RingPoller& poller, EventSink& sink) override {
     sink_ = &sink;
     for (const std::string& note : notes_) sink.addNote(note);
+    notes_.clear();
     if (!skel_) return Status::ok();
     for (uint32_t index = 0; index < probes_.size(); ++index) {
       const Probed& probed = probes_[index];
-      if (probed.mutex) {
-        const GoMutexProbes& mutex = *probed.mutex;
-        INCISE_RETURN_IF_ERROR(attachAt(skel_->progs.go_lock_slow, probed, probed.site.goid_offset,
-                                        mutex.lock_slow, kGoLockSlow));
-        for (uint64_t ret : mutex.lock_slow_returns) {
-          INCISE_RETURN_IF_ERROR(attachAt(skel_->progs.go_lock_acquired, probed,
-                                          probed.site.goid_offset, ret,
-                                          std::string(kGoLockSlow) + " return"));
-        }
-        INCISE_RETURN_IF_ERROR(attachAt(skel_->progs.go_unlock_slow, probed,
-                                        probed.site.goid_offset, mutex.unlock_slow, kGoUnlockSlow));
-      }
-      if (!probed.waits) continue;
-      for (const GoWaitFunction& wait : probed.waits->waits) {
-        const uint64_t cookie = GO_WAIT_COOKIE(index, wait.role);
-        INCISE_RETURN_IF_ERROR(
-            attachAt(skel_->progs.go_sema_wait, probed, cookie, wait.probe.entry, wait.name));
-        for (uint64_t ret : wait.probe.returns) {
-          INCISE_RETURN_IF_ERROR(
-              attachAt(skel_->progs.go_sema_woken, probed, cookie, ret, wait.name + " return"));
-        }
-      }
-      for (uint64_t wake : probed.waits->wakes) {
-        INCISE_RETURN_IF_ERROR(attachAt(skel_->progs.go_sema_wake, probed, GO_WAIT_COOKIE(index, 0),
-                                        wake, "a Go semaphore release"));
-      }
+      INCISE_RETURN_IF_ERROR(attachProbes(
+          probed, index,
+          [&](bpf_program* program, uint64_t cookie, uint64_t offset, const std::string& what) {
+            return attachAt(program, probed, cookie, offset, what);
+          }));
+    }
+    if (attacher_) {
+      INCISE_RETURN_IF_ERROR(handProgramsToAttacher());
+      sink.processes().addExecListener([this](uint32_t pid) { onExec(pid); });
     }
     return poller.add(bpf_map__fd(skel_->maps.events), &GoMutexSource::onRecord, this);
+  }
+
+  void finish(EventSink& sink) override {
+    if (unprobed_ > 0)
+      sink.addNote("go mutex: " + std::to_string(unprobed_) + " Go executables first run " +
+                   "during the recording, past the first " +
+                   std::to_string(kMaxFollowedExecutables) + " or " +
+                   std::to_string(kMaxFollowedProbes) +
+                   " probes, got no probes: their waits are not recorded");
+    if (unseen_ > 0)
+      sink.addNote("go mutex: " + std::to_string(unseen_) + " execs of executables past the " +
+                   "first " + std::to_string(kMaxSeenExecutables) +
+                   " distinct ones were not looked at: a Go program among them got no probes");
   }
 
   void pollLost(EventSink& sink) override {
@@ -160,6 +197,135 @@ class GoMutexSource final : public Source {
     return true;
   }
 
+  using AttachOne = std::function<Status(bpf_program* program, uint64_t cookie, uint64_t offset,
+                                         const std::string& what)>;
+
+  // Every probe of the binary at `index` in go_sites, through `attach_one`.
+  Status attachProbes(const Probed& probed, uint32_t index, const AttachOne& attach_one) {
+    if (probed.mutex) {
+      const GoMutexProbes& mutex = *probed.mutex;
+      const uint64_t goid = probed.site.goid_offset;
+      INCISE_RETURN_IF_ERROR(
+          attach_one(skel_->progs.go_lock_slow, goid, mutex.lock_slow, kGoLockSlow));
+      for (uint64_t ret : mutex.lock_slow_returns) {
+        INCISE_RETURN_IF_ERROR(attach_one(skel_->progs.go_lock_acquired, goid, ret,
+                                          std::string(kGoLockSlow) + " return"));
+      }
+      INCISE_RETURN_IF_ERROR(
+          attach_one(skel_->progs.go_unlock_slow, goid, mutex.unlock_slow, kGoUnlockSlow));
+    }
+    if (!probed.waits) return Status::ok();
+    for (const GoWaitFunction& wait : probed.waits->waits) {
+      const uint64_t cookie = GO_WAIT_COOKIE(index, wait.role);
+      INCISE_RETURN_IF_ERROR(
+          attach_one(skel_->progs.go_sema_wait, cookie, wait.probe.entry, wait.name));
+      for (uint64_t ret : wait.probe.returns) {
+        INCISE_RETURN_IF_ERROR(
+            attach_one(skel_->progs.go_sema_woken, cookie, ret, wait.name + " return"));
+      }
+    }
+    for (uint64_t wake : probed.waits->wakes) {
+      INCISE_RETURN_IF_ERROR(attach_one(skel_->progs.go_sema_wake, GO_WAIT_COOKIE(index, 0), wake,
+                                        "a Go semaphore release"));
+    }
+    return Status::ok();
+  }
+
+  // Before the recorder drops its capabilities: the programs the attacher
+  // may link, by the ids it answers.
+  Status handProgramsToAttacher() {
+    for (bpf_program* program :
+         {skel_->progs.go_lock_slow, skel_->progs.go_lock_acquired, skel_->progs.go_unlock_slow,
+          skel_->progs.go_sema_wait, skel_->progs.go_sema_woken, skel_->progs.go_sema_wake}) {
+      Result<uint32_t> id = attacher_->addProgram(bpf_program__fd(program));
+      if (!id) return id.error().context("go mutex");
+      program_ids_.emplace_back(program, *id);
+    }
+    return Status::ok();
+  }
+
+  // A target exec'd: a Go executable not probed yet gets its probes through
+  // the attacher, on the very file the process runs (its descriptor is what
+  // is parsed and what the attacher probes).
+  void onExec(uint32_t pid) {
+    const uint64_t seen_ns = monotonicNowNs();
+    const std::string exe_link = "/proc/" + std::to_string(pid) + "/exe";
+    UniqueFd exe(::open(exe_link.c_str(), O_RDONLY | O_CLOEXEC));
+    if (!exe) return;  // gone already
+    const std::string path = "/proc/self/fd/" + std::to_string(exe.get());
+    std::optional<FileKey> key = fileKey(path);
+    if (!key || seen_.count(*key)) return;
+    if (seen_.size() == kMaxSeenExecutables) {
+      ++unseen_;
+      return;
+    }
+    seen_.insert(*key);
+    Result<std::optional<go_process>> layout = goThreadLayout(path);
+    if (layout && !*layout) return;  // not Go
+    if (followed_ == kMaxFollowedExecutables || probes_.size() == MAX_GO_WAIT_SITES) {
+      ++unprobed_;
+      return;
+    }
+    ++followed_;
+    const std::string name = executableName(exe_link);
+    std::optional<Probed> probed = probe(TargetExecutable{.path = path, .pid = -1});
+    for (std::string& note : notes_) sink_->addNote(replacedAll(note, path, name));
+    notes_.clear();
+    if (!probed) return;
+    const uint32_t index = static_cast<uint32_t>(probes_.size());
+    size_t needed = 0;
+    (void)attachProbes(*probed, index, [&](bpf_program*, uint64_t, uint64_t, const std::string&) {
+      ++needed;
+      return Status::ok();
+    });
+    if (attached_links_.size() + needed > kMaxFollowedProbes) {
+      ++unprobed_;
+      return;
+    }
+
+    if (bpf_map__update_elem(skel_->maps.go_sites, &index, sizeof(index), &probed->site,
+                             sizeof(go_wait_site), BPF_ANY) != 0) {
+      sink_->addNote("go mutex: " + name + ": fill go_sites: " + std::strerror(errno) +
+                     ": its Go waits are not recorded");
+      return;
+    }
+    std::vector<UniqueFd> links;
+    Status attached = attachProbes(
+        *probed, index,
+        [&](bpf_program* program, uint64_t cookie, uint64_t offset, const std::string&) -> Status {
+          INCISE_ASSIGN_OR_RETURN(UniqueFd link, attacher_->attach(programId(program), exe.get(),
+                                                                   offset, false, cookie));
+          links.push_back(std::move(link));
+          return Status::ok();
+        });
+    if (!attached) {  // the links made so far close: none of its probes stays
+      sink_->addNote("go mutex: " + name + ": " + attached.message() +
+                     ": its Go waits are not recorded");
+      return;
+    }
+    probed->binary = name;
+    probes_.push_back(std::move(*probed));
+    sink_->addNote("go mutex: " + name + " (pid " + std::to_string(pid) +
+                   ") started during the recording: its Go waits are recorded from when its " +
+                   std::to_string(links.size()) + " probes attached, " +
+                   std::to_string((monotonicNowNs() - seen_ns) / 1'000'000) +
+                   " ms after the recorder saw its exec");
+    for (UniqueFd& link : links) attached_links_.push_back(std::move(link));
+  }
+
+  uint32_t programId(const bpf_program* program) const {
+    for (const auto& [known, id] : program_ids_) {
+      if (known == program) return id;
+    }
+    return std::numeric_limits<uint32_t>::max();  // no such id: the attacher refuses it
+  }
+
+  static std::string replacedAll(std::string text, const std::string& from, const std::string& to) {
+    for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
+      text.replace(at, from.size(), to);
+    return text;
+  }
+
   Status attachAt(bpf_program* program, const Probed& probed, uint64_t cookie, uint64_t offset,
                   const std::string& what) {
     auto opts = libbpfOptions<bpf_uprobe_opts>();
@@ -205,12 +371,20 @@ class GoMutexSource final : public Source {
   std::vector<LinkPtr> links_;
   DropCounter drops_;
   EventSink* sink_ = nullptr;
+  // Following execs under -a and --cgroup (null: not following).
+  UprobeAttacher* attacher_ = nullptr;
+  std::vector<std::pair<const bpf_program*, uint32_t>> program_ids_;
+  std::set<FileKey> seen_;  // executables probed or looked at
+  size_t followed_ = 0;
+  size_t unprobed_ = 0;
+  size_t unseen_ = 0;
+  std::vector<UniqueFd> attached_links_;  // the attacher's links: closing one detaches
 };
 
 }  // namespace
 
-std::unique_ptr<Source> makeGoMutexSource() {
-  return std::make_unique<GoMutexSource>();
+std::unique_ptr<Source> makeGoMutexSource(UprobeAttacher* attacher) {
+  return std::make_unique<GoMutexSource>(attacher);
 }
 
 }  // namespace incise::recorder

@@ -17,9 +17,12 @@
 // waits. Recorded whenever locks are (`--locks contended` or `all`) and a
 // target runs a Go program (recorder/probes/go_target_executables.h): the
 // `-- CMD` binary, each `-p` process's executable, and under -a or
-// --cgroup each distinct Go executable running when recording starts.
+// --cgroup each distinct Go executable running when recording starts and,
+// through `attacher`, each one first exec'd later (at most 64 of them and
+// 512 probes; a note in the trace counts those past it). The programs are loaded at
+// start under -a and --cgroup even when no Go program runs yet.
 //
-//   if (config.lock_mode != LockMode::kOff) sources.push_back(makeGoMutexSource());
+//   sources.push_back(makeGoMutexSource(attacher));  // null: follow no execs
 #pragma once
 
 #include <memory>
@@ -29,6 +32,8 @@
 
 namespace incise::recorder {
 
-std::unique_ptr<Source> makeGoMutexSource();
+class UprobeAttacher;
+
+std::unique_ptr<Source> makeGoMutexSource(UprobeAttacher* attacher);
 
 }  // namespace incise::recorder

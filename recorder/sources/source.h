@@ -5,7 +5,7 @@
 // order, and a source that cannot work on this kernel says why and is left
 // out while the others go on:
 //
-//   for (auto& source : createSources(config)) {
+//   for (auto& source : createSources(config, attacher)) {
 //     if (Status s = source->open(config, filter); !s) { warn(s); continue; }  // open, rodata,
 //     load if (Status s = source->attach(poller, sink); !s) { warn(s); continue; }  // attach, add
 //     rings
@@ -31,6 +31,7 @@ namespace incise::recorder {
 class EventSink;
 class RingPoller;
 class TargetFilter;
+class UprobeAttacher;
 
 class Source {
  public:
@@ -55,7 +56,9 @@ class Source {
 };
 
 // Every source the command line asks for, in one visible list
-// (recorder/sources/source_list.cc).
-std::vector<std::unique_ptr<Source>> createSources(const RecordConfig& config);
+// (recorder/sources/source_list.cc). `attacher`: attaches probes in
+// programs exec'd during the recording (null: none is).
+std::vector<std::unique_ptr<Source>> createSources(const RecordConfig& config,
+                                                   UprobeAttacher* attacher);
 
 }  // namespace incise::recorder

@@ -16,7 +16,8 @@
 
 namespace incise::recorder {
 
-std::vector<std::unique_ptr<Source>> createSources(const RecordConfig& config) {
+std::vector<std::unique_ptr<Source>> createSources(const RecordConfig& config,
+                                                   UprobeAttacher* attacher) {
   std::vector<std::unique_ptr<Source>> sources;
   // Mappings first, so their records flow before any sample that lands in a
   // new mapping (they carry no samples or lock rows of their own).
@@ -34,8 +35,9 @@ std::vector<std::unique_ptr<Source>> createSources(const RecordConfig& config) {
   if (config.lock_mode == LockMode::kAll || !config.lock_probes.empty())
     sources.push_back(makeLockSource(lock_calls));
   // Go parks goroutines on a mutex without a futex wait: its slow paths are
-  // probed in Go targets whenever locks are recorded.
-  if (config.lock_mode != LockMode::kOff) sources.push_back(makeGoMutexSource());
+  // probed in Go targets whenever locks are recorded, and in Go programs
+  // exec'd later through the attacher.
+  if (config.lock_mode != LockMode::kOff) sources.push_back(makeGoMutexSource(attacher));
   if (config.page_faults) sources.push_back(makePageFaultSource());
   if (hasUserFunctions(config)) sources.push_back(makeFunctionLatencySource());
   if (hasKernelFunctions(config)) sources.push_back(makeKernelFunctionSource());

@@ -104,17 +104,6 @@ TEST(RecorderLockProbe, AProbeThatCannotWorkFailsInsteadOfDroppingLockTracing) {
 }
 
 // Where cgroup2 is mounted: /sys/fs/cgroup, or /sys/fs/cgroup/unified beside v1.
-std::string cgroup2Mount() {
-  std::ifstream mounts("/proc/self/mounts");
-  std::string device, point, type;
-  while (mounts >> device >> point >> type) {
-    std::string rest;
-    std::getline(mounts, rest);
-    if (type == "cgroup2") return point;
-  }
-  return "";
-}
-
 TEST(RecorderCgroup, ADirectoryThatIsNotACgroupIsRefused) {
   Recorded run = record({"--cgroup", "/tmp", "-d", "1"}, std::chrono::seconds(30));
   EXPECT_EQ(run.exit_code, 2) << run.errors;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 
 namespace incise::testing {
 
@@ -16,6 +17,17 @@ bool runningInCi() {
 std::string recordingUnavailableReason() {
   if (geteuid() != 0) return "integration tests need root (BPF programs and perf events)";
   if (access("/sys/kernel/btf/vmlinux", R_OK) != 0) return "the kernel has no BTF";
+  return "";
+}
+
+std::string cgroup2Mount() {
+  std::ifstream mounts("/proc/self/mounts");
+  std::string device, point, type;
+  while (mounts >> device >> point >> type) {
+    std::string rest;
+    std::getline(mounts, rest);
+    if (type == "cgroup2") return point;
+  }
   return "";
 }
 

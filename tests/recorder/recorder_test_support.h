@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
@@ -31,6 +32,20 @@ bool runningInCi();
       if (::incise::testing::runningInCi()) FAIL() << "CI=true but " << why_not; \
       GTEST_SKIP() << why_not;                                                   \
     }                                                                            \
+  } while (0)
+
+// Where cgroup v2 is mounted (/sys/fs/cgroup, or /sys/fs/cgroup/unified
+// beside v1); empty when it is not.
+std::string cgroup2Mount();
+
+// A workload only a Go toolchain builds (tools/workloads/go_*): skip
+// without it, but fail when CI=true.
+#define INCISE_REQUIRE_GO_WORKLOAD(path)                                                        \
+  do {                                                                                          \
+    if (!std::filesystem::exists(path)) {                                                       \
+      if (::incise::testing::runningInCi()) FAIL() << (path) << " not built (no Go toolchain)"; \
+      GTEST_SKIP() << (path) << " not built (no Go toolchain)";                                 \
+    }                                                                                           \
   } while (0)
 
 // A fresh path under the test temp dir.

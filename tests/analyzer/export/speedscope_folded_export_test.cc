@@ -12,6 +12,13 @@ namespace {
 using testing::ExportedFile;
 using testing::TraceBuilder;
 
+// A speedscope stack's frame names, root first.
+std::vector<std::string> frameNames(const nlohmann::json& frames, const nlohmann::json& stack) {
+  std::vector<std::string> names;
+  for (const auto& index : stack) names.push_back(frames[index.get<size_t>()]["name"]);
+  return names;
+}
+
 class SampleExports : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -39,11 +46,7 @@ TEST_F(SampleExports, SpeedscopeHasAProfilePerThreadInTimeOrder) {
   ASSERT_FALSE(doc.is_discarded());
   EXPECT_EQ(doc["$schema"], "https://www.speedscope.app/file-format-schema.json");
   const auto& frames = doc["shared"]["frames"];
-  auto names = [&](const nlohmann::json& stack) {
-    std::vector<std::string> out;
-    for (const auto& index : stack) out.push_back(frames[index.get<size_t>()]["name"]);
-    return out;
-  };
+  auto names = [&](const nlohmann::json& stack) { return frameNames(frames, stack); };
   ASSERT_EQ(doc["profiles"].size(), 2u);
   const auto& worker = doc["profiles"][0];
   EXPECT_EQ(worker["type"], "sampled");
@@ -59,6 +62,38 @@ TEST_F(SampleExports, SpeedscopeHasAProfilePerThreadInTimeOrder) {
   const auto& helper = doc["profiles"][1];
   EXPECT_EQ(helper["weights"], nlohmann::json({3000}));
   EXPECT_EQ(frames.size(), 4u);  // main, leaf_a, mid, leaf_b: shared, not repeated
+}
+
+// A Go program's samples carry their goroutine as the root frame (the
+// Chrome export's args.goroutine); other samples have none. Two goroutines
+// on one path are two paths, one goroutine on two paths shares its frame.
+TEST(SpeedscopeGoroutines, EachGoSampleStartsWithItsGoroutine) {
+  TraceBuilder t;
+  t.thread(101, "go-worker");
+  uint64_t hot = t.stack({"main.handle", "runtime.goexit"});
+  uint64_t cold = t.stack({"main.idle", "runtime.goexit"});
+  t.sample(1000, 101, hot, 0, 1000, TraceBuilder::kPid, 18);
+  t.sample(2000, 101, hot, 0, 1000, TraceBuilder::kPid, 19);
+  t.sample(3000, 101, cold, 0, 1000, TraceBuilder::kPid, 18);
+  t.sample(4000, 101, hot, 0, 1000);  // on g0 or not Go: no goroutine
+  auto path = t.write();
+  ASSERT_TRUE(path) << path.error().message();
+  ExportedFile file("speedscope");
+  ASSERT_EQ(file.run(*path), 0);
+  auto doc = nlohmann::json::parse(file.contents(), nullptr, false);
+  ASSERT_FALSE(doc.is_discarded()) << file.contents();
+  const auto& frames = doc["shared"]["frames"];
+  auto names = [&](const nlohmann::json& stack) { return frameNames(frames, stack); };
+  ASSERT_EQ(doc["profiles"].size(), 1u);
+  const auto& samples = doc["profiles"][0]["samples"];
+  ASSERT_EQ(samples.size(), 4u);
+  using Names = std::vector<std::string>;
+  EXPECT_EQ(names(samples[0]), (Names{"[goroutine 18]", "runtime.goexit", "main.handle"}));
+  EXPECT_EQ(names(samples[1]), (Names{"[goroutine 19]", "runtime.goexit", "main.handle"}));
+  EXPECT_EQ(names(samples[2]), (Names{"[goroutine 18]", "runtime.goexit", "main.idle"}));
+  EXPECT_EQ(names(samples[3]), (Names{"runtime.goexit", "main.handle"}));
+  EXPECT_EQ(samples[0][0], samples[2][0]);  // one frame per goroutine
+  EXPECT_EQ(frames.size(), 5u);
 }
 
 // What speedscope's importer requires of a sampled profile, checked on every

@@ -93,10 +93,7 @@ void expectTopByGoroutine(const Recording& run, bool some_without = false) {
 
 TEST(GoGoroutinesRecording, SamplesOfEachGoroutinesFunctionCarryItsPrintedId) {
   INCISE_REQUIRE_RECORDING();
-  if (!std::filesystem::exists(kGoGoroutines)) {
-    if (incise::testing::runningInCi()) FAIL() << kGoGoroutines << " not built (no Go toolchain)";
-    GTEST_SKIP() << kGoGoroutines << " not built (no Go toolchain)";
-  }
+  INCISE_REQUIRE_GO_WORKLOAD(kGoGoroutines);
   Recording run = record({"-F", "499"}, {kGoGoroutines, "--ms", "300"});
   RemoveOnExit cleanup{run.trace_path};
   ASSERT_EQ(run.exit_code, 0) << run.recorder_stderr;
@@ -137,10 +134,7 @@ Recording recordSystemWide(const std::vector<std::string>& command) {
 
 TEST(GoGoroutinesRecording, SystemWideSamplesOfEachGoroutinesFunctionCarryItsPrintedId) {
   INCISE_REQUIRE_RECORDING();
-  if (!std::filesystem::exists(kGoGoroutines)) {
-    if (incise::testing::runningInCi()) FAIL() << kGoGoroutines << " not built (no Go toolchain)";
-    GTEST_SKIP() << kGoGoroutines << " not built (no Go toolchain)";
-  }
+  INCISE_REQUIRE_GO_WORKLOAD(kGoGoroutines);
   // The goroutines spin for 6 s of wall time: through the recorder's start
   // (up to 2 s on a loaded machine, where 3 s of spinning was sometimes
   // over before the second recorded began) and that second.
@@ -154,10 +148,7 @@ TEST(GoGoroutinesRecording, SystemWideSamplesOfEachGoroutinesFunctionCarryItsPri
 
 TEST(GoGoroutinesRecording, SwitchesOfTheNappingGoroutineCarryItsPrintedId) {
   INCISE_REQUIRE_RECORDING();
-  if (!std::filesystem::exists(kGoGoroutines)) {
-    if (incise::testing::runningInCi()) FAIL() << kGoGoroutines << " not built (no Go toolchain)";
-    GTEST_SKIP() << kGoGoroutines << " not built (no Go toolchain)";
-  }
+  INCISE_REQUIRE_GO_WORKLOAD(kGoGoroutines);
   Recording run = record({}, {kGoGoroutines, "--ms", "50", "--naps", "20"});
   RemoveOnExit cleanup{run.trace_path};
   ASSERT_EQ(run.exit_code, 0) << run.recorder_stderr;
@@ -218,10 +209,7 @@ TEST(GoGoroutinesRecording, SwitchesOfTheNappingGoroutineCarryItsPrintedId) {
 
 TEST(GoGoroutinesRecording, AGoProgramStartedDuringASystemWideRecordingGetsItsPrintedIds) {
   INCISE_REQUIRE_RECORDING();
-  if (!std::filesystem::exists(kGoGoroutines)) {
-    if (incise::testing::runningInCi()) FAIL() << kGoGoroutines << " not built (no Go toolchain)";
-    GTEST_SKIP() << kGoGoroutines << " not built (no Go toolchain)";
-  }
+  INCISE_REQUIRE_GO_WORKLOAD(kGoGoroutines);
   Recording run =
       incise::testing::recordThenRun({"-a", "-F", "499"}, {kGoGoroutines, "--ms", "600"});
   RemoveOnExit cleanup{run.trace_path};

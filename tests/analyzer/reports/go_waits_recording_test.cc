@@ -55,23 +55,24 @@ void expectGoroutines(const nlohmann::json& g, const std::set<uint64_t>& waiting
     EXPECT_TRUE(releasing.count(r["goid"].get<uint64_t>())) << r.dump();
 }
 
+// `incise waits --json` of a recording that ran the workload to its end.
+void readWaits(const Recording& run, nlohmann::json& waits) {
+  ASSERT_EQ(run.exit_code, 0) << run.recorder_stderr;
+  ASSERT_TRUE(run.has("cond_waits")) << run.workload_stdout;
+  ASSERT_EQ(testing::runReportJson(runWaits, {run.trace_path, "--limit", "0"}, waits), 0);
+}
+
 TEST(GoWaitsRecording, RWMutexAndCondWaitsAreCountedWithTheirKindsAndGoroutines) {
   INCISE_REQUIRE_RECORDING();
-  if (!std::filesystem::exists(kGoWaits)) {
-    if (incise::testing::runningInCi()) FAIL() << kGoWaits << " not built (no Go toolchain)";
-    GTEST_SKIP() << kGoWaits << " not built (no Go toolchain)";
-  }
+  INCISE_REQUIRE_GO_WORKLOAD(kGoWaits);
   // 20 rounds of 3 readers: 80 waiting goroutines, all within the 100 the
   // JSON lists per group.
   Recording run = record({"--locks", "contended", "-F", "19"},
                          {kGoWaits, "--readers", "3", "--rounds", "20", "--waiters", "3"});
   RemoveOnExit cleanup{run.trace_path};
-  ASSERT_EQ(run.exit_code, 0) << run.recorder_stderr;
-  ASSERT_TRUE(run.has("cond_waits")) << run.workload_stdout;
-  const uint64_t pid = run.value("pid");
-
   nlohmann::json waits;
-  ASSERT_EQ(testing::runReportJson(runWaits, {run.trace_path, "--limit", "0"}, waits), 0);
+  ASSERT_NO_FATAL_FAILURE(readWaits(run, waits));
+  const uint64_t pid = run.value("pid");
 
   std::vector<nlohmann::json> rw =
       groupsAt(waits["groups"], pid, hexAddress(run.value("rwmutex_address")));
@@ -86,7 +87,8 @@ TEST(GoWaitsRecording, RWMutexAndCondWaitsAreCountedWithTheirKindsAndGoroutines)
       rw[0], idsOf(run, {"blocked_reader_goroutine_ids", "blocked_writer_goroutine_ids"}),
       idsOf(run, {"releasing_writer_goroutine_ids", "releasing_reader_goroutine_ids"}));
 
-  std::vector<nlohmann::json> cond = groupsAt(waits["groups"], pid, hexAddress(run.value("cond_address")));
+  std::vector<nlohmann::json> cond =
+      groupsAt(waits["groups"], pid, hexAddress(run.value("cond_address")));
   ASSERT_EQ(cond.size(), 1u) << waits["groups"].dump(1);
   EXPECT_EQ(cond[0]["kind"], "condvar") << cond[0].dump(1);
   EXPECT_EQ(cond[0]["wait_ns"]["count"].get<uint64_t>(), run.value("cond_waits"))
@@ -103,6 +105,42 @@ TEST(GoWaitsRecording, RWMutexAndCondWaitsAreCountedWithTheirKindsAndGoroutines)
       groupsAt(locks["groups"], pid, hexAddress(run.value("rwmutex_address")));
   ASSERT_EQ(rw_lock.size(), 1u) << locks["groups"].dump(1);
   EXPECT_EQ(rw_lock[0]["kind"], "rwlock");
+}
+
+// Under -a the workload starts after the recorder: its RWMutex and Cond
+// probes attach when the recorder sees its exec, through the attacher.
+// The workload sleeps first so that they are in when it starts waiting
+// (they take tens of ms); a wait before would not be recorded, so the
+// counts are bounded by the workload's, not equal to them; every goroutine
+// listed is its own.
+TEST(GoWaitsRecording, AGoProgramStartedDuringASystemWideRecordingGetsItsRWMutexAndCondWaits) {
+  INCISE_REQUIRE_RECORDING();
+  INCISE_REQUIRE_GO_WORKLOAD(kGoWaits);
+  Recording run = incise::testing::recordThenRun(
+      {"-a", "--locks", "contended", "-F", "19"},
+      {kGoWaits, "--readers", "3", "--rounds", "1500", "--waiters", "3", "--wait-ms", "1000"});
+  RemoveOnExit cleanup{run.trace_path};
+  nlohmann::json waits;
+  ASSERT_NO_FATAL_FAILURE(readWaits(run, waits));
+  // One group of `kind` at the object the workload printed, with at most
+  // `truth` waits, each goroutine listed among `waiting`.
+  auto expectGroup = [&](const char* address, const char* kind, uint64_t truth,
+                         const std::set<uint64_t>& waiting) {
+    std::vector<nlohmann::json> found =
+        groupsAt(waits["groups"], run.value("pid"), hexAddress(run.value(address)));
+    ASSERT_EQ(found.size(), 1u) << address << ": " << waits["groups"].dump(1);
+    const nlohmann::json& g = found.front();
+    EXPECT_EQ(g["kind"], kind) << g.dump(1);
+    EXPECT_GE(g["wait_ns"]["count"].get<uint64_t>(), 1u) << g.dump(1);
+    EXPECT_LE(g["wait_ns"]["count"].get<uint64_t>(), truth) << g.dump(1);
+    ASSERT_FALSE(g["goroutine_waiters"].empty()) << g.dump(1);
+    for (const auto& w : g["goroutine_waiters"])
+      EXPECT_TRUE(waiting.count(w["goid"].get<uint64_t>())) << w.dump();
+  };
+  expectGroup("rwmutex_address", "rwlock", run.value("reader_waits") + run.value("writer_waits"),
+              idsOf(run, {"blocked_reader_goroutine_ids", "blocked_writer_goroutine_ids"}));
+  expectGroup("cond_address", "condvar", run.value("cond_waits"),
+              idsOf(run, {"cond_waiter_goroutine_ids"}));
 }
 
 }  // namespace

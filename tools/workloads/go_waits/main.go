@@ -27,6 +27,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 	"unsafe"
 )
 
@@ -206,8 +207,10 @@ func main() {
 	rounds := flag.Int("rounds", 50, "rounds of each phase")
 	waiters := flag.Int("waiters", 3, "goroutines that wait on the Cond")
 	procs := flag.Int("procs", 0, "GOMAXPROCS (0: the runtime's default, the online CPUs)")
+	waitMs := flag.Int("wait-ms", 0, "milliseconds to sleep before the first phase")
 	flag.Usage = func() {
-		fmt.Fprintln(os.Stderr, "usage: go_waits [--readers N] [--rounds N] [--waiters N] [--procs N]")
+		fmt.Fprintln(os.Stderr,
+			"usage: go_waits [--readers N] [--rounds N] [--waiters N] [--procs N] [--wait-ms N]")
 		fmt.Fprintln(os.Stderr, "Readers blocked on a writer, a writer blocked on readers (one sync.RWMutex)")
 		fmt.Fprintln(os.Stderr, "and goroutines waiting on a sync.Cond; prints the waits of each kind.")
 		fmt.Fprintln(os.Stderr, "example: go_waits --readers 3 --rounds 50 --waiters 3")
@@ -215,14 +218,17 @@ func main() {
 	}
 	flag.Parse()
 	if *readers < 1 || *readers > 1024 || *rounds < 1 || *rounds > 100000 || *waiters < 1 ||
-		*waiters > 1024 || *procs < 0 || *procs > 1024 {
-		fmt.Fprintln(os.Stderr,
-			"go_waits: --readers 1..1024, --rounds 1..100000, --waiters 1..1024, --procs 0..1024")
+		*waiters > 1024 || *procs < 0 || *procs > 1024 || *waitMs < 0 || *waitMs > 60000 {
+		fmt.Fprintln(os.Stderr, "go_waits: --readers 1..1024, --rounds 1..100000, "+
+			"--waiters 1..1024, --procs 0..1024, --wait-ms 0..60000")
 		os.Exit(2)
 	}
 	if *procs > 0 {
 		runtime.GOMAXPROCS(*procs)
 	}
+	// Time for a recorder that probes the program at its exec to do so
+	// before the first wait.
+	time.Sleep(time.Duration(*waitMs) * time.Millisecond)
 
 	rw := &sync.RWMutex{}
 	blockedReaders := &ids{seen: map[uint64]bool{}}
