@@ -28,6 +28,7 @@
 
 #include "tools/workloads/cpu_work.h"
 #include "tools/workloads/options.h"
+#include "tools/workloads/pipe_io.h"
 #include "tools/workloads/report.h"
 
 namespace incise::workloads {
@@ -35,22 +36,13 @@ namespace incise::workloads {
 // Returns the nanoseconds spent in read(), or -1 when it failed.
 INCISE_WORKLOAD_FUNCTION std::int64_t wait_for_the_ball(int read_fd) {
   const std::uint64_t start = monotonic_ns();
-  char byte = 0;
-  ssize_t got = 0;
-  do {
-    got = read(read_fd, &byte, 1);
-  } while (got < 0 && errno == EINTR);
+  const bool got = read_byte(read_fd);
   const std::uint64_t waited = monotonic_ns() - start;
-  return got == 1 ? static_cast<std::int64_t>(waited) : -1;
+  return got ? static_cast<std::int64_t>(waited) : -1;
 }
 
 INCISE_WORKLOAD_FUNCTION bool hit_the_ball(int write_fd) {
-  const char byte = 'x';
-  ssize_t put = 0;
-  do {
-    put = write(write_fd, &byte, 1);
-  } while (put < 0 && errno == EINTR);
-  return put == 1;
+  return write_byte(write_fd);
 }
 
 namespace {
