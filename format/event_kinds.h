@@ -70,7 +70,8 @@ enum class Compression : uint8_t {
   C(next_tid, kVarint, "thread taking the cpu")                                        \
   C(stack_id, kVarint, "off-CPU stack of prev at the switch; 0 = none")                \
   C(goid, kVarint, "Go programs: the goroutine prev's thread ran; 0 = none (2.5)")     \
-  C(next_goid, kVarint, "Go programs: the goroutine next's thread resumes (2.5)")
+  C(next_goid, kVarint, "Go programs: the goroutine next's thread resumes (2.5)")      \
+  C(elided, kVarint, "halves of a summarised short sleep, SwitchElided bits; 0 = none (2.7)")
 
 #define INCISE_WAKEUP_COLUMNS(C)                                \
   C(time, kDeltaVarint, "wake-up time, ns")                     \
@@ -206,6 +207,20 @@ inline constexpr std::array<EventKind, 10> kAllEventKinds = {
 INCISE_EVENT_KINDS(INCISE_X)
 #undef INCISE_X
 #undef INCISE_FIELD
+
+// SchedSwitch::elided (format 2.7). A short sleep counted in a block summary
+// keeps the rows its halves share with a half that is written; such a half
+// is not a switch of its thread, which reads as running through the sleep.
+namespace switch_elided {
+// prev's switch-out begins a summarised short sleep.
+inline constexpr uint64_t kPrevOut = 1;
+// next's switch-in ends a summarised short sleep.
+inline constexpr uint64_t kNextIn = 2;
+// Switch rows of this cpu between the previous written one and this one were
+// not written (every target half in them was elided): prev need not be the
+// previous written row's next, and prev's switch-in may be one of them.
+inline constexpr uint64_t kCpuRowsBefore = 4;
+}  // namespace switch_elided
 
 // Column numbers per kind: CpuSampleColumn::time == 0, ... in declaration order.
 #define INCISE_ENUMERATOR(field, encoding, doc) field,

@@ -45,8 +45,11 @@ namespace incise::format {
 // 2.6: lock rows of kind 7, condvar (Go's sync.Cond.Wait, with its
 //      signaller as releaser), and Go RWMutex waits as rwlock-read and
 //      rwlock-write rows; an older reader names kind 7 "unknown".
+// 2.7: switch rows gain elided (which halves belong to a short sleep
+//      counted in a block summary, and whether rows of that cpu before it
+//      were left unwritten). Older files read it as 0: every half real.
 inline constexpr uint16_t kFormatMajor = 2;
-inline constexpr uint16_t kFormatMinor = 6;
+inline constexpr uint16_t kFormatMinor = 7;
 
 struct RecordOptions {
   uint32_t sample_frequency_hz = 0;

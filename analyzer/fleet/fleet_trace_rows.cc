@@ -13,6 +13,7 @@
 #include "analyzer/analyses/locks/critical_sections.h"
 #include "analyzer/analyses/locks/lock_sites.h"
 #include "analyzer/analyses/locks/trace_lock_rows.h"
+#include "analyzer/analyses/sched/block_summaries.h"
 #include "analyzer/analyses/sched/thread_states.h"
 #include "analyzer/archive/trace_id.h"
 #include "analyzer/model/stack_namer.h"
@@ -134,17 +135,26 @@ Result<std::unique_ptr<FleetTrace>> FleetTrace::open(const std::string& path, bo
   FleetStackKeys& keys = *fleet->keys_;
 
   std::map<std::pair<uint64_t, std::string>, FleetOffCpuRow> off_cpu;
-  ThreadStateMachine machine;
-  machine.on_off_cpu = [&](const OffCpuSpan& span) {
-    std::string reason = span.preempted ? "preempted" : blockedReason(span.prev_state);
-    uint64_t key = keys.keyOf(span.pid, span.stack_id, span.start);
+  auto add_off_cpu = [&](uint32_t pid, uint64_t stack_id, uint64_t prev_state, uint64_t time,
+                         uint64_t ns, uint64_t count) {
+    std::string reason = prev_state == 0 ? "preempted" : blockedReason(prev_state);
+    uint64_t key = keys.keyOf(pid, stack_id, time);
     FleetOffCpuRow& row = off_cpu[{key, reason}];
     row.stack_key = key;
     row.reason = reason;
-    row.ns += span.duration();
-    row.count += 1;
+    row.ns += ns;
+    row.count += count;
+  };
+  ThreadStateMachine machine;
+  machine.on_off_cpu = [&](const OffCpuSpan& span) {
+    add_off_cpu(span.pid, span.stack_id, span.prev_state, span.start, span.duration(), 1);
   };
   replaySchedule(trace, Replay::kSwitches, machine);
+  // Short sleeps the recorder summarised: the replay read them as running.
+  forEachBlockSummary(trace, [&](const format::BlockSummary& s) {
+    add_off_cpu(static_cast<uint32_t>(s.pid), s.stack_id, s.prev_state, s.time, s.total_ns,
+                s.count);
+  });
   for (auto& [key, row] : off_cpu) rows.off_cpu.push_back(std::move(row));
 
   rows.lost = trace.losses().lost_by_source;

@@ -192,16 +192,18 @@ class SchedSource final : public Source {
 
   std::string shortBlocksNote() const {
     const ShortBlocks::Counts& c = short_blocks_->counts();
-    char text[480];
+    char text[640];
     std::snprintf(text, sizeof text,
                   "scheduler: %llu off-CPU intervals shorter than %llu us not written (%.3f ms "
-                  "off-CPU in all; %llu switch and %llu wake-up rows; --sched-min-block), "
+                  "off-CPU in all; %llu switch and %llu wake-up rows, and %llu switch rows "
+                  "written with one half elided; --sched-min-block), "
                   "counted in %llu block summary rows (%llu written early at the table's bound); "
                   "%llu short preemptions written",
                   static_cast<unsigned long long>(c.short_blocks),
                   static_cast<unsigned long long>(min_block_us_), c.short_block_ns / 1e6,
                   static_cast<unsigned long long>(c.switches_dropped),
                   static_cast<unsigned long long>(c.wakeups_dropped),
+                  static_cast<unsigned long long>(c.switches_half_elided),
                   static_cast<unsigned long long>(c.summaries),
                   static_cast<unsigned long long>(c.summary_full_flushes),
                   static_cast<unsigned long long>(c.short_preemptions_kept));

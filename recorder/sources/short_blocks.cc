@@ -2,12 +2,14 @@
 #include "recorder/sources/short_blocks.h"
 
 #include <algorithm>
-#include <optional>
 #include <utility>
 
 namespace incise::recorder {
 
 namespace {
+
+// The kernel's TASK_DEAD in a switch's prev_state: the thread's last switch-out.
+constexpr uint64_t kTaskDead = 0x80;
 
 uint64_t timeOf(const ShortBlocks::Row& row) {
   return std::visit([](const auto& r) { return r.time; }, row);
@@ -15,79 +17,69 @@ uint64_t timeOf(const ShortBlocks::Row& row) {
 
 }  // namespace
 
-void ShortBlocks::onSwitch(const format::SchedSwitch& row, bool prev_is_target,
+void ShortBlocks::onSwitch(const format::SchedSwitch& arrived, bool prev_is_target,
                            bool next_is_target) {
-  expire(row.time);
+  expire(arrived.time);
+  format::SchedSwitch row = arrived;
+  row.elided = 0;
   const auto prev_tid = static_cast<uint32_t>(row.prev_tid);
   const auto next_tid = static_cast<uint32_t>(row.next_tid);
-  // Any row on this cpu ends the chance of the block whose switch-out was
-  // the cpu's last row, unless it is that block's own switch-in.
-  std::optional<uint32_t> open;
-  if (auto it = cpu_open_.find(row.cpu); it != cpu_open_.end()) {
-    open = it->second;
-    cpu_open_.erase(it);
-  }
-  // Whether this row must be written for next's sake.
-  bool needed = false;
-  bool next_side = next_is_target && row.next_pid != 0;
-  if (next_side) {
-    auto it = blocks_.find(next_tid);
-    if (it == blocks_.end()) {
-      needed = true;  // its block began before we saw it
-    } else {
-      Block& block = it->second;
-      uint64_t off_cpu = row.time > block.out_time ? row.time - block.out_time : 0;
-      // Switches between two non-targets are never recorded, so the thread
-      // that hands the cpu back may differ from the one that took it.
-      bool bracket = !block.kept && open == next_tid && block.out_cpu == row.cpu && !prev_is_target;
-      if (bracket && off_cpu < min_block_ns_ && block.prev_state != 0) {
-        uint64_t wakeups = decide(block, false);
-        ++counts_.short_blocks;
-        counts_.short_block_ns += off_cpu;
-        summarize(next_tid, block, row.time, wakeups);
-      } else {
-        if (bracket && off_cpu < min_block_ns_) ++counts_.short_preemptions_kept;
-        decide(block, true);
-        needed = true;
+  // next's half is decided now: it ends next's block (one that began before
+  // we saw the thread is written).
+  bool next_written = false;
+  if (next_is_target && row.next_pid != 0) {
+    next_written = true;
+    if (auto it = blocks_.find(next_tid); it != blocks_.end()) {
+      if (endBlock(next_tid, it->second, row.time)) {
+        next_written = false;
+        row.elided |= format::switch_elided::kNextIn;
       }
-      // Back on another cpu: the bracket left open there is over too.
-      if (auto stale = cpu_open_.find(block.out_cpu);
-          stale != cpu_open_.end() && stale->second == next_tid)
-        cpu_open_.erase(stale);
       blocks_.erase(it);
     }
   }
-  if (open && (!next_side || *open != next_tid)) {
-    if (auto it = blocks_.find(*open); it != blocks_.end()) decide(it->second, true);
+  if (!prev_is_target || row.prev_pid == 0) {
+    push(row, next_written ? Fate::kKeep : Fate::kDrop, 0, next_written);
+    release();
+    return;
   }
-  if (prev_is_target && row.prev_pid != 0) {
-    auto [it, inserted] = blocks_.try_emplace(prev_tid);
-    Block& block = it->second;
-    // A second switch-out without a switch-in between (a lost event): the
-    // first block's length is unknown, so its rows are written.
-    if (!inserted) {
-      decide(block, true);
-      block = Block{};
-    }
-    block.out_time = row.time;
-    block.out_cpu = row.cpu;
-    block.pid = row.prev_pid;
-    block.prev_state = row.prev_state;
-    block.stack_id = row.stack_id;
-    // A thread that leaves its cpu to another target never makes a bracket.
-    if (needed || next_is_target) {
-      block.kept = true;
-      push(row, Fate::kKeep, prev_tid);
-    } else {
-      block.held.push_back(push(row, Fate::kPending, prev_tid));
-      cpu_open_[row.cpu] = prev_tid;
-    }
-  } else if (needed) {
-    push(row, Fate::kKeep, 0);
+  auto [it, inserted] = blocks_.try_emplace(prev_tid);
+  Block& block = it->second;
+  // A second switch-out without a switch-in between (a lost event): the
+  // first block's length is unknown, so its rows are written.
+  if (!inserted) {
+    decide(block, true);
+    block = Block{};
+  }
+  block.out_time = row.time;
+  block.pid = row.prev_pid;
+  block.prev_state = row.prev_state;
+  block.stack_id = row.stack_id;
+  // A thread's first switch-out is written, so a report knows where and
+  // until when it ran before its first summarised sleep.
+  bool first_seen = seen_.insert(prev_tid).second;
+  if ((row.prev_state & kTaskDead) != 0) seen_.erase(prev_tid);
+  if (row.prev_state == 0 || first_seen) {
+    block.kept = true;  // a preemption is written both halves
+    push(row, Fate::kKeep, prev_tid, next_written);
   } else {
-    ++counts_.switches_dropped;
+    block.held.push_back(push(row, Fate::kPending, prev_tid, next_written));
   }
   release();
+}
+
+bool ShortBlocks::endBlock(uint32_t tid, Block& block, uint64_t in_time) {
+  uint64_t off_cpu = in_time > block.out_time ? in_time - block.out_time : 0;
+  bool short_block = off_cpu < min_block_ns_;
+  if (!block.kept && short_block) {
+    uint64_t wakeups = decide(block, false);
+    ++counts_.short_blocks;
+    counts_.short_block_ns += off_cpu;
+    summarize(tid, block, in_time, wakeups);
+    return true;
+  }
+  if (short_block && block.prev_state == 0) ++counts_.short_preemptions_kept;
+  decide(block, true);
+  return false;
 }
 
 void ShortBlocks::onWakeup(const format::Wakeup& row, bool wakee_is_target) {
@@ -107,7 +99,6 @@ void ShortBlocks::onWakeup(const format::Wakeup& row, bool wakee_is_target) {
 void ShortBlocks::finish() {
   for (auto& [tid, block] : blocks_) decide(block, true);
   blocks_.clear();
-  cpu_open_.clear();
   release();
   flushSummaries();
 }
@@ -179,12 +170,13 @@ uint64_t ShortBlocks::decide(Block& block, bool keep) {
   uint64_t wakeups = 0;
   for (uint64_t seq : block.held) {
     Held& held = at(seq);
-    held.fate = keep ? Fate::kKeep : Fate::kDrop;
-    if (keep) continue;
-    if (std::holds_alternative<format::SchedSwitch>(held.row)) {
-      ++counts_.switches_dropped;
+    if (keep) {
+      held.fate = Fate::kKeep;
+    } else if (auto* row = std::get_if<format::SchedSwitch>(&held.row)) {
+      row->elided |= format::switch_elided::kPrevOut;
+      held.fate = held.next_written ? Fate::kKeep : Fate::kDrop;
     } else {
-      ++counts_.wakeups_dropped;
+      held.fate = Fate::kDrop;
       ++wakeups;
     }
   }
@@ -193,14 +185,31 @@ uint64_t ShortBlocks::decide(Block& block, bool keep) {
   return wakeups;
 }
 
-uint64_t ShortBlocks::push(Row row, Fate fate, uint32_t tid) {
-  queue_.push_back({std::move(row), fate, tid});
+uint64_t ShortBlocks::push(Row row, Fate fate, uint32_t tid, bool next_written) {
+  queue_.push_back({std::move(row), fate, tid, next_written});
   return first_seq_ + queue_.size() - 1;
 }
 
+// Rows leave in arrival order, which is each cpu's order, so a row written
+// after rows of its cpu were left out can say so.
 void ShortBlocks::release() {
   while (!queue_.empty() && queue_.front().fate != Fate::kPending) {
-    if (queue_.front().fate == Fate::kKeep) ready_.push_back(std::move(queue_.front().row));
+    Held& held = queue_.front();
+    bool keep = held.fate == Fate::kKeep;
+    if (auto* row = std::get_if<format::SchedSwitch>(&held.row)) {
+      bool& left_out = cpu_rows_left_out_[row->cpu];
+      if (keep) {
+        if (left_out) row->elided |= format::switch_elided::kCpuRowsBefore;
+        if ((row->elided & (format::switch_elided::kPrevOut | format::switch_elided::kNextIn)) != 0)
+          ++counts_.switches_half_elided;
+      } else {
+        ++counts_.switches_dropped;
+      }
+      left_out = !keep;
+    } else if (!keep) {
+      ++counts_.wakeups_dropped;
+    }
+    if (keep) ready_.push_back(std::move(held.row));
     queue_.pop_front();
     ++first_seq_;
   }

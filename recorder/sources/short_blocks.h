@@ -1,30 +1,34 @@
-// ShortBlocks: drops the scheduler rows of short off-CPU intervals
+// ShortBlocks: leaves out the scheduler rows of short off-CPU intervals
 // (--sched-min-block). On servers most blocks are tens of microseconds (an
 // event loop's epoll_wait, a backend's semaphore), and their switch and
 // wake-up rows outnumber the CPU samples by hundreds to one.
 //
-// A target thread's block runs from its switch-out to its next switch-in.
-// Its rows are dropped, and the block counted instead, when it is shorter
-// than the threshold, the thread went to sleep (a preemption is always
-// written: it is runqueue time, and a lock holder's preemption is what
-// correlate looks for) and it is a bracket on one cpu: the thread switches
-// out to the idle task or to a thread outside the targets, and the very next
-// row on that cpu switches it back in. Dropping such a pair leaves every cpu's
-// sequence of switches whole (the row before says the thread came in, the
-// row after says it leaves) and every thread's ins and outs alternating, so
-// the reports' timelines stay consistent: the thread reads as running
-// through the short block. Any other block is written whole.
+// A target thread's block runs from its switch-out to its next switch-in,
+// wherever the two fall: any cpu, and whoever leaves or takes the cpu at
+// each end. It is summarised instead of written when it is shorter than the
+// threshold and the thread went to sleep (a preemption is always written:
+// it is runqueue time, and a lock holder's preemption is what correlate
+// looks for). Its two halves are then marked elided on their switch rows
+// (format::switch_elided) and its wake-ups are dropped. A switch row has two
+// halves, prev's switch-out and next's switch-in; only a target's half can
+// keep it, so a row whose every target half is elided is not written, and a
+// written row says which of its halves are not switches of their thread
+// (that thread reads as running through its short block). A thread's first
+// switch-out is always written, so a report knows where it ran before its
+// first summarised sleep. The first row
+// written on a cpu after rows of that cpu were left out says so too, since
+// its prev need not be the last written row's next there.
 //
-// A dropped block is not lost: it is added to a summary per (thread, state
-// at switch-out, off-CPU stack) with its count, time and wake-ups, so the
-// reports can charge it to the right state and stack. The table of
+// A summarised block is not lost: it is added to a summary per (thread,
+// state at switch-out, off-CPU stack) with its count, time and wake-ups, so
+// the reports can charge it to the right state and stack. The table of
 // summaries is written (takeSummaries) every second of trace time and
 // whenever it reaches its entry bound, so its memory is bounded.
 //
-// A block's fate is known at the next row on its cpu, at its switch-in, or
-// once the threshold has passed since its switch-out. Rows wait in arrival
-// order until decided and leave in that order, so at most a threshold's
-// worth of rows is held.
+// A block's fate is known at its switch-in, or once the threshold has passed
+// since its switch-out. A row waits until its prev's half is decided (next's
+// half is decided when the row arrives: it ends next's block) and rows leave
+// in arrival order, so at most a threshold's worth of rows is held.
 //
 //   ShortBlocks blocks(1'000'000);  // 1 ms
 //   blocks.onSwitch(row, prev_is_target, next_is_target);
@@ -38,6 +42,7 @@
 #include <deque>
 #include <tuple>
 #include <unordered_map>
+#include <unordered_set>
 #include <variant>
 #include <vector>
 
@@ -54,7 +59,9 @@ class ShortBlocks {
     uint64_t short_block_ns = 0;    // their summed length
     uint64_t switches_dropped = 0;  // switch rows not written
     uint64_t wakeups_dropped = 0;   // wake-up rows not written
-    // Short brackets written anyway because the thread was preempted.
+    // Switch rows written with one half elided (the other half is real).
+    uint64_t switches_half_elided = 0;
+    // Short off-CPU intervals written anyway because the thread was preempted.
     uint64_t short_preemptions_kept = 0;
     uint64_t summaries = 0;             // summary rows made
     uint64_t summary_full_flushes = 0;  // times the table reached its bound
@@ -86,11 +93,11 @@ class ShortBlocks {
   struct Held {
     Row row;
     Fate fate;
-    uint32_t tid;  // whose block decides a pending row
+    uint32_t tid;               // whose block decides a pending row
+    bool next_written = false;  // a switch row whose next half is a real switch-in
   };
   struct Block {
     uint64_t out_time = 0;
-    uint64_t out_cpu = 0;
     uint64_t pid = 0;
     uint64_t prev_state = 0;
     uint64_t stack_id = 0;
@@ -108,11 +115,14 @@ class ShortBlocks {
   };
 
   void expire(uint64_t now);
+  // `tid` switches in at `in_time`, ending `block`: returns whether the block
+  // is summarised (its halves elided).
+  bool endBlock(uint32_t tid, Block& block, uint64_t in_time);
   // Returns the wake-up rows dropped with the block.
   uint64_t decide(Block& block, bool keep);
   void summarize(uint32_t tid, const Block& block, uint64_t in_time, uint64_t wakeups);
   void flushSummaries();
-  uint64_t push(Row row, Fate fate, uint32_t tid);
+  uint64_t push(Row row, Fate fate, uint32_t tid, bool next_written = false);
   Held& at(uint64_t seq) { return queue_[seq - first_seq_]; }
   void release();
 
@@ -121,9 +131,10 @@ class ShortBlocks {
   std::deque<Held> queue_;
   uint64_t first_seq_ = 0;  // sequence number of queue_.front()
   std::unordered_map<uint32_t, Block> blocks_;
-  // cpu -> the thread whose switch-out is the last row on that cpu while its
-  // block can still be dropped.
-  std::unordered_map<uint64_t, uint32_t> cpu_open_;
+  std::unordered_set<uint32_t> seen_;  // targets whose first switch-out was written
+  // cpu -> whether a switch row of that cpu was left out since the last one
+  // written there.
+  std::unordered_map<uint64_t, bool> cpu_rows_left_out_;
   std::vector<Row> ready_;
   std::unordered_map<SummaryKey, format::BlockSummary, SummaryKeyHash> summaries_;
   uint64_t summaries_since_ = 0;  // switch-out of the oldest block in summaries_

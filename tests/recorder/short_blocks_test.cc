@@ -43,6 +43,19 @@ void onSwitch(ShortBlocks& blocks, uint64_t time, uint32_t prev_tid, uint32_t ne
   blocks.onSwitch(switchRow(time, prev_tid, next_tid, cpu), isTarget(prev_tid), isTarget(next_tid));
 }
 
+// A filter that has seen A's and B's first switch-outs (always written) on a
+// cpu of their own, with nothing left held or counted.
+ShortBlocks seenBlocks(size_t max_summaries = ShortBlocks::kDefaultMaxSummaries) {
+  constexpr uint64_t kOwnCpu = 7;
+  ShortBlocks blocks(kMinBlock, max_summaries);
+  for (uint32_t tid : {kA, kB}) {
+    blocks.onSwitch(switchRow(0, tid, 0, kOwnCpu), true, false);
+    blocks.onSwitch(switchRow(0, 0, tid, kOwnCpu), false, true);
+  }
+  blocks.takeReady();
+  return blocks;
+}
+
 // Each written row as (time, 's' or 'w').
 std::vector<std::pair<uint64_t, char>> written(ShortBlocks& blocks) {
   std::vector<std::pair<uint64_t, char>> out;
@@ -57,8 +70,22 @@ std::vector<std::pair<uint64_t, char>> written(ShortBlocks& blocks) {
 
 using Rows = std::vector<std::pair<uint64_t, char>>;
 
+// Each written switch row as (time, elided bits).
+std::vector<std::pair<uint64_t, uint64_t>> writtenSwitches(ShortBlocks& blocks) {
+  std::vector<std::pair<uint64_t, uint64_t>> out;
+  for (const ShortBlocks::Row& row : blocks.takeReady())
+    if (const auto* s = std::get_if<format::SchedSwitch>(&row))
+      out.emplace_back(s->time, s->elided);
+  return out;
+}
+
+using Switches = std::vector<std::pair<uint64_t, uint64_t>>;
+constexpr uint64_t kPrevOut = format::switch_elided::kPrevOut;
+constexpr uint64_t kNextIn = format::switch_elided::kNextIn;
+constexpr uint64_t kCpuRowsBefore = format::switch_elided::kCpuRowsBefore;
+
 TEST(ShortBlocks, DropsTheRowsOfABlockShorterThanTheThresholdAndCountsIt) {
-  ShortBlocks blocks(kMinBlock);
+  ShortBlocks blocks = seenBlocks();
   onSwitch(blocks, 0, kA, 0);  // A blocks, the cpu goes idle
   blocks.onWakeup(wakeupRow(10 * kUs, kA), true);
   onSwitch(blocks, 20 * kUs, 0, kA);  // back after 20 us
@@ -70,8 +97,19 @@ TEST(ShortBlocks, DropsTheRowsOfABlockShorterThanTheThresholdAndCountsIt) {
   EXPECT_EQ(blocks.counts().wakeups_dropped, 1u);
 }
 
-TEST(ShortBlocks, KeepsEveryRowOfALongBlockInArrivalOrder) {
+TEST(ShortBlocks, AThreadsFirstSwitchOutIsWritten) {
   ShortBlocks blocks(kMinBlock);
+  onSwitch(blocks, 0, kA, 0);  // where A ran until now: written
+  onSwitch(blocks, 20 * kUs, 0, kA);
+  onSwitch(blocks, 30 * kUs, kA, 0);  // its next short sleep is summarised
+  onSwitch(blocks, 50 * kUs, 0, kA);
+  blocks.finish();
+  EXPECT_EQ(writtenSwitches(blocks), (Switches{{0, 0}, {20 * kUs, 0}}));
+  EXPECT_EQ(blocks.counts().short_blocks, 1u);
+}
+
+TEST(ShortBlocks, KeepsEveryRowOfALongBlockInArrivalOrder) {
+  ShortBlocks blocks = seenBlocks();
   onSwitch(blocks, 0, kA, 0);
   blocks.onWakeup(wakeupRow(900 * kUs, kA), true);
   EXPECT_EQ(written(blocks), Rows{});  // not decided yet
@@ -81,7 +119,7 @@ TEST(ShortBlocks, KeepsEveryRowOfALongBlockInArrivalOrder) {
 }
 
 TEST(ShortBlocks, ABlockIsLongOnceTheThresholdHasPassedWithoutItsEnd) {
-  ShortBlocks blocks(kMinBlock);
+  ShortBlocks blocks = seenBlocks();
   onSwitch(blocks, 0, kA, 0);
   // A row on another cpu 2 ms later: A has been off the cpu for longer than
   // the threshold, so its switch-out is written before A comes back.
@@ -91,37 +129,105 @@ TEST(ShortBlocks, ABlockIsLongOnceTheThresholdHasPassedWithoutItsEnd) {
   EXPECT_EQ(written(blocks), (Rows{{2100 * kUs, 'w'}}));
 }
 
-TEST(ShortBlocks, AThreadThatLeavesItsCpuToAnotherTargetIsWritten) {
-  ShortBlocks blocks(kMinBlock);
+TEST(ShortBlocks, AHandoffToAnotherTargetIsWrittenWithTheShortSleepsHalfElided) {
+  ShortBlocks blocks = seenBlocks();
   onSwitch(blocks, 0, kB, 0);            // B blocks for 5 ms
-  onSwitch(blocks, 5000 * kUs, kA, kB);  // A leaves for B: written for B's sake
-  onSwitch(blocks, 5010 * kUs, 0, kA);   // A's 10 us block is written whole
+  onSwitch(blocks, 5000 * kUs, kA, kB);  // A leaves for B: written for B's switch-in
+  onSwitch(blocks, 5010 * kUs, 0, kA);   // A's 10 us sleep: this row has no real half
   blocks.finish();
-  EXPECT_EQ(written(blocks), (Rows{{0, 's'}, {5000 * kUs, 's'}, {5010 * kUs, 's'}}));
+  EXPECT_EQ(writtenSwitches(blocks), (Switches{{0, 0}, {5000 * kUs, kPrevOut}}));
+  EXPECT_EQ(blocks.counts().short_blocks, 1u);
+  EXPECT_EQ(blocks.counts().switches_dropped, 1u);
+  EXPECT_EQ(blocks.counts().switches_half_elided, 1u);
+}
+
+TEST(ShortBlocks, AShortSleepThatEndsOnAnotherCpuIsSummarised) {
+  ShortBlocks blocks = seenBlocks();
+  onSwitch(blocks, 0, kA, 0, 0);
+  blocks.onWakeup(wakeupRow(10 * kUs, kA), true);
+  onSwitch(blocks, 20 * kUs, 0, kA, 1);
+  blocks.finish();
+  EXPECT_EQ(written(blocks), Rows{});
+  EXPECT_EQ(blocks.counts().short_blocks, 1u);
+  EXPECT_EQ(blocks.counts().short_block_ns, 20 * kUs);
+  EXPECT_EQ(blocks.counts().switches_dropped, 2u);
+  EXPECT_EQ(blocks.counts().wakeups_dropped, 1u);
+  std::vector<format::BlockSummary> summaries = blocks.takeSummaries();
+  ASSERT_EQ(summaries.size(), 1u);
+  EXPECT_EQ(summaries[0].wakeups, 1u);
+}
+
+TEST(ShortBlocks, TargetsHandingTheCpuToEachOtherKeepOnlyTheRealHalves) {
+  ShortBlocks blocks = seenBlocks();
+  onSwitch(blocks, 0, kB, kA);         // B sleeps; A first seen: a real switch-in
+  onSwitch(blocks, 10 * kUs, kA, kB);  // A sleeps, B back after 10 us
+  onSwitch(blocks, 20 * kUs, kB, kA);  // B sleeps, A back after 10 us
+  onSwitch(blocks, 30 * kUs, kA, kB);  // A sleeps to the end, B back after 10 us
+  blocks.finish();
+  // The two middle rows are elided on both sides; the first keeps A's
+  // switch-in, the last A's switch-out, and it follows rows left out.
+  EXPECT_EQ(writtenSwitches(blocks),
+            (Switches{{0, kPrevOut}, {30 * kUs, kNextIn | kCpuRowsBefore}}));
+  EXPECT_EQ(blocks.counts().short_blocks, 3u);
+  EXPECT_EQ(blocks.counts().short_block_ns, 30 * kUs);
+  EXPECT_EQ(blocks.counts().switches_dropped, 2u);
+  EXPECT_EQ(blocks.counts().switches_half_elided, 2u);
+}
+
+TEST(ShortBlocks, AShortSleepEndingInAnotherTargetsLongSleepKeepsThatHalf) {
+  ShortBlocks blocks = seenBlocks();
+  onSwitch(blocks, 0, kA, 0, 0);          // A sleeps on cpu 0
+  onSwitch(blocks, 20 * kUs, kB, kA, 1);  // back on cpu 1, where B leaves for 3 ms
+  onSwitch(blocks, 3020 * kUs, kOutsider, kB, 1);
+  blocks.finish();
+  EXPECT_EQ(writtenSwitches(blocks), (Switches{{20 * kUs, kNextIn}, {3020 * kUs, 0}}));
+  EXPECT_EQ(blocks.counts().short_blocks, 1u);
+}
+
+TEST(ShortBlocks, TheRowAfterRowsLeftOutOnItsCpuSaysSo) {
+  ShortBlocks blocks = seenBlocks();
+  onSwitch(blocks, 0, kA, 0);         // A out
+  onSwitch(blocks, 10 * kUs, 0, kB);  // B in on A's cpu (first seen: written)
+  onSwitch(blocks, 15 * kUs, kB, 0);  // B out to the end
+  onSwitch(blocks, 20 * kUs, 0, kA);  // A back after 20 us
+  blocks.finish();
+  EXPECT_EQ(writtenSwitches(blocks), (Switches{{10 * kUs, kCpuRowsBefore}, {15 * kUs, 0}}));
+  EXPECT_EQ(blocks.counts().short_blocks, 1u);
+}
+
+TEST(ShortBlocks, RowsLeaveInArrivalOrderBehindAnUndecidedOne) {
+  ShortBlocks blocks = seenBlocks();
+  onSwitch(blocks, 0, kA, 0, 0);         // undecided until A is back
+  onSwitch(blocks, 10 * kUs, 0, kB, 1);  // B first seen: written, but behind A's
+  EXPECT_EQ(written(blocks), Rows{});
+  onSwitch(blocks, 40 * kUs, kOutsider, kA, 0);  // A's sleep was short
+  EXPECT_EQ(written(blocks), (Rows{{10 * kUs, 's'}}));
+}
+
+TEST(ShortBlocks, AHandoffRowIsWrittenWholeOnceTheSleepHasLastedTheThreshold) {
+  ShortBlocks blocks = seenBlocks();
+  onSwitch(blocks, 0, kA, kB, 0);                            // A sleeps, B first seen
+  blocks.onWakeup(wakeupRow(1500 * kUs, kOutsider), false);  // any row 1.5 ms later
+  EXPECT_EQ(writtenSwitches(blocks), (Switches{{0, 0}}));
+  onSwitch(blocks, 1600 * kUs, 0, kA, 1);
+  EXPECT_EQ(writtenSwitches(blocks), (Switches{{1600 * kUs, 0}}));
   EXPECT_EQ(blocks.counts().short_blocks, 0u);
 }
 
-TEST(ShortBlocks, AShortBlockThatEndsOnAnotherCpuIsWritten) {
-  ShortBlocks blocks(kMinBlock);
-  onSwitch(blocks, 0, kA, 0, 0);
-  onSwitch(blocks, 20 * kUs, 0, kA, 1);
+TEST(ShortBlocks, AShortPreemptionEndingOnAnotherCpuIsWrittenWhole) {
+  ShortBlocks blocks = seenBlocks();
+  format::SchedSwitch preempted = switchRow(0, kA, kOutsider, 0);
+  preempted.prev_state = 0;
+  blocks.onSwitch(preempted, true, false);
+  onSwitch(blocks, 20 * kUs, kB, kA, 1);  // B sleeps to the end
   blocks.finish();
-  EXPECT_EQ(written(blocks), (Rows{{0, 's'}, {20 * kUs, 's'}}));
-}
-
-TEST(ShortBlocks, AShortBlockWithAnotherTargetOnItsCpuMeanwhileIsWritten) {
-  ShortBlocks blocks(kMinBlock);
-  onSwitch(blocks, 0, kA, 0);         // A out
-  onSwitch(blocks, 10 * kUs, 0, kB);  // B in on A's cpu (first seen: written)
-  onSwitch(blocks, 15 * kUs, kB, 0);  // B out
-  onSwitch(blocks, 20 * kUs, 0, kA);  // A back after 20 us
-  blocks.finish();
-  // Every cpu's sequence stays whole: each row's prev is the previous row's next.
-  EXPECT_EQ(written(blocks), (Rows{{0, 's'}, {10 * kUs, 's'}, {15 * kUs, 's'}, {20 * kUs, 's'}}));
+  EXPECT_EQ(writtenSwitches(blocks), (Switches{{0, 0}, {20 * kUs, 0}}));
+  EXPECT_EQ(blocks.counts().short_preemptions_kept, 1u);
+  EXPECT_EQ(blocks.counts().short_blocks, 0u);
 }
 
 TEST(ShortBlocks, AnOutsiderRunningInTheBracketIsDroppedWithIt) {
-  ShortBlocks blocks(kMinBlock);
+  ShortBlocks blocks = seenBlocks();
   onSwitch(blocks, 0, kA, kOutsider);
   onSwitch(blocks, 30 * kUs, kOutsider, kA);
   blocks.finish();
@@ -130,7 +236,7 @@ TEST(ShortBlocks, AnOutsiderRunningInTheBracketIsDroppedWithIt) {
 }
 
 TEST(ShortBlocks, WakeUpsThatEndNoTargetBlockAreNotWritten) {
-  ShortBlocks blocks(kMinBlock);
+  ShortBlocks blocks = seenBlocks();
   blocks.onWakeup(wakeupRow(0, kOutsider), false);  // a thread outside the targets
   blocks.onWakeup(wakeupRow(1 * kUs, kA), true);    // A is running: no block to end
   blocks.finish();
@@ -139,15 +245,17 @@ TEST(ShortBlocks, WakeUpsThatEndNoTargetBlockAreNotWritten) {
 }
 
 TEST(ShortBlocks, AThreadFirstSeenComingInIsWrittenBehindEarlierHeldRows) {
-  ShortBlocks blocks(kMinBlock);
+  ShortBlocks blocks = seenBlocks();
   onSwitch(blocks, 0, kA, kOutsider);         // held until A's block is decided
   onSwitch(blocks, 50 * kUs, kOutsider, kB);  // B's block began before we saw it
-  onSwitch(blocks, 1500 * kUs, kB, kA);       // A was out 1.5 ms
-  EXPECT_EQ(written(blocks), (Rows{{0, 's'}, {50 * kUs, 's'}, {1500 * kUs, 's'}}));
+  onSwitch(blocks, 1500 * kUs, kB, kA);       // A was out 1.5 ms; B's sleep to come
+  EXPECT_EQ(written(blocks), (Rows{{0, 's'}, {50 * kUs, 's'}}));
+  blocks.finish();
+  EXPECT_EQ(written(blocks), (Rows{{1500 * kUs, 's'}}));
 }
 
 TEST(ShortBlocks, TheThreadThatHandsTheCpuBackMayBeAnotherOutsider) {
-  ShortBlocks blocks(kMinBlock);
+  ShortBlocks blocks = seenBlocks();
   onSwitch(blocks, 0, kA, 0);                 // A out to idle
   onSwitch(blocks, 30 * kUs, kOutsider, kA);  // idle -> outsider is not recorded
   blocks.finish();
@@ -156,7 +264,7 @@ TEST(ShortBlocks, TheThreadThatHandsTheCpuBackMayBeAnotherOutsider) {
 }
 
 TEST(ShortBlocks, FinishWritesTheBlocksTheRecordingEndsIn) {
-  ShortBlocks blocks(kMinBlock);
+  ShortBlocks blocks = seenBlocks();
   onSwitch(blocks, 0, kA, 0);
   blocks.onWakeup(wakeupRow(5 * kUs, kA), true);
   blocks.finish();
@@ -174,7 +282,7 @@ void shortBlock(ShortBlocks& blocks, uint64_t time, uint32_t tid, uint64_t lengt
 }
 
 TEST(ShortBlocks, ADroppedBlockIsCountedPerThreadStateAndStack) {
-  ShortBlocks blocks(kMinBlock);
+  ShortBlocks blocks = seenBlocks();
   shortBlock(blocks, 0, kA, 20 * kUs);
   onSwitch(blocks, 100 * kUs, kA, 0);
   blocks.onWakeup(wakeupRow(130 * kUs, kA), true);
@@ -205,7 +313,7 @@ TEST(ShortBlocks, ADroppedBlockIsCountedPerThreadStateAndStack) {
 }
 
 TEST(ShortBlocks, AShortPreemptionIsWrittenAndCounted) {
-  ShortBlocks blocks(kMinBlock);
+  ShortBlocks blocks = seenBlocks();
   shortBlock(blocks, 0, kA, 20 * kUs, 7, /*prev_state=*/0);
   blocks.finish();
   EXPECT_EQ(written(blocks), (Rows{{0, 's'}, {20 * kUs, 's'}}));
@@ -215,7 +323,7 @@ TEST(ShortBlocks, AShortPreemptionIsWrittenAndCounted) {
 }
 
 TEST(ShortBlocks, TheSummaryTableIsWrittenAtItsBoundAndEverySecond) {
-  ShortBlocks blocks(kMinBlock, /*max_summaries=*/2);
+  ShortBlocks blocks = seenBlocks(/*max_summaries=*/2);
   shortBlock(blocks, 0, kA, 10 * kUs, 1);
   shortBlock(blocks, 100 * kUs, kA, 10 * kUs, 2);
   EXPECT_TRUE(blocks.takeSummaries().empty());

@@ -178,6 +178,20 @@ TEST(Sleeper, SleepsAtLeastWhatItWasAsked) {
   EXPECT_NE(run.number("writer_tid"), run.number("tid"));
 }
 
+TEST(PingPong, PlaysEveryRoundAndCountsItsOwnWaitsAndSwitches) {
+  auto run = run_workload(workload("ping_pong"), {"--rounds", "500"});
+  ASSERT_EQ(run.exit_code, 0) << run.raw_stdout;
+  EXPECT_EQ(run.number("round_trips"), 500u);
+  EXPECT_NE(run.number("ping_tid"), run.number("pong_tid"));
+  EXPECT_NE(run.number("ping_tid"), run.number("pid"));
+  for (const std::string player : {"ping", "pong"}) {
+    // A player's reads are inside its own run.
+    EXPECT_GT(run.number(player + "_read_wait_ns"), 0u) << player;
+    EXPECT_LE(run.number(player + "_read_wait_ns"), run.number(player + "_elapsed_ns")) << player;
+    EXPECT_LE(run.number(player + "_elapsed_ns"), run.number("elapsed_ns")) << player;
+  }
+}
+
 TEST(CustomLock, CountsEveryAcquireAndRelease) {
   auto run = run_workload(workload("custom_lock"),
                           {"--threads", "3", "--iterations", "5000", "--work", "100"});

@@ -27,6 +27,7 @@
 
 #include "tools/workloads/cpu_work.h"
 #include "tools/workloads/options.h"
+#include "tools/workloads/pipe_io.h"
 #include "tools/workloads/report.h"
 
 namespace incise::workloads {
@@ -40,13 +41,9 @@ INCISE_WORKLOAD_FUNCTION std::uint64_t sleep_in_nanosleep(std::uint64_t duration
 // Returns the nanoseconds spent blocked in read(), or 0 when the read failed.
 INCISE_WORKLOAD_FUNCTION std::uint64_t block_on_pipe(int read_fd) {
   const std::uint64_t start = monotonic_ns();
-  char byte = 0;
-  ssize_t got = 0;
-  do {
-    got = read(read_fd, &byte, 1);
-  } while (got < 0 && errno == EINTR);
+  const bool got = read_byte(read_fd);
   const std::uint64_t waited = monotonic_ns() - start;
-  return got == 1 ? waited : 0;
+  return got ? waited : 0;
 }
 
 // Returns whether the child was made and reaped.

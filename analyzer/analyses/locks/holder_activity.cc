@@ -464,8 +464,11 @@ void HolderActivityBuilder::addWait(const LockWait& wait) {
 }
 
 void HolderActivityBuilder::add(const format::SchedSwitch& sw) {
-  pass_->addRow(sw.prev_tid, {sw.time, EventType::kSwitchOut, sw.prev_pid, sw.prev_state});
-  pass_->addRow(sw.next_tid, {sw.time, EventType::kSwitchIn, sw.next_pid, 0});
+  // A half of a summarised short sleep is not a switch: the holder runs through it.
+  if ((sw.elided & format::switch_elided::kPrevOut) == 0)
+    pass_->addRow(sw.prev_tid, {sw.time, EventType::kSwitchOut, sw.prev_pid, sw.prev_state});
+  if ((sw.elided & format::switch_elided::kNextIn) == 0)
+    pass_->addRow(sw.next_tid, {sw.time, EventType::kSwitchIn, sw.next_pid, 0});
 }
 
 void HolderActivityBuilder::add(const format::CpuSample& row) {

@@ -128,6 +128,18 @@ void ThreadStateMachine::switchIn(const format::SchedSwitch& row) {
   startRun(tid, t, row.time, cpu);
 }
 
+void ThreadStateMachine::runThroughSwitchIn(const format::SchedSwitch& row) {
+  auto it = threads_.find(static_cast<uint32_t>(row.next_tid));
+  if (it == threads_.end() || it->second.state != State::kRunning) {
+    // Its run so far is not in the replay (a --time window began inside
+    // it): it runs from here.
+    switchIn(row);
+    return;
+  }
+  // Back from a summarised short sleep, perhaps on another cpu: one run.
+  it->second.cpu = static_cast<int64_t>(row.cpu);
+}
+
 void ThreadStateMachine::switchOut(const format::SchedSwitch& row) {
   uint32_t tid = static_cast<uint32_t>(row.prev_tid);
   Thread& t = thread(tid, row.prev_pid, row.time);
@@ -138,9 +150,17 @@ void ThreadStateMachine::switchOut(const format::SchedSwitch& row) {
   bool ended = (row.prev_state & kTaskDead) != 0;
   if (!ended) (preempted ? stats.involuntary_switches : stats.voluntary_switches) += 1;
   if (t.state == State::kRunning && t.cpu >= 0 && t.cpu != cpu) {
-    // The late switch-out from the cpu it has already left (see switchIn).
-    if (t.late_out_cpu == cpu) t.late_out_cpu = -1;
-    return;
+    // Rows of this cpu were left out before this one, and the thread's
+    // switch-in here can be one of them (it ended a summarised short sleep):
+    // it moved here unseen. Otherwise this is the late switch-out from the
+    // cpu it has already left (see switchIn).
+    bool came_in_unwritten = (row.elided & format::switch_elided::kCpuRowsBefore) != 0 &&
+                             t.late_out_cpu != cpu && !t.bystander;
+    if (!came_in_unwritten) {
+      if (t.late_out_cpu == cpu) t.late_out_cpu = -1;
+      return;
+    }
+    t.cpu = cpu;
   }
   auto last = cpus_.find(row.cpu);  // this cpu's previous recorded switch
   if (t.bystander) {
@@ -204,11 +224,16 @@ void ThreadStateMachine::switchOut(const format::SchedSwitch& row) {
 }
 
 void ThreadStateMachine::onSwitch(const format::SchedSwitch& row) {
+  namespace elided = format::switch_elided;
   // The thread this cpu last switched to must be the one leaving it now;
   // if another one leaves, the first left unseen (its switch-out is not in
-  // the trace): its run since that switch is not counted.
-  if (auto last = cpus_.find(row.cpu);
-      last != cpus_.end() && last->second.next_tid != 0 && last->second.next_tid != row.prev_tid) {
+  // the trace): its run since that switch is not counted. When the recorder
+  // left rows of this cpu out, that thread went into a summarised short
+  // sleep there and runs through it: not a missing switch-out.
+  bool rows_left_out = (row.elided & elided::kCpuRowsBefore) != 0;
+  if (auto last = cpus_.find(row.cpu); !rows_left_out && last != cpus_.end() &&
+                                       last->second.next_tid != 0 &&
+                                       last->second.next_tid != row.prev_tid) {
     auto gone = threads_.find(last->second.next_tid);
     if (gone != threads_.end() && gone->second.counted && !gone->second.bystander &&
         gone->second.state == State::kRunning &&
@@ -217,8 +242,16 @@ void ThreadStateMachine::onSwitch(const format::SchedSwitch& row) {
       ++consistency_.missing_switch_outs;
     }
   }
-  if (row.prev_tid != 0) switchOut(row);
-  if (row.next_tid != 0) switchIn(row);
+  // A half elided by the recorder is not a switch of its thread: prev runs
+  // through its short sleep, and next was running through it.
+  if (row.prev_tid != 0 && (row.elided & elided::kPrevOut) == 0) switchOut(row);
+  if (row.next_tid != 0) {
+    if ((row.elided & elided::kNextIn) != 0) {
+      runThroughSwitchIn(row);
+    } else {
+      switchIn(row);
+    }
+  }
   cpus_[row.cpu] = {row.time, static_cast<uint32_t>(row.next_tid)};
 }
 

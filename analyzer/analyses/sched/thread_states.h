@@ -41,6 +41,15 @@
 // tracer; there the thread that ran next on that CPU shows a missing
 // switch-in.
 //
+// Short sleeps the recorder summarised (--sched-min-block, format 2.7) leave
+// halves of switch rows elided and some rows unwritten. An elided half is
+// not a switch of its thread: the thread runs through the sleep, perhaps
+// moving to another cpu, and addBlockSummary gives the sleep back. A row
+// written after rows of its cpu were left out (switch_elided::kCpuRowsBefore)
+// is not checked against the cpu's last written row, and its prev may have
+// come in there unseen; so a switch the kernel did not report right before
+// such a row is not counted.
+//
 // Spans go to callbacks as they close, so a report keeps only what it
 // aggregates: a StateSpan is every interval counted into running, runnable
 // or blocked (the timeline exports draw them; per thread they add up to the
@@ -158,9 +167,9 @@ class ThreadStateMachine {
   // Charges each living followed thread's current state up to `end`.
   void finish(uint64_t end);
   // After finish(): short blocks the recorder counted instead of writing
-  // (--sched-min-block). Their rows were dropped whole, so the replay read
-  // them as running; their time moves to blocked (or runnable, prev_state 0)
-  // and their switches and wake-ups are counted. No span is reported for
+  // (--sched-min-block). Their halves were elided or their rows left out,
+  // so the replay read them as running; their time moves to blocked (or
+  // runnable, prev_state 0) and their switches and wake-ups are counted. No span is reported for
   // them: timelines still draw them as running. Returns the ns charged (0
   // for a thread the replay does not count; never more than it ran).
   uint64_t addBlockSummary(const format::BlockSummary& row);
@@ -197,6 +206,8 @@ class ThreadStateMachine {
   // `t` starts running on `cpu` at `time`: closes the state it waited in.
   void startRun(uint32_t tid, Thread& t, uint64_t time, int64_t cpu);
   void switchIn(const format::SchedSwitch& row);
+  // next's switch-in that ends a summarised short sleep (switch_elided).
+  void runThroughSwitchIn(const format::SchedSwitch& row);
   void switchOut(const format::SchedSwitch& row);
 
   RecordedThreads recorded_;
