@@ -195,10 +195,12 @@ void expectWaitsOfAProgramStartedLater(const Recording& run) {
 TEST(GoMutexRecording, AGoProgramStartedDuringASystemWideRecordingGetsItsMutexWaits) {
   INCISE_REQUIRE_RECORDING();
   INCISE_REQUIRE_GO_WORKLOAD(kGoMutex);
-  // Enough rounds that most waits come after the probes are in.
+  // The probes attach in tens of ms after the exec (more on a loaded box):
+  // the goroutines start after that, and run enough rounds to be seen.
   Recording run = incise::testing::recordThenRun(
       {"-a", "--locks", "contended", "-F", "19"},
-      {kGoMutex, "--goroutines", "4", "--rounds", "1500", "--pages", "64", "--procs", "2"});
+      {kGoMutex, "--goroutines", "4", "--rounds", "1500", "--pages", "64", "--procs", "2",
+       "--wait-ms", "300"});
   RemoveOnExit cleanup{run.trace_path};
   expectWaitsOfAProgramStartedLater(run);
 }

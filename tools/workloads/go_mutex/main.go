@@ -101,8 +101,10 @@ func main() {
 	rounds := flag.Int("rounds", 200, "times each goroutine takes the mutex")
 	pages := flag.Int("pages", 64, "fresh pages faulted while holding the mutex")
 	procs := flag.Int("procs", 0, "GOMAXPROCS (0: the runtime's default, the online CPUs)")
+	waitMs := flag.Int("wait-ms", 0, "milliseconds to sleep before the goroutines start")
 	flag.Usage = func() {
-		fmt.Fprintln(os.Stderr, "usage: go_mutex [--goroutines N] [--rounds N] [--pages N] [--procs N]")
+		fmt.Fprintln(os.Stderr,
+			"usage: go_mutex [--goroutines N] [--rounds N] [--pages N] [--procs N] [--wait-ms N]")
 		fmt.Fprintln(os.Stderr, "Goroutines take one sync.Mutex and fault fresh pages while holding it;")
 		fmt.Fprintln(os.Stderr, "prints the mutex address, acquisitions, contended ones and hold time.")
 		fmt.Fprintln(os.Stderr, "example: go_mutex --goroutines 4 --rounds 200 --pages 64")
@@ -110,14 +112,17 @@ func main() {
 	}
 	flag.Parse()
 	if *goroutines < 1 || *goroutines > 4096 || *rounds < 1 || *rounds > 10000000 ||
-		*pages < 0 || *pages > 65536 || *procs < 0 || *procs > 1024 {
-		fmt.Fprintln(os.Stderr,
-			"go_mutex: --goroutines 1..4096, --rounds 1..10000000, --pages 0..65536, --procs 0..1024")
+		*pages < 0 || *pages > 65536 || *procs < 0 || *procs > 1024 || *waitMs < 0 || *waitMs > 60000 {
+		fmt.Fprintln(os.Stderr, "go_mutex: --goroutines 1..4096, --rounds 1..10000000, "+
+			"--pages 0..65536, --procs 0..1024, --wait-ms 0..60000")
 		os.Exit(2)
 	}
 	if *procs > 0 {
 		runtime.GOMAXPROCS(*procs)
 	}
+	// Time for a recorder that probes the program at its exec to do so
+	// before the first wait.
+	time.Sleep(time.Duration(*waitMs) * time.Millisecond)
 
 	s := &stack{holderTids: map[int]uint64{}}
 	begin := time.Now()
