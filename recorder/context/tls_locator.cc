@@ -4,7 +4,6 @@
 #include <elf.h>
 #include <fcntl.h>
 #include <link.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -12,6 +11,7 @@
 #include <optional>
 #include <vector>
 
+#include "base/file_identity.h"
 #include "base/hex.h"
 #include "base/unique_fd.h"
 #include "objfile/elf_reader.h"
@@ -71,18 +71,6 @@ class ProcessMemory {
   uint32_t pid_;
   UniqueFd fd_;
 };
-
-struct FileId {
-  dev_t device = 0;
-  ino_t inode = 0;
-  bool operator==(const FileId&) const = default;
-};
-
-std::optional<FileId> fileId(const std::string& path) {
-  struct stat info {};
-  if (stat(path.c_str(), &info) != 0) return std::nullopt;
-  return FileId{info.st_dev, info.st_ino};
-}
 
 // The executable's program headers in memory, from its auxiliary vector.
 struct LoadedExecutable {
@@ -146,7 +134,7 @@ Result<uint64_t> linkMapTlsOffsetField(const std::string& libc) {
 // The l_tls_offset of the object `wanted`, walking the process's link_map list.
 Result<uint64_t> staticTlsBlockOffset(uint32_t pid, const std::string& proc_root,
                                       const std::string& dir, const ProcessMemory& memory,
-                                      const LoadedExecutable& exe, const FileId& wanted,
+                                      const LoadedExecutable& exe, const FileIdentity& wanted,
                                       bool wanted_is_executable) {
   const std::string who = "pid " + std::to_string(pid);
   std::optional<uint64_t> dynamic;
@@ -173,7 +161,7 @@ Result<uint64_t> staticTlsBlockOffset(uint32_t pid, const std::string& proc_root
     bool match = i == 0 && wanted_is_executable;
     if (!match && i > 0 && name_at != 0) {
       INCISE_ASSIGN_OR_RETURN(std::string name, memory.string(name_at));
-      if (!name.empty() && name[0] == '/') match = fileId(dir + "/root" + name) == wanted;
+      if (!name.empty() && name[0] == '/') match = fileIdentity(dir + "/root" + name) == wanted;
     }
     if (match) {
       INCISE_ASSIGN_OR_RETURN(uint64_t offset, memory.word(link_map + tls_offset_field));
@@ -199,9 +187,9 @@ Result<int64_t> tlsOffsetFromThreadPointer(uint32_t pid, const std::string& obje
   const std::string object_file = dir + "/root" + object_path;
   INCISE_ASSIGN_OR_RETURN(objfile::TlsVariable tls,
                           objfile::findTlsVariable(object_file, variable));
-  std::optional<FileId> wanted = fileId(object_file);
+  std::optional<FileIdentity> wanted = fileIdentity(object_file);
   if (!wanted) return Error::fromErrno(errno, "cannot stat " + object_file);
-  const bool is_executable = fileId(dir + "/exe") == wanted;
+  const bool is_executable = fileIdentity(dir + "/exe") == wanted;
   INCISE_ASSIGN_OR_RETURN(ProcessMemory memory, ProcessMemory::open(pid, proc_root));
   INCISE_ASSIGN_OR_RETURN(LoadedExecutable exe, loadedExecutable(pid, dir, memory));
   bool has_dynamic = false;

@@ -3,7 +3,6 @@
 #include <bpf/libbpf.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -12,6 +11,7 @@
 #include <set>
 #include <utility>
 
+#include "base/file_identity.h"
 #include "bpf/go_mutex.h"
 #include "bpf/locks.h"
 #include "go_mutex.skel.h"
@@ -42,18 +42,6 @@ constexpr size_t kMaxFollowedProbes = 512;
 // Distinct executables remembered as looked at; later ones are not.
 constexpr size_t kMaxSeenExecutables = 65536;
 
-struct FileKey {
-  dev_t device;
-  ino_t inode;
-  auto operator<=>(const FileKey&) const = default;
-};
-
-std::optional<FileKey> fileKey(const std::string& path) {
-  struct stat info {};
-  if (stat(path.c_str(), &info) != 0) return std::nullopt;
-  return FileKey{info.st_dev, info.st_ino};
-}
-
 // What /proc/PID/exe names (for notes), or that link itself.
 std::string executableName(const std::string& exe_link) {
   char name[PATH_MAX];
@@ -74,7 +62,7 @@ class GoMutexSource final : public Source {
                          " Go executables: the others' waits are not recorded");
         break;
       }
-      if (std::optional<FileKey> key = fileKey(target.path)) seen_.insert(*key);
+      if (std::optional<FileIdentity> key = fileIdentity(target.path)) seen_.insert(*key);
       if (std::optional<Probed> probed = probe(target)) probes_.push_back(std::move(*probed));
     }
     // Under -a and --cgroup a Go program may start later: its probes attach
@@ -253,7 +241,7 @@ class GoMutexSource final : public Source {
     UniqueFd exe(::open(exe_link.c_str(), O_RDONLY | O_CLOEXEC));
     if (!exe) return;  // gone already
     const std::string path = "/proc/self/fd/" + std::to_string(exe.get());
-    std::optional<FileKey> key = fileKey(path);
+    std::optional<FileIdentity> key = fileIdentity(path);
     if (!key || seen_.count(*key)) return;
     if (seen_.size() == kMaxSeenExecutables) {
       ++unseen_;
@@ -374,7 +362,7 @@ class GoMutexSource final : public Source {
   // Following execs under -a and --cgroup (null: not following).
   UprobeAttacher* attacher_ = nullptr;
   std::vector<std::pair<const bpf_program*, uint32_t>> program_ids_;
-  std::set<FileKey> seen_;  // executables probed or looked at
+  std::set<FileIdentity> seen_;  // executables probed or looked at
   size_t followed_ = 0;
   size_t unprobed_ = 0;
   size_t unseen_ = 0;
