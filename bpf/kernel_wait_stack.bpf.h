@@ -42,48 +42,68 @@
 
 #include "bpf/events.h"
 #include "bpf/stack.bpf.h"
+#include "bpf/task_memo.bpf.h"
 #include "bpf/wait_stack.bpf.h"
 
-/* Places kept, least recently used out first: a 1.3-KB entry each (1.3 MiB
- * of kernel memory), far more than a server's threads block at. */
-#define KERNEL_STACK_MEMO_ENTRIES 1024
 /* Words read under the registers (8 KB, half a 16-KB stack): a power of two,
  * indices into it are masked. */
 #define KERNEL_STACK_WINDOW_WORDS 1024
 /* How far a syscall's random stack offset moves frames between two blocks. */
 #define KERNEL_STACK_MAX_SHIFT_WORDS 128
-/* Paths kept per place: one syscall can block on several paths in turn
- * (fdatasync: a page's writeback, the inode's buffer, the disk's flush). */
+/* Paths kept per place, a power of two: one syscall can block on several
+ * paths in turn (fdatasync: a page's writeback, the inode's buffer, the
+ * disk's flush). */
 #define KERNEL_STACK_VARIANTS 4
-
-struct kernel_stack_key {
-  __u32 tgid;
-  __u32 tid;
-  __u64 syscall; /* orig_ax: a syscall number, or -1 in a fault */
-  __u64 user_ip;
-  __u32 variant; /* one of the KERNEL_STACK_VARIANTS paths kept for this place */
-  __u32 reserved;
-};
+/* Places kept per thread, the least recently used replaced: a thread blocks
+ * uninterruptibly at few places (a backend: its commit's flush, a page it
+ * faults in). */
+#define KERNEL_STACK_PLACES 2
+#define KERNEL_STACK_NO_VARIANT 0xff
 
 struct kernel_stack_frames {
-  __u32 count;
+  __u32 count;                   /* 0: a free variant */
   __u32 first_checked;           /* frames[first_checked..count) are at depth[] */
   __u16 depth[MAX_STACK_DEPTH];  /* words under the registers */
   __u64 frames[MAX_STACK_DEPTH]; /* leaf first */
 };
 
-struct kernel_stack_scratch {
-  struct kernel_stack_key key;
-  struct kernel_stack_frames value;
-  __u64 window[KERNEL_STACK_WINDOW_WORDS]; /* the words under the registers */
+/* A user place (the syscall, or -1 in a fault, and the user ip) and the
+ * kernel paths blocks there took. Paths taken in turn are checked in that
+ * turn: after a block on path v, the path that followed v last time is
+ * checked first, so a cycle of paths costs one check a block. */
+struct kernel_stack_place {
+  __u64 syscall;
+  __u64 user_ip;
+  __u64 used; /* bpf_ktime_get_ns of its last block; 0: a free place */
+  __u8 last_variant;
+  __u8 successor[KERNEL_STACK_VARIANTS];
+  __u8 reserved[3];
+  struct kernel_stack_frames variants[KERNEL_STACK_VARIANTS];
+};
+
+/* A thread's places, in the task's own local storage (found from the task
+ * in one step, freed with it; only the thread itself uses it, in its own
+ * context), allocated at its first kept walk: 10.3 KB, for at most
+ * KERNEL_STACK_MEMO_THREADS threads at a time (a thread past that walks
+ * every time); released at the thread's exit. */
+struct kernel_stack_memo {
+  struct kernel_stack_place places[KERNEL_STACK_PLACES];
 };
 
 struct {
-  __uint(type, BPF_MAP_TYPE_LRU_HASH);
-  __uint(max_entries, KERNEL_STACK_MEMO_ENTRIES);
-  __type(key, struct kernel_stack_key);
-  __type(value, struct kernel_stack_frames);
+  __uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+  __uint(map_flags, BPF_F_NO_PREALLOC);
+  __type(key, int);
+  __type(value, struct kernel_stack_memo);
 } kernel_wait_stacks SEC(".maps");
+
+#define KERNEL_STACK_MEMO_THREADS 2048
+__u64 kernel_stack_memo_threads = 0; /* threads holding a memo now */
+
+struct kernel_stack_scratch {
+  struct kernel_stack_frames value;
+  __u64 window[KERNEL_STACK_WINDOW_WORDS]; /* the words under the registers */
+};
 
 /* One slot: the switch program runs with interrupts off, nothing nests. */
 struct {
@@ -218,6 +238,31 @@ static __always_inline bool kernel_stack_still_there(const struct kernel_stack_f
   return c.same;
 }
 
+/* The place of (syscall, user_ip) in `memo`, or one to take for it: a free
+ * one, else the least recently used (then *fresh is set). */
+static __always_inline struct kernel_stack_place* kernel_stack_place_of(
+    struct kernel_stack_memo* memo, __u64 syscall, __u64 user_ip, bool* fresh) {
+  struct kernel_stack_place* oldest = &memo->places[0];
+  for (__u32 i = 0; i < KERNEL_STACK_PLACES; ++i) {
+    struct kernel_stack_place* place = &memo->places[i];
+    if (place->used != 0 && place->syscall == syscall && place->user_ip == user_ip) {
+      *fresh = false;
+      return place;
+    }
+    if (place->used < oldest->used) oldest = place;
+  }
+  *fresh = true;
+  return oldest;
+}
+
+static __always_inline void kernel_stack_note_variant(struct kernel_stack_place* place,
+                                                      __u32 variant, __u64 now) {
+  __u32 last = place->last_variant;
+  if (last < KERNEL_STACK_VARIANTS) place->successor[last] = (__u8)variant;
+  place->last_variant = (__u8)variant;
+  place->used = now;
+}
+
 /* Walks or reuses (see above) the current task's kernel stack into `frames`
  * (room for MAX_STACK_DEPTH), leaf first; returns how many. */
 static __always_inline __u32 walk_switch_kernel_stack(void* ctx, __u64* frames) {
@@ -226,35 +271,37 @@ static __always_inline __u32 walk_switch_kernel_stack(void* ctx, __u64* frames) 
   struct task_struct* task = bpf_get_current_task_btf();
   const char* top = (const char*)bpf_task_pt_regs(task);
   if (!s || !top) return walk_kernel_stack(ctx, frames);
-  __u64 pid_tgid = bpf_get_current_pid_tgid();
   const struct pt_regs* regs = (const struct pt_regs*)top;
-  s->key.tgid = pid_tgid >> 32;
-  s->key.tid = (__u32)pid_tgid;
-  s->key.syscall = regs->orig_ax;
-  s->key.user_ip = regs->ip;
-  s->key.reserved = 0;
-  struct kernel_stack_block block = {.window = s->window};
+  __u64 syscall = regs->orig_ax;
+  __u64 user_ip = regs->ip;
+  __u64 now = bpf_ktime_get_ns();
+  struct kernel_stack_memo* memo = bpf_task_storage_get(&kernel_wait_stacks, task, 0, 0);
+  struct kernel_stack_place* place = NULL;
+  bool fresh = true;
+  if (memo) place = kernel_stack_place_of(memo, syscall, user_ip, &fresh);
   __u32 unused_variant = KERNEL_STACK_VARIANTS;
-  for (__u32 variant = 0; variant < KERNEL_STACK_VARIANTS; ++variant) {
-    s->key.variant = variant;
-    struct kernel_stack_frames* known = bpf_map_lookup_elem(&kernel_wait_stacks, &s->key);
-    if (!known) {
-      if (unused_variant == KERNEL_STACK_VARIANTS) unused_variant = variant;
-      continue;
-    }
-    if (!kernel_stack_still_there(known, top, &block)) continue;
-    __u32 count = known->count;
-    if (count > MAX_STACK_DEPTH) count = MAX_STACK_DEPTH;
-    barrier_var(count);
-    if (count > 0 && bpf_probe_read_kernel(frames, count * sizeof(__u64), known->frames) == 0) {
-      wait_stack_count(KERNEL_STACK_REUSED);
-      return count;
+  if (place && !fresh) {
+    struct kernel_stack_block block = {.window = s->window};
+    __u32 last = place->last_variant;
+    __u32 first = last < KERNEL_STACK_VARIANTS ? place->successor[last] : 0;
+    for (__u32 k = 0; k < KERNEL_STACK_VARIANTS; ++k) {
+      __u32 variant = (first + k) & (KERNEL_STACK_VARIANTS - 1);
+      struct kernel_stack_frames* known = &place->variants[variant];
+      if (known->count == 0) {
+        if (unused_variant == KERNEL_STACK_VARIANTS) unused_variant = variant;
+        continue;
+      }
+      if (!kernel_stack_still_there(known, top, &block)) continue;
+      __u32 count = known->count;
+      if (count > MAX_STACK_DEPTH) count = MAX_STACK_DEPTH;
+      barrier_var(count);
+      if (count > 0 && bpf_probe_read_kernel(frames, count * sizeof(__u64), known->frames) == 0) {
+        kernel_stack_note_variant(place, variant, now);
+        wait_stack_count(KERNEL_STACK_REUSED);
+        return count;
+      }
     }
   }
-  /* A new path takes a free variant, else replaces one at random. */
-  s->key.variant = unused_variant < KERNEL_STACK_VARIANTS
-                       ? unused_variant
-                       : bpf_get_prandom_u32() % KERNEL_STACK_VARIANTS;
   __u32 count = walk_kernel_stack(ctx, frames);
   bool kept = false;
   if (count > MAX_STACK_DEPTH) count = MAX_STACK_DEPTH;
@@ -265,10 +312,31 @@ static __always_inline __u32 walk_switch_kernel_stack(void* ctx, __u64* frames) 
       bpf_probe_read_kernel(s->value.frames, count * sizeof(__u64), frames) == 0) {
     struct kernel_stack_search c = {.s = s, .count = count, .next = 1};
     bpf_loop(KERNEL_STACK_WINDOW_WORDS, kernel_stack_search_step, &c, 0);
-    if (c.whole) {
+    if (c.whole && !memo) {
+      memo = task_memo_new(&kernel_wait_stacks, &kernel_stack_memo_threads,
+                           KERNEL_STACK_MEMO_THREADS, task);
+      if (memo) place = kernel_stack_place_of(memo, syscall, user_ip, &fresh);
+    }
+    if (c.whole && place) {
+      if (fresh) {
+        place->syscall = syscall;
+        place->user_ip = user_ip;
+        place->last_variant = KERNEL_STACK_NO_VARIANT;
+        for (__u32 v = 0; v < KERNEL_STACK_VARIANTS; ++v) {
+          place->successor[v] = 0;
+          place->variants[v].count = 0;
+        }
+        unused_variant = 0;
+      }
+      /* A new path takes a free variant, else replaces one at random. */
+      __u32 variant = unused_variant < KERNEL_STACK_VARIANTS
+                          ? unused_variant
+                          : bpf_get_prandom_u32() & (KERNEL_STACK_VARIANTS - 1);
       s->value.count = count;
       s->value.first_checked = 1;
-      kept = bpf_map_update_elem(&kernel_wait_stacks, &s->key, &s->value, BPF_ANY) == 0;
+      kept = bpf_probe_read_kernel(&place->variants[variant & (KERNEL_STACK_VARIANTS - 1)],
+                                   sizeof(s->value), &s->value) == 0;
+      if (kept) kernel_stack_note_variant(place, variant, now);
     }
   }
   wait_stack_count(kept ? KERNEL_STACK_WALKED : KERNEL_STACK_NOT_KEPT);

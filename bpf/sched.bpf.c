@@ -64,11 +64,13 @@ const volatile __u64 min_block_ns = 0;
 
 /* When each target thread last blocked (bpf_ktime_get_ns), kept with
  * min_block_ns set: a wake-up ends a block that is already long, or one
- * that may still be short. */
+ * that may still be short. In the task's local storage: set at every
+ * blocking switch-out, it is found from the task without hashing a shared
+ * table or taking its bucket lock, and goes with the task. */
 struct {
-  __uint(type, BPF_MAP_TYPE_HASH);
-  __uint(max_entries, MAX_THREADS);
-  __type(key, __u32);
+  __uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+  __uint(map_flags, BPF_F_NO_PREALLOC);
+  __type(key, int);
   __type(value, __u64);
 } blocked_since SEC(".maps");
 
@@ -203,8 +205,12 @@ static __always_inline int on_switch(void* ctx, bool preempt, struct task_struct
     capture_switch_stack(ctx, stack, preempted, in_futex_wait ? 0 : prev_state);
   else
     clear_stack(stack);
-  if (min_block_ns != 0 && emit_sched_rows && prev_is_target && !preempted)
-    bpf_map_update_elem(&blocked_since, &prev_tid, &e->header.time, BPF_ANY);
+  if (min_block_ns != 0 && emit_sched_rows && prev_is_target && !preempted) {
+    /* `current` is prev here, and a pointer the helper accepts in both variants. */
+    __u64* since = bpf_task_storage_get(&blocked_since, bpf_get_current_task_btf(), 0,
+                                        BPF_LOCAL_STORAGE_GET_F_CREATE);
+    if (since) *since = e->header.time;
+  }
   __u64 stack_offset = in_futex_wait ? __builtin_offsetof(struct futex_switch_event, stack)
                                      : __builtin_offsetof(struct sched_switch_event, stack);
   submit_event(e, event_size_with_stack(stack_offset, stack), LOST_SCHED);
@@ -217,7 +223,7 @@ static __always_inline int on_switch(void* ctx, bool preempt, struct task_struct
 static __always_inline __u32 waker_flags(void) {
   struct task_struct* task = bpf_get_current_task_btf();
   __u32 flags = 0;
-  if (task->flags & 0x00000004 /* PF_EXITING */) flags |= WAKER_EXITING;
+  if (task->flags & PF_EXITING) flags |= WAKER_EXITING;
   struct pt_regs* regs = (struct pt_regs*)bpf_task_pt_regs(task);
   if (regs && regs->orig_ax == NR_FUTEX && !is_futex_wait_command(regs->si & FUTEX_COMMAND_MASK))
     flags |= WAKER_IN_FUTEX_WAKE;
@@ -230,15 +236,19 @@ static __always_inline __u32 waker_flags(void) {
  * min_block_ns already, or when it ends a lock or join wait (futex wait
  * rows keep their waker's stack whatever their length). A block that is
  * short when woken and long only from waiting for a cpu keeps its wake-up
- * row without the waker's stack. */
-static __always_inline bool waker_stack_needed(__u32 wakee_tid, __u32 flags, __u64 now) {
-  if (min_block_ns == 0 || !emit_sched_rows) return true;
+ * row without the waker's stack. `wakee_btf` is the wakee as a pointer the
+ * local-storage helper accepts, NULL in the raw_tp variants (the stack is
+ * then walked whenever the waker is a target). */
+static __always_inline bool waker_stack_needed(struct task_struct* wakee_btf, __u32 flags,
+                                               __u64 now) {
+  if (min_block_ns == 0 || !emit_sched_rows || !wakee_btf) return true;
   if (flags & (WAKER_IN_FUTEX_WAKE | WAKER_EXITING)) return true;
-  __u64* since = bpf_map_lookup_elem(&blocked_since, &wakee_tid);
+  __u64* since = bpf_task_storage_get(&blocked_since, wakee_btf, 0, 0);
   return !since || now - *since >= min_block_ns;
 }
 
-static __always_inline int on_wakeup(void* ctx, struct task_struct* wakee, bool is_new) {
+static __always_inline int on_wakeup(void* ctx, struct task_struct* wakee,
+                                     struct task_struct* wakee_btf, bool is_new) {
   __u32 waker_tgid = bpf_get_current_pid_tgid() >> 32;
   bool waker_is_target = is_target(waker_tgid);
   bool wakee_is_target = is_target_task(wakee);
@@ -268,7 +278,7 @@ static __always_inline int on_wakeup(void* ctx, struct task_struct* wakee, bool 
   // would cost a user-stack walk plus the recorder reading that
   // process's maps and symbol tables.
   if (sched_stacks == SCHED_STACKS_OFF || waker_tgid == 0 || !waker_is_target ||
-      !waker_stack_needed(e->wakee_tid, flags, e->header.time))
+      !waker_stack_needed(wakee_btf, flags, e->header.time))
     clear_stack(&e->stack);
   else if (sched_stacks == SCHED_STACKS_ALL)
     capture_stacks(ctx, &e->stack);
@@ -331,8 +341,11 @@ static __always_inline int on_exit(struct task_struct* task) {
   e.header.tid = BPF_CORE_READ(task, pid);
   e.kind = PROCESS_EXIT;
   if (!emit_sched_rows) bpf_map_delete_elem(&futex_waiters, &e.header.tid);
-  if (min_block_ns != 0 && emit_sched_rows) bpf_map_delete_elem(&blocked_since, &e.header.tid);
   if (go_targets) bpf_map_delete_elem(&go_thread_goids, &e.header.tid);
+  /* This tracepoint runs in the exiting thread's own context. */
+  struct task_struct* self = bpf_get_current_task_btf();
+  task_memo_release(&wait_stacks, &wait_stack_memo_threads, self);
+  task_memo_release(&kernel_wait_stacks, &kernel_stack_memo_threads, self);
   // signal->live reached 0 before this tracepoint when the last thread exits.
   e.is_process_exit = BPF_CORE_READ(task, signal, live.counter) == 0;
   if (e.is_process_exit) e.peer_pid = exit_status(BPF_CORE_READ(task, exit_code));
@@ -362,12 +375,12 @@ int BPF_PROG(btf_sched_switch, bool preempt, struct task_struct* prev, struct ta
 
 SEC("tp_btf/sched_waking")
 int BPF_PROG(btf_sched_waking, struct task_struct* p) {
-  return on_wakeup(ctx, p, false);
+  return on_wakeup(ctx, p, p, false);
 }
 
 SEC("tp_btf/sched_wakeup_new")
 int BPF_PROG(btf_sched_wakeup_new, struct task_struct* p) {
-  return on_wakeup(ctx, p, true);
+  return on_wakeup(ctx, p, p, true);
 }
 
 SEC("tp_btf/sched_process_fork")
@@ -400,12 +413,12 @@ int BPF_PROG(raw_sched_switch, bool preempt, struct task_struct* prev, struct ta
 
 SEC("raw_tp/sched_waking")
 int BPF_PROG(raw_sched_waking, struct task_struct* p) {
-  return on_wakeup(ctx, p, false);
+  return on_wakeup(ctx, p, NULL, false);
 }
 
 SEC("raw_tp/sched_wakeup_new")
 int BPF_PROG(raw_sched_wakeup_new, struct task_struct* p) {
-  return on_wakeup(ctx, p, true);
+  return on_wakeup(ctx, p, NULL, true);
 }
 
 SEC("raw_tp/sched_process_fork")

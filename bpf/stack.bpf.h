@@ -45,6 +45,7 @@ static __always_inline __u32 kernel_walk_user_stack(void* ctx, __u64* frames) {
 
 /* include/linux/sched.h: tasks without a user stack to walk. */
 #define PF_NO_USER_STACK (0x00200000 /* PF_KTHREAD */ | 0x00004000 /* PF_USER_WORKER */)
+#define PF_EXITING 0x00000004
 #define USER_CS_64 0x33 /* arch/x86: __USER_CS, a 64-bit task in user mode */
 /* Frame chains end with fp = 0 (the ABI's terminator: _start and clone clear
  * rbp); nothing is mapped this low (vm.mmap_min_addr >= 4096 unless set to 0). */

@@ -35,9 +35,13 @@
 
 #include "bpf/events.h"
 #include "bpf/stack.bpf.h"
+#include "bpf/task_memo.bpf.h"
 #include "bpf/wait_stack.h"
 
-#define WAIT_STACK_MEMO_ENTRIES 8192
+/* Places kept per thread, the oldest replaced first: a thread blocks and
+ * wakes others at a handful of places (a backend: its client's socket, a
+ * lock's semaphore, a commit's flush; the wake-ups of its lock releases). */
+#define WAIT_STACK_PLACES 8
 #define WAIT_STACK_WINDOW_WORDS 32 /* a power of two: offsets into it are masked */
 #define WAIT_STACK_CHECKED_FRAMES 3
 #define WAIT_STACK_MEMO_LIFETIME_NS 1000000000ull
@@ -46,9 +50,9 @@
 /* Above this, orig_ax is no syscall number (an interrupt's ~vector, or -1). */
 #define WAIT_STACK_MAX_SYSCALL 1024
 
+/* Where a walk starts: the syscall the thread is in and its saved user
+ * registers. */
 struct wait_stack_key {
-  __u32 tgid;
-  __u32 tid;
   __u64 syscall;
   __u64 ip;
   __u64 sp;
@@ -56,7 +60,7 @@ struct wait_stack_key {
 };
 
 struct wait_stack_frames {
-  __u64 walked; /* bpf_ktime_get_ns of the walk */
+  __u64 walked; /* bpf_ktime_get_ns of the walk; 0: a free place */
   __u32 count;
   __u32 checked;                          /* frames[1..checked] are in the window */
   __u8 at[WAIT_STACK_CHECKED_FRAMES + 1]; /* their word offsets in it */
@@ -64,18 +68,37 @@ struct wait_stack_frames {
   __u64 frames[MAX_STACK_DEPTH];
 };
 
-struct wait_stack_scratch {
+struct wait_stack_place {
   struct wait_stack_key key;
   struct wait_stack_frames value;
-  __u64 window[WAIT_STACK_WINDOW_WORDS]; /* the words at the top of the user stack */
+};
+
+/* A thread's places, in the task's own local storage: found from the task in
+ * one step, with no hash of a shared table and no bucket lock (a lookup in
+ * a shared LRU table cost ~0.4 us on PostgreSQL's backends), and freed with
+ * the task. Only the thread itself reads or writes it, in its
+ * own context. Allocated at a thread's first kept walk, 8.6 KB each, for at
+ * most WAIT_STACK_MEMO_THREADS threads at a time (a thread past that walks
+ * every time); released at the thread's exit. */
+struct wait_stack_memo {
+  struct wait_stack_place places[WAIT_STACK_PLACES];
+  __u32 next_replaced; /* the place a new walk takes when none is free */
+  __u32 reserved;
 };
 
 struct {
-  __uint(type, BPF_MAP_TYPE_LRU_HASH);
-  __uint(max_entries, WAIT_STACK_MEMO_ENTRIES);
-  __type(key, struct wait_stack_key);
-  __type(value, struct wait_stack_frames);
+  __uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+  __uint(map_flags, BPF_F_NO_PREALLOC);
+  __type(key, int);
+  __type(value, struct wait_stack_memo);
 } wait_stacks SEC(".maps");
+
+__u64 wait_stack_memo_threads = 0; /* threads holding a memo now */
+
+struct wait_stack_scratch {
+  struct wait_stack_key key;
+  __u64 window[WAIT_STACK_WINDOW_WORDS]; /* the words at the top of the user stack */
+};
 
 struct {
   __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -108,8 +131,9 @@ static __always_inline bool wait_stack_still_there(const struct wait_stack_frame
 }
 
 struct wait_stack_search {
-  struct wait_stack_scratch* s;
-  __u32 want; /* callers to look for */
+  const __u64* window;
+  struct wait_stack_frames* value; /* frames of a fresh walk, where their offsets go */
+  __u32 want;                      /* callers to look for */
   __u32 found;
 };
 
@@ -119,18 +143,67 @@ static long wait_stack_search_step(__u64 index, void* context) {
   struct wait_stack_search* c = context;
   __u32 i = c->found;
   if (i >= c->want || i >= WAIT_STACK_CHECKED_FRAMES || index >= WAIT_STACK_WINDOW_WORDS) return 1;
-  if (c->s->window[index] != c->s->value.frames[i + 1]) return 0;
-  c->s->value.at[i] = (__u8)index;
+  if (c->window[index] != c->value->frames[i + 1]) return 0;
+  c->value->at[i] = (__u8)index;
   c->found = i + 1;
   return 0;
 }
 
 /* Finds frames[1..] of a fresh walk in the window, in order, up to
  * WAIT_STACK_CHECKED_FRAMES of them; returns how many. */
-static __always_inline __u32 wait_stack_find_callers(struct wait_stack_scratch* s, __u32 count) {
-  struct wait_stack_search c = {.s = s, .want = count - 1, .found = 0};
+static __always_inline __u32 wait_stack_find_callers(const __u64* window,
+                                                     struct wait_stack_frames* value, __u32 count) {
+  struct wait_stack_search c = {.window = window, .value = value, .want = count - 1, .found = 0};
   bpf_loop(WAIT_STACK_WINDOW_WORDS, wait_stack_search_step, &c, 0);
   return c.found;
+}
+
+static __always_inline bool wait_stack_same_key(const struct wait_stack_key* a,
+                                                const struct wait_stack_key* b) {
+  return a->syscall == b->syscall && a->ip == b->ip && a->sp == b->sp && a->bp == b->bp;
+}
+
+struct wait_stack_place_search {
+  struct wait_stack_memo* memo;
+  const struct wait_stack_key* key;
+  __u64 now;
+  __u32 found;      /* the key's live place */
+  __u32 free_place; /* the first free or expired one */
+};
+
+/* One place, for bpf_loop (an inlined loop over the places is verified
+ * once per place, with every state the search can be in). */
+static long wait_stack_place_step(__u64 index, void* context) {
+  struct wait_stack_place_search* c = context;
+  if (index >= WAIT_STACK_PLACES) return 1;
+  const struct wait_stack_place* place = &c->memo->places[index];
+  bool live =
+      place->value.walked != 0 && c->now - place->value.walked < WAIT_STACK_MEMO_LIFETIME_NS;
+  if (live && wait_stack_same_key(&place->key, c->key)) {
+    c->found = (__u32)index;
+    return 1;
+  }
+  if (!live && c->free_place == WAIT_STACK_PLACES) c->free_place = (__u32)index;
+  return 0;
+}
+
+/* The live place of `key` in `memo`, or WAIT_STACK_PLACES. With `for_walk`,
+ * the place a kept walk goes to instead: the key's own (its callers moved),
+ * else a free or expired one, else the next to replace in turn. */
+static __always_inline __u32 wait_stack_place_of(struct wait_stack_memo* memo,
+                                                 const struct wait_stack_key* key, __u64 now,
+                                                 bool for_walk) {
+  struct wait_stack_place_search c = {.memo = memo,
+                                      .key = key,
+                                      .now = now,
+                                      .found = WAIT_STACK_PLACES,
+                                      .free_place = WAIT_STACK_PLACES};
+  bpf_loop(WAIT_STACK_PLACES, wait_stack_place_step, &c, 0);
+  if (c.found < WAIT_STACK_PLACES || !for_walk) return c.found;
+  if (c.free_place < WAIT_STACK_PLACES) return c.free_place;
+  __u32 next = memo->next_replaced % WAIT_STACK_PLACES;
+  memo->next_replaced = next + 1;
+  return next;
 }
 
 /* Walks or reuses (see above) the current task's user stack into `frames`
@@ -144,14 +217,13 @@ static __always_inline __u32 walk_wait_stack(void* ctx, __u64* frames, __u32 slo
   int how = user_walk_setup(&regs, &ip, &pending, &at_probed_entry);
   if (how == USER_WALK_KERNEL) return kernel_walk_user_stack(ctx, frames);
   if (how == USER_WALK_NONE || !regs) return 0;
+  struct task_struct* task = bpf_get_current_task_btf();
   struct wait_stack_scratch* s = NULL;
+  struct wait_stack_memo* memo = NULL;
   __u64 now = 0;
   if (!pending.next && !at_probed_entry && regs->orig_ax < WAIT_STACK_MAX_SYSCALL)
     s = bpf_map_lookup_elem(&wait_stack_scratch, &slot);
   if (s) {
-    __u64 pid_tgid = bpf_get_current_pid_tgid();
-    s->key.tgid = pid_tgid >> 32;
-    s->key.tid = (__u32)pid_tgid;
     s->key.syscall = regs->orig_ax;
     s->key.ip = ip;
     s->key.sp = regs->sp;
@@ -161,12 +233,18 @@ static __always_inline __u32 walk_wait_stack(void* ctx, __u64* frames, __u32 slo
   }
   if (s) {
     now = bpf_ktime_get_ns();
-    struct wait_stack_frames* known = bpf_map_lookup_elem(&wait_stacks, &s->key);
-    if (known && now - known->walked < WAIT_STACK_MEMO_LIFETIME_NS &&
-        wait_stack_still_there(known, s->window)) {
-      __u32 count = known->count;
+    memo = bpf_task_storage_get(&wait_stacks, task, 0, 0);
+  }
+  /* The key's place is found first and checked after, once: a check inlined
+   * in the search would be verified once per place. */
+  __u32 same_key = s && memo ? wait_stack_place_of(memo, &s->key, now, false) : WAIT_STACK_PLACES;
+  if (same_key < WAIT_STACK_PLACES) {
+    struct wait_stack_place* place = &memo->places[same_key & (WAIT_STACK_PLACES - 1)];
+    if (wait_stack_still_there(&place->value, s->window)) {
+      __u32 count = place->value.count;
       if (count > MAX_STACK_DEPTH) count = MAX_STACK_DEPTH;
-      if (count > 0 && bpf_probe_read_kernel(frames, count * sizeof(__u64), known->frames) == 0) {
+      if (count > 0 &&
+          bpf_probe_read_kernel(frames, count * sizeof(__u64), place->value.frames) == 0) {
         wait_stack_count(WAIT_STACK_REUSED);
         return count;
       }
@@ -188,14 +266,24 @@ static __always_inline __u32 walk_wait_stack(void* ctx, __u64* frames, __u32 slo
   }
   if (count > MAX_STACK_DEPTH) count = MAX_STACK_DEPTH;
   bool kept = false;
-  if (s && count > 1 && whole_walks && *whole_walks != whole_before &&
-      bpf_probe_read_kernel(s->value.frames, count * sizeof(__u64), frames) == 0) {
-    s->value.checked = wait_stack_find_callers(s, (__u32)count);
-    if (s->value.checked > 0) {
-      s->value.walked = now;
-      s->value.count = count;
-      s->value.reserved = 0;
-      kept = bpf_map_update_elem(&wait_stacks, &s->key, &s->value, BPF_ANY) == 0;
+  bool whole = s && count > 1 && whole_walks && *whole_walks != whole_before;
+  if (whole && !memo)
+    memo = task_memo_new(&wait_stacks, &wait_stack_memo_threads, WAIT_STACK_MEMO_THREADS, task);
+  if (whole && memo) {
+    /* Chosen after the walk: a place index known before it would be tracked
+     * through the unwinder's verification, once per value. */
+    __u32 place_for_walk = wait_stack_place_of(memo, &s->key, now, true);
+    struct wait_stack_place* place = &memo->places[place_for_walk & (WAIT_STACK_PLACES - 1)];
+    place->value.walked = 0;
+    if (bpf_probe_read_kernel(place->value.frames, count * sizeof(__u64), frames) == 0) {
+      place->value.checked = wait_stack_find_callers(s->window, &place->value, (__u32)count);
+      if (place->value.checked > 0) {
+        place->key = s->key;
+        place->value.count = count;
+        place->value.reserved = 0;
+        place->value.walked = now;
+        kept = true;
+      }
     }
   }
   wait_stack_count(kept ? WAIT_STACK_WALKED : WAIT_STACK_NOT_KEPT);

@@ -11,6 +11,10 @@
 #ifndef INCISE_BPF_WAIT_STACK_H
 #define INCISE_BPF_WAIT_STACK_H
 
+/* Threads that hold a memo of their places' user stacks at a time; one past
+ * that walks every time (bpf/wait_stack.bpf.h). */
+#define WAIT_STACK_MEMO_THREADS 4096
+
 enum wait_stack_count_slot {
   WAIT_STACK_REUSED = 0,   /* frames copied from an earlier walk at the same place */
   WAIT_STACK_WALKED = 1,   /* a CFI walk, kept for reuse */

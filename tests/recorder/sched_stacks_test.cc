@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bpf/wait_stack.h"
 #include "format/event_kinds.h"
 #include "tests/recorder/locks_recording.h"
 
@@ -106,6 +107,29 @@ TEST(SchedStacks, BlocksAtOnePlaceReuseTheFirstWalk) {
   ASSERT_EQ(sleeps_by_stack.size(), 1u);
   EXPECT_GE(sleeps_by_stack.begin()->second, 50u);
   EXPECT_GE(noteNumber(trace, "user stacks reused"), 10u);
+}
+
+// Twice as many threads as may hold a memo at a time, a batch after
+// another: each exiting thread gives its memo back, so every thread's later
+// sleeps reuse its first walk. Were memos kept past their threads' exits,
+// the second half of the threads would walk every time, and at most half
+// their sleeps, plus the other blocks' reuses, could be reused.
+TEST(SchedStacks, ExitedThreadsGiveTheirMemoBack) {
+  INCISE_REQUIRE_RECORDING();
+  const uint64_t threads = 2 * uint64_t{WAIT_STACK_MEMO_THREADS};
+  const uint64_t sleeps_per_thread = 10;
+  Recording run =
+      record({"-F", "19", "--locks", "off", "--sched-min-block", "0"},
+             {kSleeper, "--count", "0", "--pipe-ms", "0", "--threads", std::to_string(threads),
+              "--thread-sleeps", std::to_string(sleeps_per_thread)});
+  RemoveOnExit cleanup{run.trace_path};
+  ASSERT_EQ(run.exit_code, 0) << run.recorder_stderr;
+  ASSERT_EQ(run.value("thread_sleeps"), threads * sleeps_per_thread);
+  TraceView trace(run.trace_path);
+  ASSERT_TRUE(trace.ok()) << trace.error();
+  // Each thread's first sleep is walked and the nine after it reused; some
+  // early threads walk by frame pointers before the tables are in.
+  EXPECT_GE(noteNumber(trace, "user stacks reused"), threads * (sleeps_per_thread - 1) * 3 / 4);
 }
 
 // The recorded thread's uninterruptible blocks that have a stack (and, unless

@@ -9,12 +9,16 @@
 // an unlinked file in /var/tmp and fdatasyncs it N times (function
 // block_in_fdatasync): uninterruptible blocks at one user place on a few
 // kernel paths in turn (the page's writeback, the journal, the disk's flush).
+// With --threads N it finally runs N short-lived threads, a few at a time,
+// each sleeping --thread-sleeps times 100 us in nanosleep (function
+// sleep_in_thread): many threads blocking at their own place, one after
+// another, as a server's thread churn does.
 // Every wait is timed with CLOCK_MONOTONIC, so slept_ns is measured, not
 // nominal. The waiting thread is the main thread: tid equals pid.
 //
 // Output (stdout, key=value): pid, tid, nanosleep_calls, nanosleep_ns,
 // pipe_wait_ns, slept_ns (= nanosleep_ns + pipe_wait_ns), writer_tid,
-// vfork_calls, fdatasync_calls, elapsed_ns.
+// vfork_calls, fdatasync_calls, threads_run, thread_sleeps, elapsed_ns.
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -24,6 +28,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <thread>
+#include <vector>
 
 #include "tools/workloads/cpu_work.h"
 #include "tools/workloads/options.h"
@@ -36,6 +41,10 @@ INCISE_WORKLOAD_FUNCTION std::uint64_t sleep_in_nanosleep(std::uint64_t duration
   const std::uint64_t start = monotonic_ns();
   sleep_ns(duration_ns);
   return monotonic_ns() - start;
+}
+
+INCISE_WORKLOAD_FUNCTION void sleep_in_thread(std::uint64_t sleeps) {
+  for (std::uint64_t i = 0; i < sleeps; ++i) sleep_ns(100'000);
 }
 
 // Returns the nanoseconds spent blocked in read(), or 0 when the read failed.
@@ -72,6 +81,8 @@ int run(int argc, char** argv) {
   std::uint64_t pipe_ms = 200;
   std::uint64_t vforks = 0;
   std::uint64_t fdatasyncs = 0;
+  std::uint64_t threads = 0;
+  std::uint64_t thread_sleeps = 3;
   Options options("sleeper",
                   "Sleeps a known time off-CPU: --count x --interval-ms in nanosleep, then a\n"
                   "read() on a pipe written --pipe-ms later. Prints measured times as key=value.",
@@ -82,6 +93,8 @@ int run(int argc, char** argv) {
   options.add("vforks", "vforks of a child that exits at once, before the sleeps", vforks);
   options.add("fdatasyncs", "page writes and fdatasyncs of a file in /var/tmp, after the vforks",
               fdatasyncs);
+  options.add("threads", "short-lived threads run after the other waits, a few at a time", threads);
+  options.add("thread-sleeps", "100-us nanosleeps of each of those threads", thread_sleeps);
   options.parse_or_exit(argc, argv);
 
   const std::uint64_t start_ns = monotonic_ns();
@@ -136,6 +149,14 @@ int run(int argc, char** argv) {
     }
   }
 
+  constexpr std::uint64_t kThreadsAtATime = 8;
+  for (std::uint64_t first = 0; first < threads; first += kThreadsAtATime) {
+    std::vector<std::thread> batch;
+    for (std::uint64_t i = first; i < threads && i < first + kThreadsAtATime; ++i)
+      batch.emplace_back(sleep_in_thread, thread_sleeps);
+    for (std::thread& thread : batch) thread.join();
+  }
+
   report("pid", static_cast<std::uint64_t>(getpid()));
   report("tid", current_tid());
   report("nanosleep_calls", count);
@@ -145,6 +166,8 @@ int run(int argc, char** argv) {
   report("writer_tid", writer_tid);
   report("vfork_calls", vforks);
   report("fdatasync_calls", fdatasyncs);
+  report("threads_run", threads);
+  report("thread_sleeps", threads * thread_sleeps);
   report("elapsed_ns", monotonic_ns() - start_ns);
   return 0;
 }
