@@ -59,31 +59,29 @@ struct wait_stack_key {
   __u64 bp;
 };
 
-struct wait_stack_frames {
-  __u64 walked; /* bpf_ktime_get_ns of the walk; 0: a free place */
-  __u32 count;
-  __u32 checked;                          /* frames[1..checked] are in the window */
-  __u8 at[WAIT_STACK_CHECKED_FRAMES + 1]; /* their word offsets in it */
-  __u32 reserved;
-  __u64 frames[MAX_STACK_DEPTH];
-};
-
+/* What a reuse is decided on, kept apart from the frames so that the search
+ * over a thread's places reads a few cache lines. */
 struct wait_stack_place {
   struct wait_stack_key key;
-  struct wait_stack_frames value;
+  __u64 walked; /* bpf_ktime_get_ns of the walk; 0: a free place */
+  __u32 count;
+  __u32 checked;                            /* callers[0..checked) are in the window */
+  __u64 callers[WAIT_STACK_CHECKED_FRAMES]; /* the walk's frames[1..] */
+  __u8 at[WAIT_STACK_CHECKED_FRAMES + 1];   /* their word offsets in it */
+  __u32 reserved;
 };
 
 /* A thread's places, in the task's own local storage: found from the task in
- * one step, with no hash of a shared table and no bucket lock (a lookup in
- * a shared LRU table cost ~0.4 us on PostgreSQL's backends), and freed with
- * the task. Only the thread itself reads or writes it, in its
- * own context. Allocated at a thread's first kept walk, 8.6 KB each, for at
- * most WAIT_STACK_MEMO_THREADS threads at a time (a thread past that walks
- * every time); released at the thread's exit. */
+ * one step, with no hash of a shared table and no bucket lock, and freed
+ * with the task. Only the thread itself reads or writes it, in its own
+ * context. Allocated at a thread's first kept walk, 8.8 KB each, for at most
+ * WAIT_STACK_MEMO_THREADS threads at a time (a thread past that walks every
+ * time); given back at the thread's exit. */
 struct wait_stack_memo {
   struct wait_stack_place places[WAIT_STACK_PLACES];
   __u32 next_replaced; /* the place a new walk takes when none is free */
-  __u32 reserved;
+  __u32 last_found;    /* searched first: a thread often blocks at one place in a row */
+  __u64 frames[WAIT_STACK_PLACES][MAX_STACK_DEPTH];
 };
 
 struct {
@@ -120,20 +118,20 @@ static __always_inline void wait_stack_count(__u32 slot) {
 }
 
 /* Whether the callers an earlier walk found in the window are still there. */
-static __always_inline bool wait_stack_still_there(const struct wait_stack_frames* known,
+static __always_inline bool wait_stack_still_there(const struct wait_stack_place* known,
                                                    const __u64* window) {
   if (known->checked == 0) return false;
   for (__u32 i = 0; i < WAIT_STACK_CHECKED_FRAMES; ++i) {
     if (i >= known->checked) break;
-    if (window[known->at[i] & (WAIT_STACK_WINDOW_WORDS - 1)] != known->frames[i + 1]) return false;
+    if (window[known->at[i] & (WAIT_STACK_WINDOW_WORDS - 1)] != known->callers[i]) return false;
   }
   return true;
 }
 
 struct wait_stack_search {
   const __u64* window;
-  struct wait_stack_frames* value; /* frames of a fresh walk, where their offsets go */
-  __u32 want;                      /* callers to look for */
+  struct wait_stack_place* place; /* a fresh walk's callers, where their offsets go */
+  __u32 want;                     /* callers to look for */
   __u32 found;
 };
 
@@ -143,17 +141,17 @@ static long wait_stack_search_step(__u64 index, void* context) {
   struct wait_stack_search* c = context;
   __u32 i = c->found;
   if (i >= c->want || i >= WAIT_STACK_CHECKED_FRAMES || index >= WAIT_STACK_WINDOW_WORDS) return 1;
-  if (c->window[index] != c->value->frames[i + 1]) return 0;
-  c->value->at[i] = (__u8)index;
+  if (c->window[index] != c->place->callers[i]) return 0;
+  c->place->at[i] = (__u8)index;
   c->found = i + 1;
   return 0;
 }
 
-/* Finds frames[1..] of a fresh walk in the window, in order, up to
- * WAIT_STACK_CHECKED_FRAMES of them; returns how many. */
+/* Finds a fresh walk's callers in the window, in order; returns how many. */
 static __always_inline __u32 wait_stack_find_callers(const __u64* window,
-                                                     struct wait_stack_frames* value, __u32 count) {
-  struct wait_stack_search c = {.window = window, .value = value, .want = count - 1, .found = 0};
+                                                     struct wait_stack_place* place,
+                                                     __u32 callers) {
+  struct wait_stack_search c = {.window = window, .place = place, .want = callers, .found = 0};
   bpf_loop(WAIT_STACK_WINDOW_WORDS, wait_stack_search_step, &c, 0);
   return c.found;
 }
@@ -176,14 +174,14 @@ struct wait_stack_place_search {
 static long wait_stack_place_step(__u64 index, void* context) {
   struct wait_stack_place_search* c = context;
   if (index >= WAIT_STACK_PLACES) return 1;
-  const struct wait_stack_place* place = &c->memo->places[index];
-  bool live =
-      place->value.walked != 0 && c->now - place->value.walked < WAIT_STACK_MEMO_LIFETIME_NS;
+  __u32 i = (c->memo->last_found + (__u32)index) & (WAIT_STACK_PLACES - 1);
+  const struct wait_stack_place* place = &c->memo->places[i];
+  bool live = place->walked != 0 && c->now - place->walked < WAIT_STACK_MEMO_LIFETIME_NS;
   if (live && wait_stack_same_key(&place->key, c->key)) {
-    c->found = (__u32)index;
+    c->found = i;
     return 1;
   }
-  if (!live && c->free_place == WAIT_STACK_PLACES) c->free_place = (__u32)index;
+  if (!live && c->free_place == WAIT_STACK_PLACES) c->free_place = i;
   return 0;
 }
 
@@ -199,6 +197,7 @@ static __always_inline __u32 wait_stack_place_of(struct wait_stack_memo* memo,
                                       .found = WAIT_STACK_PLACES,
                                       .free_place = WAIT_STACK_PLACES};
   bpf_loop(WAIT_STACK_PLACES, wait_stack_place_step, &c, 0);
+  if (c.found < WAIT_STACK_PLACES) memo->last_found = c.found;
   if (c.found < WAIT_STACK_PLACES || !for_walk) return c.found;
   if (c.free_place < WAIT_STACK_PLACES) return c.free_place;
   __u32 next = memo->next_replaced % WAIT_STACK_PLACES;
@@ -239,12 +238,12 @@ static __always_inline __u32 walk_wait_stack(void* ctx, __u64* frames, __u32 slo
    * in the search would be verified once per place. */
   __u32 same_key = s && memo ? wait_stack_place_of(memo, &s->key, now, false) : WAIT_STACK_PLACES;
   if (same_key < WAIT_STACK_PLACES) {
-    struct wait_stack_place* place = &memo->places[same_key & (WAIT_STACK_PLACES - 1)];
-    if (wait_stack_still_there(&place->value, s->window)) {
-      __u32 count = place->value.count;
+    __u32 i = same_key & (WAIT_STACK_PLACES - 1);
+    struct wait_stack_place* place = &memo->places[i];
+    if (wait_stack_still_there(place, s->window)) {
+      __u32 count = place->count;
       if (count > MAX_STACK_DEPTH) count = MAX_STACK_DEPTH;
-      if (count > 0 &&
-          bpf_probe_read_kernel(frames, count * sizeof(__u64), place->value.frames) == 0) {
+      if (count > 0 && bpf_probe_read_kernel(frames, count * sizeof(__u64), memo->frames[i]) == 0) {
         wait_stack_count(WAIT_STACK_REUSED);
         return count;
       }
@@ -273,15 +272,21 @@ static __always_inline __u32 walk_wait_stack(void* ctx, __u64* frames, __u32 slo
     /* Chosen after the walk: a place index known before it would be tracked
      * through the unwinder's verification, once per value. */
     __u32 place_for_walk = wait_stack_place_of(memo, &s->key, now, true);
-    struct wait_stack_place* place = &memo->places[place_for_walk & (WAIT_STACK_PLACES - 1)];
-    place->value.walked = 0;
-    if (bpf_probe_read_kernel(place->value.frames, count * sizeof(__u64), frames) == 0) {
-      place->value.checked = wait_stack_find_callers(s->window, &place->value, (__u32)count);
-      if (place->value.checked > 0) {
+    __u32 i = place_for_walk & (WAIT_STACK_PLACES - 1);
+    struct wait_stack_place* place = &memo->places[i];
+    place->walked = 0;
+    __u32 callers = (__u32)count - 1;
+    if (callers > WAIT_STACK_CHECKED_FRAMES) callers = WAIT_STACK_CHECKED_FRAMES;
+    for (__u32 k = 0; k < WAIT_STACK_CHECKED_FRAMES; ++k)
+      place->callers[k] = k < callers ? frames[k + 1] : 0;
+    if (bpf_probe_read_kernel(memo->frames[i], count * sizeof(__u64), frames) == 0) {
+      place->checked = wait_stack_find_callers(s->window, place, callers);
+      if (place->checked > 0) {
         place->key = s->key;
-        place->value.count = count;
-        place->value.reserved = 0;
-        place->value.walked = now;
+        place->count = count;
+        place->reserved = 0;
+        place->walked = now;
+        memo->last_found = i;
         kept = true;
       }
     }
