@@ -8,7 +8,6 @@
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -22,6 +21,7 @@
 #include "recorder/capabilities.h"
 #include "recorder/descriptor_passing.h"
 #include "recorder/libbpf_options.h"
+#include "recorder/perf_event_open.h"
 
 namespace incise::recorder {
 namespace {
@@ -125,8 +125,7 @@ class Server {
     attr.config1 = reinterpret_cast<uintptr_t>(path.c_str());
     attr.config2 = request.offset;
     // Every process that runs the file: pid -1 with cpu 0, as libbpf asks.
-    UniqueFd event(
-        static_cast<int>(syscall(SYS_perf_event_open, &attr, -1, 0, -1, PERF_FLAG_FD_CLOEXEC)));
+    UniqueFd event(openPerfEvent(attr, -1, 0));
     if (!event) return refused(errno, "perf_event_open (uprobe)");
     auto opts = libbpfOptions<bpf_link_create_opts>();
     opts.perf_event.bpf_cookie = request.cookie;

@@ -3,7 +3,6 @@
 
 #include <fcntl.h>
 #include <linux/perf_event.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -18,6 +17,7 @@
 #include "recorder/libbpf_error.h"
 #include "recorder/metadata/mmap_record_feed.h"
 #include "recorder/online_cpus.h"
+#include "recorder/perf_event_open.h"
 #include "recorder/perf_ring.h"
 #include "recorder/ring_poller.h"
 #include "recorder/sources/kernel_records.h"
@@ -30,11 +30,6 @@ namespace {
 // 256 KiB per CPU: a process start (exec, ld.so, a few libraries, the
 // vDSO) writes ~1 KB of records, and the ring wakes the recorder half full.
 constexpr size_t kDataPages = 64;
-
-int perfEventOpen(perf_event_attr* attr, int pid, int cpu, unsigned long flags) {
-  return static_cast<int>(
-      syscall(SYS_perf_event_open, attr, pid, cpu, -1, flags | PERF_FLAG_FD_CLOEXEC));
-}
 
 perf_event_attr sidebandAttr(bool build_id, bool inherit, size_t ring_bytes) {
   perf_event_attr attr{};
@@ -109,12 +104,12 @@ class MmapSource final : public Source {
     const uint64_t stream_start = clockNs(CLOCK_MONOTONIC);
     for (int cpu : *cpus) {
       perf_event_attr attr = sidebandAttr(build_ids_from_kernel_, inherit_, kDataPages * page);
-      int fd = perfEventOpen(&attr, pid, cpu, flags);
+      int fd = openPerfEvent(attr, pid, cpu, flags);
       if (fd < 0 && errno == EINVAL && build_ids_from_kernel_) {
         // Before 5.12 the records carry the inode; build-ids are read from the files.
         build_ids_from_kernel_ = false;
         attr = sidebandAttr(false, inherit_, kDataPages * page);
-        fd = perfEventOpen(&attr, pid, cpu, flags);
+        fd = openPerfEvent(attr, pid, cpu, flags);
       }
       if (fd < 0)
         return Error("mmap records: perf_event_open on cpu " + std::to_string(cpu) + ": " +

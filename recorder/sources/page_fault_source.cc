@@ -1,7 +1,6 @@
 #include "recorder/sources/page_fault_source.h"
 
 #include <linux/perf_event.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -13,6 +12,7 @@
 #include "recorder/drop_counter.h"
 #include "recorder/event_sink.h"
 #include "recorder/online_cpus.h"
+#include "recorder/perf_event_open.h"
 #include "recorder/ring_poller.h"
 #include "recorder/sources/skeleton_setup.h"
 
@@ -47,8 +47,7 @@ class PageFaultSource final : public Source {
       attr.config = PERF_COUNT_SW_PAGE_FAULTS;
       attr.sample_period = period_;
       attr.sample_type = PERF_SAMPLE_ADDR;
-      int fd =
-          static_cast<int>(syscall(SYS_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC));
+      int fd = openPerfEvent(attr, -1, cpu);
       if (fd < 0)
         return libbpfError("page faults: perf_event_open on cpu " + std::to_string(cpu), errno);
       perf_fds_.emplace_back(fd);

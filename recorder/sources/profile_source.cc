@@ -2,7 +2,6 @@
 #include "recorder/sources/profile_source.h"
 
 #include <linux/perf_event.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -17,6 +16,7 @@
 #include "recorder/drop_counter.h"
 #include "recorder/event_sink.h"
 #include "recorder/online_cpus.h"
+#include "recorder/perf_event_open.h"
 #include "recorder/ring_poller.h"
 #include "recorder/sources/goroutine_ids.h"
 #include "recorder/sources/skeleton_setup.h"
@@ -26,10 +26,6 @@ namespace incise::recorder {
 namespace {
 
 constexpr uint32_t kUserStackRingBytes = 16u << 20;
-
-int perfEventOpen(perf_event_attr* attr, int pid, int cpu) {
-  return static_cast<int>(syscall(SYS_perf_event_open, attr, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC));
-}
 
 // The threads of `pid` now (its /proc/PID/task); empty when it is gone.
 std::vector<int> threadsOf(uint32_t pid) {
@@ -135,7 +131,7 @@ class ProfileSource final : public Source {
   Status attachEvent(int pid, int cpu, const std::string& what) {
     perf_event_attr attr = samplingAttr(hardware_, config_->frequency_hz);
     attr.inherit = pid >= 0;
-    int fd = perfEventOpen(&attr, pid, cpu);
+    int fd = openPerfEvent(attr, pid, cpu);
     if (fd < 0 && pid >= 0 && errno == ESRCH) return Status::ok();  // the thread exited meanwhile
     if (fd < 0) return libbpfError("cpu samples: perf_event_open on " + what, errno);
     perf_fds_.emplace_back(fd);
@@ -222,7 +218,7 @@ class ProfileSource final : public Source {
 std::string sampleEventName(uint32_t frequency_hz) {
   perf_event_attr attr = samplingAttr(true, frequency_hz);
   attr.disabled = 1;
-  UniqueFd probe(perfEventOpen(&attr, -1, 0));
+  UniqueFd probe(openPerfEvent(attr, -1, 0));
   return probe ? "cycles" : "cpu-clock";
 }
 

@@ -1,0 +1,13 @@
+#include "recorder/perf_event_open.h"
+
+#include <sys/syscall.h>
+#include <unistd.h>
+
+namespace incise::recorder {
+
+int openPerfEvent(perf_event_attr& attr, int pid, int cpu, unsigned long flags) {
+  return static_cast<int>(
+      syscall(SYS_perf_event_open, &attr, pid, cpu, -1, flags | PERF_FLAG_FD_CLOEXEC));
+}
+
+}  // namespace incise::recorder
