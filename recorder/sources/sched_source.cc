@@ -103,22 +103,31 @@ class SchedSource final : public Source {
   Status open(const RecordConfig& config, TargetFilter& filter) override {
     config_stacks_ = config.stacks ? config.sched_stacks : SchedStacks::kOff;
     futex_waits_ = config.lock_mode != LockMode::kOff;
-    if (emit_sched_ && config.sched_min_block_ns > 0) {
-      short_blocks_.emplace(config.sched_min_block_ns);
-      min_block_us_ = config.sched_min_block_ns / 1000;
-    }
     skel_.reset(sched_bpf__open());
     if (!skel_) return libbpfError("scheduler: open BPF object", errno);
     skel_->rodata->sched_stacks = schedStackMode(config);
     skel_->rodata->emit_sched_rows = emit_sched_;
     skel_->rodata->futex_waits = futex_waits_;
-    if (short_blocks_) skel_->rodata->min_block_ns = config.sched_min_block_ns;
-    skel_->rodata->lock_calls_probed =
+    const bool lock_calls_probed =
         config.lock_mode == LockMode::kAll || !config.lock_probes.empty();
+    if (emit_sched_ && config.sched_min_block_ns > 0)
+      skel_->rodata->min_block_ns = config.sched_min_block_ns;
+    skel_->rodata->lock_calls_probed = lock_calls_probed;
     // Where a Go layout cannot be read, the cpu samples source notes it.
     if (emit_sched_ || futex_waits_) goroutines_ = findGoroutineIds(config, filter.pids());
     follow_go_execs_ = (emit_sched_ || futex_waits_) && goProgramsMayStart(config);
     skel_->rodata->go_targets = !goroutines_.processes.empty() || follow_go_execs_;
+    if (emit_sched_ && config.sched_min_block_ns > 0) {
+      // A lock holder is known from futex waits only where every lock wait is
+      // one: not with lock calls probed, nor in Go programs (a goroutine
+      // waiting for a sync.Mutex parks, its thread runs on).
+      bool waits_tell_holders = !lock_calls_probed && !skel_->rodata->go_targets;
+      short_blocks_.emplace(config.sched_min_block_ns,
+                            waits_tell_holders ? ShortBlocks::Preemptions::kSummarisedOutsideWaits
+                                               : ShortBlocks::Preemptions::kWritten);
+      min_block_us_ = config.sched_min_block_ns / 1000;
+      preemptions_written_ = !waits_tell_holders;
+    }
     if (!skel_->rodata->go_targets) {
       if (int err = bpf_map__set_max_entries(skel_->maps.go_thread_goids, 1))
         return libbpfError("scheduler: size the goroutine map", err);
@@ -192,13 +201,13 @@ class SchedSource final : public Source {
 
   std::string shortBlocksNote() const {
     const ShortBlocks::Counts& c = short_blocks_->counts();
-    char text[640];
+    char text[768];
     std::snprintf(text, sizeof text,
                   "scheduler: %llu off-CPU intervals shorter than %llu us not written (%.3f ms "
                   "off-CPU in all; %llu switch and %llu wake-up rows, and %llu switch rows "
                   "written with one half elided; --sched-min-block), "
                   "counted in %llu block summary rows (%llu written early at the table's bound); "
-                  "%llu short preemptions written",
+                  "%llu short preemptions written%s, %llu summarised",
                   static_cast<unsigned long long>(c.short_blocks),
                   static_cast<unsigned long long>(min_block_us_), c.short_block_ns / 1e6,
                   static_cast<unsigned long long>(c.switches_dropped),
@@ -206,7 +215,10 @@ class SchedSource final : public Source {
                   static_cast<unsigned long long>(c.switches_half_elided),
                   static_cast<unsigned long long>(c.summaries),
                   static_cast<unsigned long long>(c.summary_full_flushes),
-                  static_cast<unsigned long long>(c.short_preemptions_kept));
+                  static_cast<unsigned long long>(c.short_preemptions_kept),
+                  preemptions_written_ ? " (every preemption is: lock calls probed, or Go)"
+                                       : " (a futex wait overlapped them)",
+                  static_cast<unsigned long long>(c.short_preemptions_summarised));
     return text;
   }
 
@@ -282,8 +294,10 @@ class SchedSource final : public Source {
                               .goid = e.prev_goid,
                               .next_goid = e.next_goid};
       if (short_blocks_) {
-        short_blocks_->onSwitch(row, (e.target_flags & SWITCH_PREV_TARGET) != 0,
-                                (e.target_flags & SWITCH_NEXT_TARGET) != 0);
+        short_blocks_->onSwitch(
+            row, (e.target_flags & SWITCH_PREV_TARGET) != 0,
+            (e.target_flags & SWITCH_NEXT_TARGET) != 0,
+            {.in_progress = waits_.waitsInProgress(), .begun = futex_waits_begun_});
         writeReady();
       } else {
         sink.append(row);
@@ -324,6 +338,7 @@ class SchedSource final : public Source {
     uint32_t holder_state = 0;
     if (auto state = thread_states_.find(f.holder_tid); state != thread_states_.end())
       holder_state = static_cast<uint32_t>(state->second);
+    ++futex_waits_begun_;
     waits_.onBlock({.time = h.time,
                     .pid = h.pid,
                     .tid = h.tid,
@@ -415,6 +430,7 @@ class SchedSource final : public Source {
   std::shared_ptr<SharedMap> lock_calls_;
   ProcThreads proc_threads_;
   FutexWaitRows waits_;
+  uint64_t futex_waits_begun_ = 0;  // for ShortBlocks: a wait begun during a short preemption
   // Target threads' states from their last switch (with scheduler rows on),
   // for the state of a lock's holder when a wait on it begins.
   std::unordered_map<uint32_t, format::HolderState> thread_states_;
@@ -424,6 +440,8 @@ class SchedSource final : public Source {
   GoroutineIds goroutines_;       // Go targets: where their threads keep the goroutine
   bool follow_go_execs_ = false;  // Go programs started later get ids too
   uint64_t min_block_us_ = 0;
+  bool preemptions_written_ =
+      false;  // every short preemption is written (ShortBlocks::Preemptions)
   bool use_btf_ = true;
   SkeletonPtr<sched_bpf> skel_{nullptr, &sched_bpf__destroy};
   DropCounter drops_;

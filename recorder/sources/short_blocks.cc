@@ -18,7 +18,7 @@ uint64_t timeOf(const ShortBlocks::Row& row) {
 }  // namespace
 
 void ShortBlocks::onSwitch(const format::SchedSwitch& arrived, bool prev_is_target,
-                           bool next_is_target) {
+                           bool next_is_target, FutexWaits waits) {
   expire(arrived.time);
   format::SchedSwitch row = arrived;
   row.elided = 0;
@@ -30,7 +30,7 @@ void ShortBlocks::onSwitch(const format::SchedSwitch& arrived, bool prev_is_targ
   if (next_is_target && row.next_pid != 0) {
     next_written = true;
     if (auto it = blocks_.find(next_tid); it != blocks_.end()) {
-      if (endBlock(next_tid, it->second, row.time)) {
+      if (endBlock(next_tid, it->second, row.time, waits)) {
         next_written = false;
         row.elided |= format::switch_elided::kNextIn;
       }
@@ -54,12 +54,16 @@ void ShortBlocks::onSwitch(const format::SchedSwitch& arrived, bool prev_is_targ
   block.pid = row.prev_pid;
   block.prev_state = row.prev_state;
   block.stack_id = row.stack_id;
+  block.waits_begun = waits.begun;
   // A thread's first switch-out is written, so a report knows where and
   // until when it ran before its first summarised sleep.
   bool first_seen = seen_.insert(prev_tid).second;
   if ((row.prev_state & kTaskDead) != 0) seen_.erase(prev_tid);
-  if (row.prev_state == 0 || first_seen) {
-    block.kept = true;  // a preemption is written both halves
+  bool preempted = row.prev_state == 0;
+  bool preemption_written =
+      preempted && (preemptions_ == Preemptions::kWritten || waits.in_progress > 0);
+  if (first_seen || preemption_written) {
+    block.kept = true;  // written both halves
     push(row, Fate::kKeep, prev_tid, next_written);
   } else {
     block.held.push_back(push(row, Fate::kPending, prev_tid, next_written));
@@ -67,13 +71,17 @@ void ShortBlocks::onSwitch(const format::SchedSwitch& arrived, bool prev_is_targ
   release();
 }
 
-bool ShortBlocks::endBlock(uint32_t tid, Block& block, uint64_t in_time) {
+bool ShortBlocks::endBlock(uint32_t tid, Block& block, uint64_t in_time, const FutexWaits& waits) {
   uint64_t off_cpu = in_time > block.out_time ? in_time - block.out_time : 0;
   bool short_block = off_cpu < min_block_ns_;
-  if (!block.kept && short_block) {
+  bool preempted = block.prev_state == 0;
+  // A wait that began while the thread was preempted may be one on a lock it holds.
+  bool wait_began = preempted && waits.begun != block.waits_begun;
+  if (!block.kept && short_block && !wait_began) {
     uint64_t wakeups = decide(block, false);
     ++counts_.short_blocks;
     counts_.short_block_ns += off_cpu;
+    if (preempted) ++counts_.short_preemptions_summarised;
     summarize(tid, block, in_time, wakeups);
     return true;
   }

@@ -6,9 +6,12 @@
 // A target thread's block runs from its switch-out to its next switch-in,
 // wherever the two fall: any cpu, and whoever leaves or takes the cpu at
 // each end. It is summarised instead of written when it is shorter than the
-// threshold and the thread went to sleep (a preemption is always written:
-// it is runqueue time, and a lock holder's preemption is what correlate
-// looks for). Its two halves are then marked elided on their switch rows
+// threshold. A short preemption is summarised too, as runqueue time, unless
+// a futex wait was in progress when it began or began while it lasted: a
+// lock holder's preemption while others wait is what correlate looks for,
+// and a holder is known only from the waits (with lock calls probed, or
+// Go's mutexes, where waits are not futex waits, every preemption is
+// written: ShortBlocks::Preemptions). Its two halves are then marked elided on their switch rows
 // (format::switch_elided) and its wake-ups are dropped. A switch row has two
 // halves, prev's switch-out and next's switch-in; only a target's half can
 // keep it, so a row whose every target half is elided is not written, and a
@@ -54,6 +57,18 @@ class ShortBlocks {
  public:
   using Row = std::variant<format::SchedSwitch, format::Wakeup>;
 
+  // What becomes of a short preemption.
+  enum class Preemptions : uint8_t {
+    kWritten,                // always written
+    kSummarisedOutsideWaits  // summarised unless a futex wait overlaps it
+  };
+  // What the source knows of futex waits when a switch arrives (no member
+  // initializers: a default argument of the enclosing class's own member).
+  struct FutexWaits {
+    uint64_t in_progress;  // waits begun and not ended
+    uint64_t begun;        // waits begun since the recording started
+  };
+
   struct Counts {
     uint64_t short_blocks = 0;      // off-CPU intervals below the threshold
     uint64_t short_block_ns = 0;    // their summed length
@@ -61,8 +76,10 @@ class ShortBlocks {
     uint64_t wakeups_dropped = 0;   // wake-up rows not written
     // Switch rows written with one half elided (the other half is real).
     uint64_t switches_half_elided = 0;
-    // Short off-CPU intervals written anyway because the thread was preempted.
+    // Short preemptions written (a futex wait overlapped them, or they are
+    // always written), and those summarised (in short_blocks too).
     uint64_t short_preemptions_kept = 0;
+    uint64_t short_preemptions_summarised = 0;
     uint64_t summaries = 0;             // summary rows made
     uint64_t summary_full_flushes = 0;  // times the table reached its bound
   };
@@ -72,10 +89,13 @@ class ShortBlocks {
   // Trace time a summary row covers at most.
   static constexpr uint64_t kSummaryPeriodNs = 1'000'000'000;
 
-  explicit ShortBlocks(uint64_t min_block_ns, size_t max_summaries = kDefaultMaxSummaries)
-      : min_block_ns_(min_block_ns), max_summaries_(max_summaries) {}
+  explicit ShortBlocks(uint64_t min_block_ns,
+                       Preemptions preemptions = Preemptions::kSummarisedOutsideWaits,
+                       size_t max_summaries = kDefaultMaxSummaries)
+      : min_block_ns_(min_block_ns), preemptions_(preemptions), max_summaries_(max_summaries) {}
 
-  void onSwitch(const format::SchedSwitch& row, bool prev_is_target, bool next_is_target);
+  void onSwitch(const format::SchedSwitch& row, bool prev_is_target, bool next_is_target,
+                FutexWaits waits = FutexWaits{0, 0});
   // A wake-up is written only with the long block of a target thread it ends.
   void onWakeup(const format::Wakeup& row, bool wakee_is_target);
   // Writes everything still held (the recording ends inside those blocks)
@@ -101,6 +121,7 @@ class ShortBlocks {
     uint64_t pid = 0;
     uint64_t prev_state = 0;
     uint64_t stack_id = 0;
+    uint64_t waits_begun = 0;    // FutexWaits::begun at its switch-out
     bool kept = false;           // decided: its rows are written
     std::vector<uint64_t> held;  // sequence numbers of its pending rows
   };
@@ -117,7 +138,7 @@ class ShortBlocks {
   void expire(uint64_t now);
   // `tid` switches in at `in_time`, ending `block`: returns whether the block
   // is summarised (its halves elided).
-  bool endBlock(uint32_t tid, Block& block, uint64_t in_time);
+  bool endBlock(uint32_t tid, Block& block, uint64_t in_time, const FutexWaits& waits);
   // Returns the wake-up rows dropped with the block.
   uint64_t decide(Block& block, bool keep);
   void summarize(uint32_t tid, const Block& block, uint64_t in_time, uint64_t wakeups);
@@ -127,6 +148,7 @@ class ShortBlocks {
   void release();
 
   uint64_t min_block_ns_;
+  Preemptions preemptions_;
   size_t max_summaries_;
   std::deque<Held> queue_;
   uint64_t first_seq_ = 0;  // sequence number of queue_.front()

@@ -1,12 +1,14 @@
 // A schedule written whole and the same schedule through ShortBlocks (short
-// sleeps summarised, their halves elided, rows left out) replay to the same
-// thread states: the elided replay reads a summarised sleep as running, and
-// the block summaries give it back as off-CPU time.
+// sleeps, and short preemptions unless every one is written, summarised,
+// their halves elided, rows left out) replay to the same thread states: the
+// elided replay reads a summarised interval as running, and the block
+// summaries give it back as off-CPU or runqueue time.
 #include <gtest/gtest.h>
 
 #include <array>
 #include <map>
 #include <random>
+#include <tuple>
 #include <variant>
 #include <vector>
 
@@ -126,6 +128,25 @@ Replayed replay(const std::vector<ShortBlocks::Row>& rows, uint64_t end,
   return {machine.threads(), machine.consistency()};
 }
 
+// The time `tid` spent preempted: from each switch-out in state 0 to its next switch-in.
+uint64_t preemptedNs(const std::vector<ShortBlocks::Row>& rows, uint32_t tid) {
+  uint64_t total = 0, since = 0;
+  bool preempted = false;
+  for (const ShortBlocks::Row& row : rows) {
+    const auto* s = std::get_if<format::SchedSwitch>(&row);
+    if (s == nullptr) continue;
+    if (preempted && s->next_tid == tid) {
+      total += s->time - since;
+      preempted = false;
+    }
+    if (s->prev_tid == tid && s->prev_state == 0) {
+      preempted = true;
+      since = s->time;
+    }
+  }
+  return total;
+}
+
 struct Elided {
   std::vector<ShortBlocks::Row> rows;
   std::vector<format::BlockSummary> summaries;
@@ -133,8 +154,8 @@ struct Elided {
   uint64_t rows_after_left_out = 0;  // written with switch_elided::kCpuRowsBefore
 };
 
-Elided throughShortBlocks(const Schedule& schedule) {
-  ShortBlocks blocks(kMinBlock);
+Elided throughShortBlocks(const Schedule& schedule, ShortBlocks::Preemptions preemptions) {
+  ShortBlocks blocks(kMinBlock, preemptions);
   Elided out;
   auto take = [&] {
     for (ShortBlocks::Row& row : blocks.takeReady()) out.rows.push_back(std::move(row));
@@ -159,17 +180,27 @@ Elided throughShortBlocks(const Schedule& schedule) {
   return out;
 }
 
-class ElidedSchedule : public ::testing::TestWithParam<uint32_t> {};
+class ElidedSchedule
+    : public ::testing::TestWithParam<std::tuple<uint32_t, ShortBlocks::Preemptions>> {};
 
 TEST_P(ElidedSchedule, ReplaysToTheStatesOfTheWholeSchedule) {
-  Schedule schedule = simulate(GetParam(), 4000);
-  Elided elided = throughShortBlocks(schedule);
-  // The schedule exercises every kind of elision.
+  const auto [seed, preemptions] = GetParam();
+  Schedule schedule = simulate(seed, 4000);
+  Elided elided = throughShortBlocks(schedule, preemptions);
+  // The schedule exercises every kind of elision; it has no futex waits, so
+  // short preemptions are summarised unless every one is written.
   EXPECT_GT(elided.counts.short_blocks, 200u);
   EXPECT_GT(elided.counts.switches_dropped, 100u);
-  EXPECT_GT(elided.counts.switches_half_elided, 10u);
+  EXPECT_GT(elided.counts.switches_half_elided, 5u);
   EXPECT_GT(elided.rows_after_left_out, 20u);
-  EXPECT_GT(elided.counts.short_preemptions_kept, 5u);
+  if (preemptions == ShortBlocks::Preemptions::kWritten) {
+    EXPECT_GT(elided.counts.short_preemptions_kept, 5u);
+    EXPECT_EQ(elided.counts.short_preemptions_summarised, 0u);
+  } else {
+    // Only a thread's first switch-out, written whatever it is.
+    EXPECT_LE(elided.counts.short_preemptions_kept, 3u);
+    EXPECT_GT(elided.counts.short_preemptions_summarised, 5u);
+  }
   EXPECT_LT(elided.rows.size(), schedule.rows.size() / 2);
 
   Replayed whole = replay(schedule.rows, schedule.end, {});
@@ -193,10 +224,17 @@ TEST_P(ElidedSchedule, ReplaysToTheStatesOfTheWholeSchedule) {
     EXPECT_EQ(s.voluntary_switches, w.voluntary_switches);
     EXPECT_EQ(s.involuntary_switches, w.involuntary_switches);
     EXPECT_EQ(s.wakeups, w.wakeups);
+    // Each preemption, written or summarised, is a wait in the runqueue.
+    EXPECT_GE(w.runqueue_total_ns, preemptedNs(schedule.rows, tid));
+    EXPECT_GE(s.runqueue_total_ns, preemptedNs(schedule.rows, tid));
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Seeds, ElidedSchedule, ::testing::Values(1u, 2u, 3u));
+INSTANTIATE_TEST_SUITE_P(
+    Seeds, ElidedSchedule,
+    ::testing::Combine(::testing::Values(1u, 2u, 3u),
+                       ::testing::Values(ShortBlocks::Preemptions::kWritten,
+                                         ShortBlocks::Preemptions::kSummarisedOutsideWaits)));
 
 }  // namespace
 }  // namespace incise

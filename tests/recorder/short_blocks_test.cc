@@ -45,9 +45,11 @@ void onSwitch(ShortBlocks& blocks, uint64_t time, uint32_t prev_tid, uint32_t ne
 
 // A filter that has seen A's and B's first switch-outs (always written) on a
 // cpu of their own, with nothing left held or counted.
-ShortBlocks seenBlocks(size_t max_summaries = ShortBlocks::kDefaultMaxSummaries) {
+ShortBlocks seenBlocks(
+    size_t max_summaries = ShortBlocks::kDefaultMaxSummaries,
+    ShortBlocks::Preemptions preemptions = ShortBlocks::Preemptions::kSummarisedOutsideWaits) {
   constexpr uint64_t kOwnCpu = 7;
-  ShortBlocks blocks(kMinBlock, max_summaries);
+  ShortBlocks blocks(kMinBlock, preemptions, max_summaries);
   for (uint32_t tid : {kA, kB}) {
     blocks.onSwitch(switchRow(0, tid, 0, kOwnCpu), true, false);
     blocks.onSwitch(switchRow(0, 0, tid, kOwnCpu), false, true);
@@ -214,8 +216,9 @@ TEST(ShortBlocks, AHandoffRowIsWrittenWholeOnceTheSleepHasLastedTheThreshold) {
   EXPECT_EQ(blocks.counts().short_blocks, 0u);
 }
 
-TEST(ShortBlocks, AShortPreemptionEndingOnAnotherCpuIsWrittenWhole) {
-  ShortBlocks blocks = seenBlocks();
+TEST(ShortBlocks, AShortPreemptionEndingOnAnotherCpuIsWrittenWholeWhenEveryOneIs) {
+  ShortBlocks blocks =
+      seenBlocks(ShortBlocks::kDefaultMaxSummaries, ShortBlocks::Preemptions::kWritten);
   format::SchedSwitch preempted = switchRow(0, kA, kOutsider, 0);
   preempted.prev_state = 0;
   blocks.onSwitch(preempted, true, false);
@@ -271,14 +274,17 @@ TEST(ShortBlocks, FinishWritesTheBlocksTheRecordingEndsIn) {
   EXPECT_EQ(written(blocks), (Rows{{0, 's'}, {5 * kUs, 'w'}}));
 }
 
-// A blocking switch-out of `tid` to idle carrying `stack`, back `length` later.
+// A blocking switch-out of `tid` to idle carrying `stack`, back `length` later;
+// `out_waits` and `in_waits` are the futex waits the source knows at each end.
 void shortBlock(ShortBlocks& blocks, uint64_t time, uint32_t tid, uint64_t length,
-                uint64_t stack = 7, uint64_t prev_state = 1) {
+                uint64_t stack = 7, uint64_t prev_state = 1,
+                ShortBlocks::FutexWaits out_waits = {0, 0},
+                ShortBlocks::FutexWaits in_waits = {0, 0}) {
   format::SchedSwitch out = switchRow(time, tid, 0);
   out.stack_id = stack;
   out.prev_state = prev_state;
-  blocks.onSwitch(out, true, false);
-  blocks.onSwitch(switchRow(time + length, 0, tid), false, true);
+  blocks.onSwitch(out, true, false, out_waits);
+  blocks.onSwitch(switchRow(time + length, 0, tid), false, true, in_waits);
 }
 
 TEST(ShortBlocks, ADroppedBlockIsCountedPerThreadStateAndStack) {
@@ -312,14 +318,48 @@ TEST(ShortBlocks, ADroppedBlockIsCountedPerThreadStateAndStack) {
   EXPECT_EQ(blocks.counts().summaries, 3u);
 }
 
-TEST(ShortBlocks, AShortPreemptionIsWrittenAndCounted) {
+TEST(ShortBlocks, AShortPreemptionOutsideFutexWaitsIsSummarisedAsRunnable) {
   ShortBlocks blocks = seenBlocks();
-  shortBlock(blocks, 0, kA, 20 * kUs, 7, /*prev_state=*/0);
+  shortBlock(blocks, 0, kA, 20 * kUs, 0, /*prev_state=*/0, {0, 3}, {0, 3});
   blocks.finish();
-  EXPECT_EQ(written(blocks), (Rows{{0, 's'}, {20 * kUs, 's'}}));
-  EXPECT_TRUE(blocks.takeSummaries().empty());
-  EXPECT_EQ(blocks.counts().short_preemptions_kept, 1u);
-  EXPECT_EQ(blocks.counts().short_blocks, 0u);
+  EXPECT_EQ(written(blocks), Rows{});
+  std::vector<format::BlockSummary> summaries = blocks.takeSummaries();
+  ASSERT_EQ(summaries.size(), 1u);
+  EXPECT_EQ(summaries[0].prev_state, 0u);
+  EXPECT_EQ(summaries[0].total_ns, 20 * kUs);
+  EXPECT_EQ(blocks.counts().short_preemptions_summarised, 1u);
+  EXPECT_EQ(blocks.counts().short_preemptions_kept, 0u);
+  EXPECT_EQ(blocks.counts().short_blocks, 1u);
+}
+
+// Whether a 20-us preemption of A, with these futex waits known at its two
+// ends, is written whole (else summarised).
+bool shortPreemptionWritten(ShortBlocks::FutexWaits out_waits, ShortBlocks::FutexWaits in_waits) {
+  ShortBlocks blocks = seenBlocks();
+  shortBlock(blocks, 0, kA, 20 * kUs, 0, /*prev_state=*/0, out_waits, in_waits);
+  blocks.finish();
+  bool written_whole = written(blocks) == Rows{{0, 's'}, {20 * kUs, 's'}};
+  EXPECT_EQ(blocks.counts().short_preemptions_kept, written_whole ? 1u : 0u);
+  EXPECT_EQ(blocks.takeSummaries().empty(), written_whole);
+  return written_whole;
+}
+
+TEST(ShortBlocks, AShortPreemptionWhileAFutexWaitIsInProgressIsWritten) {
+  EXPECT_TRUE(shortPreemptionWritten({1, 3}, {0, 3}));
+}
+
+// The waiter may be waiting for a lock the preempted thread holds.
+TEST(ShortBlocks, AShortPreemptionDuringWhichAFutexWaitBeganIsWritten) {
+  EXPECT_TRUE(shortPreemptionWritten({0, 3}, {0, 4}));
+  EXPECT_FALSE(shortPreemptionWritten({0, 3}, {0, 3}));
+}
+
+TEST(ShortBlocks, AShortSleepIsSummarisedWhateverTheFutexWaits) {
+  ShortBlocks blocks = seenBlocks();
+  shortBlock(blocks, 0, kA, 20 * kUs, 7, /*prev_state=*/1, {1, 3}, {1, 4});
+  blocks.finish();
+  EXPECT_EQ(written(blocks), Rows{});
+  EXPECT_EQ(blocks.counts().short_blocks, 1u);
 }
 
 TEST(ShortBlocks, TheSummaryTableIsWrittenAtItsBoundAndEverySecond) {

@@ -327,8 +327,12 @@ uint64_t ThreadStateMachine::addBlockSummary(const format::BlockSummary& row) {
   uint64_t moved = std::min(row.total_ns, stats.running_ns);
   stats.running_ns -= moved;
   if (row.prev_state == 0) {
+    // Short preemptions: each was a wait in the runqueue.
     stats.runnable_ns += moved;
     stats.involuntary_switches += row.count;
+    stats.runqueue_waits += row.count;
+    stats.runqueue_total_ns += moved;
+    stats.runqueue_max_ns = std::max(stats.runqueue_max_ns, row.max_ns);
   } else {
     stats.blocked_ns += moved;
     stats.voluntary_switches += row.count;
