@@ -103,6 +103,10 @@ enum sched_stack_mode {
  * recorder keeps a thread's blocks (off-CPU intervals) only for targets. */
 #define SWITCH_PREV_TARGET (1u << 0)
 #define SWITCH_NEXT_TARGET (1u << 1)
+/* next's block was short and ended by a wake-up that was not sent
+ * (--sched-min-block: bpf/sched.bpf.c holds a short block's wake-up until
+ * the block ends, and sends it only if the block turned out long). */
+#define SWITCH_NEXT_WAKEUP_HELD (1u << 2)
 #define WAKEE_TARGET (1u << 0)
 
 /* header.pid/tid = prev (the thread leaving the cpu); stack = prev's off-CPU stack. */

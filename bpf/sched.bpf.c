@@ -19,7 +19,9 @@
 // Switch-out and waker user stacks are walked once per place and reused
 // (bpf/wait_stack.bpf.h), and so are switch-out kernel stacks
 // (bpf/kernel_wait_stack.bpf.h); with --sched-min-block a waker's stack is walked
-// only where a written row can keep it (waker_stack_needed).
+// only where a written row can keep it (waker_stack_needed), and a wake-up
+// that ends a block still short is held until the block ends and sent only
+// if the block turned out long (thread_blocks).
 //
 // With --no-sched and a lock mode, only what the futex waits need is sent:
 // the blocking switch of a wait, the wake-up of a thread in one and its next
@@ -62,17 +64,43 @@ const volatile bool lock_calls_probed = false;
  * carry it (on_wakeup). */
 const volatile __u64 min_block_ns = 0;
 
-/* When each target thread last blocked (bpf_ktime_get_ns), kept with
- * min_block_ns set: a wake-up ends a block that is already long, or one
- * that may still be short. In the task's local storage: set at every
- * blocking switch-out, it is found from the task without hashing a shared
- * table or taking its bucket lock, and goes with the task. */
+/* A wake-up held back: what its record would carry besides the wakee. */
+struct held_wakeup {
+  __u64 time;
+  __u32 cpu;
+  __u32 waker_pid;
+  __u32 waker_tid;
+  __u32 target_cpu;
+};
+
+/* Each target thread's last block, kept with min_block_ns set: when it began
+ * (bpf_ktime_get_ns of the switch-out), so a wake-up knows whether it ends a
+ * block that is already long, or one that may still be short. A wake-up of
+ * a block that is still short, which the recorder would drop unless the
+ * block turns out long while the thread waits for a cpu, is held here and
+ * sent at the thread's switch-in only if the block is long by then; the
+ * switch-in says when one was held and dropped (SWITCH_NEXT_WAKEUP_HELD), so
+ * the block's summary still counts it. Not held: wake-ups of a futex wait
+ * (its lock row keeps who woke it), by a futex wake or an exit, of a new
+ * task, and of a thread's first block (the recorder writes that one). In
+ * the task's local storage: set at every blocking switch-out, it is found
+ * from the task without hashing a shared table or taking its bucket lock,
+ * and goes with the task. */
+struct thread_block {
+  __u64 since;
+  __u8 in_futex_wait;
+  __u8 first;       /* the thread's first block this recording */
+  __u8 wakeup_held; /* `held` is the wake-up that ended it */
+  __u8 reserved[5];
+  struct held_wakeup held;
+};
+
 struct {
   __uint(type, BPF_MAP_TYPE_TASK_STORAGE);
   __uint(map_flags, BPF_F_NO_PREALLOC);
   __type(key, int);
-  __type(value, __u64);
-} blocked_since SEC(".maps");
+  __type(value, struct thread_block);
+} thread_blocks SEC(".maps");
 
 /* Threads in a futex wait, kept only when switch rows are not all sent. */
 struct {
@@ -97,7 +125,7 @@ struct {
 } go_thread_goids SEC(".maps");
 
 // Interrupt-context wake-ups can nest inside other hooks of this object.
-enum { SLOT_SWITCH = 0, SLOT_WAKEUP = 1 };
+enum { SLOT_SWITCH = 0, SLOT_WAKEUP = 1, SLOT_HELD_WAKEUP = 2 };
 
 /* include/linux/sched.h */
 #define TASK_UNINTERRUPTIBLE_STATE 0x2
@@ -152,8 +180,52 @@ static __always_inline void capture_waker_stack(void* ctx, struct event_stack* s
   stack->reserved = 0;
 }
 
+/* At a target's blocking switch-out (`current` is prev there, and a pointer
+ * the local-storage helper accepts in both variants). */
+static __always_inline void note_block_start(__u64 now, bool in_futex_wait) {
+  struct task_struct* self = bpf_get_current_task_btf();
+  struct thread_block* block = bpf_task_storage_get(&thread_blocks, self, 0, 0);
+  bool first = !block;
+  if (!block) block = bpf_task_storage_get(&thread_blocks, self, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+  if (!block) return;
+  block->since = now;
+  block->in_futex_wait = in_futex_wait;
+  block->first = first;
+  block->wakeup_held = 0;
+}
+
+/* At a target's switch-in: sends the wake-up held for its block if the block
+ * turned out long; returns whether one was held and dropped. */
+static __always_inline bool send_held_wakeup(void* ctx, struct task_struct* next_btf, __u64 now,
+                                             __u32 next_pid, __u32 next_tid) {
+  struct thread_block* block = bpf_task_storage_get(&thread_blocks, next_btf, 0, 0);
+  if (!block || !block->wakeup_held) return false;
+  block->wakeup_held = 0;
+  if (now - block->since < min_block_ns) return true;
+  struct wakeup_event* w = scratch_event(SLOT_HELD_WAKEUP);
+  if (!w) return false;
+  w->header.type = EVENT_WAKEUP;
+  w->header.cpu = block->held.cpu;
+  w->header.time = block->held.time;
+  w->header.pid = block->held.waker_pid;
+  w->header.tid = block->held.waker_tid;
+  w->wakee_pid = next_pid;
+  w->wakee_tid = next_tid;
+  w->target_cpu = block->held.target_cpu;
+  w->is_new_task = 0;
+  w->waker_flags = 0;
+  w->target_flags = WAKEE_TARGET;
+  clear_stack(&w->stack);
+  submit_event(w, event_size_with_stack(__builtin_offsetof(struct wakeup_event, stack), &w->stack),
+               LOST_SCHED);
+  return false;
+}
+
+/* `next_btf` is next as a pointer the local-storage helper accepts, NULL in
+ * the raw_tp variants (no wake-up is held there: see on_wakeup). */
 static __always_inline int on_switch(void* ctx, bool preempt, struct task_struct* prev,
-                                     struct task_struct* next, unsigned int prev_state) {
+                                     struct task_struct* next, struct task_struct* next_btf,
+                                     unsigned int prev_state) {
   bool prev_is_target = is_target_task(prev);
   bool next_is_target = is_target_task(next);
   if (!prev_is_target && !next_is_target) return 0;
@@ -205,12 +277,11 @@ static __always_inline int on_switch(void* ctx, bool preempt, struct task_struct
     capture_switch_stack(ctx, stack, preempted, in_futex_wait ? 0 : prev_state);
   else
     clear_stack(stack);
-  if (min_block_ns != 0 && emit_sched_rows && prev_is_target && !preempted) {
-    /* `current` is prev here, and a pointer the helper accepts in both variants. */
-    __u64* since = bpf_task_storage_get(&blocked_since, bpf_get_current_task_btf(), 0,
-                                        BPF_LOCAL_STORAGE_GET_F_CREATE);
-    if (since) *since = e->header.time;
-  }
+  if (min_block_ns != 0 && emit_sched_rows && prev_is_target && !preempted)
+    note_block_start(e->header.time, in_futex_wait);
+  if (min_block_ns != 0 && emit_sched_rows && next_is_target && next_btf &&
+      send_held_wakeup(ctx, next_btf, e->header.time, e->next_pid, e->next_tid))
+    e->target_flags |= SWITCH_NEXT_WAKEUP_HELD;
   __u64 stack_offset = in_futex_wait ? __builtin_offsetof(struct futex_switch_event, stack)
                                      : __builtin_offsetof(struct sched_switch_event, stack);
   submit_event(e, event_size_with_stack(stack_offset, stack), LOST_SCHED);
@@ -243,8 +314,29 @@ static __always_inline bool waker_stack_needed(struct task_struct* wakee_btf, __
                                                __u64 now) {
   if (min_block_ns == 0 || !emit_sched_rows || !wakee_btf) return true;
   if (flags & (WAKER_IN_FUTEX_WAKE | WAKER_EXITING)) return true;
-  __u64* since = bpf_task_storage_get(&blocked_since, wakee_btf, 0, 0);
-  return !since || now - *since >= min_block_ns;
+  struct thread_block* block = bpf_task_storage_get(&thread_blocks, wakee_btf, 0, 0);
+  return !block || now - block->since >= min_block_ns;
+}
+
+/* Holds a wake-up that ends a target's block that is still short (see
+ * thread_blocks); returns whether it was held. */
+static __always_inline bool hold_wakeup(struct task_struct* wakee_btf, bool wakee_is_target,
+                                        bool is_new) {
+  if (min_block_ns == 0 || !emit_sched_rows || !wakee_btf || !wakee_is_target || is_new)
+    return false;
+  struct thread_block* block = bpf_task_storage_get(&thread_blocks, wakee_btf, 0, 0);
+  if (!block || block->first || block->in_futex_wait || block->wakeup_held) return false;
+  __u64 now = bpf_ktime_get_ns();
+  if (now - block->since >= min_block_ns) return false;
+  if (waker_flags() & (WAKER_IN_FUTEX_WAKE | WAKER_EXITING)) return false;
+  __u64 pid_tgid = bpf_get_current_pid_tgid();
+  block->held.time = now;
+  block->held.cpu = bpf_get_smp_processor_id();
+  block->held.waker_pid = pid_tgid >> 32;
+  block->held.waker_tid = (__u32)pid_tgid;
+  block->held.target_cpu = BPF_CORE_READ(wakee_btf, wake_cpu);
+  block->wakeup_held = 1;
+  return true;
 }
 
 static __always_inline int on_wakeup(void* ctx, struct task_struct* wakee,
@@ -261,6 +353,7 @@ static __always_inline int on_wakeup(void* ctx, struct task_struct* wakee,
     if (!futex_waits || !bpf_map_lookup_elem(&futex_waiters, &wakee_tid)) return 0;
   }
 
+  if (hold_wakeup(wakee_btf, wakee_is_target, is_new)) return 0;
   struct wakeup_event* e = scratch_event(SLOT_WAKEUP);
   if (!e) return 0;
   fill_header(&e->header, EVENT_WAKEUP);
@@ -370,7 +463,7 @@ static __always_inline int on_rename(struct task_struct* task, const char* comm)
 SEC("tp_btf/sched_switch")
 int BPF_PROG(btf_sched_switch, bool preempt, struct task_struct* prev, struct task_struct* next,
              unsigned int prev_state) {
-  return on_switch(ctx, preempt, prev, next, prev_state);
+  return on_switch(ctx, preempt, prev, next, next, prev_state);
 }
 
 SEC("tp_btf/sched_waking")
@@ -408,7 +501,7 @@ int BPF_PROG(btf_task_rename, struct task_struct* task, const char* comm) {
 SEC("raw_tp/sched_switch")
 int BPF_PROG(raw_sched_switch, bool preempt, struct task_struct* prev, struct task_struct* next,
              unsigned int prev_state) {
-  return on_switch(ctx, preempt, prev, next, prev_state);
+  return on_switch(ctx, preempt, prev, next, NULL, prev_state);
 }
 
 SEC("raw_tp/sched_waking")

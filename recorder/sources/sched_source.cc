@@ -204,7 +204,8 @@ class SchedSource final : public Source {
     char text[768];
     std::snprintf(text, sizeof text,
                   "scheduler: %llu off-CPU intervals shorter than %llu us not written (%.3f ms "
-                  "off-CPU in all; %llu switch and %llu wake-up rows, and %llu switch rows "
+                  "off-CPU in all; %llu switch and %llu wake-up rows, %llu more wake-ups never "
+                  "sent, and %llu switch rows "
                   "written with one half elided; --sched-min-block), "
                   "counted in %llu block summary rows (%llu written early at the table's bound); "
                   "%llu short preemptions written%s, %llu summarised",
@@ -212,12 +213,14 @@ class SchedSource final : public Source {
                   static_cast<unsigned long long>(min_block_us_), c.short_block_ns / 1e6,
                   static_cast<unsigned long long>(c.switches_dropped),
                   static_cast<unsigned long long>(c.wakeups_dropped),
+                  static_cast<unsigned long long>(c.wakeups_held),
                   static_cast<unsigned long long>(c.switches_half_elided),
                   static_cast<unsigned long long>(c.summaries),
                   static_cast<unsigned long long>(c.summary_full_flushes),
                   static_cast<unsigned long long>(c.short_preemptions_kept),
-                  preemptions_written_ ? " (every preemption is: lock calls probed, or Go)"
-                                       : " (a futex wait overlapped them)",
+                  preemptions_written_
+                      ? " (every preemption is: lock calls probed, or Go)"
+                      : " (a futex wait overlapped them, or a thread's first switch-out)",
                   static_cast<unsigned long long>(c.short_preemptions_summarised));
     return text;
   }
@@ -297,7 +300,8 @@ class SchedSource final : public Source {
         short_blocks_->onSwitch(
             row, (e.target_flags & SWITCH_PREV_TARGET) != 0,
             (e.target_flags & SWITCH_NEXT_TARGET) != 0,
-            {.in_progress = waits_.waitsInProgress(), .begun = futex_waits_begun_});
+            {.in_progress = waits_.waitsInProgress(), .begun = futex_waits_begun_},
+            (e.target_flags & SWITCH_NEXT_WAKEUP_HELD) != 0);
         writeReady();
       } else {
         sink.append(row);

@@ -5,8 +5,10 @@
 // summaries give it back as off-CPU or runqueue time.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <map>
+#include <optional>
 #include <random>
 #include <tuple>
 #include <variant>
@@ -154,8 +156,53 @@ struct Elided {
   uint64_t rows_after_left_out = 0;  // written with switch_elided::kCpuRowsBefore
 };
 
-Elided throughShortBlocks(const Schedule& schedule, ShortBlocks::Preemptions preemptions) {
+// What the scheduler program does with wake-ups (bpf/sched.bpf.c,
+// thread_blocks): one that ends a target's block while the block is still
+// short, except the thread's first, is held; at the block's switch-in it is
+// sent first if the block turned out long, else dropped and flagged on the
+// switch.
+class KernelHeldWakeups {
+ public:
+  // The wake-up to send before `s`, if any; sets `dropped` when one was held and dropped.
+  std::optional<format::Wakeup> onSwitch(const format::SchedSwitch& s, bool& dropped) {
+    std::optional<format::Wakeup> send;
+    dropped = false;
+    if (auto it = blocks_.find(s.next_tid); it != blocks_.end() && it->second.held) {
+      if (s.time - it->second.since >= kMinBlock)
+        send = it->second.held;
+      else
+        dropped = true;
+      it->second.held.reset();
+    }
+    if (isTarget(s.prev_tid) && s.prev_state != 0) {
+      auto [it, inserted] = blocks_.try_emplace(s.prev_tid);
+      it->second = {.since = s.time, .first = inserted};
+    }
+    return send;
+  }
+  // Whether `w` is held.
+  bool onWakeup(const format::Wakeup& w) {
+    auto it = blocks_.find(w.wakee_tid);
+    if (it == blocks_.end() || it->second.first || it->second.held ||
+        w.time - it->second.since >= kMinBlock)
+      return false;
+    it->second.held = w;
+    return true;
+  }
+
+ private:
+  struct Block {
+    uint64_t since = 0;
+    bool first = true;
+    std::optional<format::Wakeup> held;
+  };
+  std::map<uint64_t, Block> blocks_;
+};
+
+Elided throughShortBlocks(const Schedule& schedule, ShortBlocks::Preemptions preemptions,
+                          bool hold_wakeups) {
   ShortBlocks blocks(kMinBlock, preemptions);
+  KernelHeldWakeups kernel;
   Elided out;
   auto take = [&] {
     for (ShortBlocks::Row& row : blocks.takeReady()) out.rows.push_back(std::move(row));
@@ -163,10 +210,15 @@ Elided throughShortBlocks(const Schedule& schedule, ShortBlocks::Preemptions pre
   };
   for (const ShortBlocks::Row& row : schedule.rows) {
     if (const auto* s = std::get_if<format::SchedSwitch>(&row)) {
-      blocks.onSwitch(*s, isTarget(s->prev_tid), isTarget(s->next_tid));
+      bool held_dropped = false;
+      std::optional<format::Wakeup> held = kernel.onSwitch(*s, held_dropped);
+      if (!hold_wakeups) held_dropped = false;
+      if (held && hold_wakeups) blocks.onWakeup(*held, true);
+      blocks.onSwitch(*s, isTarget(s->prev_tid), isTarget(s->next_tid), {0, 0}, held_dropped);
     } else {
       const auto& w = std::get<format::Wakeup>(row);
-      blocks.onWakeup(w, isTarget(w.wakee_tid));
+      if (!(hold_wakeups && isTarget(w.wakee_tid) && kernel.onWakeup(w)))
+        blocks.onWakeup(w, isTarget(w.wakee_tid));
     }
     take();
   }
@@ -177,16 +229,25 @@ Elided throughShortBlocks(const Schedule& schedule, ShortBlocks::Preemptions pre
     if (const auto* s = std::get_if<format::SchedSwitch>(&row);
         s != nullptr && (s->elided & format::switch_elided::kCpuRowsBefore) != 0)
       ++out.rows_after_left_out;
+  // A wake-up sent at its block's switch-in arrives after rows of later times;
+  // the analyzer reads every kind in time order.
+  std::stable_sort(out.rows.begin(), out.rows.end(),
+                   [](const ShortBlocks::Row& a, const ShortBlocks::Row& b) {
+                     auto time = [](const ShortBlocks::Row& r) {
+                       return std::visit([](const auto& x) { return x.time; }, r);
+                     };
+                     return time(a) < time(b);
+                   });
   return out;
 }
 
 class ElidedSchedule
-    : public ::testing::TestWithParam<std::tuple<uint32_t, ShortBlocks::Preemptions>> {};
+    : public ::testing::TestWithParam<std::tuple<uint32_t, ShortBlocks::Preemptions, bool>> {};
 
 TEST_P(ElidedSchedule, ReplaysToTheStatesOfTheWholeSchedule) {
-  const auto [seed, preemptions] = GetParam();
+  const auto [seed, preemptions, hold_wakeups] = GetParam();
   Schedule schedule = simulate(seed, 4000);
-  Elided elided = throughShortBlocks(schedule, preemptions);
+  Elided elided = throughShortBlocks(schedule, preemptions, hold_wakeups);
   // The schedule exercises every kind of elision; it has no futex waits, so
   // short preemptions are summarised unless every one is written.
   EXPECT_GT(elided.counts.short_blocks, 200u);
@@ -202,6 +263,10 @@ TEST_P(ElidedSchedule, ReplaysToTheStatesOfTheWholeSchedule) {
     EXPECT_GT(elided.counts.short_preemptions_summarised, 5u);
   }
   EXPECT_LT(elided.rows.size(), schedule.rows.size() / 2);
+  if (hold_wakeups)
+    EXPECT_GT(elided.counts.wakeups_held, 100u);
+  else
+    EXPECT_EQ(elided.counts.wakeups_held, 0u);
 
   Replayed whole = replay(schedule.rows, schedule.end, {});
   Replayed summarised = replay(elided.rows, schedule.end, elided.summaries);
@@ -234,7 +299,8 @@ INSTANTIATE_TEST_SUITE_P(
     Seeds, ElidedSchedule,
     ::testing::Combine(::testing::Values(1u, 2u, 3u),
                        ::testing::Values(ShortBlocks::Preemptions::kWritten,
-                                         ShortBlocks::Preemptions::kSummarisedOutsideWaits)));
+                                         ShortBlocks::Preemptions::kSummarisedOutsideWaits),
+                       ::testing::Bool()));
 
 }  // namespace
 }  // namespace incise
