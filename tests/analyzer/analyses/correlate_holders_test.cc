@@ -3,6 +3,8 @@
 // waits, and inferred (contended-mode) sections.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <string>
 #include <vector>
 
 #include "analyzer/analyses/locks/critical_sections.h"
@@ -321,12 +323,50 @@ uint64_t waitWorkForHotLock(uint64_t sections) {
   return builder.footprint().wait_work;
 }
 
+// The work `work_of` counts for n and for 4n items: n log n grows ~5x (a
+// quadratic one 16x), and at n it stays under `steps_per_item` an item.
+void expectNearLinear(const std::string& what, uint64_t (*work_of)(uint64_t), uint64_t n,
+                      uint64_t steps_per_item) {
+  uint64_t small = work_of(n);
+  uint64_t large = work_of(4 * n);
+  testing::Test::RecordProperty(what, std::to_string(small) + " -> " + std::to_string(large));
+  EXPECT_LT(large, 6 * small) << what << ": " << small << " -> " << large;
+  EXPECT_LT(small, n * steps_per_item)
+      << what << ": more than " << steps_per_item << " steps an item";
+}
+
 TEST(HolderActivity, WorkAgainstTheWaitsIsLinearOnAHotLock) {
-  uint64_t small = waitWorkForHotLock(4000);
-  uint64_t large = waitWorkForHotLock(16000);
-  RecordProperty("wait_work", std::to_string(small) + " -> " + std::to_string(large));
-  EXPECT_LT(large, 6 * small) << small << " -> " << large;
-  EXPECT_LT(small, 4000u * 300) << "more than ~300 steps per section";
+  expectNearLinear("wait_work", waitWorkForHotLock, 4000, 300);
+}
+
+// One lock held across the whole run (a coarse lock, or a holder that never
+// lets go) while the holder's samples land on `stacks` distinct stacks, in
+// scattered id order, each twice. Counting them per stack must cost n log n
+// steps, not the n^2 of inserting each new stack into one sorted vector
+// (16x for 4x the stacks).
+uint64_t stackWorkForOneLongSection(uint64_t stacks) {
+  HolderActivityBuilder builder({});
+  builder.addSection(
+      {.lock = {kPid, kLock}, .tid = 1, .stack_id = 11, .start = 0, .end = 20 * stacks + 10});
+  for (uint64_t i = 0; i < 2 * stacks; ++i) {
+    // An odd multiplier permutes the ids: new stacks arrive out of order.
+    builder.add(sample(1 + 10 * i, 1, 1 + (i % stacks) * 0x9e3779b97f4a7c15ULL % (1ULL << 40)));
+    builder.settle(2 + 10 * i, nullptr);
+  }
+  HolderActivity a = builder.finish();
+  const HeldLock& h = heldBy(a, 1, kLock);
+  EXPECT_EQ(h.samples, 2 * stacks);
+  EXPECT_EQ(h.sample_stacks.size(), stacks);
+  for (uint64_t i = 0; i < stacks; i += stacks / 16) {
+    EXPECT_EQ(h.sample_stacks.at(1 + i * 0x9e3779b97f4a7c15ULL % (1ULL << 40)), 2u) << i;
+  }
+  std::vector<StackCounts::Entry> by_stack = h.sample_stacks.byStack();
+  EXPECT_TRUE(std::is_sorted(by_stack.begin(), by_stack.end()));
+  return builder.footprint().stack_work;
+}
+
+TEST(HolderActivity, CountingDistinctStacksInsideOneSectionIsNotQuadratic) {
+  expectNearLinear("stack_work", stackWorkForOneLongSection, 4096, 2 * 200);
 }
 
 }  // namespace
