@@ -4,11 +4,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <string>
 #include <vector>
 
 #include "analyzer/analyses/locks/critical_sections.h"
 #include "analyzer/analyses/locks/holder_activity.h"
+#include "tests/analyzer/analyses/work_growth.h"
 
 namespace incise::analyzer {
 namespace {
@@ -323,20 +323,8 @@ uint64_t waitWorkForHotLock(uint64_t sections) {
   return builder.footprint().wait_work;
 }
 
-// The work `work_of` counts for n and for 4n items: n log n grows ~5x (a
-// quadratic one 16x), and at n it stays under `steps_per_item` an item.
-void expectNearLinear(const std::string& what, uint64_t (*work_of)(uint64_t), uint64_t n,
-                      uint64_t steps_per_item) {
-  uint64_t small = work_of(n);
-  uint64_t large = work_of(4 * n);
-  testing::Test::RecordProperty(what, std::to_string(small) + " -> " + std::to_string(large));
-  EXPECT_LT(large, 6 * small) << what << ": " << small << " -> " << large;
-  EXPECT_LT(small, n * steps_per_item)
-      << what << ": more than " << steps_per_item << " steps an item";
-}
-
 TEST(HolderActivity, WorkAgainstTheWaitsIsLinearOnAHotLock) {
-  expectNearLinear("wait_work", waitWorkForHotLock, 4000, 300);
+  expectWorkGrowth("wait_work", waitWorkForHotLock, 4000, 4, 6, 4000 * 300);
 }
 
 // One lock held across the whole run (a coarse lock, or a holder that never
@@ -366,7 +354,7 @@ uint64_t stackWorkForOneLongSection(uint64_t stacks) {
 }
 
 TEST(HolderActivity, CountingDistinctStacksInsideOneSectionIsNotQuadratic) {
-  expectNearLinear("stack_work", stackWorkForOneLongSection, 4096, 2 * 200);
+  expectWorkGrowth("stack_work", stackWorkForOneLongSection, 4096, 4, 6, 2 * 4096 * 200);
 }
 
 }  // namespace
