@@ -40,24 +40,39 @@ const std::vector<std::string> kFunctions = {"main",
                                              "outside_work",
                                              "pthread_join"};
 
+// The C library's functions among them: their frames are in libc.so.6, as
+// a real program's are, so the waits classify as mutex waits and joins.
+constexpr uint64_t kLibcStart = 0x7f2000000000;
+bool inLibc(size_t function) {
+  return kFunctions[function].starts_with("pthread_") || kFunctions[function].starts_with("__");
+}
+
 uint64_t frame(size_t function) {
-  return kTextStart + function * kFunctionBytes + 16;
+  return (inLibc(function) ? kLibcStart : kTextStart) + function * kFunctionBytes + 16;
+}
+
+format::ObjectSymbols objectOf(bool libc) {
+  format::ObjectSymbols object;
+  object.path = libc ? "/usr/lib/x86_64-linux-gnu/libc.so.6" : "/usr/bin/hotlock";
+  object.build_id = libc ? "hot-lock-libc" : "hot-lock-app";
+  uint64_t size = kFunctions.size() * kFunctionBytes;
+  object.segments = {{libc ? kLibcStart : kTextStart, 0, size, size, 5}};
+  for (size_t f = 0; f < kFunctions.size(); ++f) {
+    if (inLibc(f) == libc) object.symbols.push_back({frame(f) - 16, kFunctionBytes, kFunctions[f]});
+  }
+  return object;
 }
 
 format::MetadataDelta describe(uint32_t threads) {
   format::MetadataDelta d;
-  format::ObjectSymbols object;
-  object.path = "/usr/bin/hotlock";
-  object.build_id = "hot-lock-app";
   uint64_t size = kFunctions.size() * kFunctionBytes;
-  object.segments = {{kTextStart, 0, size, size, 5}};
-  for (size_t f = 0; f < kFunctions.size(); ++f) {
-    object.symbols.push_back({kTextStart + f * kFunctionBytes, kFunctionBytes, kFunctions[f]});
+  for (bool libc : {false, true}) {
+    format::ObjectSymbols object = objectOf(libc);
+    uint64_t start = object.segments.front().vaddr;
+    d.mappings.push_back({kPid, start, start + size, 0, object.path, object.build_id, 5, 0});
+    d.objects.push_back(std::move(object));
   }
-  d.objects.push_back(std::move(object));
   d.processes.push_back({kPid, 1, "hotlock", {"/usr/bin/hotlock"}, 0});
-  d.mappings.push_back(
-      {kPid, kTextStart, kTextStart + size, 0, "/usr/bin/hotlock", "hot-lock-app", 5, 0});
   d.threads.push_back({kPid, kPid, "hotlock", 0});
   for (uint32_t t = 1; t <= threads; ++t) {
     d.threads.push_back({kPid + t, kPid, "worker-" + std::to_string(t), 0});

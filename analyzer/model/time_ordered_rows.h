@@ -174,6 +174,7 @@ void TimeOrderedRows<Row>::admit() {
 template <typename Row>
 void TimeOrderedRows<Row>::addRun(const TimeOrderedChunks::Decoded& decoded) {
   std::vector<Row> rows;
+  rows.reserve(decoded.chunk->rows());  // at most the chunk's: grown, it would be copied ~15 times
   trace_.forEachPassingRow<Row>(*decoded.chunk, decoded.unwound.get(), scope_ == RowScope::kAll,
                                 [&](const Row& row) { rows.push_back(row); });
   if (rows.empty()) return;

@@ -45,7 +45,7 @@ const ThreadActivity* threadActivity(const HolderActivity& activity, uint64_t ti
 }
 
 std::vector<std::pair<uint64_t, uint64_t>> topStacks(const StackCounts& stacks) {
-  std::vector<std::pair<uint64_t, uint64_t>> list(stacks.begin(), stacks.end());
+  std::vector<std::pair<uint64_t, uint64_t>> list = stacks.byStack();
   std::stable_sort(list.begin(), list.end(),
                    [](const auto& a, const auto& b) { return a.second > b.second; });
   if (list.size() > kTopStacks) list.resize(kTopStacks);

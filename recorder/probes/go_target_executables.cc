@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <map>
+#include <string>
 #include <utility>
 
 namespace incise::recorder {
@@ -114,6 +115,14 @@ std::vector<TargetExecutable> targetExecutables(const RecordConfig& config) {
       break;
   }
   return targets;
+}
+
+bool targetExited(const TargetExecutable& target) {
+  if (target.pids.empty()) return false;
+  for (uint32_t pid : target.pids) {
+    if (access(("/proc/" + std::to_string(pid)).c_str(), F_OK) == 0) return false;
+  }
+  return true;
 }
 
 }  // namespace incise::recorder

@@ -28,6 +28,11 @@ struct TargetExecutable {
 
 std::vector<TargetExecutable> targetExecutables(const RecordConfig& config);
 
+// Whether every process `target` was found running has exited since (false
+// for `-- CMD`'s program, which no process runs yet): its executable may no
+// longer be reachable, and is worth a count, not a note of its own.
+bool targetExited(const TargetExecutable& target);
+
 // Processes read per recording for -a and --cgroup: more are not looked at.
 inline constexpr size_t kMaxScannedProcesses = 65536;
 

@@ -22,6 +22,7 @@
 #include "recorder/libbpf_options.h"
 #include "recorder/probes/go_goid_offset.h"
 #include "recorder/probes/go_mutex_probes.h"
+#include "recorder/probes/go_target_executables.h"
 #include "recorder/probes/go_wait_probes.h"
 #include "recorder/ring_poller.h"
 #include "recorder/sources/goroutine_ids.h"
@@ -63,7 +64,13 @@ class GoMutexSource final : public Source {
         break;
       }
       if (std::optional<FileIdentity> key = fileIdentity(target.path)) seen_.insert(*key);
-      if (std::optional<Probed> probed = probe(target)) probes_.push_back(std::move(*probed));
+      Result<std::optional<go_process>> layout = goThreadLayout(target.path);
+      if (!layout && targetExited(target)) {
+        exited_unread_ += target.pids.size();
+        continue;
+      }
+      if (std::optional<Probed> probed = probe(target, layout))
+        probes_.push_back(std::move(*probed));
     }
     // Under -a and --cgroup a Go program may start later: its probes attach
     // to programs loaded now.
@@ -104,6 +111,10 @@ class GoMutexSource final : public Source {
   }
 
   void finish(EventSink& sink) override {
+    if (exited_unread_ > 0)
+      sink.addNote("go mutex: " + std::to_string(exited_unread_) +
+                   " processes exited before their executables were read (a Go program " +
+                   "among them got no probes)");
     if (unprobed_ > 0)
       sink.addNote("go mutex: " + std::to_string(unprobed_) + " Go executables first run " +
                    "during the recording, past the first " +
@@ -129,14 +140,17 @@ class GoMutexSource final : public Source {
     go_wait_site site{};  // its entry in go_sites; goid_offset is the mutex probes' cookie
   };
 
-  // The probes of one target executable, or nullopt (a note says why when
-  // it is a Go program that cannot be probed).
-  std::optional<Probed> probe(const TargetExecutable& target) {
-    // Not a Go program: nothing to read further (the layout is cached per
-    // executable, shared with the samples and scheduler sources).
-    Result<std::optional<go_process>> layout = goThreadLayout(target.path);
-    if (layout && !*layout) return std::nullopt;
+  // The probes of one target executable whose layout (goThreadLayout) is
+  // `layout`, or nullopt (a note says why when it is a Go program that
+  // cannot be probed; processes that exited meanwhile are only counted).
+  std::optional<Probed> probe(const TargetExecutable& target,
+                              const Result<std::optional<go_process>>& layout) {
+    if (layout && !*layout) return std::nullopt;  // not a Go program
     Result<format::ObjectSymbols> object = objfile::readElfObject(target.path);
+    if (!object && targetExited(target)) {
+      exited_unread_ += target.pids.size();
+      return std::nullopt;
+    }
     if (!object) {
       notes_.push_back("go mutex: " + object.error().message() + ": Go waits are not recorded");
       return std::nullopt;
@@ -239,7 +253,10 @@ class GoMutexSource final : public Source {
     const uint64_t seen_ns = monotonicNowNs();
     const std::string exe_link = "/proc/" + std::to_string(pid) + "/exe";
     UniqueFd exe(::open(exe_link.c_str(), O_RDONLY | O_CLOEXEC));
-    if (!exe) return;  // gone already
+    if (!exe) {  // gone already: whether it ran Go is not known
+      ++exited_unread_;
+      return;
+    }
     const std::string path = "/proc/self/fd/" + std::to_string(exe.get());
     std::optional<FileIdentity> key = fileIdentity(path);
     if (!key || seen_.count(*key)) return;
@@ -256,7 +273,7 @@ class GoMutexSource final : public Source {
     }
     ++followed_;
     const std::string name = executableName(exe_link);
-    std::optional<Probed> probed = probe(TargetExecutable{.path = path, .pid = -1});
+    std::optional<Probed> probed = probe(TargetExecutable{.path = path, .pid = -1}, layout);
     for (std::string& note : notes_) sink_->addNote(replacedAll(note, path, name));
     notes_.clear();
     if (!probed) return;
@@ -293,11 +310,17 @@ class GoMutexSource final : public Source {
     }
     probed->binary = name;
     probes_.push_back(std::move(*probed));
-    sink_->addNote("go mutex: " + name + " (pid " + std::to_string(pid) +
-                   ") started during the recording: its Go waits are recorded from when its " +
-                   std::to_string(links.size()) + " probes attached, " +
-                   std::to_string((monotonicNowNs() - seen_ns) / 1'000'000) +
-                   " ms after the recorder saw its exec");
+    const std::string after = std::to_string(links.size()) + " probes attached, " +
+                              std::to_string((monotonicNowNs() - seen_ns) / 1'000'000) +
+                              " ms after the recorder saw its exec";
+    const std::string process = "go mutex: " + name + " (pid " + std::to_string(pid) + ")";
+    if (access(("/proc/" + std::to_string(pid)).c_str(), F_OK) != 0) {
+      sink_->addNote(process + " exited before its probes attached: none of its Go waits are " +
+                     "recorded (its " + after + "; later runs of it are recorded)");
+    } else {
+      sink_->addNote(process + " started during the recording: its Go waits are recorded " +
+                     "from when its " + after);
+    }
     for (UniqueFd& link : links) attached_links_.push_back(std::move(link));
   }
 
@@ -366,6 +389,7 @@ class GoMutexSource final : public Source {
   size_t followed_ = 0;
   size_t unprobed_ = 0;
   size_t unseen_ = 0;
+  size_t exited_unread_ = 0;              // processes gone before their executables were read
   std::vector<UniqueFd> attached_links_;  // the attacher's links: closing one detaches
 };
 

@@ -114,17 +114,24 @@ Status GoroutineIds::fill(int map_fd) const {
 
 GoroutineIds findGoroutineIds(const RecordConfig& config, const std::vector<uint32_t>& pids) {
   GoroutineIds ids;
+  size_t exited = 0;
   for (const TargetExecutable& target : targetExecutables(config)) {
     Result<std::optional<go_process>> layout = goThreadLayout(target.path);
-    if (!layout) {
+    if (!layout && targetExited(target)) {
+      exited += target.pids.size();
+    } else if (!layout) {
       ids.notes.push_back(layout.error().message() + ": CPU samples carry no goroutine ids");
-      continue;
     }
+    if (!layout) continue;
     if (!*layout) continue;
     // -- CMD: the one child the launcher made runs the program.
     for (uint32_t pid : target.pids.empty() ? pids : target.pids)
       ids.processes.emplace_back(pid, **layout);
     if (ids.processes.size() > MAX_GO_PROCESSES) ids.processes.resize(MAX_GO_PROCESSES);
+  }
+  if (exited > 0) {
+    ids.notes.push_back(std::string(kWhat) + ": " + std::to_string(exited) +
+                        " processes exited before their executables were read");
   }
   return ids;
 }

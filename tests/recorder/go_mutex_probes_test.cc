@@ -12,10 +12,12 @@
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <set>
+#include <string>
 #include <utility>
 
 #include <cstdint>
@@ -212,6 +214,24 @@ TEST(TargetExecutables, SystemWideNamesEachRunningExecutableOnceWithItsProcesses
     EXPECT_EQ(info.st_ino, self.st_ino) << target.path;
   }
   EXPECT_EQ(ours, 1u);
+}
+
+// A process that has exited: a child that ran and was reaped.
+uint32_t exitedPid() {
+  pid_t child = fork();
+  if (child == 0) _exit(0);
+  int status = 0;
+  waitpid(child, &status, 0);
+  return static_cast<uint32_t>(child);
+}
+
+TEST(TargetExecutables, ExitedOnlyWhenEveryProcessRunningItHasExited) {
+  const uint32_t gone = exitedPid(), alive = static_cast<uint32_t>(getpid());
+  const std::string path = "/proc/" + std::to_string(gone) + "/exe";
+  EXPECT_TRUE(targetExited({.path = path, .pids = {gone}}));
+  EXPECT_FALSE(targetExited({.path = path, .pids = {gone, alive}}));
+  // `-- CMD`'s program: no process runs it yet, none has exited.
+  EXPECT_FALSE(targetExited({.path = "/usr/bin/true"}));
 }
 
 }  // namespace

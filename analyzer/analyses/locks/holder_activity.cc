@@ -176,7 +176,8 @@ class HolderActivityBuilder::Pass {
             .open_sections = open_sections_,
             .waits_kept = waits_kept_,
             .groups = groups_.size(),
-            .wait_work = wait_work_};
+            .wait_work = wait_work_,
+            .stack_work = stack_work_};
   }
 
  private:
@@ -368,7 +369,7 @@ class HolderActivityBuilder::Pass {
     for (uint32_t s : t.active) {
       HeldLock& h = groups_[sections_[s].group];
       ++(fault ? h.faults : h.samples);
-      ++(fault ? h.fault_stacks : h.sample_stacks)[stack_id];
+      (fault ? h.fault_stacks : h.sample_stacks).add(stack_id, stack_work_);
     }
   }
 
@@ -448,6 +449,7 @@ class HolderActivityBuilder::Pass {
   size_t open_sections_ = 0;
   size_t waits_kept_ = 0;
   uint64_t wait_work_ = 0;
+  uint64_t stack_work_ = 0;
 };
 
 HolderActivityBuilder::HolderActivityBuilder(SiteOf site_of, HolderFocus focus)

@@ -59,50 +59,14 @@
 #include <functional>
 #include <memory>
 #include <span>
-#include <stdexcept>
 #include <vector>
 
 #include "analyzer/analyses/locks/critical_sections.h"
 #include "analyzer/analyses/locks/lock_stats.h"
+#include "analyzer/analyses/locks/stack_counts.h"
 #include "format/event_kinds.h"
 
 namespace incise::analyzer {
-
-// Counts per stack id, in id order: a sorted vector (16 bytes an entry, 24
-// when empty), not a map node per entry, since there may be a HeldLock per
-// critical section.
-class StackCounts {
- public:
-  using Entry = std::pair<uint64_t, uint64_t>;  // stack id, count
-  uint64_t& operator[](uint64_t stack_id) {
-    auto it = find(stack_id);
-    if (it == entries_.end() || it->first != stack_id) it = entries_.insert(it, {stack_id, 0});
-    return it->second;
-  }
-  uint64_t at(uint64_t stack_id) const {
-    auto it = find(stack_id);
-    if (it == entries_.end() || it->first != stack_id) throw std::out_of_range("no such stack");
-    return it->second;
-  }
-  size_t count(uint64_t stack_id) const {
-    auto it = find(stack_id);
-    return it != entries_.end() && it->first == stack_id ? 1 : 0;
-  }
-  size_t size() const { return entries_.size(); }
-  bool empty() const { return entries_.empty(); }
-  std::vector<Entry>::const_iterator begin() const { return entries_.begin(); }
-  std::vector<Entry>::const_iterator end() const { return entries_.end(); }
-  bool operator==(const StackCounts&) const = default;
-
- private:
-  std::vector<Entry>::iterator find(uint64_t stack_id) {
-    return std::lower_bound(entries_.begin(), entries_.end(), Entry{stack_id, 0});
-  }
-  std::vector<Entry>::const_iterator find(uint64_t stack_id) const {
-    return std::lower_bound(entries_.begin(), entries_.end(), Entry{stack_id, 0});
-  }
-  std::vector<Entry> entries_;
-};
 
 // One holder thread holding one lock, taken at one site, over all its sections.
 // Counts are 32-bit (a group per critical section on some traces; see above).
@@ -205,6 +169,10 @@ class HolderActivityBuilder {
     // Steps taken measuring sections and off-CPU spans against the waits
     // (holder_activity_waits.h): linear in the rows, whatever the locks.
     uint64_t wait_work = 0;
+    // Entries read and moved counting the stacks inside sections
+    // (stack_counts.h): n log n in the samples and faults inside, however
+    // many distinct stacks one group sees.
+    uint64_t stack_work = 0;
   };
   Footprint footprint() const;
 

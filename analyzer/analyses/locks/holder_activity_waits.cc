@@ -20,9 +20,20 @@ uint64_t WaitingIntegral::at(uint64_t time) {
   if (time > swept_) sweepTo(time);
   if (first_point_ == points_.size()) return 0;
   auto begin = points_.begin() + static_cast<std::ptrdiff_t>(first_point_);
-  auto after = std::upper_bound(begin, points_.end(), time,
-                                [](uint64_t t, const Point& p) { return t < p.time; });
-  *work_ += 1 + std::bit_width(points_.size() - first_point_);
+  // Questions are about a section or span that just ended: gallop back from
+  // the newest point, then search the last stride (O(log distance), and
+  // the points read are the recent ones, in cache).
+  auto high = points_.end();
+  auto low = high;
+  for (std::ptrdiff_t stride = 1; low != begin; stride *= 2) {
+    low = high - std::min(stride, high - begin);
+    ++*work_;
+    if (low->time <= time) break;
+    high = low;
+  }
+  auto after =
+      std::upper_bound(low, high, time, [](uint64_t t, const Point& p) { return t < p.time; });
+  *work_ += 1 + std::bit_width(static_cast<size_t>(high - low));
   // Before the first point nothing was waiting: a point is dropped only for
   // a later one at or before the prune bound, and no one asks before it.
   if (after == begin) return begin->integral;

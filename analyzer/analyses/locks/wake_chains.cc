@@ -23,7 +23,13 @@ bool LongestWaitChains::Longer::operator()(const LockWait& a, const LockWait& b)
 }
 
 void LongestWaitChains::addWait(const LockWait& wait, bool may_start) {
-  waiters_[wait.tid].in_progress.push_back({.wait = wait, .may_start = may_start});
+  Waiter& waiter = waiters_[wait.tid];
+  Wait w{.wait = wait, .may_start = may_start};
+  if (wait.goid != 0) {
+    waiter.goroutine_waits.emplace(wait.end, w);
+  } else {
+    waiter.thread_waits.push_back(w);
+  }
   ends_.emplace(wait.end, wait.tid);
   starts_.insert(wait.start);
   if (may_start && longest_ > 0) {
@@ -35,12 +41,12 @@ void LongestWaitChains::addWait(const LockWait& wait, bool may_start) {
 void LongestWaitChains::add(const format::Wakeup& wakeup) {
   auto found = waiters_.find(wakeup.wakee_tid);
   if (found == waiters_.end()) return;
-  for (Wait& w : found->second.in_progress) {
+  // Not a goroutine's wait: its thread ran other goroutines or parked
+  // meanwhile, and whoever woke the thread did not end the wait; the
+  // releaser (the goroutine's unlock) did.
+  for (Wait& w : found->second.thread_waits) {
+    ++work_;
     if (w.wait.start > wakeup.time || wakeup.time > w.wait.end) continue;
-    // A goroutine's wait: its thread ran other goroutines or parked
-    // meanwhile, and whoever woke the thread did not end the wait; the
-    // releaser (the goroutine's unlock) did.
-    if (w.wait.goid != 0) continue;
     w.woken = true;
     w.waker_pid = wakeup.waker_pid;
     w.waker_tid = wakeup.waker_tid;
@@ -57,13 +63,11 @@ void LongestWaitChains::settle(uint64_t now) {
     const uint64_t tid = ends_.begin()->second;
     ends_.erase(ends_.begin());
     Waiter& waiter = waiters_[tid];
-    auto it = std::find_if(waiter.in_progress.begin(), waiter.in_progress.end(),
-                           [&](const Wait& w) { return w.wait.end == end; });
-    starts_.erase(starts_.find(it->wait.start));
-    longest_settled_ = std::max(longest_settled_, it->wait.duration());
-    waiter.settled.push_back(*it);
+    Wait ended = takeEndingAt(waiter, end);
+    starts_.erase(starts_.find(ended.wait.start));
+    longest_settled_ = std::max(longest_settled_, ended.wait.duration());
+    waiter.settled.push_back(ended);
     ++settled_count_;
-    waiter.in_progress.erase(it);
     batch.emplace_back(tid, end);
   }
   if (batch.empty()) return;
@@ -90,9 +94,23 @@ void LongestWaitChains::settle(uint64_t now) {
       settled.pop_front();
       --settled_count_;
     }
-    it = settled.empty() && it->second.in_progress.empty() ? waiters_.erase(it) : std::next(it);
+    it = settled.empty() && !it->second.waiting() ? waiters_.erase(it) : std::next(it);
   }
   prune_at_ = std::max<size_t>(1024, 2 * settled_count_);
+}
+
+LongestWaitChains::Wait LongestWaitChains::takeEndingAt(Waiter& waiter, uint64_t end) {
+  auto thread_wait = std::find_if(waiter.thread_waits.begin(), waiter.thread_waits.end(),
+                                  [&](const Wait& w) { return w.wait.end == end; });
+  if (thread_wait != waiter.thread_waits.end()) {
+    Wait w = *thread_wait;
+    waiter.thread_waits.erase(thread_wait);
+    return w;
+  }
+  auto goroutine_wait = waiter.goroutine_waits.find(end);
+  Wait w = goroutine_wait->second;
+  waiter.goroutine_waits.erase(goroutine_wait);
+  return w;
 }
 
 void LongestWaitChains::keepIfLongest(const Wait& w) {
@@ -163,8 +181,10 @@ std::vector<WakeChain> LongestWaitChains::finish() {
   settle(UINT64_MAX);
   if (!ends_.empty()) {  // waits ending at UINT64_MAX
     for (auto& [tid, waiter] : waiters_) {
-      for (const Wait& w : waiter.in_progress) waiter.settled.push_back(w);
-      waiter.in_progress.clear();
+      for (const Wait& w : waiter.thread_waits) waiter.settled.push_back(w);
+      for (const auto& [end, w] : waiter.goroutine_waits) waiter.settled.push_back(w);
+      waiter.thread_waits.clear();
+      waiter.goroutine_waits.clear();
     }
     for (auto& [tid, waiter] : waiters_) {
       for (const Wait& w : waiter.settled) {

@@ -33,6 +33,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <set>
 #include <span>
 #include <unordered_map>
@@ -70,7 +71,7 @@ class LongestWaitChains {
   std::vector<WakeChain> finish();
 
   size_t waitsKept() const;
-  // Steps taken (waits read to make chains), for tests.
+  // Steps taken (waits read to make chains and to match wake-ups), for tests.
   uint64_t work() const { return work_; }
 
  private:
@@ -94,12 +95,18 @@ class LongestWaitChains {
   size_t longest_;
   size_t max_depth_;
   uint64_t longest_settled_ = 0;
-  // Per waiter: its waits in progress (by start) and its settled waits (by
-  // end, as settled).
+  // Per waiter: its waits in progress and its settled waits (by end, as
+  // settled). A thread waits on one thing at a time, but the goroutines
+  // parked from one thread may be thousands: a wake-up of the thread reads
+  // only its own waits, and a goroutine's wait is found by its end.
   struct Waiter {
-    std::vector<Wait> in_progress;
+    std::vector<Wait> thread_waits;                 // by start
+    std::multimap<uint64_t, Wait> goroutine_waits;  // by end, then start
     std::deque<Wait> settled;
+    bool waiting() const { return !thread_waits.empty() || !goroutine_waits.empty(); }
   };
+  // Takes the wait of `waiter` that ends at `end` out of those in progress.
+  static Wait takeEndingAt(Waiter& waiter, uint64_t end);
   std::unordered_map<uint64_t, Waiter> waiters_;
   std::multiset<std::pair<uint64_t, uint64_t>> ends_;  // (end, waiter) of waits in progress
   std::multiset<uint64_t> starts_;                     // of waits in progress

@@ -3,10 +3,12 @@
 // waits, and inferred (contended-mode) sections.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "analyzer/analyses/locks/critical_sections.h"
 #include "analyzer/analyses/locks/holder_activity.h"
+#include "tests/analyzer/analyses/work_growth.h"
 
 namespace incise::analyzer {
 namespace {
@@ -322,11 +324,37 @@ uint64_t waitWorkForHotLock(uint64_t sections) {
 }
 
 TEST(HolderActivity, WorkAgainstTheWaitsIsLinearOnAHotLock) {
-  uint64_t small = waitWorkForHotLock(4000);
-  uint64_t large = waitWorkForHotLock(16000);
-  RecordProperty("wait_work", std::to_string(small) + " -> " + std::to_string(large));
-  EXPECT_LT(large, 6 * small) << small << " -> " << large;
-  EXPECT_LT(small, 4000u * 300) << "more than ~300 steps per section";
+  expectWorkGrowth("wait_work", waitWorkForHotLock, 4000, 4, 6, 4000 * 300);
+}
+
+// One lock held across the whole run (a coarse lock, or a holder that never
+// lets go) while the holder's samples land on `stacks` distinct stacks, in
+// scattered id order, each twice. Counting them per stack must cost n log n
+// steps, not the n^2 of inserting each new stack into one sorted vector
+// (16x for 4x the stacks).
+uint64_t stackWorkForOneLongSection(uint64_t stacks) {
+  HolderActivityBuilder builder({});
+  builder.addSection(
+      {.lock = {kPid, kLock}, .tid = 1, .stack_id = 11, .start = 0, .end = 20 * stacks + 10});
+  for (uint64_t i = 0; i < 2 * stacks; ++i) {
+    // An odd multiplier permutes the ids: new stacks arrive out of order.
+    builder.add(sample(1 + 10 * i, 1, 1 + (i % stacks) * 0x9e3779b97f4a7c15ULL % (1ULL << 40)));
+    builder.settle(2 + 10 * i, nullptr);
+  }
+  HolderActivity a = builder.finish();
+  const HeldLock& h = heldBy(a, 1, kLock);
+  EXPECT_EQ(h.samples, 2 * stacks);
+  EXPECT_EQ(h.sample_stacks.size(), stacks);
+  for (uint64_t i = 0; i < stacks; i += stacks / 16) {
+    EXPECT_EQ(h.sample_stacks.at(1 + i * 0x9e3779b97f4a7c15ULL % (1ULL << 40)), 2u) << i;
+  }
+  std::vector<StackCounts::Entry> by_stack = h.sample_stacks.byStack();
+  EXPECT_TRUE(std::is_sorted(by_stack.begin(), by_stack.end()));
+  return builder.footprint().stack_work;
+}
+
+TEST(HolderActivity, CountingDistinctStacksInsideOneSectionIsNotQuadratic) {
+  expectWorkGrowth("stack_work", stackWorkForOneLongSection, 4096, 4, 6, 2 * 4096 * 200);
 }
 
 }  // namespace

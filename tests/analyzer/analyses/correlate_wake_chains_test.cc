@@ -6,6 +6,7 @@
 
 #include "analyzer/analyses/locks/critical_sections.h"
 #include "analyzer/analyses/locks/wake_chains.h"
+#include "tests/analyzer/analyses/work_growth.h"
 
 namespace incise::analyzer {
 namespace {
@@ -91,6 +92,63 @@ TEST(WakeChains, UnexplainedWaitsAndEmptyInput) {
   ASSERT_EQ(chains[0].links.size(), 1u);
   EXPECT_EQ(chains[0].links[0].source, WakeSource::kNone);
   EXPECT_TRUE(wakeChains(buildLockTimeline({}), {}, 5, 4).empty());
+}
+
+// A Go program's thread 7 runs goroutines that park on a mutex one after
+// the other, `parked` of them waiting at any time (wait i is [10 i, 10 (i +
+// parked) + i % 7), released by thread 8), while thread 7 itself takes a
+// futex wait now and then and is woken every 10 ns. The wake-ups end only
+// the thread's own waits; the goroutines' waits are explained by their
+// releaser. What the chains read must not grow with the goroutines parked
+// (a scan of every wait in progress per wake-up would: 64x here).
+uint64_t chainWorkWithParkedGoroutines(uint64_t parked) {
+  constexpr uint64_t kWaits = 20000;
+  LongestWaitChains chains(3, 4);
+  for (uint64_t i = 0; i < kWaits; ++i) {
+    uint64_t t = 10 * i;
+    chains.settle(t);
+    chains.addWait({.lock = {kPid, 0xa},
+                    .tid = 7,
+                    .start = t,
+                    .end = t + 10 * parked + i % 7,
+                    .releaser_tid = 8,
+                    .goid = 100 + i});
+    if (i % 100 == 0)
+      chains.addWait({.lock = {kPid, 0xb}, .tid = 7, .start = t, .end = t + 3, .releaser_tid = 9});
+    chains.add(wake(t + 2, 9, 7, 55));
+  }
+  std::vector<WakeChain> longest = chains.finish();
+  EXPECT_EQ(longest.size(), 3u);
+  for (const WakeChain& chain : longest) {
+    if (chain.links.empty()) {
+      ADD_FAILURE() << "a chain without links";
+      continue;
+    }
+    EXPECT_EQ(chain.links[0].wait.duration(), 10 * parked + 6);
+    EXPECT_EQ(chain.links[0].source, WakeSource::kReleaser);
+    EXPECT_EQ(chain.links[0].waker_tid, 8u);
+  }
+  return chains.work();
+}
+
+TEST(WakeChains, WakeUpsOfAThreadDoNotReadItsParkedGoroutines) {
+  expectWorkGrowth("work", chainWorkWithParkedGoroutines, 16, 64, 2, 20000 * 4);
+}
+
+// The thread's own futex wait is still ended by its wake-up.
+TEST(WakeChains, AThreadWaitAmongParkedGoroutinesIsEndedByItsWakeUp) {
+  LongestWaitChains chains(1, 4);
+  chains.addWait(
+      {.lock = {kPid, 0xa}, .tid = 7, .start = 0, .end = 500, .releaser_tid = 8, .goid = 101});
+  chains.addWait({.lock = {kPid, 0xb}, .tid = 7, .start = 10, .end = 900, .releaser_tid = 9});
+  chains.add(wake(890, 3, 7, 55));
+  std::vector<WakeChain> longest = chains.finish();
+  ASSERT_EQ(longest.size(), 1u);
+  ASSERT_FALSE(longest[0].links.empty());
+  EXPECT_EQ(longest[0].links[0].wait.lock.address, 0xbu);
+  EXPECT_EQ(longest[0].links[0].source, WakeSource::kWakeupEvent);
+  EXPECT_EQ(longest[0].links[0].waker_tid, 3u);
+  EXPECT_EQ(longest[0].links[0].waker_stack_id, 55u);
 }
 
 }  // namespace

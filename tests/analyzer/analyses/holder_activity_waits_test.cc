@@ -2,6 +2,7 @@
 // waits, late arrivals and prunes; and the work it does, which must grow
 // with the waits, not with waits x questions.
 #include "analyzer/analyses/locks/holder_activity_waits.h"
+#include "tests/analyzer/analyses/work_growth.h"
 
 #include <gtest/gtest.h>
 
@@ -134,12 +135,8 @@ uint64_t workFor(size_t n) {
 }
 
 TEST(LockWaitIndex, WorkGrowsWithTheWaitsNotWithTheirSquare) {
-  uint64_t small = workFor(4000);
-  uint64_t large = workFor(16000);
   // n log n: 4x the waits take ~4.7x the work; a scan would take 16x.
-  RecordProperty("work", std::to_string(small) + " -> " + std::to_string(large));
-  EXPECT_LT(large, 6 * small) << small << " -> " << large;
-  EXPECT_LT(small, 4000u * 100) << "more than ~100 steps per wait";
+  expectWorkGrowth("work", workFor, 4000, 4, 6, 4000 * 100);
 }
 
 }  // namespace
