@@ -29,15 +29,43 @@ Result<uint64_t> slotOf(const Trace& trace, std::string_view name) {
   return Error("the trace has no context '" + std::string(name) + "' (it has: " + known + ")");
 }
 
+// Where the change to a row's value is taken to be: the thread writes its
+// own variable, so between `since` and `time` it changed while the thread
+// ran; halfway through the thread's on-CPU time there (halfway between
+// the two reads when no run is known, `time` for a first read).
+uint64_t changeTime(const format::ContextChange& row, const std::vector<TimeRange>& ran) {
+  if (row.since == 0 || row.since > row.time) return row.time;
+  uint64_t on_cpu = 0;
+  for (const TimeRange& piece : ran) on_cpu += piece.end - piece.start;
+  if (on_cpu == 0) return row.since + (row.time - row.since) / 2;
+  uint64_t half = on_cpu / 2;
+  for (const TimeRange& piece : ran) {
+    if (half <= piece.end - piece.start) return piece.start + half;
+    half -= piece.end - piece.start;
+  }
+  return row.time;
+}
+
 // Each thread's changes of the context, in time order.
 std::unordered_map<uint32_t, std::vector<Change>> changesByThread(Trace& trace, uint64_t slot) {
-  std::unordered_map<uint32_t, std::vector<Change>> changes;
+  std::vector<format::ContextChange> rows;
   trace.forEachRow<format::ContextChange>([&](const format::ContextChange& row) {
-    if (row.slot != slot) return;
-    const uint64_t at =
-        row.since == 0 || row.since > row.time ? row.time : row.since + (row.time - row.since) / 2;
-    changes[static_cast<uint32_t>(row.tid)].push_back({at, row.value});
+    if (row.slot == slot) rows.push_back(row);
   });
+  // A thread's reads follow each other: the windows of one thread do not overlap.
+  std::vector<ThreadSpan> windows;
+  windows.reserve(rows.size());
+  for (const format::ContextChange& row : rows) {
+    const bool bounded = row.since != 0 && row.since < row.time;
+    windows.push_back({.tid = static_cast<uint32_t>(row.tid),
+                       .start = bounded ? row.since : row.time,
+                       .end = row.time});
+  }
+  const std::vector<std::vector<TimeRange>> ran = onCpuPieces(trace, windows);
+  std::unordered_map<uint32_t, std::vector<Change>> changes;
+  for (size_t i = 0; i < rows.size(); ++i)
+    changes[static_cast<uint32_t>(rows[i].tid)].push_back(
+        {changeTime(rows[i], ran[i]), rows[i].value});
   for (auto& [tid, list] : changes) {
     std::stable_sort(list.begin(), list.end(),
                      [](const Change& a, const Change& b) { return a.at < b.at; });

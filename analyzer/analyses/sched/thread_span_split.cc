@@ -1,6 +1,7 @@
 #include "analyzer/analyses/sched/thread_span_split.h"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <unordered_map>
 #include <utility>
@@ -13,10 +14,6 @@
 namespace incise::analyzer {
 namespace {
 
-struct Interval {
-  uint64_t start = 0, end = 0;
-};
-
 uint64_t overlap(uint64_t a_start, uint64_t a_end, uint64_t b_start, uint64_t b_end) {
   uint64_t start = std::max(a_start, b_start), end = std::min(a_end, b_end);
   return end > start ? end - start : 0;
@@ -25,42 +22,67 @@ uint64_t overlap(uint64_t a_start, uint64_t a_end, uint64_t b_start, uint64_t b_
 struct Charged {
   ThreadSpanSplit split;
   uint64_t blocked_total = 0;
-  std::vector<Interval> blocked;  // the thread's blocked spans inside the span, in time order
+  std::vector<TimeRange> blocked;  // the thread's blocked spans inside the span, in time order
   std::map<std::pair<uint64_t, uint64_t>, uint64_t> lock_wait_by_releaser;  // (tid, address)
 };
 
 // The spans of each thread, by index.
 using SpansByThread = std::unordered_map<uint64_t, std::vector<size_t>>;
 
-void chargeStates(Trace& trace, const std::vector<ThreadSpan>& spans, std::vector<Charged>& charged,
-                  const SpansByThread& by_tid) {
+SpansByThread spansByThread(const std::vector<ThreadSpan>& spans) {
+  SpansByThread by_tid;
+  for (size_t i = 0; i < spans.size(); ++i) by_tid[spans[i].tid].push_back(i);
+  // A thread's spans do not overlap: in start order they are in end order too.
+  for (auto& [tid, indices] : by_tid) {
+    std::sort(indices.begin(), indices.end(),
+              [&](size_t a, size_t b) { return spans[a].start < spans[b].start; });
+  }
+  return by_tid;
+}
+
+using StatePieceVisit =
+    std::function<void(size_t index, ThreadState state, uint64_t start, uint64_t end)>;
+
+// `visit` for every piece of a span's thread's states inside the span, in
+// the order of the schedule replay.
+void forEachStatePiece(Trace& trace, const std::vector<ThreadSpan>& spans,
+                       const SpansByThread& by_tid, const StatePieceVisit& visit) {
   ThreadStateMachine machine(RecordedThreads::of(trace));
   machine.observeFrom(std::max(trace.window().start, trace.startTime()));
   machine.on_state = [&](const StateSpan& state) {
     auto found = by_tid.find(state.tid);
     if (found == by_tid.end()) return;
-    for (size_t index : found->second) {
-      const ThreadSpan& span = spans[index];
-      Charged& into = charged[index];
-      uint64_t ns = overlap(state.start, state.end, span.start, span.end);
-      if (ns == 0) continue;
-      switch (state.state) {
-        case ThreadState::kRunning:
-          into.split.on_cpu_ns += ns;
-          break;
-        case ThreadState::kRunnable:
-          into.split.runnable_ns += ns;
-          break;
-        case ThreadState::kBlocked:
-          into.blocked_total += ns;
-          into.blocked.push_back(
-              {std::max(state.start, span.start), std::min(state.end, span.end)});
-          break;
-      }
+    const std::vector<size_t>& indices = found->second;
+    auto first = std::upper_bound(indices.begin(), indices.end(), state.start,
+                                  [&](uint64_t time, size_t i) { return time < spans[i].end; });
+    for (auto it = first; it != indices.end() && spans[*it].start < state.end; ++it) {
+      const uint64_t start = std::max(state.start, spans[*it].start);
+      const uint64_t end = std::min(state.end, spans[*it].end);
+      if (end > start) visit(*it, state.state, start, end);
     }
   };
   replaySchedule(trace, Replay::kSwitchesAndWakeups, machine);
   machine.finish(trace.endTime());
+}
+
+void chargeStates(Trace& trace, const std::vector<ThreadSpan>& spans, std::vector<Charged>& charged,
+                  const SpansByThread& by_tid) {
+  forEachStatePiece(trace, spans, by_tid,
+                    [&](size_t index, ThreadState state, uint64_t start, uint64_t end) {
+                      Charged& into = charged[index];
+                      switch (state) {
+                        case ThreadState::kRunning:
+                          into.split.on_cpu_ns += end - start;
+                          break;
+                        case ThreadState::kRunnable:
+                          into.split.runnable_ns += end - start;
+                          break;
+                        case ThreadState::kBlocked:
+                          into.blocked_total += end - start;
+                          into.blocked.push_back({start, end});
+                          break;
+                      }
+                    });
 
   trace.forEachRow<format::BlockSummary>([&](const format::BlockSummary& row) {
     auto found = by_tid.find(row.tid);
@@ -88,7 +110,7 @@ void chargeLockWaits(Trace& trace, const std::vector<ThreadSpan>& spans,
                           uint64_t end = std::min(wait.end, spans[index].end);
                           if (end <= start) continue;
                           uint64_t ns = 0;
-                          for (const Interval& blocked : into.blocked) {
+                          for (const TimeRange& blocked : into.blocked) {
                             ns += overlap(blocked.start, blocked.end, start, end);
                           }
                           if (ns == 0) continue;
@@ -106,6 +128,17 @@ void chargeLockWaits(Trace& trace, const std::vector<ThreadSpan>& spans,
 
 }  // namespace
 
+std::vector<std::vector<TimeRange>> onCpuPieces(Trace& trace,
+                                                const std::vector<ThreadSpan>& spans) {
+  std::vector<std::vector<TimeRange>> pieces(spans.size());
+  if (spans.empty()) return pieces;
+  forEachStatePiece(trace, spans, spansByThread(spans),
+                    [&](size_t index, ThreadState state, uint64_t start, uint64_t end) {
+                      if (state == ThreadState::kRunning) pieces[index].push_back({start, end});
+                    });
+  return pieces;
+}
+
 void addSpanTimes(ThreadSpanSplit& into, const ThreadSpanSplit& split) {
   into.on_cpu_ns += split.on_cpu_ns;
   into.runnable_ns += split.runnable_ns;
@@ -118,8 +151,7 @@ void addSpanTimes(ThreadSpanSplit& into, const ThreadSpanSplit& split) {
 std::vector<ThreadSpanSplit> splitThreadSpans(Trace& trace, const std::vector<ThreadSpan>& spans) {
   if (spans.empty()) return {};
   std::vector<Charged> charged(spans.size());
-  SpansByThread by_tid;
-  for (size_t i = 0; i < spans.size(); ++i) by_tid[spans[i].tid].push_back(i);
+  const SpansByThread by_tid = spansByThread(spans);
   chargeStates(trace, spans, charged, by_tid);
   chargeLockWaits(trace, spans, charged, by_tid);
 

@@ -54,6 +54,13 @@ struct ThreadSpanSplit {
   bool short_blocks_summarized = false;
 };
 
+struct TimeRange {
+  uint64_t start = 0, end = 0;
+};
+
+// Each span's on-CPU pieces, in time order: where its thread ran inside it.
+std::vector<std::vector<TimeRange>> onCpuPieces(Trace& trace, const std::vector<ThreadSpan>& spans);
+
 // Adds `split`'s times (not its releaser) into `into`: the split of spans
 // taken together. A summary of short blocks in either marks the sum.
 void addSpanTimes(ThreadSpanSplit& into, const ThreadSpanSplit& split);

@@ -103,6 +103,36 @@ TEST(RequestSplit, AnotherSlotIsItsOwnContext) {
   EXPECT_EQ(split->requests[0].wall_ns, 11 * kMs);
 }
 
+// A thread writes its own variable: a change is placed in the runs between
+// the two reads that bound it, not in the time the thread waited for a cpu.
+TEST(RequestSplit, AChangeFallsWhereItsThreadRan) {
+  TraceBuilder t;
+  t.thread(201, "worker");
+  t.thread(202, "other");
+  t.context("req", "request_id");
+  // 201 runs 0-2 ms, waits for the cpu 2-8 ms (preempted by 202), runs 8-10 ms.
+  t.sched(0, 0, 0, 0, 201);
+  t.contextChange(0, 201, 0, 1);
+  t.sched(2 * kMs, 0, 201, /*prev_state=*/0, 202);
+  t.sched(8 * kMs, 0, 202, 1, 201);
+  // Value 1 last read at 1.5 ms, value 2 first at 9 ms: 0.5 ms of run
+  // before the preemption and 1 ms after; halfway through them is 8.25 ms.
+  t.contextChange(9 * kMs, 201, 0, 2, /*since=*/1 * kMs + 500'000);
+  t.sched(10 * kMs, 0, 201, 1, 0);
+  t.setEnd(10 * kMs);
+  auto trace = openBuiltTrace(t);
+  ASSERT_TRUE(trace);
+  Result<RequestSplits> split = splitRequests(*trace, "req");
+  ASSERT_TRUE(split) << split.error().message();
+  ASSERT_EQ(split->requests.size(), 2u);
+  EXPECT_EQ(split->requests[0].value, 1u);
+  EXPECT_EQ(split->requests[0].wall_ns, 8 * kMs + 250'000);
+  EXPECT_EQ(split->requests[0].on_cpu_ns, 2 * kMs + 250'000);
+  EXPECT_EQ(split->requests[0].runnable_ns, 6 * kMs);
+  EXPECT_EQ(split->requests[1].value, 2u);
+  EXPECT_EQ(split->requests[1].start, TraceBuilder::kStartNs + 8 * kMs + 250'000);
+}
+
 TEST(RequestSplit, AnUnknownContextNamesTheOnesThereAre) {
   Result<RequestSplits> split = splitBuiltRequests("conn");
   ASSERT_FALSE(split);
