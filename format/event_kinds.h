@@ -181,7 +181,7 @@ enum class Compression : uint8_t {
   C(pid, kVarint, "process")                                                      \
   C(tid, kVarint, "thread")                                                       \
   C(slot, kVarint, "which context: the header's contexts, in command-line order") \
-  C(value, kVarint, "the value read")                                             \
+  C(value, kDeltaVarint, "the value read")                                        \
   C(since, kDeltaVarint, "the last read that saw the previous value; 0 = none, ns")
 
 #define INCISE_EVENT_KINDS(X)                                                        \
