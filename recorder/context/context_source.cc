@@ -39,8 +39,11 @@ class ContextSource final : public Source {
     INCISE_RETURN_IF_ERROR(created_);
     filter_ = &filter;
     follow_command_ = config.target_kind == TargetKind::kCommand;
-    if (config.target_kind != TargetKind::kCommand && config.target_kind != TargetKind::kPids)
+    if (config.target_kind != TargetKind::kCommand && config.target_kind != TargetKind::kPids) {
+      running_ = processesThatMayHaveThem(config);
+      quiet_ = true;
       return Status::ok();
+    }
     // The variable must be in the program recorded: a typo is an error now,
     // not a recording without context.
     const std::vector<TargetExecutable> targets = targetExecutables(config);
@@ -68,7 +71,14 @@ class ContextSource final : public Source {
     const ContextMaps& maps = ContextMaps::recording();
     drops_ = DropCounter(maps.dropsFd());
     INCISE_RETURN_IF_ERROR(poller.add(maps.eventsFd(), &ContextSource::onRecord, this));
-    if (!follow_command_) {
+    if (!running_.empty()) {
+      // -a, --cgroup: the processes running now whose executable defines them;
+      // one look each (there may be many), no notes for the others.
+      for (uint32_t pid : running_) {
+        ContextLocations found = locateContexts(pid, specs_);
+        if (found.any()) bpf_map_update_elem(maps.processesFd(), &pid, &found.where, BPF_ANY);
+      }
+    } else if (!follow_command_) {
       for (uint32_t pid : filter_->pids()) locate(pid, kLocateAttempts);
     } else if (!command_executable_.empty()) {
       // `-- CMD`: the child has not exec'd yet, and the recorder sees its
@@ -101,6 +111,21 @@ class ContextSource final : public Source {
   }
 
  private:
+  // -a, --cgroup: the processes running now whose executable defines every
+  // context that names no object (all of them, when each names one).
+  std::vector<uint32_t> processesThatMayHaveThem(const RecordConfig& config) const {
+    std::vector<uint32_t> pids;
+    for (const TargetExecutable& target : targetExecutables(config)) {
+      bool defines = true;
+      for (const ContextSpec& spec : specs_) {
+        if (spec.binary.empty())
+          defines &= static_cast<bool>(contextVariableSize(target.path, spec));
+      }
+      if (defines) pids.insert(pids.end(), target.pids.begin(), target.pids.end());
+    }
+    return pids;
+  }
+
   static int onRecord(void* context, void* data, size_t size) {
     static_cast<ContextSource*>(context)->decode(data, size);
     return 0;
@@ -133,6 +158,7 @@ class ContextSource final : public Source {
       return;
     }
     last_missing_.erase(pid);
+    if (quiet_) return;
     for (const std::string& note : found.missing)
       sink_->addNote(note + ": recorded without that context");
   }
@@ -148,6 +174,8 @@ class ContextSource final : public Source {
   TargetFilter* filter_ = nullptr;
   bool follow_command_ = false;
   std::string command_executable_;  // `-- CMD`'s program, as execvp finds it
+  std::vector<uint32_t> running_;   // -a, --cgroup: processes to locate at attach
+  bool quiet_ = false;              // -a, --cgroup: most processes lack the variables; no note each
   EventSink* sink_ = nullptr;
   DropCounter drops_;
   std::map<uint32_t, int> pending_;  // pid -> attempts left

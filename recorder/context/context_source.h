@@ -9,7 +9,10 @@
 // A variable that is missing, not thread-local or of an unsupported size in
 // the command's or the -p processes' executable stops the recording with an
 // error naming it. A process that lacks it (a child running another
-// program) is recorded without that context, with a note saying so.
+// program) is recorded without that context, with a note saying so. With -a
+// and --cgroup, the processes running at the start whose executable defines
+// the variables are read, and every process that execs later is looked at,
+// without a note for the many that lack them.
 //
 //   sources.push_back(makeContextSource(config));   // before the sources that read values
 #pragma once
