@@ -52,9 +52,14 @@ static __always_inline void* scratch_event(__u32 slot) {
   return bpf_map_lookup_elem(&scratch, &slot);
 }
 
-static __always_inline void count_drop(__u32 source) {
-  __u64* count = bpf_map_lookup_elem(&drops, &source);
+/* One more in slot `source` of a per-CPU counter array like `drops`. */
+static __always_inline void count_drop_in(void* counters, __u32 source) {
+  __u64* count = bpf_map_lookup_elem(counters, &source);
   if (count) *count += 1;
+}
+
+static __always_inline void count_drop(__u32 source) {
+  count_drop_in(&drops, source);
 }
 
 /* Waking the recorder for each record (the ring's default when the reader has
@@ -65,10 +70,14 @@ static __always_inline void count_drop(__u32 source) {
  * quarter full, early enough that a burst does not overflow it. Process
  * events (fork, exec, exit, comm) are rare and wake it at once: it must read
  * /proc/PID/maps of a new image before a short-lived process is gone. */
-static __always_inline __u64 wakeup_flag(void) {
-  __u64 pending = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA);
-  __u64 size = bpf_ringbuf_query(&events, BPF_RB_RING_SIZE);
+static __always_inline __u64 ring_wakeup_flag(void* ring) {
+  __u64 pending = bpf_ringbuf_query(ring, BPF_RB_AVAIL_DATA);
+  __u64 size = bpf_ringbuf_query(ring, BPF_RB_RING_SIZE);
   return pending >= size / 4 ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
+}
+
+static __always_inline __u64 wakeup_flag(void) {
+  return ring_wakeup_flag(&events);
 }
 
 static __always_inline void submit_event(void* event, __u64 size, __u32 lost_source) {

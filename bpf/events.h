@@ -38,6 +38,7 @@ enum event_type {
   EVENT_LOCK = 16,
   EVENT_FUTEX = 17, /* unused: futex waits come from the scheduler program */
   EVENT_PAGE_FAULT = 18,
+  EVENT_CONTEXT = 19, /* a thread's context value changed (bpf/context.h) */
 };
 
 /* Index of the per-CPU `drops` counters; the values equal format::LostSource. */
@@ -47,7 +48,9 @@ enum lost_source {
   LOST_LOCKS = 3,
   LOST_PAGE_FAULTS = 4,
   LOST_PROCESS = 5,
-  LOST_SOURCE_SLOTS = 8,
+  LOST_CONTEXT = 8,       /* context records dropped (bpf/context.bpf.h) */
+  LOST_CONTEXT_READS = 9, /* context values that could not be read */
+  LOST_SOURCE_SLOTS = 16,
 };
 
 struct event_header {

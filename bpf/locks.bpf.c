@@ -16,6 +16,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 
+#include "bpf/context.bpf.h"
 #include "bpf/event_output.bpf.h"
 #include "bpf/lock_calls.bpf.h"
 #include "bpf/locks.h"
@@ -150,6 +151,7 @@ int BPF_KRETPROBE(lock_return, long result) {
     flags |= LOCK_FLAG_TRY_FAILED;
   }
 
+  read_contexts(tgid, tid);
   struct lock_event* e = scratch_event(0);
   if (!e) return 0;
   fill_header(&e->header, EVENT_LOCK);

@@ -7,6 +7,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 
+#include "bpf/context.bpf.h"
 #include "bpf/event_output.bpf.h"
 #include "bpf/events.h"
 #include "bpf/page_faults.h"
@@ -17,8 +18,10 @@ char LICENSE[] SEC("license") = "GPL";
 
 SEC("perf_event")
 int on_page_fault(struct bpf_perf_event_data* ctx) {
-  __u32 tgid = bpf_get_current_pid_tgid() >> 32;
+  __u64 pid_tgid = bpf_get_current_pid_tgid();
+  __u32 tgid = pid_tgid >> 32;
   if (!is_target(tgid)) return 0;
+  read_contexts(tgid, (__u32)pid_tgid);
 
   struct page_fault_event* e = scratch_event(0);
   if (!e) return 0;

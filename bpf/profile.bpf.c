@@ -5,6 +5,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 
+#include "bpf/context.bpf.h"
 #include "bpf/event_output.bpf.h"
 #include "bpf/events.h"
 #include "bpf/goroutine.bpf.h"
@@ -19,8 +20,10 @@ const volatile bool capture_stack = true;
 
 SEC("perf_event")
 int on_cpu_sample(struct bpf_perf_event_data* ctx) {
-  __u32 tgid = bpf_get_current_pid_tgid() >> 32;
+  __u64 pid_tgid = bpf_get_current_pid_tgid();
+  __u32 tgid = pid_tgid >> 32;
   if (!is_target(tgid)) return 0;
+  read_contexts(tgid, (__u32)pid_tgid);
 
   if (user_stack_bytes != 0 && capture_stack) {
     emit_user_stack_sample(ctx, ctx->sample_period);

@@ -37,6 +37,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 
+#include "bpf/context.bpf.h"
 #include "bpf/event_output.bpf.h"
 #include "bpf/events.h"
 #include "bpf/futex_wait.bpf.h"
@@ -232,6 +233,8 @@ static __always_inline int on_switch(void* ctx, bool preempt, struct task_struct
   __u32 prev_tgid = BPF_CORE_READ(prev, tgid);
   __u32 prev_tid = BPF_CORE_READ(prev, pid);
   bool preempted = preempt || prev_state == 0;
+  /* prev's context values as it leaves; next resumes with its last ones. */
+  if (prev_is_target) read_contexts(prev_tgid, prev_tid);
 
   struct futex_switch_event* e = scratch_event(SLOT_SWITCH);
   if (!e) return 0;
@@ -345,6 +348,7 @@ static __always_inline int on_wakeup(void* ctx, struct task_struct* wakee,
   bool waker_is_target = is_target(waker_tgid);
   bool wakee_is_target = is_target_task(wakee);
   if (!waker_is_target && !wakee_is_target) return 0;
+  if (waker_is_target) read_contexts(waker_tgid, (__u32)bpf_get_current_pid_tgid());
   /* With short blocks dropped, the recorder writes a wake-up only with a
    * target's block, and futex wait rows are only about targets' waits. */
   if (min_block_ns != 0 && emit_sched_rows && !wakee_is_target) return 0;

@@ -167,6 +167,10 @@ std::string_view lostSourceName(uint64_t source) {
       return "recorder";
     case LostSource::kLatency:
       return "latency";
+    case LostSource::kContext:
+      return "context";
+    case LostSource::kContextReads:
+      return "context-reads";
   }
   return "unknown";
 }

@@ -171,6 +171,19 @@ enum class Compression : uint8_t {
   C(max_ns, kVarint, "the longest of them")                                             \
   C(wakeups, kVarint, "wake-up rows of these blocks not written")
 
+// Format 2.8: --context. A thread's context value (a thread-local variable
+// of the program, RecordOptions::contexts[slot]) read at its events, written
+// only when it differs from the thread's previous read: the value holds from
+// this row until the thread's next row of the slot. It changed after `since`
+// (the thread's last read of the previous value) and by `time`.
+#define INCISE_CONTEXT_CHANGE_COLUMNS(C)                                          \
+  C(time, kDeltaVarint, "the first read that saw the value, ns")                  \
+  C(pid, kVarint, "process")                                                      \
+  C(tid, kVarint, "thread")                                                       \
+  C(slot, kVarint, "which context: the header's contexts, in command-line order") \
+  C(value, kDeltaVarint, "the value read")                                        \
+  C(since, kDeltaVarint, "the last read that saw the previous value; 0 = none, ns")
+
 #define INCISE_EVENT_KINDS(X)                                                        \
   X(kCpuSample, 1, CpuSample, INCISE_CPU_SAMPLE_COLUMNS, "cpu samples with stacks")  \
   X(kSchedSwitch, 2, SchedSwitch, INCISE_SCHED_SWITCH_COLUMNS, "scheduler switches") \
@@ -183,7 +196,9 @@ enum class Compression : uint8_t {
   X(kLatencyHistogram, 9, LatencyHistogram, INCISE_LATENCY_HISTOGRAM_COLUMNS,        \
     "latency histograms counted in BPF (--aggregate)")                               \
   X(kBlockSummary, 10, BlockSummary, INCISE_BLOCK_SUMMARY_COLUMNS,                   \
-    "short off-CPU intervals counted, not written (--sched-min-block)")
+    "short off-CPU intervals counted, not written (--sched-min-block)")              \
+  X(kContextChange, 11, ContextChange, INCISE_CONTEXT_CHANGE_COLUMNS,                \
+    "context values as they change (--context)")
 
 enum class EventKind : uint8_t {
 #define INCISE_X(enumerator, id, ...) enumerator = id,
@@ -191,7 +206,7 @@ enum class EventKind : uint8_t {
 #undef INCISE_X
 };
 
-inline constexpr std::array<EventKind, 10> kAllEventKinds = {
+inline constexpr std::array<EventKind, 11> kAllEventKinds = {
 #define INCISE_X(enumerator, ...) EventKind::enumerator,
     INCISE_EVENT_KINDS(INCISE_X)
 #undef INCISE_X
@@ -324,8 +339,10 @@ enum class LostSource : uint8_t {
   kLocks = 3,
   kPageFaults = 4,
   kProcess = 5,
-  kRecorder = 6,  // the recorder's own queue overflowed
-  kLatency = 7,   // format 2.3: latency rows or histogram counts
+  kRecorder = 6,      // the recorder's own queue overflowed
+  kLatency = 7,       // format 2.3: latency rows or histogram counts
+  kContext = 8,       // format 2.8: context-change rows
+  kContextReads = 9,  // format 2.8: context values that could not be read
 };
 std::string_view lostSourceName(uint64_t source);
 

@@ -49,7 +49,19 @@ namespace incise::format {
 //      counted in a block summary, and whether rows of that cpu before it
 //      were left unwritten). Older files read it as 0: every half real.
 inline constexpr uint16_t kFormatMajor = 2;
-inline constexpr uint16_t kFormatMinor = 7;
+// 2.8: --context: context-change rows (event kind 11) and the variables
+//      they read (RecordOptions::contexts); lost rows of sources 8 and 9
+//      (context rows dropped, context reads that failed). Older readers skip
+//      the kind and the field.
+inline constexpr uint16_t kFormatMinor = 8;
+
+// --context NAME=[OBJECT:]SYMBOL (format 2.8): a thread-local variable whose
+// value context-change rows carry; its slot is its index in the list.
+struct ContextVariable {
+  std::string name;    // "request"
+  std::string object;  // as given; empty = the target's executable
+  std::string symbol;  // "request_id"
+};
 
 struct RecordOptions {
   uint32_t sample_frequency_hz = 0;
@@ -67,7 +79,8 @@ struct RecordOptions {
   bool latency_block_io = false;
   bool latency_io_uring = false;
   bool latency_aggregate = false;
-  uint32_t latency_sample = 0;  // --sample N; 0 or 1 = every call
+  uint32_t latency_sample = 0;            // --sample N; 0 or 1 = every call
+  std::vector<ContextVariable> contexts;  // 2.8
 };
 
 struct Header {

@@ -71,6 +71,12 @@ std::string encodeHeader(const Header& h) {
   o.setLatencyIoUring(h.options.latency_io_uring);
   o.setLatencyAggregate(h.options.latency_aggregate);
   o.setLatencySample(h.options.latency_sample);
+  fillList(o.initContexts(h.options.contexts.size()), h.options.contexts,
+           [](auto c, const ContextVariable& v) {
+             c.setName(v.name);
+             c.setObject(v.object);
+             c.setSymbol(v.symbol);
+           });
   b.setRecorderVersion(h.recorder_version);
   b.setCpuCount(h.cpu_count);
   b.setPageSize(h.page_size);
@@ -106,6 +112,10 @@ Result<Header> decodeHeader(codecs::ByteSpan bytes, const ReaderOptions& options
     h.options.latency_io_uring = o.getLatencyIoUring();
     h.options.latency_aggregate = o.getLatencyAggregate();
     h.options.latency_sample = o.getLatencySample();
+    h.options.contexts = readList<ContextVariable>(o.getContexts(), [](auto c) {
+      return ContextVariable{fromText(c.getName()), fromText(c.getObject()),
+                             fromText(c.getSymbol())};
+    });
     h.recorder_version = fromText(r.getRecorderVersion());
     h.cpu_count = r.getCpuCount();
     h.page_size = r.getPageSize();

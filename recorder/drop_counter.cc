@@ -11,8 +11,9 @@
 
 namespace incise::recorder {
 
-DropCounter::DropCounter(const bpf_map* drops)
-    : map_fd_(bpf_map__fd(drops)), reported_(LOST_SOURCE_SLOTS, 0) {}
+DropCounter::DropCounter(const bpf_map* drops) : DropCounter(bpf_map__fd(drops)) {}
+
+DropCounter::DropCounter(int drops_fd) : map_fd_(drops_fd), reported_(LOST_SOURCE_SLOTS, 0) {}
 
 void DropCounter::poll(EventSink& sink) {
   if (map_fd_ < 0) return;

@@ -19,6 +19,8 @@ class DropCounter {
  public:
   DropCounter() = default;
   explicit DropCounter(const bpf_map* drops);
+  // A drops array shared by several objects (bpf/context.bpf.h's context_drops).
+  explicit DropCounter(int drops_fd);
   void poll(EventSink& sink);
   uint64_t total() const;
 

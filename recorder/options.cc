@@ -10,6 +10,7 @@
 
 #include "options/bounded_value.h"
 #include "options/option_words.h"
+#include "recorder/context/context_spec.h"
 #include "recorder/probes/function_probe_spec.h"
 #include "recorder/probes/syscall_table.h"
 
@@ -85,6 +86,11 @@ po::options_description optionDescriptions() {
      "sched, offcpu and flame --off-cpu still count them, timelines draw them as running.\n"
      "Default 1000; 0 writes every switch and wake-up")
     ("page-faults", "sample page faults with stacks and fault addresses")
+    ("context", po::value<std::vector<std::string>>()->composing(),
+     "NAME=SYMBOL or NAME=BIN:SYMBOL: a thread_local integer of the program (a request id)\n"
+     "read at every sample, switch, wake-up, lock row and fault of its threads; repeatable,\n"
+     "up to 4. SYMBOL is in the target's executable unless BIN names a library it loads.\n"
+     "`incise requests --by NAME` splits each value's time")
     ("trace", po::value<std::vector<std::string>>()->composing(),
      "time every call of a function: BIN:FUNC, BIN:FUNC+OFFSET (from that offset to the\n"
      "return) or kernel:FUNC; repeatable. Each call costs two uprobe hits (~30 us here)\n"
@@ -328,6 +334,12 @@ Result<ParsedCommandLine> parseCommandLine(int argc, const char* const* argv) {
   if (vm.count("sched-min-block"))
     config.sched_min_block_ns = vm["sched-min-block"].as<uint64_t>() * 1000;
   config.page_faults = vm.count("page-faults") > 0;
+  if (vm.count("context")) {
+    Result<std::vector<ContextSpec>> contexts =
+        parseContextOptions(vm["context"].as<std::vector<std::string>>());
+    if (!contexts) return contexts.error();
+    config.contexts = contexts.take();
+  }
   if (vm.count("trace")) {
     for (const auto& text : vm["trace"].as<std::vector<std::string>>()) {
       Result<FunctionProbeSpec> spec = parseFunctionProbe(text);
@@ -361,7 +373,8 @@ std::string helpText() {
          "                     [-d SECONDS] [--locks contended|all|off]\n"
          "                     [--lock-probe BIN:ACQUIRE:RELEASE]... [--no-sched]\n"
          "                     [--sched-stacks blocked|all|off] [--sched-min-block US]\n"
-         "                     [--page-faults] [--max-size MB] [--bpf-stats] [-v]\n"
+         "                     [--page-faults] [--context NAME=[BIN:]SYMBOL]...\n"
+         "                     [--max-size MB] [--bpf-stats] [-v]\n"
          "                     [--trace BIN:FUNC[+OFFSET]]... [--syscalls LIST|all]\n"
          "                     [--block-io] [--io-uring] [--aggregate] [--sample N]\n"
          "\n"
@@ -390,7 +403,9 @@ std::string helpText() {
          "  incise-record --trace ./app:parse_request --syscalls read,write -- ./app\n"
          "                                                 function and syscall latency\n"
          "  incise-record -a -d 30 --block-io --io-uring     I/O latency of the whole machine\n"
-         "  incise-record --trace ./app:hot_fn --aggregate -p 1234   histograms only (hot code)\n";
+         "  incise-record --trace ./app:hot_fn --aggregate -p 1234   histograms only (hot code)\n"
+         "  incise-record --context req=request_id -- ./server   each request's time: incise "
+         "requests\n";
   return out.str();
 }
 

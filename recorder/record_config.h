@@ -32,6 +32,13 @@ struct LockProbeSpec {
   std::string release_symbol;
 };
 
+// --context NAME=[BIN:]SYMBOL (recorder/context/context_spec.h)
+struct ContextSpec {
+  std::string name;
+  std::string binary;  // empty: the target's executable
+  std::string symbol;
+};
+
 struct RecordConfig {
   std::string output = "incise.trace";
   uint32_t frequency_hz = 99;
@@ -60,6 +67,8 @@ struct RecordConfig {
   // per stack whole; 0 = every row.
   uint64_t sched_min_block_ns = 1'000'000;
   bool page_faults = false;
+  // --context: thread-local variables read at every event (bpf/context.bpf.h).
+  std::vector<ContextSpec> contexts;
   // Latency sources: --trace BIN:FUNC[+OFFSET] (as given, checked by
   // parseFunctionProbe), --syscalls LIST|all (empty = off), --block-io,
   // --io-uring; --aggregate counts log2 histograms in BPF instead of rows,

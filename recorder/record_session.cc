@@ -131,6 +131,8 @@ format::Header makeHeader(const RecordConfig& config) {
   options.latency_io_uring = config.io_uring;
   options.latency_aggregate = config.latency_aggregate;
   options.latency_sample = config.latency_sample > 1 ? config.latency_sample : 0;
+  for (const ContextSpec& spec : config.contexts)
+    options.contexts.push_back({.name = spec.name, .object = spec.binary, .symbol = spec.symbol});
   return header;
 }
 

@@ -6,6 +6,13 @@
 
 $import "/capnp/c++.capnp".namespace("incise::schema");
 
+# 2.8: --context NAME=[OBJECT:]SYMBOL; its slot is its index in the list.
+struct ContextVariable {
+  name @0 :Text;
+  object @1 :Text;                   # as given; empty: the target's executable
+  symbol @2 :Text;
+}
+
 struct RecordOptions {
   sampleFrequencyHz @0 :UInt32;     # cpu-clock sampling rate; 0 when sampling was off
   stackMode @1 :Text;                # "fp", "dwarf", "none"
@@ -22,6 +29,7 @@ struct RecordOptions {
   latencyIoUring @12 :Bool;          # 2.2: --io-uring
   latencyAggregate @13 :Bool;        # 2.2: --aggregate: histograms counted in BPF, no rows
   latencySample @14 :UInt32;         # 2.2: --sample N (1 in N calls kept); 0 or 1: every call
+  contexts @15 :List(ContextVariable);  # 2.8: --context, in command-line order
 }
 
 struct Header {

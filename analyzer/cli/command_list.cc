@@ -15,6 +15,7 @@ int runLocks(const std::vector<std::string>& args);
 int runWaits(const std::vector<std::string>& args);
 int runCorrelate(const std::vector<std::string>& args);
 int runLatency(const std::vector<std::string>& args);
+int runRequests(const std::vector<std::string>& args);
 int runDiff(const std::vector<std::string>& args);
 int runExport(const std::vector<std::string>& args);
 int runArchive(const std::vector<std::string>& args);
@@ -36,6 +37,8 @@ const std::vector<Command>& commands() {
       {"correlate", "the story: lock holders preempted or faulting, and who waited", runCorrelate},
       {"latency", "per function, syscall, device: calls, p50/p90/p99/max, histogram; heat maps",
        runLatency},
+      {"requests", "per context value (--context: a request id): wall, on-CPU, waits, faults",
+       runRequests},
       {"diff", "what changed between two traces; differential flame graph", runDiff},
       {"export", "a trace as pprof, Chrome trace (Perfetto), speedscope, folded", runExport},
       {"archive",

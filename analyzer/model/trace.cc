@@ -144,6 +144,10 @@ format::ColumnSet filterColumns(format::EventKind kind) {
       using C = format::BlockSummaryColumn;
       return {C::time, C::end_time, C::pid, C::tid};
     }
+    case EventKind::kContextChange: {
+      using C = format::ContextChangeColumn;
+      return {C::time, C::pid, C::tid};
+    }
   }
   return format::ColumnSet::all();
 }
@@ -255,6 +259,12 @@ bool Trace::passes(const format::BlockSummary& row) const {
   // overlapping the window are in (block_summaries.h prorates them).
   return row.time <= window_.end && row.end_time >= window_.start &&
          passesThread(row.pid, row.tid, row.time);
+}
+
+bool Trace::passes(const format::ContextChange& row) const {
+  // A value holds from its row on: one read before the window still names
+  // the thread's context inside it, so the window does not apply.
+  return passesThread(row.pid, row.tid, row.time);
 }
 
 void Trace::forEachCounter(const CounterVisit& visit) {

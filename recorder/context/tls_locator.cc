@@ -8,6 +8,8 @@
 
 #include <cerrno>
 #include <cstring>
+#include <map>
+#include <mutex>
 #include <optional>
 #include <vector>
 
@@ -131,6 +133,19 @@ Result<uint64_t> linkMapTlsOffsetField(const std::string& libc) {
   return Error(libc + ": _thread_db_link_map_l_tls_offset is in no segment of the file");
 }
 
+// linkMapTlsOffsetField, read once per C library file: every process a
+// recording locates variables in asks, and most share one libc.
+Result<uint64_t> cachedLinkMapTlsOffsetField(const std::string& libc) {
+  static std::mutex mutex;
+  static std::map<FileIdentity, Result<uint64_t>> fields;
+  std::optional<FileIdentity> identity = fileIdentity(libc);
+  if (!identity) return linkMapTlsOffsetField(libc);
+  std::lock_guard<std::mutex> lock(mutex);
+  auto found = fields.find(*identity);
+  if (found == fields.end()) found = fields.emplace(*identity, linkMapTlsOffsetField(libc)).first;
+  return found->second;
+}
+
 // The l_tls_offset of the object `wanted`, walking the process's link_map list.
 Result<uint64_t> staticTlsBlockOffset(uint32_t pid, const std::string& proc_root,
                                       const std::string& dir, const ProcessMemory& memory,
@@ -151,7 +166,7 @@ Result<uint64_t> staticTlsBlockOffset(uint32_t pid, const std::string& proc_root
   }
   if (r_debug == 0) return Error(who + ": the dynamic loader has not published its objects yet");
   INCISE_ASSIGN_OR_RETURN(std::string libc, libcOfProcess(pid, proc_root));
-  INCISE_ASSIGN_OR_RETURN(uint64_t tls_offset_field, linkMapTlsOffsetField(libc));
+  INCISE_ASSIGN_OR_RETURN(uint64_t tls_offset_field, cachedLinkMapTlsOffsetField(libc));
   INCISE_ASSIGN_OR_RETURN(uint64_t link_map,
                           memory.word(r_debug + offsetof(struct r_debug, r_map)));
   for (size_t i = 0; i < kMaxLinkMaps && link_map != 0; ++i) {

@@ -13,6 +13,7 @@
 #include <memory>
 
 #include "base/status.h"
+#include "recorder/context/context_maps.h"
 #include "recorder/libbpf_error.h"
 #include "recorder/record_config.h"
 #include "recorder/target_filter.h"
@@ -32,7 +33,8 @@ inline bool& verifierStatistics() {
 }
 
 // Filter options into .rodata, the shared targets map, the ring size
-// (`ring_bytes`, usually ringBytesFor(config, 1)).
+// (`ring_bytes`, usually ringBytesFor(config, 1)); for an object that reads
+// context values (bpf/context.bpf.h), the recording's context maps.
 template <typename Skeleton>
 Status prepareSkeleton(Skeleton* skel, const TargetFilter& filter, uint32_t ring_bytes) {
   filter.setRodata(skel->rodata);
@@ -41,6 +43,11 @@ Status prepareSkeleton(Skeleton* skel, const TargetFilter& filter, uint32_t ring
     bpf_object__for_each_program(prog, skel->obj) bpf_program__set_log_level(prog, 4);
   }
   INCISE_RETURN_IF_ERROR(filter.shareMap(skel->maps.targets));
+  if constexpr (requires { skel->rodata->context_slots; }) {
+    const ContextMaps& contexts = ContextMaps::recording();
+    skel->rodata->context_slots = contexts.slots();
+    INCISE_RETURN_IF_ERROR(contexts.useIn(skel->obj));
+  }
   if (int err = bpf_map__set_max_entries(skel->maps.events, ring_bytes))
     return libbpfError("size the ring buffer", err);
   return Status::ok();

@@ -1,6 +1,7 @@
 // The one visible list of sources. A source the command line does not ask
 // for is simply not created; each source decides for itself whether this
 // kernel can run it (Source::open says why not).
+#include "recorder/context/context_source.h"
 #include "recorder/sources/block_io_source.h"
 #include "recorder/sources/function_latency_source.h"
 #include "recorder/sources/go_mutex_source.h"
@@ -22,6 +23,9 @@ std::vector<std::unique_ptr<Source>> createSources(const RecordConfig& config,
   // Mappings first, so their records flow before any sample that lands in a
   // new mapping (they carry no samples or lock rows of their own).
   sources.push_back(makeMmapSource());
+  // --context: made before the sources that read the values, as it makes
+  // the maps they share.
+  if (!config.contexts.empty()) sources.push_back(makeContextSource(config));
   // Process life (fork/exec/exit/comm) comes from the scheduler program, which
   // also follows children of targets: it runs even with --no-sched and then
   // emits only process events. It is attached before the other event sources

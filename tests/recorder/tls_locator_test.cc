@@ -10,6 +10,7 @@
 #include <string>
 
 #include "tests/objfile/elf_test_files.h"
+#include "tests/recorder/running_program.h"
 
 namespace incise::recorder {
 namespace {
@@ -71,25 +72,20 @@ class TlsPrograms {
   TempDir dir_;
 };
 
-// Runs `command`, reads its first line, and kills it when it goes.
+// Runs `command` and reads what it printed.
 class Running {
  public:
-  explicit Running(const std::string& command)
-      : pipe_(popen(("exec " + command).c_str(), "r"), pclose) {
-    char line[512] = {};
-    if (pipe_ && fgets(line, sizeof line, pipe_.get()) != nullptr) {
-      std::istringstream fields(line);
-      fields >> printed_.pid >> printed_.thread_pointer >> printed_.lib_var >> printed_.exe_var >>
-          printed_.opened_var;
-    }
-  }
-  ~Running() {
-    if (printed_.pid > 0) kill(printed_.pid, SIGKILL);
+  explicit Running(const std::string& command) : running_(command) {
+    printed_ = {.pid = static_cast<int>(running_.pid()),
+                .thread_pointer = running_.number(1),
+                .lib_var = running_.number(2),
+                .exe_var = running_.number(3),
+                .opened_var = running_.number(4)};
   }
   const Printed& printed() const { return printed_; }
 
  private:
-  std::unique_ptr<FILE, int (*)(FILE*)> pipe_;
+  incise::testing::RunningProgram running_;
   Printed printed_;
 };
 

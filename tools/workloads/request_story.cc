@@ -15,11 +15,18 @@
 // .end_ns (CLOCK_MONOTONIC, the trace's clock), .wall_ns, .on_cpu_ns (the
 // thread's CPU clock), .lock_wait_ns (time inside pthread_mutex_lock),
 // .sleep_ns (time inside nanosleep), .page_faults (the thread's minor
-// faults). Also pid, threads, requests, request_id_symbol, and with
+// faults), and from the kernel's own accounting of the thread's time in a
+// runqueue (run_delay, /proc/thread-self/schedstat) .runnable_ns (the whole
+// request's), .lock_runnable_ns and .sleep_runnable_ns (inside the lock
+// call and the sleep: after the wake-up that ended the wait, or preempted),
+// so the time blocked is lock_wait_ns - lock_runnable_ns and sleep_ns -
+// sleep_runnable_ns. They are 0 where schedstat cannot be read. Also pid, threads, requests,
+// request_id_symbol, and with
 // --print-tls, for every worker, tls.I.tid, tls.I.thread_pointer (%fs:0)
 // and tls.I.request_id_address, so a test can check where the variable is.
 //
 //   request_story --threads 4 --requests 200 --cpu-us 300 --hold-us 200 --sleep-us 500
+#include <fcntl.h>
 #include <pthread.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
@@ -62,6 +69,9 @@ struct Truth {
   std::uint64_t lock_wait_ns = 0;
   std::uint64_t sleep_ns = 0;
   std::uint64_t page_faults = 0;
+  std::uint64_t runnable_ns = 0;
+  std::uint64_t lock_runnable_ns = 0;
+  std::uint64_t sleep_runnable_ns = 0;
 };
 
 struct TlsFacts {
@@ -79,6 +89,16 @@ std::uint64_t threadMinorFaults() {
   return static_cast<std::uint64_t>(usage.ru_minflt);
 }
 
+// The calling thread's time in a runqueue so far (schedstat's run_delay, ns).
+std::uint64_t threadRunDelay() {
+  static thread_local int fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
+  char text[128] = {};
+  if (fd < 0 || pread(fd, text, sizeof text - 1, 0) <= 0) return 0;
+  unsigned long long on_cpu = 0, run_delay = 0;
+  if (std::sscanf(text, "%llu %llu", &on_cpu, &run_delay) != 2) return 0;
+  return run_delay;
+}
+
 std::uintptr_t threadPointer() {
   std::uintptr_t pointer = 0;
   asm volatile("mov %%fs:0, %0" : "=r"(pointer));
@@ -94,20 +114,26 @@ INCISE_WORKLOAD_FUNCTION std::uint64_t serve_cpu(std::uint64_t cpu_ns, std::uint
 }
 
 INCISE_WORKLOAD_FUNCTION std::uint64_t serve_locked(std::uint64_t hold_ns, std::uint64_t seed,
-                                                    std::uint64_t* lock_wait_ns) {
+                                                    std::uint64_t* lock_wait_ns,
+                                                    std::uint64_t* lock_runnable_ns) {
+  const std::uint64_t delay_before = threadRunDelay();
   const std::uint64_t before = monotonic_ns();
   pthread_mutex_lock(&shared_mutex);
   *lock_wait_ns += monotonic_ns() - before;
+  *lock_runnable_ns += threadRunDelay() - delay_before;
   seed = burn_thread_cpu(hold_ns, seed);
   pthread_mutex_unlock(&shared_mutex);
   keep_value(seed);
   return seed;
 }
 
-INCISE_WORKLOAD_FUNCTION void serve_sleep(std::uint64_t duration_ns, std::uint64_t* sleep_ns) {
+INCISE_WORKLOAD_FUNCTION void serve_sleep(std::uint64_t duration_ns, std::uint64_t* sleep_ns,
+                                          std::uint64_t* sleep_runnable_ns) {
+  const std::uint64_t delay_before = threadRunDelay();
   const std::uint64_t before = monotonic_ns();
   incise::workloads::sleep_ns(duration_ns);
   *sleep_ns += monotonic_ns() - before;
+  *sleep_runnable_ns += threadRunDelay() - delay_before;
 }
 
 INCISE_WORKLOAD_FUNCTION std::uint64_t serve_faults(std::uint64_t pages) {
@@ -131,13 +157,16 @@ void serveRequest(const Config& config, std::uint64_t id, Truth& truth) {
   truth.start_ns = monotonic_ns();
   const std::uint64_t cpu_before = thread_cpu_ns();
   const std::uint64_t faults_before = threadMinorFaults();
+  const std::uint64_t delay_before = threadRunDelay();
   request_id = id;
   std::uint64_t seed = id * 0x9e3779b97f4a7c15u + 1;
   seed = serve_cpu(config.cpu_us * 1000 * scale, seed);
-  seed = serve_locked(config.hold_us * 1000 * scale, seed, &truth.lock_wait_ns);
-  serve_sleep(config.sleep_us * 1000 * scale, &truth.sleep_ns);
+  seed = serve_locked(config.hold_us * 1000 * scale, seed, &truth.lock_wait_ns,
+                      &truth.lock_runnable_ns);
+  serve_sleep(config.sleep_us * 1000 * scale, &truth.sleep_ns, &truth.sleep_runnable_ns);
   serve_faults(config.pages * scale);
   request_id = 0;
+  truth.runnable_ns = threadRunDelay() - delay_before;
   keep_value(seed);
   truth.page_faults = threadMinorFaults() - faults_before;
   truth.on_cpu_ns = thread_cpu_ns() - cpu_before;
@@ -197,6 +226,9 @@ int main(int argc, char** argv) {
     report(key + "lock_wait_ns", truth.lock_wait_ns);
     report(key + "sleep_ns", truth.sleep_ns);
     report(key + "page_faults", truth.page_faults);
+    report(key + "runnable_ns", truth.runnable_ns);
+    report(key + "lock_runnable_ns", truth.lock_runnable_ns);
+    report(key + "sleep_runnable_ns", truth.sleep_runnable_ns);
   }
   if (config.print_tls) {
     for (std::uint64_t i = 0; i < config.threads; ++i) {

@@ -7,25 +7,16 @@
 
 #include "analyzer/model/trace.h"
 #include "format/event_kinds.h"
+#include "tests/analyzer/reports/built_trace.h"
 #include "tests/analyzer/reports/trace_builder.h"
 
 namespace incise::analyzer {
 namespace {
 using format::LatencySource;
+using testing::openBuiltTrace;
 using testing::TraceBuilder;
 
 constexpr uint64_t kMs = 1'000'000;
-
-std::unique_ptr<Trace> openTrace(TraceBuilder& builder) {
-  auto written = builder.write();
-  EXPECT_TRUE(written) << written.error().message();
-  if (!written) return nullptr;
-  TraceOptions options;
-  options.progress = false;
-  auto opened = Trace::open(*written, options);
-  EXPECT_TRUE(opened) << opened.error().message();
-  return opened ? std::move(*opened) : nullptr;
-}
 
 // Thread 101's call runs from 1 ms to 11 ms on cpu 0:
 //   1-3 running, 3-4 runnable (preempted by 102), 4-5 running,
@@ -56,7 +47,7 @@ void buildSchedule(TraceBuilder& t) {
 TEST(SlowCallSplit, StatesAddUpToTheCallAndNameTheReleaser) {
   TraceBuilder t;
   buildSchedule(t);
-  auto trace = openTrace(t);
+  auto trace = openBuiltTrace(t);
   ASSERT_TRUE(trace);
   std::vector<SlowCallSplit> calls = splitSlowCalls(*trace, 1);
   ASSERT_EQ(calls.size(), 1u);
@@ -78,7 +69,7 @@ TEST(SlowCallSplit, SlowestFirstAndUnscheduledTimeIsUnobserved) {
   buildSchedule(t);
   // Thread 103 has no scheduler event: nothing of its 4 ms call is known.
   t.latency(13 * kMs, 103, LatencySource::kFunction, 1, 4 * kMs);
-  auto trace = openTrace(t);
+  auto trace = openBuiltTrace(t);
   ASSERT_TRUE(trace);
   std::vector<SlowCallSplit> calls = splitSlowCalls(*trace, 5);
   ASSERT_EQ(calls.size(), 3u);
@@ -109,7 +100,7 @@ TEST(SlowCallSplit, AWaitOnACondvarIsBlockedNotALockWait) {
   t.sched(9 * kMs, 0, 101, 1, 0);
   t.latency(1 * kMs, 101, LatencySource::kFunction, 1, 7 * kMs);
   t.setEnd(10 * kMs);
-  auto trace = openTrace(t);
+  auto trace = openBuiltTrace(t);
   ASSERT_TRUE(trace);
   std::vector<SlowCallSplit> calls = splitSlowCalls(*trace, 1);
   ASSERT_EQ(calls.size(), 1u);

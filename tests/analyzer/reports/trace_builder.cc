@@ -187,6 +187,21 @@ void TraceBuilder::processEvent(uint64_t time, format::ProcessEventType type, ui
       {kStartNs + time, static_cast<uint64_t>(type), pid, tid, peer_pid, peer_tid});
 }
 
+void TraceBuilder::context(const std::string& name, const std::string& symbol) {
+  contexts_.push_back({.name = name, .object = "", .symbol = symbol});
+}
+
+void TraceBuilder::contextChange(uint64_t time, uint32_t tid, uint64_t slot, uint64_t value,
+                                 uint64_t since) {
+  touch(time);
+  context_changes_.push_back({.time = kStartNs + time,
+                              .pid = pidOfThread(tid),
+                              .tid = tid,
+                              .slot = slot,
+                              .value = value,
+                              .since = since == 0 ? 0 : kStartNs + since});
+}
+
 Result<std::string> TraceBuilder::write() {
   if (!path_.empty()) return path_;
   auto path = makeTempPath();
@@ -198,6 +213,7 @@ Result<std::string> TraceBuilder::write() {
   options.background = false;
   format::Header header = makeHeader(lock_mode_, sched_recorded_);
   header.options.target = target_;
+  header.options.contexts = contexts_;
   auto writer = format::Writer::create(path_, header, options);
   if (!writer) return writer.error();
   format::Writer& w = **writer;
@@ -258,6 +274,7 @@ Result<std::string> TraceBuilder::write() {
   for (const auto& row : latency_buckets_) w.append(row);
   for (const auto& row : lost_) w.append(row);
   for (const auto& row : process_events_) w.append(row);
+  for (const auto& row : context_changes_) w.append(row);
 
   uint64_t end = kStartNs + (end_ != 0 ? end_ : last_time_ + 1);
   INCISE_RETURN_IF_ERROR(w.close(end));

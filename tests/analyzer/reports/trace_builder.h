@@ -88,6 +88,12 @@ class TraceBuilder {
                      uint64_t probe, uint64_t bucket, uint64_t count, uint64_t total_ns,
                      uint64_t max_ns);
   void lost(uint64_t time, format::LostSource source, uint64_t count);
+  // A --context the header names (slot: the order of the calls), and a
+  // thread's value read first at `time` after its previous one was last
+  // read at `since` (0: the thread's first read); times from the start.
+  void context(const std::string& name, const std::string& symbol);
+  void contextChange(uint64_t time, uint32_t tid, uint64_t slot, uint64_t value,
+                     uint64_t since = 0);
   void processEvent(uint64_t time, format::ProcessEventType type, uint32_t pid, uint32_t tid,
                     uint64_t peer_pid = 0, uint64_t peer_tid = 0);
 
@@ -131,6 +137,8 @@ class TraceBuilder {
   std::vector<format::LatencyProbe> latency_probes_;
   std::vector<format::Lost> lost_;
   std::vector<format::ProcessEvent> process_events_;
+  std::vector<format::ContextVariable> contexts_;
+  std::vector<format::ContextChange> context_changes_;
   uint64_t last_time_ = 0;
   uint64_t end_ = 0;
   uint32_t rows_per_chunk_ = 65536;

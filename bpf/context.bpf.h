@@ -1,0 +1,124 @@
+/* Context values (--context NAME=SYMBOL) read at the events of target
+ * threads: a thread-local variable of the program, such as the id of the
+ * request the thread serves, at thread pointer (the task's FS base, as for
+ * goroutine ids in bpf/goroutine.bpf.h) plus the offset the recorder found
+ * (recorder/context/tls_locator.h).
+ *
+ * A value is read at every event of the current thread that includes this
+ * header, but sent only when it differs from the thread's previous read: a
+ * request id constant for a request costs one record per request and
+ * thread, not one per event. The record says when the value was first
+ * seen and when the previous one was last seen, so the change lies
+ * between. Only the current thread is read (its address space is the
+ * current one): a switch reads prev, which leaves; next cannot have
+ * changed its value while off the CPU, so its last read still holds. A read
+ * that fails (a page not present) is counted
+ * in `context_drops` as LOST_CONTEXT_READS.
+ *
+ * The maps are one set for every object: the recorder creates them and
+ * points each object's copies at them before load
+ * (recorder/context/context_maps.h). Recordings without --context pay
+ * nothing: `context_slots` is 0 in .rodata and the verifier drops the rest.
+ *
+ *   read_contexts(tgid, tid);   // at an event of the current thread
+ */
+#ifndef INCISE_BPF_CONTEXT_BPF_H
+#define INCISE_BPF_CONTEXT_BPF_H
+
+#include "vmlinux.h"
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_helpers.h>
+
+#include "bpf/context.h"
+#include "bpf/event_output.bpf.h"
+
+/* How many --context options the recording has (0: none, nothing is read). */
+const volatile __u32 context_slots = 0;
+
+/* Declared at their smallest: the recorder replaces them with its own. */
+struct {
+  __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(max_entries, 1);
+  __type(key, __u32); /* tgid */
+  __type(value, struct context_process);
+} context_processes SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_LRU_HASH);
+  __uint(max_entries, 1);
+  __type(key, __u32); /* tid */
+  __type(value, struct context_thread);
+} context_threads SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_RINGBUF);
+  __uint(max_entries, 4096);
+} context_events SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+  __uint(max_entries, LOST_SOURCE_SLOTS);
+  __type(key, __u32);
+  __type(value, __u64);
+} context_drops SEC(".maps");
+
+static __always_inline __u64 context_value_of_size(__u64 raw, __u8 size) {
+  if (size >= 8) return raw;
+  return raw & ((1ull << (size * 8)) - 1);
+}
+
+static __always_inline void read_contexts(__u32 tgid, __u32 tid) {
+  if (context_slots == 0) return;
+  const struct context_process* where = bpf_map_lookup_elem(&context_processes, &tgid);
+  if (!where) return;
+  struct task_struct* task = bpf_get_current_task_btf();
+  /* An exiting thread has left its address space already. */
+  if (!task->mm) return;
+  if (where->exe_inode != 0 &&
+      BPF_CORE_READ(task, mm, exe_file, f_inode, i_ino) != where->exe_inode)
+    return;
+  __u64 fs_base = BPF_CORE_READ(task, thread.fsbase);
+  /* Not set yet: a new image before its loader has made its TLS. */
+  if (fs_base == 0) return;
+  __u64 now = bpf_ktime_get_ns();
+  struct context_thread* last = bpf_map_lookup_elem(&context_threads, &tid);
+  if (!last) {
+    struct context_thread fresh = {};
+    bpf_map_update_elem(&context_threads, &tid, &fresh, BPF_NOEXIST);
+    last = bpf_map_lookup_elem(&context_threads, &tid);
+    if (!last) return;
+  }
+  for (__u32 slot = 0; slot < MAX_CONTEXTS && slot < context_slots; ++slot) {
+    __u8 size = where->size[slot];
+    if (size == 0) continue;
+    __u64 raw = 0;
+    if (bpf_probe_read_user(&raw, sizeof(raw), (const void*)(fs_base + where->tls_offset[slot])) !=
+        0) {
+      count_drop_in(&context_drops, LOST_CONTEXT_READS);
+      continue;
+    }
+    __u64 value = context_value_of_size(raw, size);
+    __u64 since = last->read_time[slot];
+    if (since != 0 && last->value[slot] == value) {
+      last->read_time[slot] = now;
+      continue;
+    }
+    struct context_event e = {.slot = slot, .value = value, .since = since};
+    e.header.type = EVENT_CONTEXT;
+    e.header.cpu = bpf_get_smp_processor_id();
+    e.header.time = now;
+    e.header.pid = tgid;
+    e.header.tid = tid;
+    /* Kept as the thread's value only once sent, so a lost record is sent
+     * again at the next read. */
+    if (bpf_ringbuf_output(&context_events, &e, sizeof(e), ring_wakeup_flag(&context_events)) !=
+        0) {
+      count_drop_in(&context_drops, LOST_CONTEXT);
+      continue;
+    }
+    last->value[slot] = value;
+    last->read_time[slot] = now;
+  }
+}
+
+#endif /* INCISE_BPF_CONTEXT_BPF_H */

@@ -1,0 +1,52 @@
+/* Context values (--context NAME=SYMBOL): thread-local variables of the
+ * targets that bpf/context.bpf.h reads at events, what the recorder
+ * (recorder/context/context_source.cc) puts in `context_processes` for each
+ * target and the record it receives when a thread's value changes.
+ *
+ * Plain C with fixed-width fields (see bpf/events.h for the conventions).
+ *
+ *   struct context_process where = {.tls_offset = {-16}, .size = {8}};
+ *   bpf_map_update_elem(context_processes_fd, &pid, &where, BPF_ANY);
+ */
+#ifndef INCISE_BPF_CONTEXT_H
+#define INCISE_BPF_CONTEXT_H
+
+#include "bpf/events.h"
+
+/* --context options a recording can hold: each costs one user read per
+ * event of a target thread. */
+#define MAX_CONTEXTS 4
+/* Processes with context variables at once, and threads whose last values
+ * are kept (least recently used ones are forgotten: their next read is sent
+ * as a first one). */
+#define MAX_CONTEXT_PROCESSES 4096
+#define MAX_CONTEXT_THREADS 65536
+
+/* Where a process keeps each context variable: thread pointer (FS base)
+ * plus tls_offset; size 0 = the process has no such variable. The offsets
+ * hold for the executable file with inode exe_inode (0: any): a process
+ * that execs another is not read until the recorder has looked at it. */
+struct context_process {
+  __s64 tls_offset[MAX_CONTEXTS];
+  __u64 exe_inode;
+  __u8 size[MAX_CONTEXTS]; /* 1, 2, 4 or 8 bytes */
+  __u8 reserved[4];
+};
+
+/* A thread's values as last read, and when (bpf_ktime_get_ns). */
+struct context_thread {
+  __u64 value[MAX_CONTEXTS];
+  __u64 read_time[MAX_CONTEXTS]; /* 0 = not read yet */
+};
+
+/* header = the thread at the read that saw `value` first; since = its last
+ * read that saw the previous value (0: the thread's first read). */
+struct context_event {
+  struct event_header header;
+  __u32 slot; /* which --context, in command-line order */
+  __u32 reserved;
+  __u64 value;
+  __u64 since;
+};
+
+#endif /* INCISE_BPF_CONTEXT_H */
