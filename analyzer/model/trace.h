@@ -93,6 +93,8 @@ class Trace {
   // Trace start (header clock) and end; the filter's window, when set, is
   // inside [startTime, endTime] and narrows durationNs().
   uint64_t startTime() const { return start_time_; }
+  // `time` as ns since the trace's start (0 before it): how reports print times.
+  uint64_t sinceStart(uint64_t time) const { return time > start_time_ ? time - start_time_ : 0; }
   uint64_t endTime() const { return end_time_; }
   format::TimeWindow window() const { return window_; }
   uint64_t durationNs() const;

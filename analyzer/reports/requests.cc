@@ -54,9 +54,6 @@ int runRequests(const std::vector<std::string>& args) {
   if (!split) return cli.usageError(split.error().message());
   const std::vector<RequestSplit>& requests = split->requests;
   const size_t shown = limit == 0 ? requests.size() : std::min(limit, requests.size());
-  auto sinceStart = [&](uint64_t time) {
-    return time > trace->startTime() ? time - trace->startTime() : 0;
-  };
 
   return writeReport(cli, [&](std::ostream& out) {
     if (cli.options().json) {
@@ -64,8 +61,8 @@ int runRequests(const std::vector<std::string>& args) {
       for (size_t i = 0; i < shown; ++i) {
         const RequestSplit& r = requests[i];
         rows.push_back({{"value", r.value},
-                        {"first_ns", sinceStart(r.start)},
-                        {"last_ns", sinceStart(r.end)},
+                        {"first_ns", trace->sinceStart(r.start)},
+                        {"last_ns", trace->sinceStart(r.end)},
                         {"wall_ns", r.wall_ns},
                         {"on_cpu_ns", r.on_cpu_ns},
                         {"runnable_ns", r.runnable_ns},

@@ -62,9 +62,6 @@ int runSched(const std::vector<std::string>& args) {
   size_t shown = limit == 0 ? threads.size() : std::min(limit, threads.size());
   ScheduleNotes notes(*trace, machine.consistency(), bystanders);
   uint64_t capacity = trace->durationNs() * trace->header().cpu_count;
-  auto sinceStart = [&](uint64_t time) {
-    return time > trace->startTime() ? time - trace->startTime() : 0;
-  };
 
   return writeReport(cli, [&](std::ostream& out) {
     if (cli.options().json) {
@@ -82,8 +79,8 @@ int runSched(const std::vector<std::string>& args) {
                               {"migrations", s.migrations},
                               {"wakeups", s.wakeups},
                               {"bystander", s.bystander},
-                              {"first_ns", sinceStart(s.first_time)}};
-        if (s.exit_time != 0) row["exit_ns"] = sinceStart(s.exit_time);
+                              {"first_ns", trace->sinceStart(s.first_time)}};
+        if (s.exit_time != 0) row["exit_ns"] = trace->sinceStart(s.exit_time);
         rows.push_back(std::move(row));
       }
       writeJson(out, {{"header", reportHeaderJson("sched", *trace)},

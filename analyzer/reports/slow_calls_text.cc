@@ -25,10 +25,6 @@ std::string secondsText(uint64_t ns) {
   return text;
 }
 
-uint64_t sinceStart(const Trace& trace, uint64_t time) {
-  return time > trace.startTime() ? time - trace.startTime() : 0;
-}
-
 std::string releaserText(Trace& trace, const SlowCallSplit& call) {
   if (call.lock_wait_ns == 0) return "";
   if (call.lock_releaser_tid == 0) return "unknown";
@@ -57,7 +53,7 @@ void printSlowCalls(Trace& trace, const std::vector<SlowCallSplit>& calls, std::
     summarized = summarized || c.short_blocks_summarized;
     table.addRow({names.name(c.source, c.probe, c.detail) + (c.short_blocks_summarized ? " *" : ""),
                   std::to_string(c.tid) + " " + trace.threadName(c.tid, c.start),
-                  secondsText(sinceStart(trace, c.start)), formatDurationNs(c.duration_ns),
+                  secondsText(trace.sinceStart(c.start)), formatDurationNs(c.duration_ns),
                   shareText(c.on_cpu_ns, c.duration_ns), shareText(c.runnable_ns, c.duration_ns),
                   shareText(c.lock_wait_ns, c.duration_ns), shareText(c.blocked_ns, c.duration_ns),
                   shareText(c.unobserved_ns, c.duration_ns), releaserText(trace, c)});
@@ -79,7 +75,7 @@ nlohmann::json slowCallsJson(Trace& trace, const std::vector<SlowCallSplit>& cal
                     {"pid", c.pid},
                     {"tid", c.tid},
                     {"thread", trace.threadName(c.tid, c.start)},
-                    {"start_ns", sinceStart(trace, c.start)},
+                    {"start_ns", trace.sinceStart(c.start)},
                     {"duration_ns", c.duration_ns},
                     {"on_cpu_ns", c.on_cpu_ns},
                     {"runnable_ns", c.runnable_ns},
