@@ -269,6 +269,12 @@ static __always_inline int on_switch(void* ctx, bool preempt, struct task_struct
   e->next_tid = BPF_CORE_READ(next, pid);
   switch_goids(prev_is_target, next_is_target, prev_tgid, prev_tid, e->next_tid, &e->prev_goid,
                &e->next_goid);
+  /* Here, before the stack walks: the verifier checks this once per state
+   * that reaches it, and few do yet. The flag is kept in the record, which
+   * the verifier does not track, so both outcomes go on as one state. */
+  if (min_block_ns != 0 && emit_sched_rows && next_is_target && next_btf &&
+      send_held_wakeup(ctx, next_btf, e->header.time, e->next_pid, e->next_tid))
+    e->target_flags |= SWITCH_NEXT_WAKEUP_HELD;
   /* struct sched_switch_event is the same up to next_tid; its stack follows. */
   struct event_stack* stack = in_futex_wait ? &e->stack : &((struct sched_switch_event*)e)->stack;
   // A preemption keeps at most the user stack (where the thread was running),
@@ -282,9 +288,6 @@ static __always_inline int on_switch(void* ctx, bool preempt, struct task_struct
     clear_stack(stack);
   if (min_block_ns != 0 && emit_sched_rows && prev_is_target && !preempted)
     note_block_start(e->header.time, in_futex_wait);
-  if (min_block_ns != 0 && emit_sched_rows && next_is_target && next_btf &&
-      send_held_wakeup(ctx, next_btf, e->header.time, e->next_pid, e->next_tid))
-    e->target_flags |= SWITCH_NEXT_WAKEUP_HELD;
   __u64 stack_offset = in_futex_wait ? __builtin_offsetof(struct futex_switch_event, stack)
                                      : __builtin_offsetof(struct sched_switch_event, stack);
   submit_event(e, event_size_with_stack(stack_offset, stack), LOST_SCHED);
