@@ -330,6 +330,9 @@ static __always_inline bool hold_wakeup(struct task_struct* wakee_btf, bool wake
                                         bool is_new) {
   if (min_block_ns == 0 || !emit_sched_rows || !wakee_btf || !wakee_is_target || is_new)
     return false;
+  /* A thread woken while still on its cpu (it has not switched out yet, or
+   * will not: the waker won the race to its sleep) ends no recorded block. */
+  if (BPF_CORE_READ(wakee_btf, on_cpu)) return false;
   struct thread_block* block = bpf_task_storage_get(&thread_blocks, wakee_btf, 0, 0);
   if (!block || block->first || block->in_futex_wait || block->wakeup_held) return false;
   __u64 now = bpf_ktime_get_ns();
