@@ -182,16 +182,15 @@ static __always_inline void capture_waker_stack(void* ctx, struct event_stack* s
 }
 
 /* At a target's blocking switch-out (`current` is prev there, and a pointer
- * the local-storage helper accepts in both variants). */
+ * the local-storage helper accepts in both variants). Storage is made zeroed,
+ * and `since` is set at every block, so a zero one is the thread's first. */
 static __always_inline void note_block_start(__u64 now, bool in_futex_wait) {
-  struct task_struct* self = bpf_get_current_task_btf();
-  struct thread_block* block = bpf_task_storage_get(&thread_blocks, self, 0, 0);
-  bool first = !block;
-  if (!block) block = bpf_task_storage_get(&thread_blocks, self, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+  struct thread_block* block = bpf_task_storage_get(&thread_blocks, bpf_get_current_task_btf(), 0,
+                                                    BPF_LOCAL_STORAGE_GET_F_CREATE);
   if (!block) return;
+  block->first = block->since == 0;
   block->since = now;
   block->in_futex_wait = in_futex_wait;
-  block->first = first;
   block->wakeup_held = 0;
 }
 
@@ -327,7 +326,7 @@ static __always_inline bool waker_stack_needed(struct task_struct* wakee_btf, __
 /* Holds a wake-up that ends a target's block that is still short (see
  * thread_blocks); returns whether it was held. */
 static __always_inline bool hold_wakeup(struct task_struct* wakee_btf, bool wakee_is_target,
-                                        bool is_new) {
+                                        bool is_new, __u32 flags) {
   if (min_block_ns == 0 || !emit_sched_rows || !wakee_btf || !wakee_is_target || is_new)
     return false;
   /* A thread woken while still on its cpu (it has not switched out yet, or
@@ -337,7 +336,7 @@ static __always_inline bool hold_wakeup(struct task_struct* wakee_btf, bool wake
   if (!block || block->first || block->in_futex_wait || block->wakeup_held) return false;
   __u64 now = bpf_ktime_get_ns();
   if (now - block->since >= min_block_ns) return false;
-  if (waker_flags() & (WAKER_IN_FUTEX_WAKE | WAKER_EXITING)) return false;
+  if (flags & (WAKER_IN_FUTEX_WAKE | WAKER_EXITING)) return false;
   __u64 pid_tgid = bpf_get_current_pid_tgid();
   block->held.time = now;
   block->held.cpu = bpf_get_smp_processor_id();
@@ -363,7 +362,8 @@ static __always_inline int on_wakeup(void* ctx, struct task_struct* wakee,
     if (!futex_waits || !bpf_map_lookup_elem(&futex_waiters, &wakee_tid)) return 0;
   }
 
-  if (hold_wakeup(wakee_btf, wakee_is_target, is_new)) return 0;
+  __u32 flags = waker_flags();
+  if (hold_wakeup(wakee_btf, wakee_is_target, is_new, flags)) return 0;
   struct wakeup_event* e = scratch_event(SLOT_WAKEUP);
   if (!e) return 0;
   fill_header(&e->header, EVENT_WAKEUP);
@@ -371,7 +371,6 @@ static __always_inline int on_wakeup(void* ctx, struct task_struct* wakee,
   e->wakee_tid = BPF_CORE_READ(wakee, pid);
   e->target_cpu = BPF_CORE_READ(wakee, wake_cpu);
   e->is_new_task = is_new;
-  __u32 flags = waker_flags();
   e->waker_flags = futex_waits ? flags : 0;
   e->target_flags = wakee_is_target ? WAKEE_TARGET : 0;
   // The waker's kernel part is the wake-up path (futex_wake, try_to_wake_up);
