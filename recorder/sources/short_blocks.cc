@@ -44,9 +44,13 @@ void ShortBlocks::onSwitch(const format::SchedSwitch& arrived, bool prev_is_targ
   }
   auto [it, inserted] = blocks_.try_emplace(prev_tid);
   Block& block = it->second;
-  // A second switch-out without a switch-in between (a lost event): the
-  // first block's length is unknown, so its rows are written.
-  if (!inserted) {
+  // A second switch-out without a switch-in between (a lost event, or a
+  // switch-in the kernel did not report): the first block's length is
+  // unknown, so its rows are written, and so is this switch-out, the only
+  // row that says the thread ran again (the reports take it to have run
+  // from the cpu's previous written switch).
+  bool switch_in_missing = !inserted;
+  if (switch_in_missing) {
     decide(block, true);
     block = Block{};
   }
@@ -62,7 +66,7 @@ void ShortBlocks::onSwitch(const format::SchedSwitch& arrived, bool prev_is_targ
   bool preempted = row.prev_state == 0;
   bool preemption_written =
       preempted && (preemptions_ == Preemptions::kWritten || waits.in_progress > 0);
-  if (first_seen || preemption_written) {
+  if (first_seen || preemption_written || switch_in_missing) {
     block.kept = true;  // written both halves
     push(row, Fate::kKeep, prev_tid, next_written);
   } else {

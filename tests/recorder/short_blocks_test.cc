@@ -110,6 +110,21 @@ TEST(ShortBlocks, AThreadsFirstSwitchOutIsWritten) {
   EXPECT_EQ(blocks.counts().short_blocks, 1u);
 }
 
+// The kernel did not report A's switch-in after its first block: A's next
+// switch-out is all that says it ran again, so it is written whole even
+// when the block it begins is a short preemption.
+TEST(ShortBlocks, ASwitchOutAfterAMissingSwitchInIsWritten) {
+  ShortBlocks blocks = seenBlocks();
+  onSwitch(blocks, 0, kA, kOutsider);  // A preempted; its switch-in goes unreported
+  format::SchedSwitch again = switchRow(5000 * kUs, kA, kOutsider);
+  again.prev_state = 0;
+  blocks.onSwitch(again, true, false);
+  onSwitch(blocks, 5020 * kUs, kOutsider, kA);  // back 20 us later
+  blocks.finish();
+  EXPECT_EQ(writtenSwitches(blocks), (Switches{{0, 0}, {5000 * kUs, 0}, {5020 * kUs, 0}}));
+  EXPECT_EQ(blocks.counts().short_blocks, 0u);
+}
+
 TEST(ShortBlocks, KeepsEveryRowOfALongBlockInArrivalOrder) {
   ShortBlocks blocks = seenBlocks();
   onSwitch(blocks, 0, kA, 0);
