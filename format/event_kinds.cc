@@ -133,6 +133,18 @@ uint64_t waitObjectWordOffset(uint64_t object) {
   }
 }
 
+bool waitObjectMayHaveHolder(uint64_t object) {
+  switch (static_cast<WaitObject>(object)) {
+    case WaitObject::kCondvarGroup0:
+    case WaitObject::kCondvarGroup1:
+    case WaitObject::kSemaphore:
+    case WaitObject::kThread:
+      return false;
+    default:
+      return true;
+  }
+}
+
 std::string_view holderStateName(uint64_t state) {
   switch (static_cast<HolderState>(state)) {
     case HolderState::kUnknown:

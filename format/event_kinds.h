@@ -313,6 +313,10 @@ enum class WaitObject : uint8_t {
 std::string_view waitObjectName(uint64_t object);
 // Bytes from the object's start to its futex word; 0 for kUnknown.
 uint64_t waitObjectWordOffset(uint64_t object);
+// Whether a wait on this object can be a wait for a thread that holds it: a
+// lock (mutex, rwlock, PI or internal lock), or a word no layout matched. A
+// condvar, semaphore or thread word waits for an event, not a holder.
+bool waitObjectMayHaveHolder(uint64_t object);
 
 // State of a lock's holder when a thread started to wait on it (the
 // holder_state column). Frozen on disk.

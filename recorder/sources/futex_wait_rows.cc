@@ -14,7 +14,14 @@ void FutexWaitRows::onBlock(const FutexBlock& block) {
   // keeps it only if the trace knows it as a thread of the process.
   if (wait.block.holder_tid != 0 && is_thread_of_)
     wait.holder_checked = is_thread_of_(wait.block.pid, wait.block.holder_tid);
-  blocked_[block.tid] = wait;
+  if (auto previous = blocked_.find(block.tid); previous != blocked_.end()) forget(previous);
+  if (format::waitObjectMayHaveHolder(block.object)) ++holder_waits_;
+  blocked_.emplace(block.tid, wait);
+}
+
+void FutexWaitRows::forget(std::unordered_map<uint32_t, Wait>::iterator it) {
+  if (format::waitObjectMayHaveHolder(it->second.block.object)) --holder_waits_;
+  blocked_.erase(it);
 }
 
 void FutexWaitRows::onWake(const FutexWake& wake) {
@@ -57,12 +64,12 @@ std::optional<format::LockInterval> FutexWaitRows::onSwitchIn(uint32_t tid, uint
   auto it = blocked_.find(tid);
   if (it == blocked_.end()) return std::nullopt;
   format::LockInterval row = rowOf(it->second, time);
-  blocked_.erase(it);
+  forget(it);
   return row;
 }
 
 void FutexWaitRows::onThreadExit(uint32_t tid) {
-  blocked_.erase(tid);
+  if (auto it = blocked_.find(tid); it != blocked_.end()) forget(it);
   early_wakes_.erase(tid);
 }
 
@@ -75,6 +82,7 @@ std::vector<format::LockInterval> FutexWaitRows::finish(uint64_t time) {
     rows.push_back(row);
   }
   blocked_.clear();
+  holder_waits_ = 0;
   early_wakes_.clear();
   return rows;
 }

@@ -74,6 +74,8 @@ class FutexWaitRows {
   // and flagged kLockWaitUnfinished.
   std::vector<format::LockInterval> finish(uint64_t time);
   size_t waitsInProgress() const { return blocked_.size(); }
+  // Those of them whose object may have a holder (waitObjectMayHaveHolder).
+  size_t holderWaitsInProgress() const { return holder_waits_; }
 
  private:
   struct Wait {
@@ -82,10 +84,12 @@ class FutexWaitRows {
     bool holder_checked = false;
   };
   format::LockInterval rowOf(const Wait& wait, uint64_t end) const;
+  void forget(std::unordered_map<uint32_t, Wait>::iterator it);
 
   ThreadCheck is_thread_of_;
   std::unordered_map<uint32_t, Wait> blocked_;           // by waiter tid
   std::unordered_map<uint32_t, FutexWake> early_wakes_;  // by wakee tid, since it last ran
+  size_t holder_waits_ = 0;                              // in blocked_
 };
 
 }  // namespace incise::recorder

@@ -220,7 +220,7 @@ class SchedSource final : public Source {
                   static_cast<unsigned long long>(c.short_preemptions_kept),
                   preemptions_written_
                       ? " (every preemption is: lock calls probed, or Go)"
-                      : " (a futex wait overlapped them, or a thread's first switch-out)",
+                      : " (a futex wait on a lock overlapped them, or a thread's first switch-out)",
                   static_cast<unsigned long long>(c.short_preemptions_summarised));
     return text;
   }
@@ -300,7 +300,7 @@ class SchedSource final : public Source {
         short_blocks_->onSwitch(
             row, (e.target_flags & SWITCH_PREV_TARGET) != 0,
             (e.target_flags & SWITCH_NEXT_TARGET) != 0,
-            {.in_progress = waits_.waitsInProgress(), .begun = futex_waits_begun_},
+            {.in_progress = waits_.holderWaitsInProgress(), .begun = holder_waits_begun_},
             (e.target_flags & SWITCH_NEXT_WAKEUP_HELD) != 0);
         writeReady();
       } else {
@@ -342,7 +342,7 @@ class SchedSource final : public Source {
     uint32_t holder_state = 0;
     if (auto state = thread_states_.find(f.holder_tid); state != thread_states_.end())
       holder_state = static_cast<uint32_t>(state->second);
-    ++futex_waits_begun_;
+    if (format::waitObjectMayHaveHolder(f.object)) ++holder_waits_begun_;
     waits_.onBlock({.time = h.time,
                     .pid = h.pid,
                     .tid = h.tid,
@@ -434,7 +434,8 @@ class SchedSource final : public Source {
   std::shared_ptr<SharedMap> lock_calls_;
   ProcThreads proc_threads_;
   FutexWaitRows waits_;
-  uint64_t futex_waits_begun_ = 0;  // for ShortBlocks: a wait begun during a short preemption
+  // For ShortBlocks: a wait on a lock begun during a short preemption.
+  uint64_t holder_waits_begun_ = 0;
   // Target threads' states from their last switch (with scheduler rows on),
   // for the state of a lock's holder when a wait on it begins.
   std::unordered_map<uint32_t, format::HolderState> thread_states_;

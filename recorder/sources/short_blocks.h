@@ -7,7 +7,9 @@
 // wherever the two fall: any cpu, and whoever leaves or takes the cpu at
 // each end. It is summarised instead of written when it is shorter than the
 // threshold. A short preemption is summarised too, as runqueue time, unless
-// a futex wait was in progress when it began or began while it lasted: a
+// a futex wait on a lock (the source counts those whose word may have a
+// holder: not a condvar's, semaphore's or thread's) was in progress when it
+// began or began while it lasted: a
 // lock holder's preemption while others wait is what correlate looks for,
 // and a holder is known only from the waits (with lock calls probed, or
 // Go's mutexes, where waits are not futex waits, every preemption is
@@ -60,10 +62,10 @@ class ShortBlocks {
   // What becomes of a short preemption.
   enum class Preemptions : uint8_t {
     kWritten,                // always written
-    kSummarisedOutsideWaits  // summarised unless a futex wait overlaps it
+    kSummarisedOutsideWaits  // summarised unless a lock's futex wait overlaps it
   };
-  // What the source knows of futex waits when a switch arrives (no member
-  // initializers: a default argument of the enclosing class's own member).
+  // What the source knows of futex waits on locks when a switch arrives (no
+  // member initializers: a default argument of the enclosing class's own member).
   struct FutexWaits {
     uint64_t in_progress;  // waits begun and not ended
     uint64_t begun;        // waits begun since the recording started
@@ -77,7 +79,7 @@ class ShortBlocks {
     uint64_t wakeups_held = 0;      // wake-ups of short blocks the kernel side never sent
     // Switch rows written with one half elided (the other half is real).
     uint64_t switches_half_elided = 0;
-    // Short preemptions written (a futex wait overlapped them, or they are
+    // Short preemptions written (a lock's futex wait overlapped them, or they are
     // always written), and those summarised (in short_blocks too).
     uint64_t short_preemptions_kept = 0;
     uint64_t short_preemptions_summarised = 0;

@@ -160,6 +160,36 @@ TEST(FutexWaitRows, AGoThreadsWaitCarriesItsGoroutine) {
   EXPECT_EQ(go->releaser_goid, 0u);
 }
 
+// Only waits that may be for a holder keep a short preemption written
+// (ShortBlocks): a condvar, semaphore or join waits for an event.
+TEST(FutexWaitRows, OnlyLockWaitsCountAsWaitsForAHolder) {
+  FutexWaitRows waits(threadOfTen);
+  auto on = [](FutexBlock block, format::WaitObject object) {
+    block.object = static_cast<uint32_t>(object);
+    return block;
+  };
+  waits.onBlock(on(blockAt(100, 11), format::WaitObject::kCondvarGroup1));
+  waits.onBlock(on(blockAt(101, 12), format::WaitObject::kSemaphore));
+  waits.onBlock(on(blockAt(102, 13), format::WaitObject::kThread));
+  EXPECT_EQ(waits.waitsInProgress(), 3u);
+  EXPECT_EQ(waits.holderWaitsInProgress(), 0u);
+  waits.onBlock(on(blockAt(103, 14), format::WaitObject::kMutex));
+  EXPECT_EQ(waits.holderWaitsInProgress(), 1u);
+  // A second block of a thread without its switch-in replaces its wait.
+  waits.onBlock(on(blockAt(104, 14), format::WaitObject::kUnknown));
+  EXPECT_EQ(waits.holderWaitsInProgress(), 1u);
+  waits.onBlock(on(blockAt(105, 11), format::WaitObject::kRwlockWriters));
+  EXPECT_EQ(waits.holderWaitsInProgress(), 2u);
+  EXPECT_TRUE(waits.onSwitchIn(14, 200).has_value());
+  EXPECT_EQ(waits.holderWaitsInProgress(), 1u);
+  waits.onThreadExit(11);
+  EXPECT_EQ(waits.holderWaitsInProgress(), 0u);
+  EXPECT_EQ(waits.waitsInProgress(), 2u);
+  waits.onBlock(on(blockAt(300, 11), format::WaitObject::kPiMutex));
+  EXPECT_EQ(waits.finish(400).size(), 3u);
+  EXPECT_EQ(waits.holderWaitsInProgress(), 0u);
+}
+
 TEST(FutexWaitRows, AWakeUpBeforeItsBlockStillEndsIt) {
   FutexWaitRows waits(threadOfTen);
   waits.onWake(wakeOf(90, 11, 12, true));  // reached the ring before the block
