@@ -3,6 +3,7 @@
 #include "format/chunk_codec.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "format/block_io.h"
 #include "format/capnp_message.h"
@@ -30,6 +31,7 @@ bool storeAsConstant(std::span<const uint64_t> values, Encoding declared) {
 // 15-35 us in a VM without huge pages), and freed, glibc gave them back to the system.
 struct EncodeScratch {
   std::vector<std::vector<uint64_t>> grouped;
+  std::vector<uint64_t> differences;
   std::string area;
   std::string encoded;
   std::string compressed;
@@ -62,8 +64,20 @@ Status encodeChunk(const SealedChunk& chunk, int zstd_level, EncodedChunk& out) 
   for (size_t i = 0; i < columns.size(); ++i) {
     encoded.clear();
     Encoding encoding = chunk.encodings[i];
-    if (storeAsConstant(columns[i], encoding)) encoding = Encoding::kConstant;
-    if (encoding == Encoding::kBytes) {
+    std::optional<uint16_t> base = baseColumn(chunk.kind, static_cast<uint16_t>(i));
+    if (storeAsConstant(columns[i], encoding)) {
+      encoding = Encoding::kConstant;
+    } else if (base && *base < columns.size() && columns[*base].size() == columns[i].size() &&
+               encoding != Encoding::kBytes) {
+      encoding = Encoding::kBaseDelta;
+    }
+    if (encoding == Encoding::kBaseDelta) {
+      std::vector<uint64_t>& differences = scratch.differences;
+      differences.resize(columns[i].size());
+      for (size_t row = 0; row < differences.size(); ++row)
+        differences[row] = columns[i][row] - columns[*base][row];
+      registry.encoding(encoding)->encode(differences, encoded);
+    } else if (encoding == Encoding::kBytes) {
       std::string_view bytes = i < chunk.blobs.size() ? chunk.blobs[i] : std::string_view();
       Status s = codecs::encodeBlobs(columns[i], bytes, encoded);
       if (!s) return s.error().context("column " + std::to_string(i));

@@ -58,6 +58,35 @@ const KindSpec* kindSpec(EventKind kind) {
   return nullptr;
 }
 
+std::optional<uint16_t> baseColumn(uint8_t kind, uint16_t column) {
+  struct Base {
+    EventKind kind;
+    uint16_t column;
+    uint16_t base;
+  };
+  auto base = [](EventKind kind, auto column, auto of) {
+    return Base{kind, static_cast<uint16_t>(column), static_cast<uint16_t>(of)};
+  };
+  static const Base kBases[] = {
+      base(EventKind::kCpuSample, CpuSampleColumn::pid, CpuSampleColumn::tid),
+      base(EventKind::kSchedSwitch, SchedSwitchColumn::prev_pid, SchedSwitchColumn::prev_tid),
+      base(EventKind::kSchedSwitch, SchedSwitchColumn::next_pid, SchedSwitchColumn::next_tid),
+      base(EventKind::kWakeup, WakeupColumn::waker_pid, WakeupColumn::waker_tid),
+      base(EventKind::kWakeup, WakeupColumn::wakee_pid, WakeupColumn::wakee_tid),
+      base(EventKind::kLock, LockIntervalColumn::pid, LockIntervalColumn::tid),
+      base(EventKind::kLock, LockIntervalColumn::acquired_time, LockIntervalColumn::time),
+      base(EventKind::kPageFault, PageFaultColumn::pid, PageFaultColumn::tid),
+      base(EventKind::kLatency, LatencyColumn::pid, LatencyColumn::tid),
+      base(EventKind::kBlockSummary, BlockSummaryColumn::pid, BlockSummaryColumn::tid),
+      base(EventKind::kBlockSummary, BlockSummaryColumn::end_time, BlockSummaryColumn::time),
+      base(EventKind::kContextChange, ContextChangeColumn::pid, ContextChangeColumn::tid),
+  };
+  for (const Base& b : kBases) {
+    if (static_cast<uint8_t>(b.kind) == kind && b.column == column) return b.base;
+  }
+  return std::nullopt;
+}
+
 const KindSpec* kindSpecByName(std::string_view name) {
   for (const auto& spec : table().specs) {
     if (spec.name == name) return &spec;

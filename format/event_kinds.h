@@ -14,6 +14,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string_view>
 
 namespace incise::format {
@@ -36,6 +37,12 @@ enum class Encoding : uint8_t {
   // Format 2.0. Differences as a multiple of a period plus a remainder, the
   // remainders in byte planes: sampling times (see period_delta_codec.cc).
   kPeriodDelta = 6,
+  // Format 2.9. zigzag(v - base) as LEB128, where base is the same row's
+  // value of the column baseColumn() names: a pid stored against its tid (0
+  // for a process's main thread), a wait's end against its start. Chosen by
+  // the chunk encoder for the columns that have a base; the reader decodes
+  // the base with them.
+  kBaseDelta = 7,
 };
 
 // Frozen on disk.
@@ -261,6 +268,10 @@ struct KindSpec {
 
 // nullptr for an id this build does not know (a newer writer's kind).
 const KindSpec* kindSpec(EventKind kind);
+// The column a column of `kind` is stored against (Encoding::kBaseDelta):
+// the thread id of a process id, the start of a wait's end. A base has no
+// base of its own.
+std::optional<uint16_t> baseColumn(uint8_t kind, uint16_t column);
 const KindSpec* kindSpecByName(std::string_view name);
 std::string_view kindName(EventKind kind);
 

@@ -53,7 +53,11 @@ inline constexpr uint16_t kFormatMajor = 2;
 //      they read (RecordOptions::contexts); lost rows of sources 8 and 9
 //      (context rows dropped, context reads that failed). Older readers skip
 //      the kind and the field.
-inline constexpr uint16_t kFormatMinor = 8;
+// 2.9: columns stored against a base column of their row (kBaseDelta: pids
+//      against tids, a wait's end against its start; event_kinds.h
+//      baseColumn). A 2.8 reader stops at such a column ("unknown encoding
+//      7"); this reader reads every older file unchanged.
+inline constexpr uint16_t kFormatMinor = 9;
 
 // --context NAME=[OBJECT:]SYMBOL (format 2.8): a thread-local variable whose
 // value context-change rows carry; its slot is its index in the list.

@@ -223,11 +223,25 @@ class ReaderImpl final : public Reader {
     Chunk chunk(static_cast<EventKind>(layout.kind), layout.rows);
     auto& columns = chunk.mutableColumns();
     columns.resize(column_count);
+    // A column stored against its base (Encoding::kBaseDelta) needs the base.
+    uint64_t bases = 0;
+    for (const ColumnInfo& info : layout.columns) {
+      if (info.encoding != Encoding::kBaseDelta || !wanted.has(info.id)) continue;
+      std::optional<uint16_t> base = baseColumn(layout.kind, info.id);
+      const ColumnInfo* base_info = base ? layout.column(*base) : nullptr;
+      if (base_info == nullptr || base_info->encoding == Encoding::kBaseDelta ||
+          *base >= column_count) {
+        return Error("column " + std::to_string(info.id) +
+                     ": stored against a base column the chunk does not have");
+      }
+      bases |= uint64_t{1} << *base;
+    }
+    auto is_base = [&](uint16_t id) { return id < 64 && ((bases >> id) & 1) != 0; };
     std::string scratch;
     for (uint16_t id = 0; id < column_count; ++id) {
       bool frames = stack_table && id == static_cast<uint16_t>(StackColumn::kFrames);
       bool order_key = by && (id == by->time || id == by->cpu);
-      if (!wanted.has(id) && !frames && !order_key) continue;
+      if (!wanted.has(id) && !frames && !order_key && !is_base(id)) continue;
       const ColumnInfo* info = layout.column(id);
       if (info == nullptr) {
         if (order_key) return Error("rows grouped by cpu without column " + std::to_string(id));
@@ -255,11 +269,24 @@ class ReaderImpl final : public Reader {
       }
       stats_.columns_decompressed.fetch_add(1, std::memory_order_relaxed);
     }
+    for (const ColumnInfo& info : layout.columns) {
+      if (info.encoding != Encoding::kBaseDelta || info.id >= column_count ||
+          columns[info.id].empty())
+        continue;
+      const std::vector<uint64_t>& base = columns[*baseColumn(layout.kind, info.id)];
+      std::vector<uint64_t>& values = columns[info.id];
+      if (base.size() != values.size())
+        return Error("column " + std::to_string(info.id) + ": its base column has other rows");
+      for (size_t row = 0; row < values.size(); ++row) values[row] += base[row];
+    }
     if (by) {
       std::vector<uint32_t> order = appendedOrder(columns[by->time], columns[by->cpu]);
       for (auto& column : columns) applyOrder(order, column);
       if (!wanted.has(by->time)) columns[by->time] = {};
       if (!wanted.has(by->cpu)) columns[by->cpu] = {};
+    }
+    for (uint16_t id = 0; id < column_count; ++id) {
+      if (is_base(id) && !wanted.has(id)) columns[id] = {};
     }
     return chunk;
   }

@@ -25,6 +25,8 @@ std::string encodingName(format::Encoding encoding) {
       return "constant";
     case format::Encoding::kPeriodDelta:
       return "period-delta";
+    case format::Encoding::kBaseDelta:
+      return "base-delta";
   }
   return "unknown";
 }

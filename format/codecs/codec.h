@@ -125,6 +125,7 @@ void registerFixed64Codec(Registry& registry);
 void registerByteBlobCodec(Registry& registry);  // byte_blob_codec.cc
 void registerConstantCodec(Registry& registry);
 void registerPeriodDeltaCodec(Registry& registry);
+void registerBaseDeltaCodec(Registry& registry);
 void registerNoCompression(Registry& registry);
 void registerZstdCompression(Registry& registry);
 

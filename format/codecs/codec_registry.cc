@@ -15,6 +15,7 @@ const Registry& Registry::instance() {
     registerByteBlobCodec(r);
     registerConstantCodec(r);
     registerPeriodDeltaCodec(r);
+    registerBaseDeltaCodec(r);
     registerNoCompression(r);
     registerZstdCompression(r);
     return r;

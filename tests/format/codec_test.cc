@@ -35,6 +35,11 @@ TEST(DeltaVarintCodec, GoldenBytes) {
   EXPECT_EQ(hex(encode(Encoding::kDeltaVarint, {1000, 1003, 1001, 1001})), "D0 0F 06 03 00");
 }
 
+// Differences from the base column come in; zigzag keeps small ones small.
+TEST(BaseDeltaCodec, GoldenBytes) {
+  EXPECT_EQ(hex(encode(Encoding::kBaseDelta, {0, uint64_t(-1), 0, 64})), "00 01 00 80 01");
+}
+
 TEST(Fixed64Codec, GoldenBytes) {
   EXPECT_EQ(hex(encode(Encoding::kFixed64, {1, 0x1122334455667788})),
             "01 00 00 00 00 00 00 00 88 77 66 55 44 33 22 11");
@@ -218,7 +223,8 @@ TEST_P(ValueCodecTest, SurvivesRandomBytes) {
 
 INSTANTIATE_TEST_SUITE_P(AllEncodings, ValueCodecTest,
                          ::testing::Values(Encoding::kVarint, Encoding::kDeltaVarint,
-                                           Encoding::kFixed64, Encoding::kPeriodDelta));
+                                           Encoding::kFixed64, Encoding::kPeriodDelta,
+                                           Encoding::kBaseDelta));
 
 TEST(VarintCodec, RejectsOverlongEncodings) {
   const ValueCodec* codec = Registry::instance().encoding(Encoding::kVarint);

@@ -201,6 +201,54 @@ TEST(Reader, DecodesOnlyRequestedColumns) {
   EXPECT_EQ(first.pid, 0u);  // not decoded
 }
 
+// A pid is stored as its difference from the row's tid (format 2.9): asked
+// for alone, it still comes back whole, its tid decoded with it but not
+// handed out.
+TEST(Reader, AColumnStoredAgainstItsBaseComesBackAlone) {
+  TempDir dir;
+  std::string path = dir.path("t.trace");
+  auto writer = Writer::create(path, test_support::testHeader(), WriterOptions{});
+  ASSERT_TRUE(writer);
+  std::vector<SchedSwitch> rows;
+  for (uint64_t i = 0; i < 500; ++i) {
+    uint64_t prev_pid = 1000 + i % 7, next_pid = 2000 + i % 5;
+    rows.push_back({.time = 10'000 + i * 1000,
+                    .cpu = i % 2,
+                    .prev_pid = prev_pid,
+                    .prev_tid = prev_pid + i % 3,  // main threads and others
+                    .prev_state = 1,
+                    .next_pid = next_pid,
+                    .next_tid = i % 11 == 0 ? next_pid - 1 : next_pid});  // below its pid too
+    (*writer)->append(rows.back());
+  }
+  ASSERT_TRUE((*writer)->close(1'000'000));
+  auto reader = Reader::open(path);
+  ASSERT_TRUE(reader);
+  auto refs = (*reader)->chunks(EventKind::kSchedSwitch);
+  ASSERT_EQ(refs.size(), 1u);
+  uint64_t before = (*reader)->stats().columns_decompressed;
+  auto chunk =
+      (*reader)->readChunk(refs[0], {SchedSwitchColumn::prev_pid, SchedSwitchColumn::next_pid});
+  ASSERT_TRUE(chunk);
+  EXPECT_EQ((*reader)->stats().columns_decompressed - before, 4u);  // and both tids
+  EXPECT_TRUE(chunk->column(SchedSwitchColumn::prev_tid).empty());
+  EXPECT_TRUE(chunk->column(SchedSwitchColumn::next_tid).empty());
+  ASSERT_EQ(chunk->rows(), rows.size());
+  for (size_t i = 0; i < rows.size(); ++i) {
+    SchedSwitch row = chunk->row<SchedSwitch>(i);
+    ASSERT_EQ(row.prev_pid, rows[i].prev_pid) << i;
+    ASSERT_EQ(row.next_pid, rows[i].next_pid) << i;
+  }
+  auto whole = (*reader)->readChunk(refs[0], ColumnSet::all());
+  ASSERT_TRUE(whole);
+  for (size_t i = 0; i < rows.size(); ++i) {
+    SchedSwitch row = whole->row<SchedSwitch>(i);
+    ASSERT_EQ(row.prev_tid, rows[i].prev_tid) << i;
+    ASSERT_EQ(row.next_tid, rows[i].next_tid) << i;
+    ASSERT_EQ(row.next_pid, rows[i].next_pid) << i;
+  }
+}
+
 TEST(Reader, TimeWindowSkipsChunksOutsideIt) {
   TempDir dir;
   std::string path = dir.path("t.trace");
