@@ -53,7 +53,11 @@ inline constexpr uint16_t kFormatMajor = 2;
 //      they read (RecordOptions::contexts); lost rows of sources 8 and 9
 //      (context rows dropped, context reads that failed). Older readers skip
 //      the kind and the field.
-inline constexpr uint16_t kFormatMinor = 8;
+// 2.9: -e EVENT, -c N and --counters: the sample period of -c
+//      (RecordOptions::sample_period), the counters' names
+//      (RecordOptions::counters) and their per-sample counts (cpu sample
+//      columns counter0..counter3). Older files read no counters.
+inline constexpr uint16_t kFormatMinor = 9;
 
 // --context NAME=[OBJECT:]SYMBOL (format 2.8): a thread-local variable whose
 // value context-change rows carry; its slot is its index in the list.
@@ -81,7 +85,17 @@ struct RecordOptions {
   bool latency_aggregate = false;
   uint32_t latency_sample = 0;            // --sample N; 0 or 1 = every call
   std::vector<ContextVariable> contexts;  // 2.8
+  uint64_t sample_period = 0;             // 2.9: -c N; 0 = sampled by frequency
+  std::vector<std::string> counters;      // 2.9: --counters; slot i is column counterI
 };
+
+// A clock's samples stand for time (their period, ns) and weigh alike in a
+// profile; any other event's samples stand for their period in events.
+// Files before 2.9 name cpu-clock or cycles; older ones none (cpu-clock).
+inline bool sampleEventIsClock(const RecordOptions& options) {
+  return options.sample_event.empty() || options.sample_event == "cpu-clock" ||
+         options.sample_event == "task-clock";
+}
 
 struct Header {
   uint16_t format_major = kFormatMajor;
