@@ -185,6 +185,11 @@ class ProfileSource final : public Source {
   Status attachEvent(int pid, int cpu, const std::string& what) {
     perf_event_attr attr = samplingAttr(*event_, *config_);
     attr.inherit = pid >= 0;
+    // Counters join a leader that is not yet counting: a member added to a
+    // running per-cpu group of a clock counts nothing until the group is
+    // scheduled in again, which a cpu's group may never be. Attaching the
+    // program enables the leader (and its inherited copies).
+    attr.disabled = counters_.empty() ? 0 : 1;
     int fd = openPerfEvent(attr, pid, cpu);
     if (fd < 0 && pid >= 0 && errno == ESRCH) return Status::ok();  // the thread exited meanwhile
     if (fd < 0) return libbpfError("cpu samples: perf_event_open on " + what, errno);

@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -144,6 +145,32 @@ TEST(Counters, PageFaultCountsOfTheSamplesSumToTheProcessFaults) {
   ASSERT_NE(b, nullptr);
   EXPECT_GT((*a)["counters"]["page-faults"]["self"].get<uint64_t>(),
             (*b)["counters"]["page-faults"]["self"].get<uint64_t>());
+}
+
+TEST(Counters, PerCpuGroupsOfTheWholeMachineCount) {
+  INCISE_REQUIRE_RECORDING();
+  std::string path = tempTracePath("counters_all.trace");
+  // fault_story runs once the recorder says it records (every event open),
+  // and the recorder stops at SIGINT once it is done: each of its faults
+  // is counted on the cpu it took it on and charged to that cpu's next sample.
+  std::string log = path + ".log";
+  std::string command =
+      std::string(INCISE_RECORD_BIN) + " -o " + path +
+      " -a -F 999 --no-sched --counters context-switches,page-faults 2> " + log +
+      " & recorder=$!; for i in $(seq 600); do grep -q ' recording ' " + log +
+      " && break; sleep 0.1; done; " + kFaultStory +
+      " --pages-a 2000 --pages-b 0 --burn-ms 100 > /dev/null; kill -INT $recorder;"
+      " wait $recorder";
+  ASSERT_EQ(std::system(command.c_str()), 0);
+  TraceView trace(path);
+  ASSERT_TRUE(trace.ok()) << trace.error();
+  uint64_t switches = 0, faults = 0;
+  for (const format::CpuSample& s : trace.rows<format::CpuSample>()) {
+    switches += s.counter0;
+    faults += s.counter1;
+  }
+  EXPECT_GT(switches, 0u);
+  EXPECT_GE(faults, 2000u);
 }
 
 TEST(Counters, AHardwareEventWithoutAPmuFailsBeforeAnyFileIsWritten) {
