@@ -58,17 +58,17 @@ po::options_description optionDescriptions() {
      "CPU samples per second per CPU. Each sample costs ~25-50 us of CPU with its stack:\n"
      "99 Hz is ~0.5% overhead, 999 Hz a few %")
     ("event,e", po::value<std::string>(),
-     ("the sampling event, by perf's name (default: cycles with a hardware PMU, else\n"
-      "cpu-clock). Software: " + perfEventList(false) + ".\n"
+     ("the sampling event, by perf's name (default: cycles with a hardware PMU, else "
+      "cpu-clock). Software: " + perfEventList(false) + ". "
       "Hardware (need a PMU; virtual machines often have none): " + perfEventList(true) +
-      ".\nSamples of a clock weigh alike; of other events, by their period (events)").c_str())
+      ". Samples of a clock weigh alike; of other events, by their period (events)").c_str())
     ("count,c", boundedValue<uint64_t>({.min = 1, .max = kMaxSamplePeriod, .unit = "events"}),
-     "a sample every N events (ns for a clock) instead of -F's frequency: -e page-faults\n"
+     "a sample every N events (ns for a clock) instead of -F's frequency: -e page-faults "
      "-c 1 samples every fault")
     ("counters", po::value<std::string>(),
-     "LIST of up to 4 software counters (page-faults, minor-faults, major-faults,\n"
-     "context-switches, cpu-migrations) read with every sample: each sample carries\n"
-     "the counts since the previous sample of its thread (-p, -- CMD) or cpu (-a,\n"
+     "LIST of up to 4 software counters (page-faults, minor-faults, major-faults, "
+     "context-switches, cpu-migrations) read with every sample: each sample carries "
+     "the counts since the previous sample of its thread (-p, -- CMD) or cpu (-a, "
      "--cgroup). `incise top --counters` shows them per function")
     ("call-graph,g", po::value<std::string>()->implicit_value("cfi"),
      "user stacks: cfi (the default: unwound in the kernel from each object's .eh_frame,\n"
