@@ -179,12 +179,7 @@ TEST_F(PprofExport, GoToolPprofTotalsMatchTheTrace) {
 // -e page-faults: the weight type is the event, counted; pprof opens on it.
 TEST(PprofExportEvents, AnEventThatIsNotAClockIsItsOwnSampleType) {
   TraceBuilder trace;
-  trace.setSampleEvent("page-faults");
-  trace.thread(101, "worker");
-  uint64_t stack = trace.stack({"touch", "main"});
-  trace.sample(1000, 101, stack, 0, 7);
-  trace.sample(2000, 101, stack, 0, 2);
-  auto path = trace.write();
+  auto path = testing::writePageFaultTrace(trace);
   ASSERT_TRUE(path) << path.error().message();
   ExportedFile file("pprof");
   ASSERT_EQ(file.run(*path), 0);

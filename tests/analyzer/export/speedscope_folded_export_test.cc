@@ -67,12 +67,7 @@ TEST_F(SampleExports, SpeedscopeHasAProfilePerThreadInTimeOrder) {
 // -e page-faults: a sample stands for its period's faults, not for time.
 TEST(SpeedscopeEvents, SamplesOfAnEventWeighTheirPeriod) {
   TraceBuilder t;
-  t.setSampleEvent("page-faults");
-  t.thread(101, "worker");
-  uint64_t stack = t.stack({"touch", "main"});
-  t.sample(1000, 101, stack, 0, 7);
-  t.sample(2000, 101, stack, 0, 2);
-  auto path = t.write();
+  auto path = testing::writePageFaultTrace(t);
   ASSERT_TRUE(path) << path.error().message();
   ExportedFile file("speedscope");
   ASSERT_EQ(file.run(*path), 0);
