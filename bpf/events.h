@@ -23,6 +23,8 @@
 #endif
 
 #define MAX_STACK_DEPTH 127
+/* --counters: software counters read with every cpu sample (bpf/counter_group.bpf.h). */
+#define MAX_COUNTERS 4
 #define TASK_COMM_LEN 16
 
 /* Largest record any program builds in its per-CPU scratch buffer. */
@@ -73,6 +75,9 @@ struct cpu_sample_event {
   struct event_header header;
   __u64 period; /* ns of cpu-clock (or events) this sample stands for */
   __u64 goid;   /* Go targets: the goroutine running (bpf/goroutine.bpf.h); 0 = none */
+  /* --counters: each counter's count since the previous sample of the same
+   * perf event (thread with -p / -- CMD, cpu otherwise); 0 past counter_count. */
+  __u64 counters[MAX_COUNTERS];
   struct event_stack stack;
 };
 
@@ -85,6 +90,7 @@ struct cpu_sample_event {
 struct cpu_sample_user_stack_event {
   struct event_header header;
   __u64 period;
+  __u64 counters[MAX_COUNTERS]; /* as in cpu_sample_event */
   __u64 user_ip;
   __u64 user_sp;
   __u64 user_bp;

@@ -1,7 +1,7 @@
 /* -g dwarf / hybrid: a cpu sample with the user registers (ip, sp, bp) and a
  * copy of the top of the user stack, for offline CFI unwinding.
  *
- *   if (user_stack_bytes) { emit_user_stack_sample(ctx, period); return 0; }
+ *   if (user_stack_bytes) { emit_user_stack_sample(ctx, period, counters); return 0; }
  *
  * Registers come from bpf_task_pt_regs(current): the user-mode registers
  * saved at the last kernel entry, right whether the sample hit user code
@@ -37,12 +37,14 @@ struct {
   __type(value, struct cpu_sample_user_stack_event);
 } user_stack_scratch SEC(".maps");
 
-static __always_inline void emit_user_stack_sample(void* ctx, __u64 period) {
+static __always_inline void emit_user_stack_sample(void* ctx, __u64 period,
+                                                   const __u64 counters[MAX_COUNTERS]) {
   __u32 cpu = bpf_get_smp_processor_id();
   struct cpu_sample_user_stack_event* e = bpf_map_lookup_elem(&user_stack_scratch, &cpu);
   if (!e) return;
   fill_header(&e->header, EVENT_CPU_SAMPLE_USER_STACK);
   e->period = period;
+  for (int i = 0; i < MAX_COUNTERS; i++) e->counters[i] = counters[i];
 
   long kernel_bytes = bpf_get_stack(ctx, e->data, STACK_BYTES, 0);
   if (kernel_bytes < 0) kernel_bytes = 0;

@@ -54,18 +54,22 @@ enum class Compression : uint8_t {
 // X(kind enumerator, id, row struct, columns macro, doc)
 // column macro entries: C(field, encoding, doc)
 
-#define INCISE_CPU_SAMPLE_COLUMNS(C)                                                        \
-  C(time, kPeriodDelta, "sample time, ns in the header's clock")                            \
-  C(cpu, kVarint, "cpu the sample was taken on")                                            \
-  C(pid, kVarint, "process id (tgid)")                                                      \
-  C(tid, kVarint, "thread id")                                                              \
-  C(stack_id, kVarint, "interned kernel+user stack, leaf first; 0 = none")                  \
-  C(weight, kVarint, "period: ns of cpu-clock (or events) this sample stands for")          \
-  C(user_ip, kDeltaVarint, "-g dwarf/hybrid: user ip at the sample; 0 = none (format 1.1)") \
-  C(user_sp, kDeltaVarint, "-g dwarf/hybrid: user stack pointer")                           \
-  C(user_bp, kDeltaVarint, "-g dwarf/hybrid: user frame pointer (rbp)")                     \
-  C(user_stack, kBytes, "-g dwarf/hybrid: bytes copied from user_sp up; field = length")    \
-  C(goid, kVarint, "Go programs: the goroutine running; 0 = none or not Go (2.4)")
+#define INCISE_CPU_SAMPLE_COLUMNS(C)                                                            \
+  C(time, kPeriodDelta, "sample time, ns in the header's clock")                                \
+  C(cpu, kVarint, "cpu the sample was taken on")                                                \
+  C(pid, kVarint, "process id (tgid)")                                                          \
+  C(tid, kVarint, "thread id")                                                                  \
+  C(stack_id, kVarint, "interned kernel+user stack, leaf first; 0 = none")                      \
+  C(weight, kVarint, "period: ns of cpu-clock (or events) this sample stands for")              \
+  C(user_ip, kDeltaVarint, "-g dwarf/hybrid: user ip at the sample; 0 = none (format 1.1)")     \
+  C(user_sp, kDeltaVarint, "-g dwarf/hybrid: user stack pointer")                               \
+  C(user_bp, kDeltaVarint, "-g dwarf/hybrid: user frame pointer (rbp)")                         \
+  C(user_stack, kBytes, "-g dwarf/hybrid: bytes copied from user_sp up; field = length")        \
+  C(goid, kVarint, "Go programs: the goroutine running; 0 = none or not Go (2.4)")              \
+  C(counter0, kVarint, "--counters: the first counter's count since the previous sample (2.9)") \
+  C(counter1, kVarint, "--counters: the second counter's, as counter0 (2.9)")                   \
+  C(counter2, kVarint, "--counters: the third counter's (2.9)")                                 \
+  C(counter3, kVarint, "--counters: the fourth counter's (2.9)")
 
 #define INCISE_SCHED_SWITCH_COLUMNS(C)                                                 \
   C(time, kDeltaVarint, "switch time, ns")                                             \

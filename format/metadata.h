@@ -53,10 +53,14 @@ inline constexpr uint16_t kFormatMajor = 2;
 //      they read (RecordOptions::contexts); lost rows of sources 8 and 9
 //      (context rows dropped, context reads that failed). Older readers skip
 //      the kind and the field.
-// 2.9: columns stored against a base column of their row (kBaseDelta: pids
-//      against tids, a wait's end against its start; event_kinds.h
-//      baseColumn). A 2.8 reader stops at such a column ("unknown encoding
-//      7"); this reader reads every older file unchanged.
+// 2.9: -e EVENT, -c N and --counters: the sample period of -c
+//      (RecordOptions::sample_period), the counters' names
+//      (RecordOptions::counters) and their per-sample counts (cpu sample
+//      columns counter0..counter3); older files read no counters. Columns
+//      stored against a base column of their row (kBaseDelta: pids against
+//      tids, a wait's end against its start; event_kinds.h baseColumn): a
+//      2.8 reader stops at such a column ("unknown encoding 7"); this reader
+//      reads every older file unchanged.
 inline constexpr uint16_t kFormatMinor = 9;
 
 // --context NAME=[OBJECT:]SYMBOL (format 2.8): a thread-local variable whose
@@ -85,7 +89,17 @@ struct RecordOptions {
   bool latency_aggregate = false;
   uint32_t latency_sample = 0;            // --sample N; 0 or 1 = every call
   std::vector<ContextVariable> contexts;  // 2.8
+  uint64_t sample_period = 0;             // 2.9: -c N; 0 = sampled by frequency
+  std::vector<std::string> counters;      // 2.9: --counters; slot i is column counterI
 };
+
+// A clock's samples stand for time (their period, ns) and weigh alike in a
+// profile; any other event's samples stand for their period in events.
+// Files before 2.9 name cpu-clock or cycles; older ones none (cpu-clock).
+inline bool sampleEventIsClock(const RecordOptions& options) {
+  return options.sample_event.empty() || options.sample_event == "cpu-clock" ||
+         options.sample_event == "task-clock";
+}
 
 struct Header {
   uint16_t format_major = kFormatMajor;

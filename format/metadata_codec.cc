@@ -77,6 +77,8 @@ std::string encodeHeader(const Header& h) {
              c.setObject(v.object);
              c.setSymbol(v.symbol);
            });
+  o.setSamplePeriod(h.options.sample_period);
+  setTextList(o.initCounters(h.options.counters.size()), h.options.counters);
   b.setRecorderVersion(h.recorder_version);
   b.setCpuCount(h.cpu_count);
   b.setPageSize(h.page_size);
@@ -116,6 +118,8 @@ Result<Header> decodeHeader(codecs::ByteSpan bytes, const ReaderOptions& options
       return ContextVariable{fromText(c.getName()), fromText(c.getObject()),
                              fromText(c.getSymbol())};
     });
+    h.options.sample_period = o.getSamplePeriod();
+    h.options.counters = textList(o.getCounters());
     h.recorder_version = fromText(r.getRecorderVersion());
     h.cpu_count = r.getCpuCount();
     h.page_size = r.getPageSize();

@@ -11,6 +11,7 @@
 #include "options/bounded_value.h"
 #include "options/option_words.h"
 #include "recorder/context/context_spec.h"
+#include "recorder/perf_event_names.h"
 #include "recorder/probes/function_probe_spec.h"
 #include "recorder/probes/syscall_table.h"
 
@@ -23,6 +24,11 @@ namespace {
 using options::boundedValue;
 
 constexpr uint32_t kMaxFrequencyHz = 100000;
+// -c: a period of 10^12 events is 1000 s of a clock; far below bit 63, which
+// the kernel refuses.
+constexpr uint64_t kMaxSamplePeriod = 1'000'000'000'000;
+// --counters: bpf/events.h's MAX_COUNTERS, the columns a cpu sample row has.
+constexpr size_t kMaxCounters = 4;
 // A year: far below where seconds as a nanosecond count would overflow a uint64_t.
 constexpr double kMaxDurationSeconds = 365.0 * 86400;
 constexpr uint64_t kMaxMinBlockUs = 10'000'000;  // 10 s
@@ -51,6 +57,19 @@ po::options_description optionDescriptions() {
     ("freq,F", boundedValue<uint32_t>({.min = 1, .max = max_rate, .unit = rate_unit})->default_value(99),
      "CPU samples per second per CPU. Each sample costs ~25-50 us of CPU with its stack:\n"
      "99 Hz is ~0.5% overhead, 999 Hz a few %")
+    ("event,e", po::value<std::string>(),
+     ("the sampling event, by perf's name (default: cycles with a hardware PMU, else "
+      "cpu-clock). Software: " + perfEventList(false) + ". "
+      "Hardware (need a PMU; virtual machines often have none): " + perfEventList(true) +
+      ". Samples of a clock weigh alike; of other events, by their period (events)").c_str())
+    ("count,c", boundedValue<uint64_t>({.min = 1, .max = kMaxSamplePeriod, .unit = "events"}),
+     "a sample every N events (ns for a clock) instead of -F's frequency: -e page-faults "
+     "-c 1 samples every fault")
+    ("counters", po::value<std::string>(),
+     "LIST of up to 4 software counters (page-faults, minor-faults, major-faults, "
+     "context-switches, cpu-migrations) read with every sample: each sample carries "
+     "the counts since the previous sample of its thread (-p, -- CMD) or cpu (-a, "
+     "--cgroup). `incise top --counters` shows them per function")
     ("call-graph,g", po::value<std::string>()->implicit_value("cfi"),
      "user stacks: cfi (the default: unwound in the kernel from each object's .eh_frame,\n"
      "right without frame pointers, frame pointers where an object has no table),\n"
@@ -181,6 +200,27 @@ Status parseCallGraph(const std::string& text, RecordConfig& config) {
   return Status::ok();
 }
 
+// -e, -c (exclusive with -F) and --counters.
+Status parseSampling(const po::variables_map& vm, RecordConfig& config) {
+  if (vm.count("event")) {
+    Result<const PerfEventName*> event = findPerfEvent("-e", vm["event"].as<std::string>());
+    if (!event) return event.error();
+    config.sample_event = (*event)->name;
+  }
+  if (vm.count("count")) {
+    if (!vm["freq"].defaulted())
+      return Error(ErrorCode::kInvalidArgument, "-c and -F exclude each other: give one");
+    config.sample_period = vm["count"].as<uint64_t>();
+  }
+  if (vm.count("counters")) {
+    Result<std::vector<const PerfEventName*>> counters =
+        parseCounterList(vm["counters"].as<std::string>(), kMaxCounters);
+    if (!counters) return counters.error();
+    for (const PerfEventName* counter : *counters) config.counters.emplace_back(counter->name);
+  }
+  return Status::ok();
+}
+
 }  // namespace
 
 std::string lockModeName(LockMode mode) {
@@ -278,6 +318,7 @@ Result<ParsedCommandLine> parseCommandLine(int argc, const char* const* argv) {
   config.output = vm["output"].as<std::string>();
   if (config.output.empty()) return Error("-o needs a file name");
   config.frequency_hz = vm["freq"].as<uint32_t>();
+  if (Status s = parseSampling(vm, config); !s) return s.error();
 
   int targets = int{vm.count("pid") > 0} + int{vm.count("all-cpus") > 0} +
                 int{vm.count("cgroup") > 0} + int{!config.command.empty()};
@@ -368,7 +409,8 @@ Result<ParsedCommandLine> parseCommandLine(int argc, const char* const* argv) {
 
 std::string helpText() {
   std::ostringstream out;
-  out << "Usage: incise-record [-o FILE] [-F HZ] [-g cfi|fp|dwarf[=BYTES]|hybrid[=BYTES]]\n"
+  out << "Usage: incise-record [-o FILE] [-F HZ | -c N] [-e EVENT] [--counters LIST]\n"
+         "                     [-g cfi|fp|dwarf[=BYTES]|hybrid[=BYTES]]\n"
          "                     [-p PID[,PID...] | -a | --cgroup PATH | -- CMD ARGS...]\n"
          "                     [-d SECONDS] [--locks contended|all|off]\n"
          "                     [--lock-probe BIN:ACQUIRE:RELEASE]... [--no-sched]\n"
@@ -397,6 +439,9 @@ std::string helpText() {
          "  incise-record -p 1234 -d 30 -o server.trace     30 s of a running process\n"
          "  incise-record -a -F 999 -d 10                   the whole machine, 999 Hz\n"
          "  incise-record -g fp -a -d 10                    cheapest stacks: frame pointers only\n"
+         "  incise-record -e page-faults -c 1 -- ./app      a sample at every page fault\n"
+         "  incise-record --counters page-faults,cs -- ./app   faults and switches per function:\n"
+         "                                                 incise top --counters\n"
          "  incise-record --cgroup /sys/fs/cgroup/system.slice/nginx.service -d 60\n"
          "  incise-record --locks all -- ./lock_workload    every lock call (slower)\n"
          "  incise-record --lock-probe ./app:my_lock:my_unlock -- ./app\n"

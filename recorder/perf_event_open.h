@@ -9,9 +9,11 @@
 
 namespace incise::recorder {
 
-// Opens `attr` for `pid` (-1: every process) on `cpu` (-1: any), with no
-// group leader; the descriptor is always close-on-exec, so a command the
-// recorder starts never inherits it. Returns it, or -1 with errno set.
-int openPerfEvent(perf_event_attr& attr, int pid, int cpu, unsigned long flags = 0);
+// Opens `attr` for `pid` (-1: every process) on `cpu` (-1: any), in the
+// group of `group_fd`'s event (-1: none, a leader of its own); the
+// descriptor is always close-on-exec, so a command the recorder starts never
+// inherits it. Returns it, or -1 with errno set.
+int openPerfEvent(perf_event_attr& attr, int pid, int cpu, unsigned long flags = 0,
+                  int group_fd = -1);
 
 }  // namespace incise::recorder

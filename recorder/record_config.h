@@ -42,6 +42,15 @@ struct ContextSpec {
 struct RecordConfig {
   std::string output = "incise.trace";
   uint32_t frequency_hz = 99;
+  // -e EVENT: perf's name of the sampling event (recorder/perf_event_names.h);
+  // empty: cycles where a PMU can sample, else cpu-clock.
+  std::string sample_event;
+  // -c N: a sample every N events (ns for a clock) instead of -F's
+  // frequency; 0 = -F.
+  uint64_t sample_period = 0;
+  // --counters LIST: software counters grouped under the sampling event and
+  // read with every sample, as perf names them, at most MAX_COUNTERS.
+  std::vector<std::string> counters;
   bool stacks = true;
   // -g cfi | fp | dwarf[=BYTES] | hybrid[=BYTES]: cfi unwinds user stacks in
   // the kernel from tables built from each object's .eh_frame

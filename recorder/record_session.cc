@@ -124,7 +124,10 @@ format::Header makeHeader(const RecordConfig& config) {
   options.target = targetDescription(config);
   for (const auto& p : config.lock_probes)
     options.lock_probes.push_back(p.binary + ":" + p.acquire_symbol + ":" + p.release_symbol);
-  options.sample_event = sampleEventName(config.frequency_hz);
+  options.sample_event = sampleEventName(config);
+  options.sample_period = config.sample_period;
+  if (config.sample_period != 0) options.sample_frequency_hz = 0;
+  options.counters = config.counters;
   options.latency_traces = config.trace_functions;
   options.latency_syscalls = config.syscalls;
   options.latency_block_io = config.block_io;
@@ -275,6 +278,8 @@ class Session {
                   << " (Go programs started during the recording get no mutex probes)\n";
       }
     }
+    // An event this machine cannot count fails before any file is written.
+    if (Status s = checkSamplingEvents(config_); !s) return fail(s.message());
     // The output first: a bad -o is named before anything is attached.
     Result<OutputFile> output = OutputFile::create(config_.output);
     if (!output) return fail(output.error().message());

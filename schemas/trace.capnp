@@ -14,7 +14,7 @@ struct ContextVariable {
 }
 
 struct RecordOptions {
-  sampleFrequencyHz @0 :UInt32;     # cpu-clock sampling rate; 0 when sampling was off
+  sampleFrequencyHz @0 :UInt32;     # samples per second asked for; 0 when sampling was off or -c set samplePeriod
   stackMode @1 :Text;                # "fp", "dwarf", "none"
   lockMode @2 :Text;                 # "contended", "all", "off"
   schedEnabled @3 :Bool;
@@ -22,7 +22,7 @@ struct RecordOptions {
   target @5 :Text;                   # what was recorded: "-a", "-p 12,13", "-- cmd", "--cgroup path"
   lockProbes @6 :List(Text);         # BIN:ACQUIRE:RELEASE as given
   dwarfStackBytes @7 :UInt32;        # bytes of user stack copied per sample in dwarf mode
-  sampleEvent @8 :Text;              # "cpu-clock" or "cycles"
+  sampleEvent @8 :Text;              # perf's name: "cpu-clock", "cycles", "page-faults", ...
   latencyTraces @9 :List(Text);      # 2.2: --trace BIN:FUNC[+OFFSET] as given
   latencySyscalls @10 :Text;         # 2.2: --syscalls as given; empty when off
   latencyBlockIo @11 :Bool;          # 2.2: --block-io
@@ -30,6 +30,8 @@ struct RecordOptions {
   latencyAggregate @13 :Bool;        # 2.2: --aggregate: histograms counted in BPF, no rows
   latencySample @14 :UInt32;         # 2.2: --sample N (1 in N calls kept); 0 or 1: every call
   contexts @15 :List(ContextVariable);  # 2.8: --context, in command-line order
+  samplePeriod @16 :UInt64;          # 2.9: -c N, a sample every N events; 0: by frequency
+  counters @17 :List(Text);          # 2.9: --counters, perf's names; slot i is column counterI
 }
 
 struct Header {

@@ -140,22 +140,24 @@ pb::Profile buildPprofProfile(Trace& trace) {
   pb::Profile profile;
   StringTable strings(profile);
   const format::Header& header = trace.header();
-  bool cpu_clock =
-      header.options.sample_event.empty() || header.options.sample_event == "cpu-clock";
+  bool cpu_clock = format::sampleEventIsClock(header.options);
 
   pb::ValueType* samples_type = profile.add_sample_type();
   samples_type->set_type(strings.index("samples"));
   samples_type->set_unit(strings.index("count"));
   pb::ValueType* weight_type = profile.add_sample_type();
-  weight_type->set_type(strings.index(cpu_clock ? "cpu" : header.options.sample_event));
+  const std::string weight_name = cpu_clock ? "cpu" : header.options.sample_event;
+  weight_type->set_type(strings.index(weight_name));
   weight_type->set_unit(strings.index(cpu_clock ? "nanoseconds" : "count"));
   profile.mutable_period_type()->CopyFrom(*weight_type);
-  if (cpu_clock && header.options.sample_frequency_hz != 0) {
+  if (header.options.sample_period != 0) {
+    profile.set_period(static_cast<int64_t>(header.options.sample_period));
+  } else if (cpu_clock && header.options.sample_frequency_hz != 0) {
     profile.set_period(1'000'000'000 / header.options.sample_frequency_hz);
   }
   profile.set_time_nanos(static_cast<int64_t>(header.start_wall_ns));
   profile.set_duration_nanos(static_cast<int64_t>(trace.durationNs()));
-  profile.set_default_sample_type(strings.index("cpu"));
+  profile.set_default_sample_type(strings.index(weight_name));
 
   std::map<SampleKey, SampleTotal> totals;
   trace.forEachRow<format::CpuSample>([&](const format::CpuSample& s) {

@@ -116,15 +116,15 @@ size_t busiestProfile(const std::map<uint32_t, ThreadSamples>& threads) {
 
 SpeedscopeStats writeSpeedscope(Trace& trace, std::ostream& out) {
   const format::Header& header = trace.header();
-  bool nanoseconds =
-      header.options.sample_event.empty() || header.options.sample_event == "cpu-clock";
+  bool nanoseconds = format::sampleEventIsClock(header.options);
   Stacks stacks(trace);
   std::map<uint32_t, ThreadSamples> threads;
   trace.forEachRow<format::CpuSample>([&](const format::CpuSample& s) {
     uint32_t stack = stacks.indexOf(static_cast<uint32_t>(s.pid), s.stack_id, s.goid, s.time);
     ThreadSamples& thread = threads[static_cast<uint32_t>(s.tid)];
     thread.pid = static_cast<uint32_t>(s.pid);
-    thread.samples.push_back({s.time, nanoseconds ? s.weight : 1, stack});
+    // A clock's period is ns; another event's, the events the sample stands for.
+    thread.samples.push_back({s.time, s.weight, stack});
   });
 
   // Profiles first, each thread's samples released once written; the frame

@@ -81,6 +81,8 @@ json infoJson(const format::Reader& reader, const TraceSummary& s) {
   j["cpu_count"] = h.cpu_count;
   j["options"] = {{"sample_frequency_hz", h.options.sample_frequency_hz},
                   {"sample_event", h.options.sample_event},
+                  {"sample_period", h.options.sample_period},
+                  {"counters", h.options.counters},
                   {"stack_mode", h.options.stack_mode},
                   {"lock_mode", h.options.lock_mode},
                   {"sched", h.options.sched_enabled},
@@ -143,8 +145,12 @@ void printInfo(std::ostream& out, const format::Reader& reader, const TraceSumma
       << "recorder:    " << terminalText(h.recorder_version) << ", format " << h.format_major << "."
       << h.format_minor << "\n"
       << "options:     "
-      << terminalText(o.sample_event + " @ " + std::to_string(o.sample_frequency_hz) +
-                      " Hz, stacks " + o.stack_mode + ", locks " + o.lock_mode)
+      << terminalText(o.sample_event +
+                      (o.sample_period != 0
+                           ? " every " + std::to_string(o.sample_period)
+                           : " @ " + std::to_string(o.sample_frequency_hz) + " Hz") +
+                      (o.counters.empty() ? "" : ", counters " + joined(o.counters)) + ", stacks " +
+                      o.stack_mode + ", locks " + o.lock_mode)
       << ", sched " << (o.sched_enabled ? "on" : "off") << ", page faults "
       << (o.page_faults_enabled ? "on" : "off")
       << (o.target.empty() ? "" : ", target " + terminalText(o.target)) << "\n";

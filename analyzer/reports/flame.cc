@@ -11,6 +11,7 @@
 #include "analyzer/render/folded_stacks.h"
 #include "analyzer/render/json_output.h"
 #include "analyzer/render/table.h"
+#include "analyzer/render/terminal_text.h"
 #include "analyzer/reports/report_header.h"
 
 namespace incise::analyzer {
@@ -73,13 +74,15 @@ int runFlame(const std::vector<std::string>& args) {
   StackNamer namer(*trace, FrameGrouping::kFunction);
   FoldedStacks folded = foldedStacks(weights.named(namer));
 
-  std::string what = off_cpu ? "off-CPU time (blocked)"
-                     : locks ? "lock wait time"
-                             : "on-CPU samples";
   FlameGraphOptions options;
+  options.unit = flameUnit(*trace, weighting);
+  // Samples of an event that is not a clock weigh by their period (events).
+  std::string what = off_cpu                     ? "off-CPU time (blocked)"
+                     : locks                     ? "lock wait time"
+                     : options.unit == "samples" ? "on-CPU samples"
+                                                 : options.unit + " (events, by sample period)";
   options.title = cli.values().count("title") ? cli.values()["title"].as<std::string>()
                                               : trace->path() + ": " + what;
-  options.unit = flameUnit(weighting);
   if (weighting != FlameWeighting::kOnCpu) options.weights = FlameWeights::kNanoseconds;
   options.palette = off_cpu ? FlamePalette::kOffCpu
                     : locks ? FlamePalette::kLocks
@@ -118,10 +121,10 @@ int runFlame(const std::vector<std::string>& args) {
     std::string total = options.weights == FlameWeights::kNanoseconds
                             ? formatDurationNs(folded.total())
                             : std::to_string(folded.total()) + ' ' + options.unit;
-    note << "wrote " << format << " flame graph of " << what << " (" << total << ", "
+    note << "wrote " << format << " flame graph of " << terminalText(what) << " (" << total << ", "
          << folded.paths().size() << " stacks) to " << cli.options().output << "\n";
   } else if (folded.paths().empty()) {
-    note << "no " << what << " in this trace (for the filters given)\n";
+    note << "no " << terminalText(what) << " in this trace (for the filters given)\n";
   }
   return exitWithoutTeardown(0);
 }

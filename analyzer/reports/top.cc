@@ -1,7 +1,11 @@
 // incise top: flat profile of on-CPU samples — self and total % per
-// function (or module), most expensive first.
+// function (or module), most expensive first; samples of an event that is
+// not a clock weigh by their period (events), and --counters adds each
+// recorded counter's self and total counts per function.
+#include <algorithm>
 #include <iostream>
 
+#include "analyzer/analyses/profile/counter_profile.h"
 #include "analyzer/analyses/profile/flame_weights.h"
 #include "analyzer/analyses/profile/flat_profile.h"
 #include "analyzer/analyses/profile/goroutine_profile.h"
@@ -11,6 +15,7 @@
 #include "analyzer/model/stack_namer.h"
 #include "analyzer/render/json_output.h"
 #include "analyzer/render/table.h"
+#include "analyzer/render/terminal_text.h"
 #include "analyzer/reports/report_header.h"
 
 namespace incise::analyzer {
@@ -73,26 +78,51 @@ int reportGoroutines(CommandLine& cli, Trace& trace, size_t limit) {
   }));
 }
 
+// "PAGE-FAULTS" for a column heading.
+std::string heading(std::string text) {
+  std::transform(text.begin(), text.end(), text.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+  return text;
+}
+
+uint64_t samplesOf(const NamedStacks& stacks) {
+  uint64_t samples = 0;
+  for (const WeightedStack& stack : stacks) samples += stack.events;
+  return samples;
+}
+
 }  // namespace
 
 int runTop(const std::vector<std::string>& args) {
   CommandLine cli("top",
                   "Flat profile of CPU samples: self % (samples whose leaf is the function) "
-                  "and total %\n(samples whose stack contains it, once per sample).",
+                  "and total %\n(samples whose stack contains it, once per sample). Samples "
+                  "of a clock (cpu-clock,\ntask-clock) weigh alike; of any other -e event "
+                  "(page-faults, cycles), by their period:\nthe events they stand for. "
+                  "--counters adds, per function, what each --counters\ncounter of the "
+                  "recording counted (self and total), charged to the samples' stacks.",
                   "  incise top app.trace                      # by function, top 40\n"
                   "  incise top app.trace --by module          # which libraries burn CPU\n"
                   "  incise top app.trace --by goroutine       # Go: CPU per goroutine\n"
                   "  incise top app.trace --tid 4242 --time 1..2 --limit 10\n"
-                  "  incise top app.trace --json > top.json\n");
+                  "  incise top app.trace --json > top.json\n"
+                  "  incise top faults.trace                   # recorded with -e page-faults -c "
+                  "1: faults per function\n"
+                  "  incise top app.trace --counters --limit 0 # recorded with --counters "
+                  "page-faults,cs\n");
   // clang-format off
   cli.extra().add_options()
       ("by", po::value<std::string>()->default_value("function"),
        "group by function, module, line or goroutine (Go programs)")
-      ("limit", po::value<size_t>()->default_value(40), "rows to print (0: all)");
+      ("limit", po::value<size_t>()->default_value(40), "rows to print (0: all)")
+      ("counters", po::bool_switch(),
+       "per function, the counts of the recording's --counters (self and total)");
   // clang-format on
   if (std::optional<int> exit = cli.parse(args)) return *exit;
   size_t limit = cli.values()["limit"].as<size_t>();
+  const bool with_counters = cli.values()["counters"].as<bool>();
   if (cli.values()["by"].as<std::string>() == "goroutine") {
+    if (with_counters) return cli.usageError("--counters: not with --by goroutine");
     std::unique_ptr<Trace> trace = cli.openTrace();
     if (!trace) return 1;
     return reportGoroutines(cli, *trace, limit);
@@ -104,9 +134,19 @@ int runTop(const std::vector<std::string>& args) {
 
   std::unique_ptr<Trace> trace = cli.openTrace();
   if (!trace) return 1;
-  StackWeights weights = collectFlameWeights(*trace, FlameWeighting::kOnCpu);
+  if (with_counters && trace->header().options.counters.empty())
+    return cli.usageError("--counters: " + trace->path() +
+                          " was recorded without incise-record --counters");
+  std::vector<StackWeights> counter_weights;
+  StackWeights weights = collectOnCpuWeights(*trace, with_counters ? &counter_weights : nullptr);
   StackNamer namer(*trace, *grouping);
-  FlatProfile profile = computeFlatProfile(weights.named(namer));
+  NamedStacks stacks = weights.named(namer);
+  const uint64_t samples = samplesOf(stacks);
+  FlatProfile profile = computeFlatProfile(stacks);
+  CounterProfile counters = computeCounterProfile(*trace, counter_weights, namer);
+  // Samples of a clock count samples; of other events, the events they stand for.
+  const std::string unit = flameUnit(*trace, FlameWeighting::kOnCpu);
+  const bool in_samples = unit == "samples";
   size_t shown = limit == 0 ? profile.rows.size() : std::min(limit, profile.rows.size());
   std::string what = *grouping == FrameGrouping::kModule ? "MODULE" : "FUNCTION";
   std::string fallback =
@@ -114,38 +154,82 @@ int runTop(const std::vector<std::string>& args) {
 
   return exitWithoutTeardown(writeReport(cli, [&](std::ostream& out) {
     if (cli.options().json) {
+      const std::string self_key = in_samples ? "self_samples" : "self_events";
+      const std::string total_key = in_samples ? "total_samples" : "total_events";
       nlohmann::json rows = nlohmann::json::array();
       for (size_t i = 0; i < shown; ++i) {
         const auto& row = profile.rows[i];
-        rows.push_back({{"name", row.name},
-                        {"self_samples", row.self},
-                        {"total_samples", row.total},
-                        {"self_percent", roundedPercent(row.self_percent)},
-                        {"total_percent", roundedPercent(row.total_percent)}});
+        nlohmann::json json_row = {{"name", row.name},
+                                   {self_key, row.self},
+                                   {total_key, row.total},
+                                   {"self_percent", roundedPercent(row.self_percent)},
+                                   {"total_percent", roundedPercent(row.total_percent)}};
+        if (with_counters) {
+          nlohmann::json counts = nlohmann::json::object();
+          std::vector<CounterCounts> of = counters.of(row.name);
+          for (size_t c = 0; c < counters.names.size(); ++c)
+            counts[counters.names[c]] = {{"self", of[c].self}, {"total", of[c].total}};
+          json_row["counters"] = counts;
+        }
+        rows.push_back(json_row);
       }
       nlohmann::json doc = {{"header", reportHeaderJson("top", *trace)},
                             {"by", cli.values()["by"].as<std::string>()},
-                            {"samples", profile.weight},
+                            {"unit", unit},
+                            {"samples", samples},
                             {"distinct_stacks", weights.distinct()},
                             {"rows", rows}};
+      if (!in_samples) doc["events"] = profile.weight;
+      if (with_counters) {
+        nlohmann::json totals = nlohmann::json::object();
+        for (size_t c = 0; c < counters.names.size(); ++c)
+          totals[counters.names[c]] = counters.totals[c];
+        doc["counters"] = totals;
+      }
       if (!fallback.empty()) doc["note"] = fallback;
       writeJson(out, doc);
       return;
     }
     printReportHeader(out, "top", *trace);
     if (!fallback.empty()) out << "note: " << fallback << "\n";
-    out << profile.weight << " samples, " << weights.distinct() << " distinct stacks";
+    if (in_samples) {
+      out << samples << " samples";
+    } else {
+      out << profile.weight << " " << terminalText(unit) << " (events, by sample period) in "
+          << samples << " samples";
+    }
+    out << ", " << weights.distinct() << " distinct stacks";
     if (shown < profile.rows.size()) out << "; top " << shown << " of " << profile.rows.size();
-    out << "\n\n";
-    Table table({{"SELF%", Align::kRight},
-                 {"TOTAL%", Align::kRight},
-                 {"SELF", Align::kRight},
-                 {"TOTAL", Align::kRight},
-                 {what, Align::kLeft, 120}});
+    out << "\n";
+    if (with_counters) {
+      out << "counters (charged to the stack of the sample that read them):";
+      for (size_t c = 0; c < counters.names.size(); ++c)
+        out << (c ? ", " : " ") << terminalText(counters.names[c]) << " " << counters.totals[c];
+      out << "\n";
+    }
+    out << "\n";
+    std::vector<Column> columns = {{"SELF%", Align::kRight},
+                                   {"TOTAL%", Align::kRight},
+                                   {"SELF", Align::kRight},
+                                   {"TOTAL", Align::kRight}};
+    for (const std::string& counter : counters.names) {
+      columns.push_back({heading(terminalText(counter)) + " SELF", Align::kRight});
+      columns.push_back({"TOTAL", Align::kRight});
+    }
+    columns.push_back({what, Align::kLeft, 120});
+    Table table(columns);
     for (size_t i = 0; i < shown; ++i) {
       const auto& row = profile.rows[i];
-      table.addRow({formatPercent(row.self_percent), formatPercent(row.total_percent),
-                    formatCount(row.self), formatCount(row.total), row.name});
+      std::vector<std::string> cells = {formatPercent(row.self_percent),
+                                        formatPercent(row.total_percent), formatCount(row.self),
+                                        formatCount(row.total)};
+      std::vector<CounterCounts> of = counters.of(row.name);
+      for (const CounterCounts& counts : of) {
+        cells.push_back(formatCount(counts.self));
+        cells.push_back(formatCount(counts.total));
+      }
+      cells.push_back(row.name);
+      table.addRow(cells);
     }
     table.render(out);
   }));

@@ -16,6 +16,7 @@
 #include "recorder/drop_counter.h"
 #include "recorder/event_sink.h"
 #include "recorder/online_cpus.h"
+#include "recorder/perf_event_names.h"
 #include "recorder/perf_event_open.h"
 #include "recorder/ring_poller.h"
 #include "recorder/sources/goroutine_ids.h"
@@ -41,14 +42,58 @@ std::vector<int> threadsOf(uint32_t pid) {
   return tids;
 }
 
-perf_event_attr samplingAttr(bool hardware, uint32_t frequency_hz) {
+perf_event_attr eventAttr(const PerfEventName& event) {
   perf_event_attr attr{};
   attr.size = sizeof(attr);
-  attr.type = hardware ? PERF_TYPE_HARDWARE : PERF_TYPE_SOFTWARE;
-  attr.config = hardware ? uint64_t{PERF_COUNT_HW_CPU_CYCLES} : uint64_t{PERF_COUNT_SW_CPU_CLOCK};
-  attr.freq = 1;
-  attr.sample_freq = frequency_hz;
+  attr.type = event.type;
+  attr.config = event.config;
   return attr;
+}
+
+// -c N: a sample every N events; else -F: the kernel adapts the period to
+// the frequency (each sample's period is then its own).
+perf_event_attr samplingAttr(const PerfEventName& event, const RecordConfig& config) {
+  perf_event_attr attr = eventAttr(event);
+  if (config.sample_period != 0) {
+    attr.sample_period = config.sample_period;
+  } else {
+    attr.freq = 1;
+    attr.sample_freq = config.frequency_hz;
+  }
+  return attr;
+}
+
+const PerfEventName& cpuClock() {
+  return **findPerfEvent("-e", "cpu-clock");
+}
+
+// The sampling event: -e's, or cycles where a hardware PMU can sample (probed
+// on cpu 0), else cpu-clock.
+const PerfEventName& samplingEvent(const RecordConfig& config) {
+  if (!config.sample_event.empty()) {
+    if (Result<const PerfEventName*> chosen = findPerfEvent("-e", config.sample_event))
+      return **chosen;
+  }
+  const PerfEventName& cycles = **findPerfEvent("-e", "cycles");
+  perf_event_attr attr = samplingAttr(cycles, config);
+  attr.disabled = 1;
+  UniqueFd probe(openPerfEvent(attr, -1, 0));
+  return probe ? cycles : cpuClock();
+}
+
+// An event that cannot be opened, said in the words of the option that asked for it.
+Error unopenable(std::string_view option, const PerfEventName& event, int error,
+                 std::string_view instead) {
+  std::string what = std::string(option) + " " + std::string(event.name);
+  if (event.hardware() && (error == ENOENT || error == EOPNOTSUPP || error == ENODEV)) {
+    return Error(ErrorCode::kUnsupported,
+                 what +
+                     ": a hardware event, and no hardware PMU was found on this machine "
+                     "(perf_event_open: " +
+                     std::strerror(error) + "; virtual machines often have none); use " +
+                     std::string(instead));
+  }
+  return Error::fromErrno(error, what + ": perf_event_open");
 }
 
 class ProfileSource final : public Source {
@@ -58,12 +103,18 @@ class ProfileSource final : public Source {
 
   Status open(const RecordConfig& config, TargetFilter& filter) override {
     config_ = &config;
-    hardware_ = sampleEventName(config.frequency_hz) == "cycles";
+    event_ = &samplingEvent(config);
+    for (const std::string& name : config.counters) {
+      Result<const PerfEventName*> counter = findPerfEvent("--counters", name);
+      if (!counter) return counter.error();
+      counters_.push_back(*counter);
+    }
     if (config.target_kind == TargetKind::kPids || config.target_kind == TargetKind::kCommand)
       target_pids_ = filter.pids();
     skel_.reset(profile_bpf__open());
     if (!skel_) return libbpfError("cpu samples: open BPF object", errno);
     skel_->rodata->capture_stack = config.stacks;
+    skel_->rodata->counter_count = static_cast<uint32_t>(counters_.size());
     skel_->rodata->user_stack_bytes = config.stacks ? config.user_stack_bytes : 0;
     goroutines_ = findGoroutineIds(config, filter.pids());
     if (!goroutines_.processes.empty() && skel_->rodata->user_stack_bytes > 0)
@@ -97,7 +148,7 @@ class ProfileSource final : public Source {
     if (!copies_stacks)
       sink.processes().symbols().setFullSymbolTableLimit(
           SymbolHarvest::kFramePointerFullTableLimit);
-    if (!hardware_)
+    if (config_->sample_event.empty() && event_->name == "cpu-clock")
       sink.addNote("cpu samples: no hardware PMU, sampling the software cpu-clock event");
     if (!target_pids_.empty()) {
       INCISE_RETURN_IF_ERROR(attachPerTask());
@@ -128,13 +179,33 @@ class ProfileSource final : public Source {
     return Status::ok();
   }
 
+  // The sampling event, then --counters in its group: the group is counted
+  // only while the leader is, so the counts are the sampled thread's (or
+  // cpu's), and the leader's sibling list holds them in this order.
   Status attachEvent(int pid, int cpu, const std::string& what) {
-    perf_event_attr attr = samplingAttr(hardware_, config_->frequency_hz);
+    perf_event_attr attr = samplingAttr(*event_, *config_);
     attr.inherit = pid >= 0;
+    // Counters join a leader that is not yet counting: a member added to a
+    // running per-cpu group of a clock counts nothing until the group is
+    // scheduled in again, which a cpu's group may never be. Attaching the
+    // program enables the leader (and its inherited copies).
+    attr.disabled = counters_.empty() ? 0 : 1;
     int fd = openPerfEvent(attr, pid, cpu);
     if (fd < 0 && pid >= 0 && errno == ESRCH) return Status::ok();  // the thread exited meanwhile
     if (fd < 0) return libbpfError("cpu samples: perf_event_open on " + what, errno);
     perf_fds_.emplace_back(fd);
+    for (const PerfEventName* counter : counters_) {
+      perf_event_attr counter_attr = eventAttr(*counter);
+      counter_attr.inherit = attr.inherit;
+      int counter_fd = openPerfEvent(counter_attr, pid, cpu, 0, fd);
+      if (counter_fd < 0 && pid >= 0 && errno == ESRCH) return Status::ok();
+      if (counter_fd < 0) {
+        return libbpfError(
+            "cpu samples: counter " + std::string(counter->name) + ": perf_event_open on " + what,
+            errno);
+      }
+      perf_fds_.emplace_back(counter_fd);
+    }
     bpf_link* link = bpf_program__attach_perf_event(skel_->progs.on_cpu_sample, fd);
     if (!link) return libbpfError("cpu samples: attach to " + what, errno);
     links_.emplace_back(link);
@@ -163,7 +234,11 @@ class ProfileSource final : public Source {
                                   .tid = e->header.tid,
                                   .stack_id = stack,
                                   .weight = e->period,
-                                  .goid = e->goid});
+                                  .goid = e->goid,
+                                  .counter0 = e->counters[0],
+                                  .counter1 = e->counters[1],
+                                  .counter2 = e->counters[2],
+                                  .counter3 = e->counters[3]});
     return 0;
   }
 
@@ -194,7 +269,11 @@ class ProfileSource final : public Source {
                           .pid = e.header.pid,
                           .tid = e.header.tid,
                           .stack_id = stack,
-                          .weight = e.period};
+                          .weight = e.period,
+                          .counter0 = e.counters[0],
+                          .counter1 = e.counters[1],
+                          .counter2 = e.counters[2],
+                          .counter3 = e.counters[3]};
     row.user_ip = e.user_ip;
     row.user_sp = e.user_sp;
     row.user_bp = e.user_bp;
@@ -202,7 +281,8 @@ class ProfileSource final : public Source {
   }
 
   const RecordConfig* config_ = nullptr;
-  bool hardware_ = false;
+  const PerfEventName* event_ = nullptr;
+  std::vector<const PerfEventName*> counters_;  // --counters, in the group's order
   SkeletonPtr<profile_bpf> skel_{nullptr, &profile_bpf__destroy};
   std::vector<UniqueFd> perf_fds_;
   std::vector<LinkPtr> links_;         // after perf_fds_: detached before the events close
@@ -215,11 +295,26 @@ class ProfileSource final : public Source {
 
 }  // namespace
 
-std::string sampleEventName(uint32_t frequency_hz) {
-  perf_event_attr attr = samplingAttr(true, frequency_hz);
+std::string sampleEventName(const RecordConfig& config) {
+  return std::string(samplingEvent(config).name);
+}
+
+Status checkSamplingEvents(const RecordConfig& config) {
+  const PerfEventName& event = samplingEvent(config);
+  perf_event_attr attr = samplingAttr(event, config);
   attr.disabled = 1;
-  UniqueFd probe(openPerfEvent(attr, -1, 0));
-  return probe ? "cycles" : "cpu-clock";
+  UniqueFd leader(openPerfEvent(attr, -1, 0));
+  if (!leader) return unopenable("-e", event, errno, "a software event, e.g. -e cpu-clock");
+  for (const std::string& name : config.counters) {
+    INCISE_ASSIGN_OR_RETURN(const PerfEventName* counter, findPerfEvent("--counters", name));
+    perf_event_attr counter_attr = eventAttr(*counter);
+    UniqueFd member(openPerfEvent(counter_attr, -1, 0, 0, leader.get()));
+    if (!member) {
+      return unopenable("--counters", *counter, errno,
+                        "software counters, e.g. --counters page-faults,context-switches");
+    }
+  }
+  return Status::ok();
 }
 
 std::unique_ptr<Source> makeProfileSource() {

@@ -80,6 +80,10 @@ TEST_P(RoundTrip, EveryKindMetadataAndStacks) {
   EXPECT_EQ(r.header().command_line, test_support::testHeader().command_line);
   EXPECT_EQ(r.header().options.lock_probes, test_support::testHeader().options.lock_probes);
   EXPECT_EQ(r.header().options.sample_frequency_hz, 999u);
+  EXPECT_EQ(r.header().options.sample_event, "page-faults");
+  EXPECT_EQ(r.header().options.sample_period, 7u);
+  EXPECT_EQ(r.header().options.counters,
+            (std::vector<std::string>{"context-switches", "cpu-migrations"}));
   EXPECT_EQ(r.endTime(), expected.end_time);
   for (EventKind kind : kAllEventKinds) {
     SCOPED_TRACE(std::string(kindName(kind)));

@@ -67,6 +67,9 @@ inline Header testHeader() {
   h.options.lock_mode = "contended";
   h.options.sched_enabled = true;
   h.options.lock_probes = {"app:lock:unlock"};
+  h.options.sample_event = "page-faults";
+  h.options.sample_period = 7;
+  h.options.counters = {"context-switches", "cpu-migrations"};
   h.recorder_version = "0.1.0";
   h.cpu_count = 2;
   return h;

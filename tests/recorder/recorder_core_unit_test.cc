@@ -451,5 +451,58 @@ TEST(Options, LockProbesAndSizes) {
   EXPECT_EQ(c.lock_mode, LockMode::kAll);
 }
 
+// parseCommandLine on {"incise-record", "-a", words...}: the error's message, or "" when it parses.
+std::string samplingError(std::vector<const char*> words, RecordConfig* config = nullptr) {
+  words.insert(words.begin(), {"incise-record", "-a"});
+  auto parsed = parseCommandLine(static_cast<int>(words.size()), words.data());
+  if (!parsed) return parsed.error().message();
+  if (config) *config = parsed->config;
+  return "";
+}
+
+TEST(Options, SamplingEventsByPerfNames) {
+  RecordConfig c;
+  EXPECT_EQ(samplingError({}, &c), "");
+  EXPECT_EQ(c.sample_event, "");  // cycles with a PMU, else cpu-clock
+  EXPECT_EQ(c.sample_period, 0u);
+  EXPECT_EQ(samplingError({"-e", "faults", "-c", "1"}, &c), "");
+  EXPECT_EQ(c.sample_event, "page-faults");
+  EXPECT_EQ(c.sample_period, 1u);
+  EXPECT_EQ(samplingError({"-e", "cs"}, &c), "");
+  EXPECT_EQ(c.sample_event, "context-switches");
+  EXPECT_EQ(samplingError({"-e", "instructions"}, &c), "");  // whether a PMU counts is for later
+  EXPECT_EQ(c.sample_event, "instructions");
+
+  std::string unknown = samplingError({"-e", "pagefaults"});
+  EXPECT_NE(unknown.find("-e pagefaults: unknown event; software events: cpu-clock, task-clock, "
+                         "page-faults (faults)"),
+            std::string::npos)
+      << unknown;
+  EXPECT_NE(unknown.find("hardware events (need a PMU): cycles (cpu-cycles), instructions"),
+            std::string::npos)
+      << unknown;
+  EXPECT_NE(samplingError({"-c", "0"}).find("-c"), std::string::npos);
+  EXPECT_NE(samplingError({"-c", "1000000000001"}).find("-c"), std::string::npos);
+  EXPECT_NE(samplingError({"-F", "99", "-c", "10"}).find("-c and -F exclude each other"),
+            std::string::npos);
+}
+
+TEST(Options, CountersArePerfNamesOfCountingEvents) {
+  RecordConfig c;
+  EXPECT_EQ(samplingError({"--counters", "faults,cs,cpu-migrations"}, &c), "");
+  EXPECT_EQ(c.counters,
+            (std::vector<std::string>{"page-faults", "context-switches", "cpu-migrations"}));
+  EXPECT_NE(samplingError({"--counters", "page-faults,faults"}).find("page-faults: given twice"),
+            std::string::npos);
+  EXPECT_NE(samplingError({"--counters", "task-clock"}).find("a clock is not counted per sample"),
+            std::string::npos);
+  EXPECT_NE(samplingError({"--counters", "page-faults,"}).find("an empty name"), std::string::npos);
+  EXPECT_NE(samplingError({"--counters", "faults,cs,minor-faults,major-faults,migrations"})
+                .find("5 counters; at most 4"),
+            std::string::npos);
+  EXPECT_NE(samplingError({"--counters", "faults,bogus"}).find("--counters bogus: unknown event"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace incise::recorder

@@ -165,6 +165,21 @@ TEST(CpuShares, FixedWorkRunsExactlyTheRoundsAsked) {
   EXPECT_EQ(run.number("round_steps"), 10000u);
 }
 
+TEST(FaultStory, EachFreshPageIsOneMinorFaultOfItsFunction) {
+  auto run = run_workload(workload("fault_story"),
+                          {"--pages-a", "300", "--pages-b", "100", "--burn-ms", "10"});
+  ASSERT_EQ(run.exit_code, 0) << run.raw_stdout;
+  EXPECT_EQ(run.number("pages.touch_pages_a"), 300u);
+  EXPECT_EQ(run.number("pages.touch_pages_b"), 100u);
+  // Every page faults once; the function's own code or stack may add a fault or two.
+  EXPECT_GE(run.number("minor_faults.touch_pages_a"), 300u);
+  EXPECT_LE(run.number("minor_faults.touch_pages_a"), 303u);
+  EXPECT_GE(run.number("minor_faults.touch_pages_b"), 100u);
+  EXPECT_LE(run.number("minor_faults.touch_pages_b"), 103u);
+  EXPECT_GE(run.number("minor_faults.process"), 400u);
+  EXPECT_EQ(run_workload(workload("fault_story"), {"--pages-a", "99999999"}).exit_code, 2);
+}
+
 TEST(Sleeper, SleepsAtLeastWhatItWasAsked) {
   auto run =
       run_workload(workload("sleeper"), {"--count", "4", "--interval-ms", "20", "--pipe-ms", "60"});

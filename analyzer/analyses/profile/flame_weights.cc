@@ -1,6 +1,7 @@
 #include "analyzer/analyses/profile/flame_weights.h"
 
 #include <algorithm>
+#include <array>
 
 #include "analyzer/analyses/locks/trace_wait_kinds.h"
 #include "analyzer/analyses/sched/block_summaries.h"
@@ -8,21 +9,45 @@
 
 namespace incise::analyzer {
 
-std::string flameUnit(FlameWeighting weighting) {
-  return weighting == FlameWeighting::kOnCpu ? "samples" : "ns";
+std::string flameUnit(const Trace& trace, FlameWeighting weighting) {
+  if (weighting != FlameWeighting::kOnCpu) return "ns";
+  const format::RecordOptions& options = trace.header().options;
+  return format::sampleEventIsClock(options) ? "samples" : options.sample_event;
+}
+
+StackWeights collectOnCpuWeights(Trace& trace, std::vector<StackWeights>* counters) {
+  constexpr size_t kCounterColumns = 4;  // counter0..counter3
+  StackWeights weights;
+  const bool by_period = !format::sampleEventIsClock(trace.header().options);
+  format::ColumnSet columns = {format::CpuSampleColumn::pid, format::CpuSampleColumn::stack_id,
+                               format::CpuSampleColumn::time, format::CpuSampleColumn::weight};
+  size_t slots = 0;
+  if (counters) {
+    slots = std::min(trace.header().options.counters.size(), kCounterColumns);
+    counters->assign(slots, StackWeights());
+    columns = columns | format::ColumnSet{
+                            format::CpuSampleColumn::counter0, format::CpuSampleColumn::counter1,
+                            format::CpuSampleColumn::counter2, format::CpuSampleColumn::counter3};
+  }
+  trace.forEachRow<format::CpuSample>(
+      [&](const format::CpuSample& sample) {
+        const auto pid = static_cast<uint32_t>(sample.pid);
+        weights.add(pid, sample.stack_id, sample.time, by_period ? sample.weight : 1);
+        const std::array<uint64_t, kCounterColumns> counts = {sample.counter0, sample.counter1,
+                                                              sample.counter2, sample.counter3};
+        for (size_t c = 0; c < slots; ++c) {
+          if (counts[c] != 0) (*counters)[c].add(pid, sample.stack_id, sample.time, counts[c]);
+        }
+      },
+      columns);
+  return weights;
 }
 
 StackWeights collectFlameWeights(Trace& trace, FlameWeighting weighting) {
   StackWeights weights;
   switch (weighting) {
     case FlameWeighting::kOnCpu:
-      trace.forEachRow<format::CpuSample>(
-          [&](const format::CpuSample& sample) {
-            weights.add(static_cast<uint32_t>(sample.pid), sample.stack_id, sample.time, 1);
-          },
-          {format::CpuSampleColumn::pid, format::CpuSampleColumn::stack_id,
-           format::CpuSampleColumn::time});
-      break;
+      return collectOnCpuWeights(trace);
     case FlameWeighting::kOffCpu: {
       ThreadStateMachine machine(RecordedThreads::of(trace));
       machine.on_off_cpu = [&](const OffCpuSpan& span) {

@@ -1,7 +1,9 @@
 // What a flame graph weighs: on-CPU samples, blocked off-CPU time, or lock
 // wait time — each summed per (pid, stack) while rows stream by.
 //
-//   on-CPU:  1 per CPU sample, at the sample's stack;
+//   on-CPU:  1 per CPU sample of a clock (cpu-clock, task-clock), at the
+//            sample's stack; for any other sampling event (-e page-faults,
+//            cycles) the sample's period: the events it stands for;
 //   off-CPU: ns from a switch-out with prev_state != 0 (blocked, not
 //            preempted) to the thread's next switch-in (or the end of the
 //            trace), of threads the recorder followed, at the off-CPU
@@ -14,6 +16,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "analyzer/analyses/profile/stack_weights.h"
 #include "analyzer/model/trace.h"
@@ -23,8 +26,14 @@ namespace incise::analyzer {
 
 enum class FlameWeighting { kOnCpu, kOffCpu, kLocks };
 
-std::string flameUnit(FlameWeighting weighting);  // "samples" or "ns"
+// "samples", the sampling event's name ("page-faults": on-CPU weights are
+// events) or "ns".
+std::string flameUnit(const Trace& trace, FlameWeighting weighting);
 StackWeights collectFlameWeights(Trace& trace, FlameWeighting weighting);
+// The on-CPU weights; with `counters`, also each --counters counter's counts
+// per stack (one StackWeights per counter the header names, at most 4), in
+// the same pass over the samples.
+StackWeights collectOnCpuWeights(Trace& trace, std::vector<StackWeights>* counters = nullptr);
 // Named stacks as folded paths (text joined once per distinct path).
 FoldedStacks foldedStacks(const NamedStacks& stacks);
 

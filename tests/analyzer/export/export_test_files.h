@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "tests/analyzer/reports/trace_builder.h"
+
 namespace incise::analyzer {
 
 int runExport(const std::vector<std::string>& args);
@@ -47,6 +49,17 @@ class ExportedFile {
   std::string format_;
   std::string path_;
 };
+
+// A trace of -e page-faults: thread 101 has two samples of touch <- main
+// whose periods are 7 and 2 faults.
+inline Result<std::string> writePageFaultTrace(TraceBuilder& trace) {
+  trace.setSampleEvent("page-faults");
+  trace.thread(101, "worker");
+  uint64_t stack = trace.stack({"touch", "main"});
+  trace.sample(1000, 101, stack, 0, 7);
+  trace.sample(2000, 101, stack, 0, 2);
+  return trace.write();
+}
 
 }  // namespace testing
 }  // namespace incise::analyzer

@@ -176,6 +176,31 @@ TEST_F(PprofExport, GoToolPprofTotalsMatchTheTrace) {
 
 // The first sample lands in a library; pprof must still list the executable
 // first, because readers print the first mapping as the profile's "File:".
+// -e page-faults: the weight type is the event, counted; pprof opens on it.
+TEST(PprofExportEvents, AnEventThatIsNotAClockIsItsOwnSampleType) {
+  TraceBuilder trace;
+  auto path = testing::writePageFaultTrace(trace);
+  ASSERT_TRUE(path) << path.error().message();
+  ExportedFile file("pprof");
+  ASSERT_EQ(file.run(*path), 0);
+  auto unpacked = gzipDecompress(file.contents());
+  ASSERT_TRUE(unpacked) << unpacked.error().message();
+  pb::Profile profile;
+  ASSERT_TRUE(profile.ParseFromString(*unpacked));
+  auto str = [&](int64_t index) { return profile.string_table(static_cast<int>(index)); };
+  ASSERT_EQ(profile.sample_type_size(), 2);
+  EXPECT_EQ(str(profile.sample_type(1).type()), "page-faults");
+  EXPECT_EQ(str(profile.sample_type(1).unit()), "count");
+  EXPECT_EQ(str(profile.default_sample_type()), "page-faults");
+  int64_t samples = 0, faults = 0;
+  for (const auto& s : profile.sample()) {
+    samples += s.value(0);
+    faults += s.value(1);
+  }
+  EXPECT_EQ(samples, 2);
+  EXPECT_EQ(faults, 9);
+}
+
 TEST(PprofExportMappings, ExecutableComesFirstWhateverIsHitFirst) {
   TraceBuilder trace;
   trace.function("main");  // "app" is declared first: the lowest mapping, as in /proc/PID/maps

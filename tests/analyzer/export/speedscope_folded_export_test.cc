@@ -64,6 +64,21 @@ TEST_F(SampleExports, SpeedscopeHasAProfilePerThreadInTimeOrder) {
   EXPECT_EQ(frames.size(), 4u);  // main, leaf_a, mid, leaf_b: shared, not repeated
 }
 
+// -e page-faults: a sample stands for its period's faults, not for time.
+TEST(SpeedscopeEvents, SamplesOfAnEventWeighTheirPeriod) {
+  TraceBuilder t;
+  auto path = testing::writePageFaultTrace(t);
+  ASSERT_TRUE(path) << path.error().message();
+  ExportedFile file("speedscope");
+  ASSERT_EQ(file.run(*path), 0);
+  auto doc = nlohmann::json::parse(file.contents(), nullptr, false);
+  ASSERT_FALSE(doc.is_discarded());
+  const auto& worker = doc["profiles"][0];
+  EXPECT_EQ(worker["unit"], "none");
+  EXPECT_EQ(worker["weights"], nlohmann::json({7, 2}));
+  EXPECT_EQ(worker["endValue"], 9);
+}
+
 // A Go program's samples carry their goroutine as the root frame (the
 // Chrome export's args.goroutine); other samples have none. Two goroutines
 // on one path are two paths, one goroutine on two paths shares its frame.

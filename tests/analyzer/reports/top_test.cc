@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "tests/analyzer/reports/report_runner.h"
 #include "tests/analyzer/reports/trace_builder.h"
 
@@ -144,6 +146,119 @@ TEST(TopLossTest, HeaderWarnsWhenMoreThanOnePercentWasLost) {
             std::string::npos);
   auto text = testing::runReport(runTop, {*path});
   EXPECT_NE(text.output.find("warning: 7.69% of events were lost"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace incise::analyzer
+
+namespace incise::analyzer {
+namespace {
+using testing::runReport;
+using testing::runReportJson;
+using testing::TraceBuilder;
+
+// -e page-faults: each sample weighs its period, the faults it stands for:
+// fault_a 5 + 2, fault_b 3, in 3 samples.
+TEST(TopEventsTest, SamplesOfAnEventThatIsNotAClockWeighTheirPeriod) {
+  TraceBuilder b;
+  b.setSampleEvent("page-faults");
+  uint64_t a = b.stack({"fault_a", "main"});
+  uint64_t fault_b = b.stack({"fault_b", "main"});
+  b.sample(1000, 101, a, 0, 5);
+  b.sample(2000, 101, fault_b, 0, 3);
+  b.sample(3000, 101, a, 0, 2);
+  auto path = b.write();
+  ASSERT_TRUE(path) << path.error().message();
+  nlohmann::json doc = runReportJson(runTop, {*path});
+  EXPECT_EQ(doc["unit"], "page-faults");
+  EXPECT_EQ(doc["samples"], 3);
+  EXPECT_EQ(doc["events"], 10);
+  ASSERT_EQ(doc["rows"][0]["name"], "fault_a");
+  EXPECT_EQ(doc["rows"][0]["self_events"], 7);
+  EXPECT_EQ(doc["rows"][0]["self_percent"], 70.0);
+  EXPECT_EQ(doc["rows"][1]["self_events"], 3);
+  EXPECT_FALSE(doc["rows"][0].contains("self_samples"));
+  auto text = runReport(runTop, {*path});
+  EXPECT_NE(text.output.find("10 page-faults (events, by sample period) in 3 samples"),
+            std::string::npos)
+      << text.output;
+}
+
+// --counters page-faults,context-switches: counts charged to the sample's
+// stack (self at the leaf, total along it).
+class TopCountersTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    b.setCounters({"page-faults", "context-switches"});
+    uint64_t touch = b.stack({"touch", "work", "main"});
+    uint64_t wait = b.stack({"wait", "main"});
+    b.countedSample(1000, 101, touch, {40, 0});
+    b.countedSample(2000, 101, touch, {2, 1});
+    b.countedSample(3000, 101, wait, {0, 7});
+    b.countedSample(4000, 101, wait, {1, 0});
+    auto written = b.write();
+    ASSERT_TRUE(written) << written.error().message();
+    path = *written;
+  }
+  TraceBuilder b;
+  std::string path;
+};
+
+TEST_F(TopCountersTest, CountsPerFunctionSelfAndTotal) {
+  nlohmann::json doc = runReportJson(runTop, {path, "--counters"});
+  ASSERT_FALSE(doc.contains("exit_code")) << doc.dump();
+  EXPECT_EQ(doc["unit"], "samples");
+  EXPECT_EQ(doc["counters"]["page-faults"], 43);
+  EXPECT_EQ(doc["counters"]["context-switches"], 8);
+  std::map<std::string, nlohmann::json> rows;
+  for (const auto& row : doc["rows"]) rows[row["name"]] = row["counters"];
+  EXPECT_EQ(rows["touch"]["page-faults"]["self"], 42);
+  EXPECT_EQ(rows["touch"]["context-switches"]["self"], 1);
+  EXPECT_EQ(rows["wait"]["page-faults"]["self"], 1);
+  EXPECT_EQ(rows["wait"]["context-switches"]["self"], 7);
+  EXPECT_EQ(rows["work"]["page-faults"]["self"], 0);
+  EXPECT_EQ(rows["work"]["page-faults"]["total"], 42);
+  EXPECT_EQ(rows["main"]["page-faults"]["total"], 43);
+  EXPECT_EQ(rows["main"]["context-switches"]["total"], 8);
+  // Without --counters the rows carry none.
+  EXPECT_FALSE(runReportJson(runTop, {path})["rows"][0].contains("counters"));
+}
+
+TEST_F(TopCountersTest, TableHasTwoColumnsPerCounter) {
+  auto result = runReport(runTop, {path, "--counters", "--limit", "1"});
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_NE(result.output.find("counters (charged to the stack of the sample that read them): "
+                               "page-faults 43, context-switches 8\n"),
+            std::string::npos)
+      << result.output;
+  EXPECT_NE(result.output.find("SELF%  TOTAL%  SELF  TOTAL  PAGE-FAULTS SELF  TOTAL  "
+                               "CONTEXT-SWITCHES SELF  TOTAL  FUNCTION\n"),
+            std::string::npos)
+      << result.output;
+}
+
+TEST(TopCountersErrorsTest, ATraceWithoutCountersIsAUsageError) {
+  TraceBuilder b;
+  b.sample(1000, 101, b.stack({"main"}));
+  auto path = b.write();
+  ASSERT_TRUE(path) << path.error().message();
+  ::testing::internal::CaptureStderr();
+  EXPECT_EQ(runTop({*path, "--counters"}), 2);
+  std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("recorded without incise-record --counters"), std::string::npos) << err;
+}
+
+TEST(TopCountersErrorsTest, CounterNamesFromTheTraceAreEscaped) {
+  TraceBuilder b;
+  b.setCounters({"evil\x1b]0;x\x07"});
+  b.setSampleEvent("bad\x1b[31m");
+  b.countedSample(1000, 101, b.stack({"main"}), {3});
+  auto path = b.write();
+  ASSERT_TRUE(path) << path.error().message();
+  auto result = runReport(runTop, {*path, "--counters"});
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_EQ(result.output.find('\x1b'), std::string::npos) << result.output;
+  EXPECT_EQ(result.output.find('\x07'), std::string::npos) << result.output;
 }
 
 }  // namespace

@@ -112,6 +112,14 @@ void TraceBuilder::sample(uint64_t time, uint32_t tid, uint64_t stack, uint32_t 
   samples_.push_back(row);
 }
 
+void TraceBuilder::countedSample(uint64_t time, uint32_t tid, uint64_t stack,
+                                 const std::vector<uint64_t>& counts) {
+  sample(time, tid, stack);
+  format::CpuSample& row = samples_.back();
+  uint64_t* slots[] = {&row.counter0, &row.counter1, &row.counter2, &row.counter3};
+  for (size_t i = 0; i < counts.size() && i < 4; ++i) *slots[i] = counts[i];
+}
+
 void TraceBuilder::sched(uint64_t time, uint32_t cpu, uint32_t prev_tid, uint64_t prev_state,
                          uint32_t next_tid, uint64_t prev_stack) {
   touch(time);
@@ -214,6 +222,8 @@ Result<std::string> TraceBuilder::write() {
   format::Header header = makeHeader(lock_mode_, sched_recorded_);
   header.options.target = target_;
   header.options.contexts = contexts_;
+  header.options.sample_event = sample_event_;
+  header.options.counters = counters_;
   auto writer = format::Writer::create(path_, header, options);
   if (!writer) return writer.error();
   format::Writer& w = **writer;

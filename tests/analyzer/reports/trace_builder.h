@@ -97,6 +97,14 @@ class TraceBuilder {
   void processEvent(uint64_t time, format::ProcessEventType type, uint32_t pid, uint32_t tid,
                     uint64_t peer_pid = 0, uint64_t peer_tid = 0);
 
+  // The header's sampling event ("page-faults"; default cpu-clock), and the
+  // --counters it names (slot i is column counterI of every sample).
+  void setSampleEvent(std::string event) { sample_event_ = std::move(event); }
+  void setCounters(std::vector<std::string> counters) { counters_ = std::move(counters); }
+  // A sample carrying counts of the counters, in slot order (at most 4).
+  void countedSample(uint64_t time, uint32_t tid, uint64_t stack,
+                     const std::vector<uint64_t>& counts);
+
   // Trace end, ns from start; default: the last event time + 1.
   void setEnd(uint64_t time) { end_ = time; }
   // The header's recorded lock mode ("all", "contended"; default "off").
@@ -138,6 +146,8 @@ class TraceBuilder {
   std::vector<format::Lost> lost_;
   std::vector<format::ProcessEvent> process_events_;
   std::vector<format::ContextVariable> contexts_;
+  std::string sample_event_ = "cpu-clock";
+  std::vector<std::string> counters_;
   std::vector<format::ContextChange> context_changes_;
   uint64_t last_time_ = 0;
   uint64_t end_ = 0;
