@@ -53,7 +53,10 @@ inline constexpr uint16_t kFormatMajor = 2;
 //      they read (RecordOptions::contexts); lost rows of sources 8 and 9
 //      (context rows dropped, context reads that failed). Older readers skip
 //      the kind and the field.
-inline constexpr uint16_t kFormatMinor = 8;
+// 2.9: lock_release rows (event kind 12: Go sync.Mutex slow unlocks) and
+//      the lock flag kLockGoSlowPath on Go lockSlow rows. Older readers
+//      skip the kind and ignore the flag.
+inline constexpr uint16_t kFormatMinor = 9;
 
 // --context NAME=[OBJECT:]SYMBOL (format 2.8): a thread-local variable whose
 // value context-change rows carry; its slot is its index in the list.
