@@ -7,8 +7,9 @@
  *                     path's compare-and-swap failed; the wait starts
  *   go_lock_acquired  the RET of lockSlow: the goroutine holds the mutex
  *   go_unlock_slow    sync.(*Mutex).unlockSlow, first instruction: an unlock
- *                     that found waiters; it hands the mutex on (and is
- *                     sent: the end of a hold while others waited)
+ *                     that found waiters; it hands the mutex on
+ *   go_unlock_done    each RET of unlockSlow: the slow unlock is sent (the
+ *                     end of a hold while others waited)
  *   go_sema_wait      the first instruction of the runtime's RWMutex
  *                     semaphore acquire (a reader behind a writer, a writer
  *                     behind readers) or of notifyListWait (Cond.Wait)
@@ -92,6 +93,15 @@ struct {
   __type(key, struct goroutine_key);
   __type(value, struct go_wait);
 } go_waits SEC(".maps");
+
+/* Slow unlocks in progress (unlockSlow's entry, until its RET); a starving
+ * mutex's unlock yields the processor inside, so keyed by goroutine too. */
+struct {
+  __uint(type, BPF_MAP_TYPE_LRU_HASH);
+  __uint(max_entries, 16384);
+  __type(key, struct goroutine_key);
+  __type(value, struct go_wait);
+} go_unlocks SEC(".maps");
 
 /* Semaphore and notify-list waits in progress, apart from lockSlow's (whose
  * own semaphore wait runs inside it on the same goroutine). */
@@ -225,13 +235,29 @@ int go_unlock_slow(struct pt_regs* ctx) {
 
   /* Every unlock while a goroutine sleeps on the mutex comes here (the
    * waiter count keeps the state word from reaching 0), so these are the
-   * ends of the holds others waited for. */
+   * ends of the holds others waited for; sent at the RET, which bounds when
+   * this goroutine can take the mutex again. */
+  struct goroutine_key g = {.tgid = tgid, .g = ctx->r14};
+  struct go_wait unlock = {.request_ns = release.time_ns, .mutex = key.mutex, .goid = release.goid};
+  if (bpf_map_update_elem(&go_unlocks, &g, &unlock, BPF_ANY) != 0) count_drop(LOST_LOCKS);
+  return 0;
+}
+
+SEC("uprobe")
+int go_unlock_done(struct pt_regs* ctx) {
+  __u64 now = bpf_ktime_get_ns();
+  struct goroutine_key g = {.tgid = bpf_get_current_pid_tgid() >> 32, .g = ctx->r14};
+  struct go_wait* found = bpf_map_lookup_elem(&go_unlocks, &g);
+  if (!found) return 0; /* entered before recording started */
+  struct go_wait unlock = *found;
+  bpf_map_delete_elem(&go_unlocks, &g);
   struct go_mutex_unlock_event* e = scratch_event(0);
   if (!e) return 0;
   fill_header(&e->header, EVENT_GO_MUTEX_UNLOCK);
-  e->header.time = release.time_ns;
-  e->mutex = key.mutex;
-  e->goid = release.goid;
+  e->header.time = now;
+  e->release_ns = unlock.request_ns;
+  e->mutex = unlock.mutex;
+  e->goid = unlock.goid;
   walk_go_stack(&e->stack);
   submit_event(
       e, event_size_with_stack(__builtin_offsetof(struct go_mutex_unlock_event, stack), &e->stack),

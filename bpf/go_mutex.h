@@ -73,12 +73,14 @@ struct go_mutex_wait_event {
   struct event_stack stack;
 };
 
-/* A sync.Mutex unlock that took the slow path (unlockSlow): header.time =
- * its entry; stack = the user stack there, Unlock's caller first. */
+/* A sync.Mutex unlock that took the slow path (unlockSlow), sent at its
+ * RET: header.time = the RET; stack = the user stack there, Unlock's caller
+ * first. */
 struct go_mutex_unlock_event {
   struct event_header header;
-  __u64 mutex; /* the *sync.Mutex */
-  __u64 goid;  /* the releasing goroutine; 0 = not known */
+  __u64 release_ns; /* unlockSlow's entry: the mutex is released */
+  __u64 mutex;      /* the *sync.Mutex */
+  __u64 goid;       /* the releasing goroutine; 0 = not known */
   struct event_stack stack;
 };
 

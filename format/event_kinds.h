@@ -196,7 +196,8 @@ enum class Compression : uint8_t {
   C(address, kDeltaVarint, "the lock (the *sync.Mutex)")         \
   C(lock_kind, kVarint, "format::LockKind")                      \
   C(goid, kVarint, "Go: the releasing goroutine; 0 = not known") \
-  C(stack_id, kVarint, "stack at the release; 0 = none")
+  C(stack_id, kVarint, "stack at the release; 0 = none")         \
+  C(return_time, kDeltaVarint, "unlockSlow's return: the releaser is past it, ns")
 
 #define INCISE_EVENT_KINDS(X)                                                        \
   X(kCpuSample, 1, CpuSample, INCISE_CPU_SAMPLE_COLUMNS, "cpu samples with stacks")  \

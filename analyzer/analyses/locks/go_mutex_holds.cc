@@ -42,9 +42,13 @@ void GoMutexHolds::add(const format::LockRelease& row) {
   // held the mutex since: another goroutine's acquisition, or any release.
   const Acquisition* own = nullptr;
   uint64_t previous = m.previous;
+  // The releaser's own unlock ended before it could take the mutex again.
+  if (m.previous != 0 && sameGoroutine(m.previous_goid, m.previous_tid, row) &&
+      m.previous_return <= row.time)
+    previous = std::max(previous, m.previous_return);
   for (const Acquisition& a : m.acquisitions) {
     if (a.time > row.time) continue;  // still waiting: not this hold's
-    if (sameGoroutine(a, row)) {
+    if (sameGoroutine(a.goid, a.tid, row)) {
       if (!own || a.time > own->time) own = &a;
     } else {
       previous = std::max(previous, a.time);
@@ -76,6 +80,9 @@ void GoMutexHolds::add(const format::LockRelease& row) {
   // Acquisitions up to now are spent: a later release is after this one.
   std::erase_if(m.acquisitions, [&](const Acquisition& a) { return a.time <= row.time; });
   m.previous = row.time;
+  m.previous_return = row.return_time;
+  m.previous_goid = row.goid;
+  m.previous_tid = row.tid;
   setFloor(m, row.time);
   if (section_) section_(s);
 }

@@ -23,7 +23,8 @@
 //    on it (kAcquired: exact);
 //  - else at the last of those, when one lies in the episode: G took the
 //    mutex after it without lockSlow (a TryLock), so the hold is at most
-//    that long (kAfterPrevious);
+//    that long (kAfterPrevious); after G's own release, from that
+//    unlockSlow's return, before which G cannot take it again;
 //  - else at the episode's start: G held the mutex, from an acquisition not
 //    seen, when the first waiter came (kEpisodeStart); that is the part of
 //    the hold others waited for.
@@ -83,12 +84,15 @@ class GoMutexHolds {
   struct Mutex {
     uint64_t episode_start = 0;
     uint64_t episode_end = 0;
-    uint64_t previous = 0;  // the last release or other acquisition in the episode; 0 = none
-    uint64_t floor = 0;     // its entry in floors_
+    uint64_t previous = 0;         // the last release in the episode; 0 = none
+    uint64_t previous_return = 0;  // its unlockSlow's return
+    uint64_t previous_goid = 0;    // and who released
+    uint64_t previous_tid = 0;
+    uint64_t floor = 0;                     // its entry in floors_
     std::vector<Acquisition> acquisitions;  // returns not yet followed by a release
   };
-  bool sameGoroutine(const Acquisition& a, const format::LockRelease& r) const {
-    return a.goid != 0 && r.goid != 0 ? a.goid == r.goid : a.tid == r.tid;
+  static bool sameGoroutine(uint64_t goid_a, uint64_t tid_a, const format::LockRelease& r) {
+    return goid_a != 0 && r.goid != 0 ? goid_a == r.goid : tid_a == r.tid;
   }
   void setFloor(Mutex& m, uint64_t floor);
   void close(std::map<LockId, Mutex>::iterator it);

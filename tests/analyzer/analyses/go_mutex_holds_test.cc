@@ -34,14 +34,16 @@ Row lockSlow(uint64_t goid, uint64_t tid, uint64_t entry, uint64_t acquired) {
       .goid = goid};
 }
 
-Row unlockSlow(uint64_t goid, uint64_t tid, uint64_t time) {
+// A slow unlock entered at `time`, returned at `returned` (default: then).
+Row unlockSlow(uint64_t goid, uint64_t tid, uint64_t time, uint64_t returned = 0) {
   return format::LockRelease{.time = time,
                              .pid = kPid,
                              .tid = tid,
                              .address = kMutex,
                              .lock_kind = static_cast<uint64_t>(format::LockKind::kMutex),
                              .goid = goid,
-                             .stack_id = kReleaseStack};
+                             .stack_id = kReleaseStack,
+                             .return_time = returned != 0 ? returned : time};
 }
 
 uint64_t timeOf(const Row& row) {
@@ -111,16 +113,23 @@ TEST(GoMutexHolds, AContendedLockBeforeTheEpisodeDoesNotStartTheHold) {
 }
 
 TEST(GoMutexHolds, ATryLockInsideTheEpisodeCountsFromThePreviousRelease) {
-  // 2 sleeps [100, 600]; 1 unlocks at 200, takes the mutex back by TryLock
-  // before 2 runs, and unlocks again at 400.
-  Holds h = holdsOf({lockSlow(2, 11, 100, 600), unlockSlow(1, 10, 200), unlockSlow(1, 10, 400)});
-  ASSERT_EQ(h.sections.size(), 2u);
+  // 2 sleeps [100, 900]; 1 unlocks at 200 (unlockSlow returns at 230),
+  // takes the mutex back by TryLock before 2 runs, and unlocks again at 400;
+  // 3 takes it by TryLock while 1 is still in that unlockSlow, and unlocks
+  // at 700.
+  Holds h = holdsOf({lockSlow(2, 11, 100, 900), unlockSlow(1, 10, 200, 230),
+                     unlockSlow(1, 10, 400, 450), unlockSlow(3, 12, 700)});
+  ASSERT_EQ(h.sections.size(), 3u);
   EXPECT_EQ(h.sections[0].start, 100u);
   EXPECT_EQ(h.sections[0].start_from, HoldStart::kEpisodeStart);
-  EXPECT_EQ(h.sections[1].start, 200u);
+  // 1 could not take it again before its own unlock returned.
+  EXPECT_EQ(h.sections[1].start, 230u);
   EXPECT_EQ(h.sections[1].end, 400u);
   EXPECT_EQ(h.sections[1].start_from, HoldStart::kAfterPrevious);
-  EXPECT_EQ(h.counts.go_holds.after_previous, 1u);
+  // Another goroutine could, once the unlock began.
+  EXPECT_EQ(h.sections[2].start, 400u);
+  EXPECT_EQ(h.sections[2].start_from, HoldStart::kAfterPrevious);
+  EXPECT_EQ(h.counts.go_holds.after_previous, 2u);
 }
 
 TEST(GoMutexHolds, AnotherGoroutinesAcquisitionInBetweenEndsTheExactStart) {
