@@ -109,13 +109,6 @@ std::string goHoldsText(const LockGroupStats& g) {
   return text;
 }
 
-nlohmann::json goHoldsJson(const GoHoldCounts& h) {
-  return {{"holds", h.holds()},
-          {"exact", h.acquired},
-          {"after_previous", h.after_previous},
-          {"episode_start", h.episode_start}};
-}
-
 void printDetails(const std::vector<LockGroupStats>& groups, const LockNames& names,
                   LockGrouping by, std::ostream& out) {
   for (const LockGroupStats& g : groups) {
@@ -217,6 +210,7 @@ int reportLocks(Trace& trace, const ReportOutput& output, const LocksOptions& op
     out << noLockWaitsSentence() << "\n";
   } else {
     out << lockModeSentence(counts.mode) << "\n";
+    if (std::string go = goHoldsSentence(counts.go_holds); !go.empty()) out << go << "\n";
   }
   if (!groups.empty()) {
     out << "\n";
