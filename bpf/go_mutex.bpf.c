@@ -8,6 +8,8 @@
  *   go_lock_acquired  the RET of lockSlow: the goroutine holds the mutex
  *   go_unlock_slow    sync.(*Mutex).unlockSlow, first instruction: an unlock
  *                     that found waiters; it hands the mutex on
+ *   go_unlock_done    each RET of unlockSlow: the slow unlock is sent (the
+ *                     end of a hold while others waited)
  *   go_sema_wait      the first instruction of the runtime's RWMutex
  *                     semaphore acquire (a reader behind a writer, a writer
  *                     behind readers) or of notifyListWait (Cond.Wait)
@@ -29,8 +31,9 @@
  * One go_mutex_wait_event (bpf/go_mutex.h) per contended acquisition:
  * request = entry, acquired = the RET, releaser = the thread (and
  * goroutine) that last ran unlockSlow on that mutex since the wait began
- * (the holder that handed it on). Goroutine ids are read from the g at the
- * offset the attach cookie gives (the binary's runtime.g layout).
+ * (the holder that handed it on). One go_mutex_unlock_event per slow
+ * unlock. Goroutine ids are read from the g at the offset the attach
+ * cookie gives (the binary's runtime.g layout).
  */
 #include "vmlinux.h"
 
@@ -91,6 +94,15 @@ struct {
   __type(value, struct go_wait);
 } go_waits SEC(".maps");
 
+/* Slow unlocks in progress (unlockSlow's entry, until its RET); a starving
+ * mutex's unlock yields the processor inside, so keyed by goroutine too. */
+struct {
+  __uint(type, BPF_MAP_TYPE_LRU_HASH);
+  __uint(max_entries, 16384);
+  __type(key, struct goroutine_key);
+  __type(value, struct go_wait);
+} go_unlocks SEC(".maps");
+
 /* Semaphore and notify-list waits in progress, apart from lockSlow's (whose
  * own semaphore wait runs inside it on the same goroutine). */
 struct {
@@ -135,6 +147,22 @@ static __always_inline const struct go_wait_site* site_of(struct pt_regs* ctx) {
   return bpf_map_lookup_elem(&go_sites, &index);
 }
 
+/* The user stack at a probed function's first instruction or at its RET
+ * (the frame is gone there: the caller's return address is at sp and rbp is
+ * the caller's frame, as at the first instruction). Go keeps frame
+ * pointers, so the walk is frame pointers only. */
+static __always_inline void walk_go_stack(struct event_stack* stack) {
+  struct pt_regs* regs = NULL;
+  __u64 ip;
+  struct pending_returns pending;
+  bool at_entry;
+  stack->user_count = 0;
+  if (user_walk_setup(&regs, &ip, &pending, &at_entry) == USER_WALK_OURS && regs)
+    stack->user_count = fp_walk(regs, pending, true, stack->frames);
+  stack->kernel_count = 0;
+  stack->reserved = 0;
+}
+
 /* Sends the wait of (tgid, the current g) that ends now at a RET, with the
  * releaser that last named `word` at or after `released_after`. */
 static __always_inline void submit_wait(__u64 now, __u32 tgid, __u64 request_ns, __u64 word,
@@ -160,18 +188,7 @@ static __always_inline void submit_wait(__u64 now, __u32 tgid, __u64 request_ns,
     e->releaser_goid = last->goid;
   }
 
-  /* At the RET the frame is gone: the caller's return address is at sp and
-   * rbp is the caller's frame, as at a function's first instruction. Go
-   * keeps frame pointers, so the walk is frame pointers only. */
-  struct pt_regs* regs = NULL;
-  __u64 ip;
-  struct pending_returns pending;
-  bool at_entry;
-  e->stack.user_count = 0;
-  if (user_walk_setup(&regs, &ip, &pending, &at_entry) == USER_WALK_OURS && regs)
-    e->stack.user_count = fp_walk(regs, pending, true, e->stack.frames);
-  e->stack.kernel_count = 0;
-  e->stack.reserved = 0;
+  walk_go_stack(&e->stack);
   submit_event(
       e, event_size_with_stack(__builtin_offsetof(struct go_mutex_wait_event, stack), &e->stack),
       LOST_LOCKS);
@@ -215,6 +232,36 @@ int go_unlock_slow(struct pt_regs* ctx) {
   struct go_release release = {
       .time_ns = bpf_ktime_get_ns(), .goid = current_goid(ctx), .tid = (__u32)id};
   bpf_map_update_elem(&go_releases, &key, &release, BPF_ANY);
+
+  /* Every unlock while a goroutine sleeps on the mutex comes here (the
+   * waiter count keeps the state word from reaching 0), so these are the
+   * ends of the holds others waited for; sent at the RET, which bounds when
+   * this goroutine can take the mutex again. */
+  struct goroutine_key g = {.tgid = tgid, .g = ctx->r14};
+  struct go_wait unlock = {.request_ns = release.time_ns, .mutex = key.mutex, .goid = release.goid};
+  if (bpf_map_update_elem(&go_unlocks, &g, &unlock, BPF_ANY) != 0) count_drop(LOST_LOCKS);
+  return 0;
+}
+
+SEC("uprobe")
+int go_unlock_done(struct pt_regs* ctx) {
+  __u64 now = bpf_ktime_get_ns();
+  struct goroutine_key g = {.tgid = bpf_get_current_pid_tgid() >> 32, .g = ctx->r14};
+  struct go_wait* found = bpf_map_lookup_elem(&go_unlocks, &g);
+  if (!found) return 0; /* entered before recording started */
+  struct go_wait unlock = *found;
+  bpf_map_delete_elem(&go_unlocks, &g);
+  struct go_mutex_unlock_event* e = scratch_event(0);
+  if (!e) return 0;
+  fill_header(&e->header, EVENT_GO_MUTEX_UNLOCK);
+  e->header.time = now;
+  e->release_ns = unlock.request_ns;
+  e->mutex = unlock.mutex;
+  e->goid = unlock.goid;
+  walk_go_stack(&e->stack);
+  submit_event(
+      e, event_size_with_stack(__builtin_offsetof(struct go_mutex_unlock_event, stack), &e->stack),
+      LOST_LOCKS);
   return 0;
 }
 

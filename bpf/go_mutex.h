@@ -11,7 +11,8 @@
  *   opts.bpf_cookie = goid_offset;
  *   opts.bpf_cookie = GO_WAIT_COOKIE(index, GO_WAIT_READ);
  *   bpf_map_update_elem(go_sites_fd, &index, &site, BPF_ANY);
- *   // ring buffer: EVENT_GO_MUTEX_WAIT carries a struct go_mutex_wait_event
+ *   // ring buffer: EVENT_GO_MUTEX_WAIT carries a struct go_mutex_wait_event,
+ *   // EVENT_GO_MUTEX_UNLOCK a struct go_mutex_unlock_event
  */
 #ifndef INCISE_BPF_GO_MUTEX_H
 #define INCISE_BPF_GO_MUTEX_H
@@ -21,6 +22,7 @@
 /* Only the Go mutex ring carries it. */
 enum go_mutex_event_type {
   EVENT_GO_MUTEX_WAIT = 20,
+  EVENT_GO_MUTEX_UNLOCK = 21,
 };
 
 /* An attach cookie saying that the binary's goid offset is not known. */
@@ -68,6 +70,17 @@ struct go_mutex_wait_event {
   __u64 releaser_goid; /* the goroutine of the last slow unlock since the entry; 0 = none */
   __u32 releaser_tid;  /* its thread (a Cond: the signaller's) */
   __u32 lock_kind;     /* LOCK_KIND_MUTEX, _RWLOCK_READ, _RWLOCK_WRITE, _CONDVAR */
+  struct event_stack stack;
+};
+
+/* A sync.Mutex unlock that took the slow path (unlockSlow), sent at its
+ * RET: header.time = the RET; stack = the user stack there, Unlock's caller
+ * first. */
+struct go_mutex_unlock_event {
+  struct event_header header;
+  __u64 release_ns; /* unlockSlow's entry: the mutex is released */
+  __u64 mutex;      /* the *sync.Mutex */
+  __u64 goid;       /* the releasing goroutine; 0 = not known */
   struct event_stack stack;
 };
 

@@ -195,6 +195,21 @@ enum class Compression : uint8_t {
   C(value, kDeltaVarint, "the value read")                                        \
   C(since, kDeltaVarint, "the last read that saw the previous value; 0 = none, ns")
 
+// Format 2.9: a release seen without its acquisition: a Go program's
+// sync.Mutex unlock that took the slow path (unlockSlow: some goroutine
+// waited or spun). The lock rows of its lockSlow calls carry
+// kLockGoSlowPath; together they give the holds while others waited
+// (analyzer/analyses/locks/go_mutex_holds.h).
+#define INCISE_LOCK_RELEASE_COLUMNS(C)                           \
+  C(time, kDeltaVarint, "the release: unlockSlow's entry, ns")   \
+  C(pid, kVarint, "process")                                     \
+  C(tid, kVarint, "releasing thread")                            \
+  C(address, kDeltaVarint, "the lock (the *sync.Mutex)")         \
+  C(lock_kind, kVarint, "format::LockKind")                      \
+  C(goid, kVarint, "Go: the releasing goroutine; 0 = not known") \
+  C(stack_id, kVarint, "stack at the release; 0 = none")         \
+  C(return_time, kDeltaVarint, "unlockSlow's return: the releaser is past it, ns")
+
 #define INCISE_EVENT_KINDS(X)                                                        \
   X(kCpuSample, 1, CpuSample, INCISE_CPU_SAMPLE_COLUMNS, "cpu samples with stacks")  \
   X(kSchedSwitch, 2, SchedSwitch, INCISE_SCHED_SWITCH_COLUMNS, "scheduler switches") \
@@ -209,7 +224,9 @@ enum class Compression : uint8_t {
   X(kBlockSummary, 10, BlockSummary, INCISE_BLOCK_SUMMARY_COLUMNS,                   \
     "short off-CPU intervals counted, not written (--sched-min-block)")              \
   X(kContextChange, 11, ContextChange, INCISE_CONTEXT_CHANGE_COLUMNS,                \
-    "context values as they change (--context)")
+    "context values as they change (--context)")                                     \
+  X(kLockRelease, 12, LockRelease, INCISE_LOCK_RELEASE_COLUMNS,                      \
+    "lock releases seen without their acquisition (Go slow unlocks)")
 
 enum class EventKind : uint8_t {
 #define INCISE_X(enumerator, id, ...) enumerator = id,
@@ -217,7 +234,7 @@ enum class EventKind : uint8_t {
 #undef INCISE_X
 };
 
-inline constexpr std::array<EventKind, 11> kAllEventKinds = {
+inline constexpr std::array<EventKind, 12> kAllEventKinds = {
 #define INCISE_X(enumerator, ...) EventKind::enumerator,
     INCISE_EVENT_KINDS(INCISE_X)
 #undef INCISE_X
@@ -305,6 +322,9 @@ enum LockFlags : uint64_t {
   // Format 2.2: the wait had not ended when recording stopped; acquired_time
   // is the end of the recording.
   kLockWaitUnfinished = 1u << 6,
+  // Format 2.9: a Go sync.Mutex lockSlow (an acquisition that found the
+  // mutex taken); the mutex's slow unlocks are lock_release rows.
+  kLockGoSlowPath = 1u << 7,
 };
 
 // What the memory at a futex wait's address looked like (the `object`

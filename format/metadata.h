@@ -61,6 +61,9 @@ inline constexpr uint16_t kFormatMajor = 2;
 //      tids, a wait's end against its start; event_kinds.h baseColumn): a
 //      2.8 reader stops at such a column ("unknown encoding 7"); this reader
 //      reads every older file unchanged.
+//      Also lock_release rows (event kind 12: Go sync.Mutex slow unlocks) and
+//      the lock flag kLockGoSlowPath on Go lockSlow rows. Older readers
+//      skip the kind and ignore the flag.
 inline constexpr uint16_t kFormatMinor = 9;
 
 // --context NAME=[OBJECT:]SYMBOL (format 2.8): a thread-local variable whose

@@ -148,6 +148,10 @@ format::ColumnSet filterColumns(format::EventKind kind) {
       using C = format::ContextChangeColumn;
       return {C::time, C::pid, C::tid};
     }
+    case EventKind::kLockRelease: {
+      using C = format::LockReleaseColumn;
+      return {C::time, C::pid, C::tid};
+    }
   }
   return format::ColumnSet::all();
 }
@@ -265,6 +269,11 @@ bool Trace::passes(const format::ContextChange& row) const {
   // A value holds from its row on: one read before the window still names
   // the thread's context inside it, so the window does not apply.
   return passesThread(row.pid, row.tid, row.time);
+}
+
+bool Trace::passes(const format::LockRelease& row) const {
+  return row.time >= window_.start && row.time <= window_.end &&
+         passesThread(row.pid, row.tid, row.time);
 }
 
 void Trace::forEachCounter(const CounterVisit& visit) {

@@ -44,6 +44,8 @@ int reportCorrelate(Trace& trace, const ReportOutput& output, const CorrelateOpt
     doc["lock_mode"] = lockModeName(correlation.counts.mode);
     doc["recorded_lock_mode"] = trace.header().options.lock_mode;
     doc["inferred_sections"] = correlation.counts.inferred_sections;
+    doc["go_holds"] = goHoldsJson(correlation.counts.go_holds);
+    doc["go_unplaced_releases"] = correlation.counts.go_holds.unplaced_releases;
     doc["slow_calls"] = slowCallsJson(trace, slow_calls);
     writeJson(output.out(), doc);
     return 0;

@@ -295,7 +295,10 @@ void CorrelateStory::print(std::ostream& out, size_t limit) const {
   if (correlation_.counts.mode == LockRecordingMode::kNone && correlation_.unblamed.count > 0) {
     out << noLockWaitsSentence() << "\n\n";
   } else {
-    out << lockModeSentence(correlation_.counts.mode) << "\n\n";
+    out << lockModeSentence(correlation_.counts.mode) << "\n";
+    if (std::string go = goHoldsSentence(correlation_.counts.go_holds); !go.empty())
+      out << go << "\n";
+    out << "\n";
   }
   out << "Findings, by the waiting each explains\n";
   if (findings.empty()) out << "  none\n";

@@ -27,6 +27,20 @@ std::string lockModeSentence(LockRecordingMode mode) {
   return "no lock events in this trace (or none pass the filters): record with --locks.";
 }
 
+std::string goHoldsSentence(const GoHoldCounts& holds) {
+  if (holds.holds() == 0) return "";
+  return "Go mutexes: their holds are those while goroutines waited, from the slow unlocks; a "
+         "hold nobody waited for is not seen, and one whose Lock was not seen counts from the "
+         "first waiter's arrival or the previous release.";
+}
+
+nlohmann::json goHoldsJson(const GoHoldCounts& holds) {
+  return {{"holds", holds.holds()},
+          {"exact", holds.acquired},
+          {"after_previous", holds.after_previous},
+          {"episode_start", holds.episode_start}};
+}
+
 nlohmann::json distributionJson(const Distribution& d) {
   return {{"count", d.count}, {"total", d.total}, {"p50", d.p50},
           {"p90", d.p90},     {"p99", d.p99},     {"max", d.max}};

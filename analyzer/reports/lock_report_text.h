@@ -24,6 +24,10 @@ class Trace;
 
 // What the recording mode means for the figures, one sentence.
 std::string lockModeSentence(LockRecordingMode mode);
+// What a trace's Go mutex holds are (go_mutex_holds.h); "" when it has none.
+std::string goHoldsSentence(const GoHoldCounts& holds);
+// {"holds", "exact", "after_previous", "episode_start"}: Go mutex holds by where they start.
+nlohmann::json goHoldsJson(const GoHoldCounts& holds);
 nlohmann::json distributionJson(const Distribution& d);
 
 // "running 8, runnable 2, sleeping 1" (states with no waits left out); "" when none.

@@ -88,11 +88,25 @@ void printDistributions(const std::vector<LockGroupStats>& groups, const LockNam
          contended_only ? "-" : formatPercent(percentOf(g.contended, g.acquisitions)),
          formatDurationNs(g.wait.total), formatDurationNs(g.wait.p50), formatDurationNs(g.wait.p99),
          formatDurationNs(g.wait.max),
-         formatDurationNs(g.hold.total) + (g.hold_inferred ? "*" : ""),
+         formatDurationNs(g.hold.total) + (g.hold_inferred ? "*" : "") +
+             (g.hold_source == HoldSource::kBounded ? "+" : ""),
          formatDurationNs(g.hold.p50), formatDurationNs(g.hold.p90), formatDurationNs(g.hold.p99),
          formatDurationNs(g.hold.max)});
   }
   table.render(out);
+}
+
+// Where a Go mutex's holds while others waited start, and its holder goroutine.
+std::string goHoldsText(const LockGroupStats& g) {
+  const GoHoldCounts& h = g.go_holds;
+  std::string text = "held while goroutines waited: " + formatCount(h.holds()) + " holds, " +
+                     formatCount(h.acquired) + " from a contended Lock";
+  if (h.after_previous > 0)
+    text += ", " + formatCount(h.after_previous) + " from the previous release (taken unseen)";
+  if (h.episode_start > 0)
+    text += ", " + formatCount(h.episode_start) + " from the first waiter's arrival";
+  if (g.holder_goid != 0) text += "; longest by goroutine " + std::to_string(g.holder_goid);
+  return text;
 }
 
 void printDetails(const std::vector<LockGroupStats>& groups, const LockNames& names,
@@ -110,6 +124,7 @@ void printDetails(const std::vector<LockGroupStats>& groups, const LockNames& na
     out << "  top waiters: " << threadsText(g.top_waiters, names, {"wait", "waits"}) << "\n";
     out << "  top holders: " << threadsText(g.top_holders, names, {"hold", "holds"})
         << (g.hold_inferred ? " (inferred)" : "") << "\n";
+    if (g.go_holds.holds() > 0) out << "  " << goHoldsText(g) << "\n";
     std::vector<std::string> blamed = names.namedText(g.blamed, {"wait", "waits"});
     for (size_t i = 0; i < blamed.size(); ++i)
       out << (i == 0 ? "  held while others waited: " : "                             ")
@@ -138,6 +153,8 @@ nlohmann::json groupsJson(const std::vector<LockGroupStats>& groups, const LockN
         {"lock_kind", kindText(g)},
         {"hold_source", std::string(holdSourceName(g.hold_source))},
         {"holder_tid", g.holder_tid},
+        {"holder_goid", g.holder_goid},
+        {"go_holds", goHoldsJson(g.go_holds)},
         {"held_while_others_waited", names.namedJson(g.blamed)},
         {"holder_states", holderStatesJson(g.holder_states)},
         {"acquisitions", g.acquisitions},
@@ -178,6 +195,7 @@ int reportLocks(Trace& trace, const ReportOutput& output, const LocksOptions& op
         {"unreleased", counts.unreleased},
         {"malformed_rows", counts.malformed},
         {"inferred_sections", counts.inferred_sections},
+        {"go_unplaced_releases", counts.go_holds.unplaced_releases},
         {"groups", groupsJson(groups, names, contended_only)},
         {"semaphores", waitGroupsJson(stats.semaphores, names)},
         {"other_waits", waitKindsJson(stats.other_waits)},
@@ -192,6 +210,7 @@ int reportLocks(Trace& trace, const ReportOutput& output, const LocksOptions& op
     out << noLockWaitsSentence() << "\n";
   } else {
     out << lockModeSentence(counts.mode) << "\n";
+    if (std::string go = goHoldsSentence(counts.go_holds); !go.empty()) out << go << "\n";
   }
   if (!groups.empty()) {
     out << "\n";
@@ -200,6 +219,9 @@ int reportLocks(Trace& trace, const ReportOutput& output, const LocksOptions& op
       out << "(" << total_groups - groups.size() << " more; --limit 0 shows all)\n";
     }
     if (counts.inferred_sections > 0) out << "* hold times inferred from wakes\n";
+    if (counts.go_holds.holds() > counts.go_holds.acquired)
+      out << "+ Go holds while others waited; one whose Lock was not seen counts from the first "
+             "waiter's arrival or the previous release\n";
     printDetails(groups, names, by, out);
   }
   std::vector<WaitGroupStats>& semaphores = stats.semaphores;

@@ -184,12 +184,16 @@ Result<std::optional<GoMutexProbes>> findGoMutexProbes(const std::string& binary
   if (!lock_slow) return std::optional<GoMutexProbes>();
   Result<GoFunctionProbe> lock = goFunctionProbe(binary, object, *lock_slow, kWhat);
   if (!lock) return lock.error();
-  Result<uint64_t> unlock = functionFileOffset(object, kGoUnlockSlow, kWhat);
+  const format::Symbol* unlock_slow = findSymbol(object, kGoUnlockSlow);
+  if (!unlock_slow) return Error(std::string(kWhat) + ": no '" + kGoUnlockSlow + "' in " + binary);
+  Result<GoFunctionProbe> unlock = goFunctionProbe(binary, object, *unlock_slow, kWhat);
   if (!unlock) return unlock.error();
-  return std::optional<GoMutexProbes>(GoMutexProbes{.binary = binary,
-                                                    .lock_slow = lock->entry,
-                                                    .lock_slow_returns = std::move(lock->returns),
-                                                    .unlock_slow = *unlock});
+  return std::optional<GoMutexProbes>(
+      GoMutexProbes{.binary = binary,
+                    .lock_slow = lock->entry,
+                    .lock_slow_returns = std::move(lock->returns),
+                    .unlock_slow = unlock->entry,
+                    .unlock_slow_returns = std::move(unlock->returns)});
 }
 
 Result<std::optional<GoMutexProbes>> findGoMutexProbes(const std::string& binary) {

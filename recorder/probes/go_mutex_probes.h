@@ -1,15 +1,16 @@
 // Where to put the uprobes that see a Go binary's sync.Mutex contention
-// (bpf/go_mutex.bpf.c): the first instruction of sync.(*Mutex).lockSlow and
-// of sync.(*Mutex).unlockSlow, and every RET of lockSlow, as file offsets.
+// (bpf/go_mutex.bpf.c): the first instruction and every RET of
+// sync.(*Mutex).lockSlow and of sync.(*Mutex).unlockSlow, as file offsets.
 //
 //   Result<std::optional<GoMutexProbes>> probes = findGoMutexProbes("/srv/bin/server");
 //   if (!probes) ...;               // a Go binary whose lockSlow cannot be probed
 //   if (!*probes) ...;              // no sync.Mutex in it (not Go, or never used)
 //   attach go_lock_slow at probes->lock_slow, go_lock_acquired at each of
-//   probes->lock_slow_returns, go_unlock_slow at probes->unlock_slow
+//   probes->lock_slow_returns, go_unlock_slow at probes->unlock_slow,
+//   go_unlock_done at each of probes->unlock_slow_returns
 //
 // A uretprobe cannot be used (the runtime copies goroutine stacks, return
-// addresses included), so the returns are found in lockSlow's code. The Go
+// addresses included), so the returns are found in the functions' code. The Go
 // compiler (amd64, register ABI) builds a frame the same way in every
 // function: a stack check against the goroutine's stack guard through R14,
 // `sub $N,%rsp`, and at each return `mov N-8(%rsp),%rbp; add $N,%rsp; ret`
@@ -37,6 +38,7 @@ struct GoMutexProbes {
   uint64_t lock_slow = 0;                   // file offsets
   std::vector<uint64_t> lock_slow_returns;  // each RET in lockSlow
   uint64_t unlock_slow = 0;
+  std::vector<uint64_t> unlock_slow_returns;  // each RET in unlockSlow
 };
 
 // nullopt for a binary without lockSlow (not a Go program that uses

@@ -215,6 +215,10 @@ class GoMutexSource final : public Source {
       }
       INCISE_RETURN_IF_ERROR(
           attach_one(skel_->progs.go_unlock_slow, goid, mutex.unlock_slow, kGoUnlockSlow));
+      for (uint64_t ret : mutex.unlock_slow_returns) {
+        INCISE_RETURN_IF_ERROR(attach_one(skel_->progs.go_unlock_done, goid, ret,
+                                          std::string(kGoUnlockSlow) + " return"));
+      }
     }
     if (!probed.waits) return Status::ok();
     for (const GoWaitFunction& wait : probed.waits->waits) {
@@ -238,7 +242,8 @@ class GoMutexSource final : public Source {
   Status handProgramsToAttacher() {
     for (bpf_program* program :
          {skel_->progs.go_lock_slow, skel_->progs.go_lock_acquired, skel_->progs.go_unlock_slow,
-          skel_->progs.go_sema_wait, skel_->progs.go_sema_woken, skel_->progs.go_sema_wake}) {
+          skel_->progs.go_unlock_done, skel_->progs.go_sema_wait, skel_->progs.go_sema_woken,
+          skel_->progs.go_sema_wake}) {
       Result<uint32_t> id = attacher_->addProgram(bpf_program__fd(program));
       if (!id) return id.error().context("go mutex");
       program_ids_.emplace_back(program, *id);
@@ -356,6 +361,10 @@ class GoMutexSource final : public Source {
 
   void decode(const void* data, size_t size) {
     if (size < sizeof(event_header)) return;
+    if (static_cast<const event_header*>(data)->type == EVENT_GO_MUTEX_UNLOCK) {
+      decodeUnlock(*static_cast<const go_mutex_unlock_event*>(data), size);
+      return;
+    }
     const auto* e = static_cast<const go_mutex_wait_event*>(data);
     if (e->header.type != EVENT_GO_MUTEX_WAIT || stackEventSize(*e, size) == 0) return;
     sink_->processes().noteThread(e->header.pid, e->header.tid, e->header.time);
@@ -368,11 +377,28 @@ class GoMutexSource final : public Source {
         .tid = e->header.tid,
         .address = e->mutex,
         .lock_kind = e->lock_kind,
-        .flags = LOCK_FLAG_CONTENDED | LOCK_FLAG_CONTENDED_ONLY,
+        // lockSlow's rows: the holds come from them and the slow unlocks.
+        .flags = LOCK_FLAG_CONTENDED | LOCK_FLAG_CONTENDED_ONLY |
+                 (e->lock_kind == LOCK_KIND_MUTEX ? uint64_t{format::kLockGoSlowPath} : 0),
         .stack_id = sink_->internStack(e->header.pid, e->stack),
         .releaser_tid = e->releaser_tid,
         .goid = e->goid,
         .releaser_goid = e->releaser_goid,
+    });
+  }
+
+  void decodeUnlock(const go_mutex_unlock_event& e, size_t size) {
+    if (stackEventSize(e, size) == 0) return;
+    sink_->processes().noteThread(e.header.pid, e.header.tid, e.header.time);
+    sink_->append(format::LockRelease{
+        .time = e.release_ns,
+        .pid = e.header.pid,
+        .tid = e.header.tid,
+        .address = e.mutex,
+        .lock_kind = static_cast<uint64_t>(format::LockKind::kMutex),
+        .goid = e.goid,
+        .stack_id = sink_->internStack(e.header.pid, e.stack),
+        .return_time = e.header.time,
     });
   }
 

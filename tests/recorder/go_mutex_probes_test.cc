@@ -96,7 +96,7 @@ TEST(GoMutexProbes, ABinaryWithoutSyncMutexIsNotAnError) {
   EXPECT_FALSE(probes->has_value());
 }
 
-TEST(GoMutexProbes, TheGoWorkloadsLockSlowHasItsReturnsFound) {
+TEST(GoMutexProbes, TheGoWorkloadsLockSlowAndUnlockSlowHaveTheirReturnsFound) {
   const std::string binary = INCISE_WORKLOADS_DIR "/go_mutex";
   if (!std::filesystem::exists(binary)) GTEST_SKIP() << binary << " not built (no Go toolchain)";
   Result<std::optional<GoMutexProbes>> probes = findGoMutexProbes(binary);
@@ -105,12 +105,16 @@ TEST(GoMutexProbes, TheGoWorkloadsLockSlowHasItsReturnsFound) {
   const GoMutexProbes& found = **probes;
   EXPECT_NE(found.lock_slow, found.unlock_slow);
   ASSERT_FALSE(found.lock_slow_returns.empty());
+  ASSERT_FALSE(found.unlock_slow_returns.empty());
   FILE* file = std::fopen(binary.c_str(), "rb");
   ASSERT_NE(file, nullptr);
-  for (uint64_t ret : found.lock_slow_returns) {
-    EXPECT_GT(ret, found.lock_slow);
-    ASSERT_EQ(std::fseek(file, static_cast<long>(ret), SEEK_SET), 0);
-    EXPECT_EQ(std::fgetc(file), 0xc3) << "no RET at file offset " << ret;
+  for (auto [entry, returns] : {std::pair{found.lock_slow, &found.lock_slow_returns},
+                                std::pair{found.unlock_slow, &found.unlock_slow_returns}}) {
+    for (uint64_t ret : *returns) {
+      EXPECT_GT(ret, entry);
+      ASSERT_EQ(std::fseek(file, static_cast<long>(ret), SEEK_SET), 0);
+      EXPECT_EQ(std::fgetc(file), 0xc3) << "no RET at file offset " << ret;
+    }
   }
   std::fclose(file);
 }

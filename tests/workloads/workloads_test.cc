@@ -41,6 +41,8 @@ TEST(GoMutex, CountsFollowExactlyFromOptions) {
   EXPECT_LE(run.number("contended_acquisitions"), run.number("acquisitions"));
   EXPECT_LE(run.number("contended_hold_ns"), run.number("hold_ns"));
   EXPECT_LE(run.number("hold_ns"), run.number("elapsed_ns"));
+  EXPECT_LE(run.number("held_while_waited_ns"), run.number("hold_ns"));
+  EXPECT_LE(run.number("holds_while_waited"), run.number("acquisitions"));
   EXPECT_EQ(run.text("mutex_address").rfind("0x", 0), 0u) << run.text("mutex_address");
   EXPECT_GE(count_list(run.text("holder_tids")), 1u);
   EXPECT_NE(run.number("pid"), 0u);

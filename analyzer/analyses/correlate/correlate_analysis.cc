@@ -90,13 +90,14 @@ Correlation correlateTrace(Trace& trace, LockSites& sites, size_t chains) {
   TimeOrderedRows<format::LockInterval> locks(trace, /*progress=*/false, LookAhead::kBigStreams,
                                               kAll);
   if (locks.peek() != nullptr) {
+    TimeOrderedRows<format::LockRelease> releases(trace, false, LookAhead::kBigStreams, kAll);
     TimeOrderedRows<format::SchedSwitch> switches(trace, true, LookAhead::kBigStreams, kAll);
     TimeOrderedRows<format::CpuSample> samples(trace, false, LookAhead::kBigStreams, kAll);
     TimeOrderedRows<format::PageFault> faults(trace, false, LookAhead::kBigStreams, kAll);
     TimeOrderedRows<format::Wakeup> wakeups(trace, false, LookAhead::kBigStreams, kAll);
     bool started = false;
     uint64_t settled = 0;
-    // Ties: a lock row first, then switches, samples, faults, wake-ups.
+    // Ties: a lock row first, then releases, switches, samples, faults, wake-ups.
     mergeByTime(
         [&](uint64_t now) {
           if (!started || now > settled) {  // everything before `now` is in
@@ -122,6 +123,7 @@ Correlation correlateTrace(Trace& trace, LockSites& sites, size_t chains) {
                        result.unblamed.add(lock, wait);
                      }
                    }),
+        timeStream(releases, [&](const format::LockRelease& release) { stream.add(release); }),
         timeStream(switches, [&](const format::SchedSwitch& sw) { holders.add(sw); }),
         timeStream(samples, [&](const format::CpuSample& sample) { holders.add(sample); }),
         timeStream(faults, [&](const format::PageFault& fault) { holders.add(fault); }),

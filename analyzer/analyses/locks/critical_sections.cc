@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <tuple>
 
+#include "analyzer/analyses/locks/go_mutex_holds.h"
+
 namespace incise::analyzer {
 namespace {
 
@@ -12,7 +14,8 @@ bool has(uint64_t flags, format::LockFlags flag) {
 
 }  // namespace
 
-LockRowStream::LockRowStream(LockRowSinks sinks) : sinks_(std::move(sinks)) {}
+LockRowStream::LockRowStream(LockRowSinks sinks)
+    : sinks_(std::move(sinks)), go_holds_(std::make_unique<GoMutexHolds>(sinks_.section)) {}
 
 LockRowStream::~LockRowStream() = default;
 
@@ -56,6 +59,10 @@ void LockRowStream::add(const format::LockInterval& row) {
                  // thread waited, and its wake-up ends the wait.
                  .goid = has(row.flags, format::kLockFutexFacts) ? 0 : row.goid});
   }
+  if (contended_only && has(row.flags, format::kLockGoSlowPath)) {
+    go_holds_->add(row);
+    return;
+  }
   if (contended_only) {
     FutexWait wait{.lock = lock,
                    .start = row.time,
@@ -92,8 +99,20 @@ void LockRowStream::add(const format::LockInterval& row) {
   }
 }
 
+void LockRowStream::add(const format::LockRelease& row) {
+  settleWokenBefore(row.time);
+  go_holds_->add(row);
+}
+
+void LockRowStream::settleBefore(uint64_t time) {
+  settleWokenBefore(time);
+  go_holds_->settleBefore(time);
+}
+
 LockRowCounts LockRowStream::finish() {
   settleWokenBefore(UINT64_MAX);
+  go_holds_->settleBefore(UINT64_MAX);
+  counts_.go_holds = go_holds_->counts();
   if (!in_progress_.empty()) {  // woken at UINT64_MAX
     std::sort_heap(in_progress_.begin(), in_progress_.end(), WakesLater{});
     std::reverse(in_progress_.begin(), in_progress_.end());
@@ -190,17 +209,20 @@ void LockRowStream::unpin(uint64_t tid, uint64_t time) {
 }
 
 uint64_t LockRowStream::pendingSectionStart(uint64_t tid) const {
+  // Which thread ends a Go hold is known only at its release.
+  uint64_t go = go_holds_->pendingStart();
   auto it = pins_.find(tid);
-  return it == pins_.end() ? UINT64_MAX : *it->second.begin();
+  return it == pins_.end() ? go : std::min(go, *it->second.begin());
 }
 
 uint64_t LockRowStream::pendingSectionStart(const LockId& lock) const {
+  uint64_t go = go_holds_->pendingStart(lock);
   auto it = locks_.find(lock);
-  if (it == locks_.end()) return UINT64_MAX;
+  if (it == locks_.end()) return go;
   uint64_t start =
       it->second.waiting_since.empty() ? UINT64_MAX : *it->second.waiting_since.begin();
   for (const Holding& h : it->second.holdings) start = std::min(start, h.time);
-  return start;
+  return std::min(start, go);
 }
 
 LockTimelineBuilder::LockTimelineBuilder(bool keep_acquisitions)

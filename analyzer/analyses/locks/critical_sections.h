@@ -52,6 +52,15 @@ struct LockId {
   friend auto operator<=>(const LockId&, const LockId&) = default;
 };
 
+// Where a section's start comes from. Only a Go mutex's holds while others
+// waited (go_mutex_holds.h) may start at something other than their
+// acquisition, which their slow paths did not see.
+enum class HoldStart : uint8_t {
+  kAcquired,       // the acquisition (recorded, or inferred from a wake: see `inferred`)
+  kAfterPrevious,  // the previous holder's release: the hold is at most this long
+  kEpisodeStart,   // the first waiter's arrival: the part of the hold others waited for
+};
+
 struct CriticalSection {
   LockId lock;
   uint64_t tid = 0;   // the holder
@@ -63,6 +72,9 @@ struct CriticalSection {
   uint64_t end = 0;        // released
   bool contended = false;  // the acquire had to wait
   bool inferred = false;   // contended mode: bounds inferred from a wake (see above)
+  uint64_t goid = 0;       // Go: the goroutine that released it; 0 = not Go or not known
+  HoldStart start_from = HoldStart::kAcquired;
+  bool go_slow_paths = false;  // a Go mutex's hold while others waited (go_mutex_holds.h)
   uint64_t duration() const { return end - start; }
 };
 
@@ -94,6 +106,16 @@ struct Acquisition {
 
 enum class LockRecordingMode { kNone, kAll, kContended, kMixed };
 
+// Go mutex holds by where their start came from (go_mutex_holds.h), and the
+// slow unlocks that lay in no recorded wait.
+struct GoHoldCounts {
+  uint64_t acquired = 0;
+  uint64_t after_previous = 0;
+  uint64_t episode_start = 0;
+  uint64_t unplaced_releases = 0;
+  uint64_t holds() const { return acquired + after_previous + episode_start; }
+};
+
 struct LockRowCounts {
   LockRecordingMode mode = LockRecordingMode::kNone;
   uint64_t try_failed = 0;  // trylocks that did not get the lock
@@ -101,6 +123,7 @@ struct LockRowCounts {
   uint64_t unreleased = 0;  // `all` rows with no release seen (trace ended)
   uint64_t malformed = 0;   // rows whose times run backwards: skipped
   uint64_t inferred_sections = 0;
+  GoHoldCounts go_holds;
 };
 
 struct LockTimeline : LockRowCounts {
@@ -136,16 +159,22 @@ struct LockRowSinks {
   std::function<void(const LockWait&)> wait;  // contended acquisitions
 };
 
+class GoMutexHolds;
 class LockRowStream {
  public:
   explicit LockRowStream(LockRowSinks sinks);
   ~LockRowStream();
   // Rows in time order (TimeOrderedRows); a row earlier than the one before
   // only delays the inference (it settles the waits woken before its time).
+  // Go lockSlow rows (kLockGoSlowPath) make no inferred sections: their
+  // holds come with the releases.
   void add(const format::LockInterval& row);
+  // A Go mutex's slow unlock, merged by time with the lock rows: the hold it
+  // ends is handed on now (go_mutex_holds.h).
+  void add(const format::LockRelease& row);
   // Every row before `time` has been added: settles the waits woken before it
   // (as add does) while time passes without lock rows.
-  void settleBefore(uint64_t time) { settleWokenBefore(time); }
+  void settleBefore(uint64_t time);
   // Infers the holders of the waits still in progress, hands those sections
   // on, and returns the counts. Call once, after the last row.
   LockRowCounts finish();
@@ -195,6 +224,7 @@ class LockRowStream {
 
   LockRowSinks sinks_;
   LockRowCounts counts_;
+  std::unique_ptr<GoMutexHolds> go_holds_;
   bool saw_all_ = false;
   bool saw_contended_ = false;
   uint64_t arrivals_ = 0;

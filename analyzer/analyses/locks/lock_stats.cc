@@ -135,6 +135,19 @@ void LockStatsBuilder::add(const CriticalSection& s) {
   g.hold_inferred |= s.inferred;
   ++g.hold_histogram[log2Bucket(s.duration())];
   addThreadTime(g.holders, s.lock.pid, s.tid, 1, s.duration());
+  if (!s.go_slow_paths) return;
+  switch (s.start_from) {
+    case HoldStart::kAcquired:
+      ++g.go_holds.acquired;
+      break;
+    case HoldStart::kAfterPrevious:
+      ++g.go_holds.after_previous;
+      break;
+    case HoldStart::kEpisodeStart:
+      ++g.go_holds.episode_start;
+      break;
+  }
+  if (s.goid != 0) g.goroutine_hold_ns[s.goid] += s.duration();
 }
 
 void LockStatsBuilder::noteWait(const format::LockInterval& row, const WaitClass& wait) {
@@ -172,6 +185,10 @@ std::vector<LockGroupStats> LockStatsBuilder::finish(size_t top_threads) const {
       stats.hold_source = stats.blamed.front().source();
     }
     stats.holder_states = g.holder_states;
+    stats.go_holds = g.go_holds;
+    if (stats.hold_source == HoldSource::kExact && g.go_holds.holds() != g.go_holds.acquired)
+      stats.hold_source = HoldSource::kBounded;
+    if (!g.goroutine_hold_ns.empty()) stats.holder_goid = mostUsed(g.goroutine_hold_ns)->first;
     auto kind = std::max_element(g.wait_kinds.begin(), g.wait_kinds.end());
     stats.wait_kind = *kind > 0 ? kAllWaitKinds[kind - g.wait_kinds.begin()] : WaitKind::kFutex;
     stats.locks = votes.locks.size();

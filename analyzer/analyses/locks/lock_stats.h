@@ -109,6 +109,10 @@ struct LockGroupStats {
   uint64_t holder_tid = 0;  // the first of `blamed`: held it longest while others waited
   HoldSource hold_source = HoldSource::kNone;
   HolderStateCounts holder_states{};
+  // Go mutexes: the holds while others waited by where they start, and the
+  // goroutine that held it longest in them (0: none, or ids not known).
+  GoHoldCounts go_holds;
+  uint64_t holder_goid = 0;
 };
 
 class LockStatsBuilder {
@@ -151,6 +155,8 @@ class LockStatsBuilder {
     std::array<uint64_t, kAllWaitKinds.size()> wait_kinds{};
     NamedThreads blamed;
     HolderStateCounts holder_states{};
+    GoHoldCounts go_holds;
+    std::map<uint64_t, uint64_t> goroutine_hold_ns;  // by goid
   };
   using GroupKey = std::tuple<uint64_t, uint64_t, uint64_t>;  // pid, address, site
 

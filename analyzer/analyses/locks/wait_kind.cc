@@ -178,6 +178,8 @@ std::string_view holdSourceName(HoldSource source) {
       return "exact";
     case HoldSource::kInferred:
       return "inferred";
+    case HoldSource::kBounded:
+      return "bounded";
     case HoldSource::kNone:
       break;
   }

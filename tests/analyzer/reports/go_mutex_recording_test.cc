@@ -5,10 +5,12 @@
 // that truth: one mutex at that address and site, as many waits as lockSlow
 // calls (at most the contended acquisitions the workload counted, at least
 // half: a Lock after a failed TryLock may find the mutex free), each named
-// releaser a thread that ran a holder, and the waiting and releasing
-// goroutines among the ids the workload printed. And `incise correlate`,
-// recorded with the default sources: the runtime's own futexes (Ms parked
-// in notesleep) are never a lock there; the mutex is, with its releaser.
+// releaser a thread that ran a holder, the waiting and releasing
+// goroutines among the ids the workload printed, and the hold time while
+// others waited the workload's own. And `incise correlate`, recorded with
+// the default sources: the runtime's own futexes (Ms parked in notesleep)
+// are never a lock there; the mutex is, with its releaser and the page
+// faults its holders took inside.
 // Label "integration": skips without root/BPF, fails instead when CI=true.
 #include <gtest/gtest.h>
 
@@ -65,7 +67,8 @@ void expectTheMutex(const Recording& run, const nlohmann::json& groups, const st
   std::vector<uint64_t> listed = run.list("holder_tids");
   std::set<uint64_t> holders(listed.begin(), listed.end());
   EXPECT_TRUE(holders.count(g["holder_tid"].get<uint64_t>())) << g.dump(1);
-  EXPECT_EQ(g["hold_source"], "exact") << g.dump(1);
+  // The holder is exact; some hold times may start at a bound (below).
+  EXPECT_TRUE(g["hold_source"] == "exact" || g["hold_source"] == "bounded") << g.dump(1);
   uint64_t named_waits = 0;
   for (const auto& t : g[named]) {
     EXPECT_TRUE(holders.count(t["tid"].get<uint64_t>())) << t.dump(1);
@@ -100,6 +103,45 @@ void expectItsGoroutines(const Recording& run, const nlohmann::json& waits) {
     EXPECT_TRUE(goroutines.count(r["goid"].get<uint64_t>())) << r.dump();
 }
 
+// The holds while others waited: each slow unlock ends one, begun at the
+// releasing goroutine's contended Lock when that lies in the same stretch
+// of waiting, else at the first waiter's arrival or the previous release.
+// Their total is the workload's own (each hold against the union of the
+// other goroutines' waits, timed by the goroutines themselves) within 15%:
+// what differs is a lockSlow's spin before it sleeps (µs) and the hand-over
+// gap before an unseen TryLock, against holds of 64 page faults (hundreds
+// of µs). Pairing every slow unlock with the goroutine's last contended
+// Lock instead overstated it 6.8 to 13.4 times on three such recordings.
+void expectTheHoldsWhileOthersWaited(const Recording& run, const nlohmann::json& locks) {
+  ASSERT_TRUE(run.has("held_while_waited_ns")) << run.workload_stdout;
+  const uint64_t truth = run.value("held_while_waited_ns");
+  ASSERT_GT(truth, 0u) << run.workload_stdout;
+  std::vector<nlohmann::json> found =
+      groupsAt(locks["groups"], run.value("pid"), hexAddress(run.value("mutex_address")));
+  ASSERT_EQ(found.size(), 1u) << locks["groups"].dump(1);
+  const nlohmann::json& g = found.front();
+  const uint64_t held = g["hold_ns"]["total"].get<uint64_t>();
+  EXPECT_GE(held * 100, truth * 85) << "incise " << held << " ns, workload " << truth << " ns\n"
+                                    << g.dump(1);
+  EXPECT_LE(held * 100, truth * 115) << "incise " << held << " ns, workload " << truth << " ns\n"
+                                     << g.dump(1);
+  EXPECT_FALSE(g["hold_inferred"].get<bool>()) << g.dump(1);
+
+  // One hold per slow unlock, each by a thread that ran a holder, and the
+  // holder goroutine one of the workload's.
+  const nlohmann::json& holds = g["go_holds"];
+  EXPECT_EQ(holds["holds"], g["hold_ns"]["count"]) << g.dump(1);
+  EXPECT_GE(holds["exact"].get<uint64_t>(), 1u) << g.dump(1);
+  EXPECT_EQ(g["hold_source"], holds["exact"] == holds["holds"] ? "exact" : "bounded") << g.dump(1);
+  std::vector<uint64_t> listed = run.list("holder_tids");
+  std::set<uint64_t> holders(listed.begin(), listed.end());
+  for (const auto& t : g["top_holders"]) EXPECT_TRUE(holders.count(t["tid"].get<uint64_t>())) << t;
+  std::vector<uint64_t> printed = run.list("goroutine_ids");
+  std::set<uint64_t> goroutines(printed.begin(), printed.end());
+  EXPECT_TRUE(goroutines.count(g["holder_goid"].get<uint64_t>())) << g.dump(1);
+  EXPECT_EQ(locks["go_unplaced_releases"], 0u) << locks.dump(1);
+}
+
 TEST(GoMutexRecording, ContendedLocksAreMutexWaitsAtTheirSiteWithTheirReleasers) {
   INCISE_REQUIRE_RECORDING();
   INCISE_REQUIRE_GO_WORKLOAD(kGoMutex);
@@ -117,6 +159,7 @@ TEST(GoMutexRecording, ContendedLocksAreMutexWaitsAtTheirSiteWithTheirReleasers)
   ASSERT_EQ(testing::runReportJson(runLocks, {run.trace_path, "--limit", "0"}, locks), 0);
   expectTheMutex(run, waits["groups"], "named");
   expectTheMutex(run, locks["groups"], "held_while_others_waited");
+  expectTheHoldsWhileOthersWaited(run, locks);
 
   expectItsGoroutines(run, waits);
 }
@@ -177,6 +220,38 @@ TEST(GoMutexRecording, CorrelateBlamesTheMutexAndNeverTheRuntimesParkingFutexes)
   }
 }
 
+// What the holder did: recorded with page faults, correlate finds the
+// faults the holders took inside these holds (each hold faults 64 fresh
+// pages), under the mutex, by threads that ran holders.
+TEST(GoMutexRecording, CorrelateNamesTheFaultsUnderTheMutex) {
+  INCISE_REQUIRE_RECORDING();
+  INCISE_REQUIRE_GO_WORKLOAD(kGoMutex);
+  Recording run = record({"--page-faults"}, {kGoMutex, "--goroutines", "4", "--rounds", "100",
+                                             "--pages", "64", "--procs", "2"});
+  RemoveOnExit cleanup{run.trace_path};
+  ASSERT_EQ(run.exit_code, 0) << run.recorder_stderr;
+  const std::string mutex = hexAddress(run.value("mutex_address"));
+  std::vector<uint64_t> listed = run.list("holder_tids");
+  std::set<uint64_t> holders(listed.begin(), listed.end());
+
+  nlohmann::json doc;
+  ASSERT_EQ(testing::runReportJson(runCorrelate, {run.trace_path, "--limit", "0"}, doc), 0);
+  uint64_t faults = 0;
+  for (const auto& h : doc["inside_sections"]) {
+    if (h["lock"]["pid"] != run.value("pid")) continue;
+    EXPECT_EQ(h["lock"]["address"], mutex) << h.dump(1);
+    EXPECT_FALSE(h["inferred"].get<bool>()) << h.dump(1);
+    EXPECT_TRUE(holders.count(h["holder"]["tid"].get<uint64_t>())) << h.dump(1);
+    faults += h["faults"].get<uint64_t>();
+  }
+  // Each hold others waited for faulted its pages: at least one page a hold.
+  nlohmann::json locks;
+  ASSERT_EQ(testing::runReportJson(runLocks, {run.trace_path, "--limit", "0"}, locks), 0);
+  std::vector<nlohmann::json> group = groupsAt(locks["groups"], run.value("pid"), mutex);
+  ASSERT_EQ(group.size(), 1u);
+  EXPECT_GE(faults, group.front()["go_holds"]["holds"].get<uint64_t>()) << doc["inside_sections"];
+}
+
 // A workload started after the recording began: its probes attached at its
 // exec, so its first waits may be missing, the others are as with `-- CMD`.
 void expectWaitsOfAProgramStartedLater(const Recording& run) {
@@ -197,10 +272,10 @@ TEST(GoMutexRecording, AGoProgramStartedDuringASystemWideRecordingGetsItsMutexWa
   INCISE_REQUIRE_GO_WORKLOAD(kGoMutex);
   // The probes attach in tens of ms after the exec (more on a loaded box):
   // the goroutines start after that, and run enough rounds to be seen.
-  Recording run = incise::testing::recordThenRun(
-      {"-a", "--locks", "contended", "-F", "19"},
-      {kGoMutex, "--goroutines", "4", "--rounds", "1500", "--pages", "64", "--procs", "2",
-       "--wait-ms", "300"});
+  Recording run =
+      incise::testing::recordThenRun({"-a", "--locks", "contended", "-F", "19"},
+                                     {kGoMutex, "--goroutines", "4", "--rounds", "1500", "--pages",
+                                      "64", "--procs", "2", "--wait-ms", "300"});
   RemoveOnExit cleanup{run.trace_path};
   expectWaitsOfAProgramStartedLater(run);
 }

@@ -5,8 +5,9 @@
 //
 // It prints its own truth as key=value lines (tools/workloads/README.md):
 // pid, the mutex's address, the acquisitions, the contended ones (a TryLock
-// that failed before the Lock), the time the lock was held and the thread
-// ids that unlocked it.
+// that failed before the Lock), the time the lock was held, the part of it
+// during which another goroutine waited for it, and the thread ids that
+// unlocked it.
 //
 //	go_mutex --goroutines 4 --rounds 200 --pages 64 --procs 2
 package main
@@ -34,7 +35,13 @@ type stack struct {
 	heldNs       int64
 	contendedNs  int64 // held after a contended acquisition
 	holderTids   map[int]uint64
+	base         time.Time
+	holds        []span // in order: one holder at a time
+	waits        []span // a failed TryLock to its Lock's return
 }
+
+// span is [start, end) in ns since stack.base.
+type span struct{ start, end int64 }
 
 // handlePacket takes the lock, counting the acquisition as contended when
 // the lock was taken already, then faults `pages` fresh pages under it.
@@ -42,10 +49,15 @@ type stack struct {
 //go:noinline
 func (s *stack) handlePacket(pages int) {
 	contended := !s.mu.TryLock()
+	var waitStart time.Time
 	if contended {
+		waitStart = time.Now()
 		s.mu.Lock()
 	}
 	start := time.Now()
+	if contended {
+		s.waits = append(s.waits, span{waitStart.Sub(s.base).Nanoseconds(), start.Sub(s.base).Nanoseconds()})
+	}
 	s.acquisitions++
 	if contended {
 		s.contended++
@@ -53,12 +65,53 @@ func (s *stack) handlePacket(pages int) {
 	faultFreshPages(pages)
 	// The thread that unlocks: the goroutine may have moved while it held.
 	s.holderTids[syscall.Gettid()]++
-	held := time.Since(start).Nanoseconds()
+	end := time.Now()
+	held := end.Sub(start).Nanoseconds()
+	s.holds = append(s.holds, span{start.Sub(s.base).Nanoseconds(), end.Sub(s.base).Nanoseconds()})
 	s.heldNs += held
 	if contended {
 		s.contendedNs += held
 	}
 	s.mu.Unlock()
+}
+
+// heldWhileWaited is the time inside the holds during which another
+// goroutine waited for the lock, and how many holds had some: each hold
+// against the union of the waits (a goroutine never waits while it holds).
+func heldWhileWaited(holds, waits []span) (ns int64, count uint64) {
+	sort.Slice(waits, func(i, j int) bool { return waits[i].start < waits[j].start })
+	var union []span
+	for _, w := range waits {
+		if n := len(union); n > 0 && w.start <= union[n-1].end {
+			if w.end > union[n-1].end {
+				union[n-1].end = w.end
+			}
+			continue
+		}
+		union = append(union, w)
+	}
+	next := 0
+	for _, h := range holds {
+		for next < len(union) && union[next].end <= h.start {
+			next++
+		}
+		var overlap int64
+		for i := next; i < len(union) && union[i].start < h.end; i++ {
+			from, to := union[i].start, union[i].end
+			if from < h.start {
+				from = h.start
+			}
+			if to > h.end {
+				to = h.end
+			}
+			overlap += to - from
+		}
+		if overlap > 0 {
+			ns += overlap
+			count++
+		}
+	}
+	return ns, count
 }
 
 // goroutineID is the calling goroutine's id, as the runtime prints it in
@@ -124,8 +177,8 @@ func main() {
 	// before the first wait.
 	time.Sleep(time.Duration(*waitMs) * time.Millisecond)
 
-	s := &stack{holderTids: map[int]uint64{}}
 	begin := time.Now()
+	s := &stack{holderTids: map[int]uint64{}, base: begin}
 	var done sync.WaitGroup
 	goids := make([]string, *goroutines)
 	for i := 0; i < *goroutines; i++ {
@@ -158,6 +211,9 @@ func main() {
 	fmt.Printf("contended_acquisitions=%d\n", s.contended)
 	fmt.Printf("hold_ns=%d\n", s.heldNs)
 	fmt.Printf("contended_hold_ns=%d\n", s.contendedNs)
+	waitedNs, waitedHolds := heldWhileWaited(s.holds, s.waits)
+	fmt.Printf("held_while_waited_ns=%d\n", waitedNs)
+	fmt.Printf("holds_while_waited=%d\n", waitedHolds)
 	fmt.Printf("elapsed_ns=%d\n", elapsed.Nanoseconds())
 	fmt.Printf("holder_tids=%s\n", strings.Join(names, ","))
 	fmt.Printf("goroutine_ids=%s\n", strings.Join(goids, ","))
