@@ -35,6 +35,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "analyzer/model/context_timeline.h"
 #include "analyzer/model/loss_summary.h"
 #include "analyzer/model/thread_names.h"
 #include "analyzer/model/trace_options.h"
@@ -110,7 +111,19 @@ class Trace {
                                           std::string_view description, uint64_t value)>;
   void forEachCounter(const CounterVisit& visit);
 
+  // --where: the timelines of the filter's conditions (options().filter.where),
+  // one per condition in its order. CommandLine::openTrace reads them (that
+  // takes a schedule replay, an analysis) and installs them here; until
+  // then no row is held to the conditions, so the rows that build the
+  // timelines read as unfiltered.
+  void restrictToContexts(std::vector<ContextTimeline> timelines);
+
   // Filter checks, public for tests and for reports that read rows another way.
+  // --where applies to the rows of one thread's event (samples, lock rows,
+  // faults, timed calls; block summaries by their first block); not to
+  // switches and wake-ups, which replays need whole (they hold spans to
+  // passesEvent instead), nor to process events and change rows. Latency
+  // histograms have no thread: --where keeps none.
   bool passes(const format::CpuSample& row) const;
   bool passes(const format::SchedSwitch& row) const;
   bool passes(const format::Wakeup& row) const;
@@ -125,6 +138,12 @@ class Trace {
   // The thread part of the filter (--pid, --tid, --comm) alone: for reports
   // whose rows involve two threads (a switch) and that show one of them.
   bool passesThread(uint64_t pid, uint64_t tid, uint64_t time) const;
+  // The --where part alone: `tid` held a matching value of every condition's context at `time`.
+  bool passesContext(uint64_t tid, uint64_t time) const;
+  // An event of thread `tid` at `time`: passesThread and passesContext.
+  bool passesEvent(uint64_t pid, uint64_t tid, uint64_t time) const {
+    return passesThread(pid, tid, time) && passesContext(tid, time);
+  }
 
  private:
   friend class TimeOrderedChunks;
@@ -162,6 +181,7 @@ class Trace {
   // --comm resolved once: threads and processes that ever had a matching name.
   std::unordered_set<uint32_t> comm_tids_;
   std::unordered_set<uint32_t> comm_pids_;
+  std::vector<ContextTimeline> where_timelines_;  // empty: not installed
   std::array<uint64_t, 16> used_{};
   uint64_t damaged_chunks_ = 0;
 };

@@ -86,11 +86,14 @@ int runOffcpu(const std::vector<std::string>& args) {
       "Then runqueue latency per thread: wake-up or preemption -> switch-in.\n"
       "Threads the recorder followed only; a thread that exited counts nothing after its exit.\n"
       "Blocks shorter than the recording's --sched-min-block come from the recorder's counts\n"
-      "per thread and stack (SWITCHES counts them too).",
+      "per thread and stack (SWITCHES counts them too). --where keeps the off-CPU spans of\n"
+      "threads holding the values (a thread changes its context only while it runs, so one\n"
+      "value holds a whole span); the runqueue latency table is per thread, not held to it.",
       "  incise offcpu app.trace\n"
       "  incise offcpu app.trace --tid 4242 --limit 5\n"
       "  incise offcpu app.trace --json\n"
-      "  incise offcpu app.trace --by goroutine   # Go: off-CPU time per goroutine\n");
+      "  incise offcpu app.trace --by goroutine   # Go: off-CPU time per goroutine\n"
+      "  incise offcpu app.trace --where req=42   # where one request waited\n");
   cli.extra().add_options()("limit", po::value<size_t>()->default_value(30),
                             "stacks and threads to print (0: all)")(
       "by", po::value<std::string>()->default_value("stack"),
@@ -101,14 +104,15 @@ int runOffcpu(const std::vector<std::string>& args) {
   if (by != "stack" && by != "goroutine")
     return cli.usageError("--by '" + by + "': expected stack or goroutine");
   std::unique_ptr<Trace> trace = cli.openTrace();
-  if (!trace) return 1;
+  if (!trace) return cli.openFailure();
 
   StackWeights blocked, preempted;
   std::map<GoroutineKey, GoroutineOffCpu> goroutines;
   ThreadStateMachine machine(RecordedThreads::of(*trace));
   machine.observeFrom(std::max(trace->window().start, trace->startTime()));
   machine.on_off_cpu = [&](const OffCpuSpan& span) {
-    if (!trace->passesThread(span.pid, span.tid, span.start)) return;
+    // A thread changes its context only while it runs: one value holds the whole span.
+    if (!trace->passesEvent(span.pid, span.tid, span.start)) return;
     (span.preempted ? preempted : blocked)
         .add(span.pid, span.stack_id, span.start, span.duration());
     GoroutineOffCpu& g = goroutines[{span.pid, span.goid}];

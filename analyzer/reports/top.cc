@@ -94,7 +94,7 @@ int runTop(const std::vector<std::string>& args) {
   size_t limit = cli.values()["limit"].as<size_t>();
   if (cli.values()["by"].as<std::string>() == "goroutine") {
     std::unique_ptr<Trace> trace = cli.openTrace();
-    if (!trace) return 1;
+    if (!trace) return cli.openFailure();
     return reportGoroutines(cli, *trace, limit);
   }
   const std::string& by = cli.values()["by"].as<std::string>();
@@ -103,7 +103,7 @@ int runTop(const std::vector<std::string>& args) {
     return cli.usageError("--by '" + by + "': expected function, module, line or goroutine");
 
   std::unique_ptr<Trace> trace = cli.openTrace();
-  if (!trace) return 1;
+  if (!trace) return cli.openFailure();
   StackWeights weights = collectFlameWeights(*trace, FlameWeighting::kOnCpu);
   StackNamer namer(*trace, *grouping);
   FlatProfile profile = computeFlatProfile(weights.named(namer));
