@@ -205,6 +205,8 @@ bool Trace::passesThread(uint64_t pid, uint64_t tid, uint64_t time) const {
 
 void Trace::restrictToContexts(std::vector<ContextTimeline> timelines) {
   where_timelines_ = std::move(timelines);
+  // The rows read to build them placed the changes: they are not the report's events.
+  used_.fill(0);
 }
 
 bool Trace::passesContext(uint64_t tid, uint64_t time) const {

@@ -115,7 +115,7 @@ class Trace {
   // one per condition in its order. CommandLine::openTrace reads them (that
   // takes a schedule replay, an analysis) and installs them here; until
   // then no row is held to the conditions, so the rows that build the
-  // timelines read as unfiltered.
+  // timelines read as unfiltered; they are not counted as used.
   void restrictToContexts(std::vector<ContextTimeline> timelines);
 
   // Filter checks, public for tests and for reports that read rows another way.
@@ -153,10 +153,10 @@ class Trace {
   Trace() = default;
   // The rows of a decoded chunk that pass the filter (every row with
   // `all`), with their unwound stack ids (`unwound`: see forEachChunk);
-  // counts them as used.
+  // returns how many.
   template <typename Row, typename Visit>
-  void forEachPassingRow(const format::Chunk& chunk, const UnwoundChunk* unwound, bool all,
-                         Visit&& visit);
+  uint64_t forEachPassingRow(const format::Chunk& chunk, const UnwoundChunk* unwound, bool all,
+                             Visit&& visit);
   // Decodes every chunk of `kind` overlapping the window, in file order; for
   // cpu samples of a dwarf/hybrid trace, `unwound` holds the chunk's samples
   // unwound on the decoding threads (null otherwise).
@@ -165,6 +165,12 @@ class Trace {
   bool inWindow(uint64_t time) const { return time >= window_.start && time <= window_.end; }
   void countUsed(format::EventKind kind, uint64_t rows) {
     used_[static_cast<size_t>(kind)] += rows;
+  }
+  // A whole forEachRow pass used `rows`: a report that reads a kind twice
+  // (a count, then the stacks of what it keeps) used those rows once.
+  void countPassUsed(format::EventKind kind, uint64_t rows) {
+    uint64_t& used = used_[static_cast<size_t>(kind)];
+    used = std::max(used, rows);
   }
 
   std::string path_;
@@ -189,8 +195,8 @@ class Trace {
 // ---- templates ---------------------------------------------------------------
 
 template <typename Row, typename Visit>
-void Trace::forEachPassingRow(const format::Chunk& chunk, const UnwoundChunk* unwound, bool all,
-                              Visit&& visit) {
+uint64_t Trace::forEachPassingRow(const format::Chunk& chunk, const UnwoundChunk* unwound, bool all,
+                                  Visit&& visit) {
   uint64_t used = 0;
   for (size_t i = 0; i < chunk.rows(); ++i) {
     Row row = chunk.row<Row>(i);
@@ -201,14 +207,16 @@ void Trace::forEachPassingRow(const format::Chunk& chunk, const UnwoundChunk* un
     ++used;
     visit(row);
   }
-  countUsed(Row::kKind, used);
+  return used;
 }
 
 template <typename Row>
 void Trace::forEachRow(const std::function<void(const Row&)>& visit, format::ColumnSet columns) {
+  uint64_t used = 0;
   forEachChunk(Row::kKind, columns, [&](const format::Chunk& chunk, const UnwoundChunk* unwound) {
-    forEachPassingRow<Row>(chunk, unwound, /*all=*/false, visit);
+    used += forEachPassingRow<Row>(chunk, unwound, /*all=*/false, visit);
   });
+  countPassUsed(Row::kKind, used);
 }
 
 }  // namespace incise::analyzer
