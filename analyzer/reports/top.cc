@@ -24,7 +24,7 @@ constexpr size_t kGroupTopFunctions = 3;  // text: a group's hottest functions
 // `--by goroutine`, `--by context:NAME`: samples per group, each with its functions.
 int reportGroups(CommandLine& cli, Trace& trace, const SampleGroups& profile,
                  const GroupColumns& columns, size_t limit) {
-  size_t shown = limit == 0 ? profile.groups.size() : std::min(limit, profile.groups.size());
+  const size_t shown = profile.groups.size();
   return exitWithoutTeardown(writeReport(cli, [&](std::ostream& out) {
     if (cli.options().json) {
       nlohmann::json rows = nlohmann::json::array();
@@ -46,13 +46,14 @@ int reportGroups(CommandLine& cli, Trace& trace, const SampleGroups& profile,
       writeJson(out, {{"header", reportHeaderJson("top", trace)},
                       {"by", columns.by},
                       {"samples", profile.samples},
+                      {columns.list + "_total", profile.total_groups},
                       {columns.list, rows}});
       return;
     }
     printReportHeader(out, "top", trace);
-    out << profile.samples << " samples in " << columns.count(profile.groups.size()) << " ("
+    out << profile.samples << " samples in " << columns.count(profile.total_groups) << " ("
         << columns.legend << ")";
-    if (shown < profile.groups.size()) out << "; top " << shown;
+    if (shown < profile.total_groups) out << "; top " << shown;
     out << "\n\n";
     std::vector<Column> headers = columns.headers;
     headers.insert(headers.end(), {{"SAMPLES", Align::kRight},
@@ -102,7 +103,8 @@ int runTop(const std::vector<std::string>& args) {
   if (by == "goroutine") {
     std::unique_ptr<Trace> trace = cli.openTrace();
     if (!trace) return cli.openFailure();
-    return reportGroups(cli, *trace, computeGoroutineGroups(*trace, FrameGrouping::kFunction),
+    return reportGroups(cli, *trace,
+                        computeGoroutineGroups(*trace, FrameGrouping::kFunction, limit),
                         goroutineColumns(), limit);
   }
   if (std::optional<std::string> name = contextGrouping(by)) {
@@ -111,7 +113,7 @@ int runTop(const std::vector<std::string>& args) {
     Result<ContextTimeline> timeline = readContextTimeline(*trace, *name);
     if (!timeline) return cli.usageError("--by " + by + ": " + timeline.error().message());
     return reportGroups(cli, *trace,
-                        computeContextGroups(*trace, *timeline, FrameGrouping::kFunction),
+                        computeContextGroups(*trace, *timeline, FrameGrouping::kFunction, limit),
                         contextColumns(*name), limit);
   }
   auto grouping = parseFrameGrouping(by);

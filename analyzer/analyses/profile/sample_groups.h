@@ -1,6 +1,8 @@
 // Sample groups: CPU samples split by who ran them, each group with its own
 // flat profile (what `incise top --by goroutine` and `--by context:NAME`
-// print). Sorted by samples, most first; ties by key.
+// print). Sorted by samples, most first; ties by key. Only the first `limit`
+// groups (0: all) are kept and profiled: the samples are read twice, once
+// to count each group's, once for the stacks of those kept.
 //
 // A group's key is two numbers compared in order:
 //   goroutineKey  (pid, goid): the goroutine the sample's thread was running
@@ -12,8 +14,8 @@
 //                 or (1, 0) when unknown. Values are not per process: one
 //                 request may cross processes.
 //
-//   SampleGroups groups = computeGoroutineGroups(trace, FrameGrouping::kFunction);
-//   SampleGroups values = computeContextGroups(trace, timeline, FrameGrouping::kFunction);
+//   SampleGroups groups = computeGoroutineGroups(trace, FrameGrouping::kFunction, /*limit=*/40);
+//   SampleGroups values = computeContextGroups(trace, timeline, FrameGrouping::kFunction, 0);
 //   for (const SampleGroup& g : values.groups) print(g.key.second, g.samples, g.profile.rows[0]);
 #pragma once
 
@@ -52,12 +54,13 @@ struct SampleGroup {
 
 struct SampleGroups {
   uint64_t samples = 0;
-  std::vector<SampleGroup> groups;
+  size_t total_groups = 0;          // groups with samples, kept or not
+  std::vector<SampleGroup> groups;  // the first `limit` of them
 };
 
 // The samples that pass the trace's filters.
-SampleGroups computeGoroutineGroups(Trace& trace, FrameGrouping grouping);
+SampleGroups computeGoroutineGroups(Trace& trace, FrameGrouping grouping, size_t limit);
 SampleGroups computeContextGroups(Trace& trace, const ContextTimeline& timeline,
-                                  FrameGrouping grouping);
+                                  FrameGrouping grouping, size_t limit);
 
 }  // namespace incise::analyzer
