@@ -20,6 +20,12 @@ Result<uint64_t> parseContextValue(const std::string& where, const std::string& 
 
 }  // namespace
 
+std::string ContextCondition::text() const {
+  std::string text = name + (negated ? "!=" : "=");
+  for (uint64_t value : values) text += (text.back() == '=' ? "" : ",") + std::to_string(value);
+  return text;
+}
+
 Result<ContextCondition> Filter::parseWhere(const std::string& text) {
   const size_t equals = text.find('=');
   if (equals == std::string::npos || equals == 0 || equals + 1 == text.size())

@@ -40,6 +40,8 @@ struct ContextCondition {
   std::set<uint64_t> values;
   bool negated = false;  // !=
   bool matches(uint64_t value) const { return (values.count(value) != 0) != negated; }
+  // As typed, values in decimal: "req=42,43", "req!=0".
+  std::string text() const;
 };
 
 struct Filter {

@@ -47,6 +47,8 @@ TEST(FilterTest, ParsesWhereConditions) {
   EXPECT_TRUE(not_zero->negated);
   EXPECT_FALSE(not_zero->matches(0));
   EXPECT_TRUE(not_zero->matches(7));
+  EXPECT_EQ(many->text(), "conn=1,16,18446744073709551615");
+  EXPECT_EQ(not_zero->text(), "req!=0");
   Filter f;
   f.where.push_back(*one);
   EXPECT_FALSE(f.empty());

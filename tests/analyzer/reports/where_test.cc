@@ -85,6 +85,12 @@ TEST_F(WhereTest, TopKeepsTheSamplesOfThreadsHoldingTheValues) {
   EXPECT_EQ(topSamples({"--where", "conn=0"}), 0u);
 }
 
+TEST_F(WhereTest, TheHeaderSaysWhatWasKept) {
+  nlohmann::json doc = runReportJson(runTop, {path, "--where", "req=8,7", "--where", "conn!=0x10"});
+  ASSERT_FALSE(doc.contains("exit_code")) << doc.dump();
+  EXPECT_EQ(doc["header"]["where"], nlohmann::json::array({"req=7,8", "conn!=16"}));
+}
+
 TEST_F(WhereTest, TopByContextCountsSamplesPerValue) {
   nlohmann::json doc = runReportJson(runTop, {path, "--by", "context:req"});
   ASSERT_FALSE(doc.contains("exit_code")) << doc.dump();
