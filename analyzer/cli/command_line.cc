@@ -2,6 +2,7 @@
 
 #include <climits>
 
+#include "analyzer/analyses/context/trace_context_timelines.h"
 #include "analyzer/render/salvage_notice.h"
 #include "analyzer/render/terminal_text.h"
 #include "options/bounded_value.h"
@@ -90,6 +91,11 @@ void addSharedOptions(po::options_description& options, const SharedOptions& sha
     add("comm", po::value<std::vector<std::string>>()->composing(), "only threads or processes with this name")
        ("time", po::value<std::string>(), "only START..END, seconds from the trace start (e.g. 1.5..3, ..2)");
   }
+  if (shared.where) {
+    add("where", po::value<std::vector<std::string>>()->composing(),
+        "only events whose thread then held one of these values of a context recorded with "
+        "--context (NAME=VALUE[,VALUE...]; NAME!=VALUE: none of them; repeat: all hold)");
+  }
   if (shared.cpu) add("cpu", po::value<std::vector<std::string>>()->composing(), "only these cpus");
   if (shared.json) add("json", po::bool_switch(), shared.json_help.c_str());
   if (shared.output) add("output,o", po::value<std::string>(), shared.output_help.c_str());
@@ -133,6 +139,12 @@ Result<CommonOptions> readSharedOptions(const po::variables_map& values,
   if (values.count("time")) {
     INCISE_ASSIGN_OR_RETURN(auto window, Filter::parseTimeRange(values["time"].as<std::string>()));
     filter.window = window;
+  }
+  if (shared.where && values.count("where")) {
+    for (const std::string& text : values["where"].as<std::vector<std::string>>()) {
+      INCISE_ASSIGN_OR_RETURN(ContextCondition condition, Filter::parseWhere(text));
+      filter.where.push_back(std::move(condition));
+    }
   }
   return options;
 }
@@ -221,6 +233,18 @@ std::unique_ptr<Trace> CommandLine::openTrace() const {
     return nullptr;
   }
   warnIfSalvaged((*trace)->reader());
+  const std::vector<ContextCondition>& where = options_.trace.filter.where;
+  if (where.empty()) return trace.take();
+  std::vector<ContextTimeline> timelines;
+  for (const ContextCondition& condition : where) {
+    Result<ContextTimeline> timeline = readContextTimeline(**trace, condition.name);
+    if (!timeline) {
+      open_failure_ = usageError("--where " + condition.name + ": " + timeline.error().message());
+      return nullptr;
+    }
+    timelines.push_back(timeline.take());
+  }
+  (*trace)->restrictToContexts(std::move(timelines));
   return trace.take();
 }
 

@@ -5,7 +5,8 @@
 // It knows the positional trace file(s), --help (usage, summary, the
 // command's own options, the shared ones, EXAMPLES), and the shared options,
 // each spelled and parsed in one place:
-//   filters  --pid --tid --cpu (repeat or comma list), --comm, --time START..END
+//   filters  --pid --tid --cpu (repeat or comma list), --comm, --time START..END,
+//            --where NAME=VALUE[,VALUE...] / NAME!=VALUE (repeat: all must hold)
 //   output   --json, -o FILE
 //   reading  --symfs DIR, --debug-dir DIR, --threads N, --signatures
 // A command picks which shared options it takes (SharedOptions) and adds its
@@ -44,6 +45,7 @@ struct SharedOptions {
   bool pid_tid = true;    // --pid, --tid
   bool cpu = true;        // --cpu
   bool comm_time = true;  // --comm, --time
+  bool where = true;      // --where (the command's Trace comes from openTrace)
   bool json = true;       // --json
   bool output = true;     // -o FILE
   bool reading = true;    // --symfs, --debug-dir, --threads, --signatures
@@ -57,6 +59,7 @@ inline SharedOptions storedFileOptions(bool json) {
   return {.pid_tid = false,
           .cpu = false,
           .comm_time = false,
+          .where = false,
           .json = json,
           .output = false,
           .reading = false};
@@ -115,10 +118,13 @@ class CommandLine {
   const boost::program_options::variables_map& values() const { return values_; }
   const std::string& name() const { return help_.name; }
 
-  // Opens options().file with options().trace; prints "incise NAME: <error>"
-  // and returns null on failure. A damaged trace opens with a warning
-  // saying what was salvaged (warnIfSalvaged).
+  // Opens options().file with options().trace and installs the --where
+  // conditions' context timelines (Trace::restrictToContexts); prints
+  // "incise NAME: <error>" and returns null on failure (openFailure() then
+  // says the exit code: 2 for a --where NAME the trace lacks). A damaged
+  // trace opens with a warning saying what was salvaged (warnIfSalvaged).
   std::unique_ptr<Trace> openTrace() const;
+  int openFailure() const { return open_failure_; }
   // "incise NAME: warning: FILE is damaged (...)" on `err` when the trace
   // had to be salvaged; for commands that open a format::Reader themselves.
   void warnIfSalvaged(const format::Reader& reader) const;
@@ -136,6 +142,7 @@ class CommandLine {
   boost::program_options::options_description extra_;
   boost::program_options::variables_map values_;
   CommonOptions options_;
+  mutable int open_failure_ = 1;
 };
 
 }  // namespace incise::analyzer

@@ -58,6 +58,7 @@ void printFacts(const char* label, const TraceProfile& p, std::ostream& out) {
 SharedOptions diffSharedOptions() {
   return {.pid_tid = false,
           .cpu = false,
+          .where = false,
           .json_help = "print JSON instead of tables",
           .output_help = "write the differential flame graph here (.svg: SVG, else HTML)"};
 }

@@ -5,9 +5,11 @@
 #include <cstdio>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <unordered_map>
 
+#include "analyzer/analyses/context/trace_context_timelines.h"
 #include "analyzer/analyses/locks/critical_sections.h"
 #include "analyzer/analyses/locks/trace_lock_rows.h"
 #include "analyzer/analyses/sched/block_summaries.h"
@@ -92,15 +94,32 @@ class EventWriter {
     event("e", "lock", name, pid, tid, end, id);
   }
   // A CPU sample: a thread-scoped instant named by its leaf (`quoted_name`,
-  // already JSON), its stack by reference, and in a Go program the
-  // goroutine it ran (0: none). The hot path, so no temporaries.
+  // already JSON), its stack by reference, and as arguments, in a Go
+  // program the goroutine it ran (0: none) and the value of each context
+  // its thread held (`contexts`: quoted names and values; unknown: left
+  // out). The hot path, so no temporaries.
+  struct ContextArgs {
+    std::vector<std::string> quoted_names;
+    std::vector<std::optional<uint64_t>> values;
+  };
   void sample(const std::string& quoted_name, uint64_t pid, uint64_t tid, uint64_t time,
-              uint64_t stack_node, uint64_t goid) {
+              uint64_t stack_node, uint64_t goid, const ContextArgs& contexts) {
     separate();
     out_ << "{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"cpu\",\"name\":" << quoted_name
          << ",\"pid\":" << pid << ",\"tid\":" << tid
          << ",\"ts\":" << chromeTimeText(chromeTime(relative(time))) << ",\"sf\":" << stack_node;
-    if (goid != 0) out_ << ",\"args\":{\"goroutine\":" << goid << "}";
+    bool args = false;
+    if (goid != 0) {
+      out_ << ",\"args\":{\"goroutine\":" << goid;
+      args = true;
+    }
+    for (size_t i = 0; i < contexts.values.size(); ++i) {
+      if (!contexts.values[i]) continue;
+      out_ << (args ? "," : ",\"args\":{") << contexts.quoted_names[i] << ":"
+           << *contexts.values[i];
+      args = true;
+    }
+    if (args) out_ << "}";
     out_ << "}";
     seen(pid, tid, time);
   }
@@ -204,6 +223,11 @@ void writeSamples(Trace& trace, EventWriter& writer, StackFrameTable& frames,
     uint64_t node = 0;
   };
   std::map<std::pair<uint64_t, uint64_t>, NamedStack> named;  // (pid, stack id)
+  const std::vector<ContextTimeline> timelines = readContextTimelines(trace);
+  EventWriter::ContextArgs contexts;
+  for (const auto& context : trace.header().options.contexts)
+    contexts.quoted_names.push_back(quoted(context.name));
+  contexts.values.resize(timelines.size());
   trace.forEachRow<format::CpuSample>([&](const format::CpuSample& s) {
     // The idle task (tid 0, one per cpu at once) has no thread track.
     if (s.tid == 0) {
@@ -224,7 +248,9 @@ void writeSamples(Trace& trace, EventWriter& writer, StackFrameTable& frames,
       it->second = {quoted(names.empty() ? "[no stack]" : functions.names().name(names.back())),
                     node};
     }
-    writer.sample(it->second.quoted_leaf, s.pid, s.tid, s.time, it->second.node, s.goid);
+    for (size_t i = 0; i < timelines.size(); ++i)
+      contexts.values[i] = timelines[i].valueAt(static_cast<uint32_t>(s.tid), s.time);
+    writer.sample(it->second.quoted_leaf, s.pid, s.tid, s.time, it->second.node, s.goid, contexts);
     ++stats.samples;
   });
 }

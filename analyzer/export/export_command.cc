@@ -60,7 +60,7 @@ int runExport(const std::vector<std::string>& args) {
   }
 
   std::unique_ptr<Trace> trace = cli.openTrace();
-  if (!trace) return 1;
+  if (!trace) return cli.openFailure();
   Status status = Status::ok();
   int exit = writeReport(cli, [&](std::ostream& out) {
     if (format == "pprof") {

@@ -4,11 +4,13 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <tuple>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
+#include "analyzer/analyses/context/trace_context_timelines.h"
 #include "analyzer/diff/trace_facts.h"
 #include "analyzer/export/gzip.h"
 #include "analyzer/symbolize/stack_frames.h"
@@ -124,8 +126,11 @@ class MappingIndex {
 
 struct SampleKey {
   uint64_t pid, tid, stack_id, goid;  // goid: Go programs' goroutine; 0 = none
+  // The value of each context (by slot) the thread held; nullopt: unknown.
+  std::vector<std::optional<uint64_t>> contexts;
   bool operator<(const SampleKey& o) const {
-    return std::tie(pid, tid, stack_id, goid) < std::tie(o.pid, o.tid, o.stack_id, o.goid);
+    return std::tie(pid, tid, stack_id, goid, contexts) <
+           std::tie(o.pid, o.tid, o.stack_id, o.goid, o.contexts);
   }
 };
 struct SampleTotal {
@@ -160,8 +165,17 @@ pb::Profile buildPprofProfile(Trace& trace) {
   profile.set_default_sample_type(strings.index(weight_name));
 
   std::map<SampleKey, SampleTotal> totals;
+  const std::vector<ContextTimeline> timelines = readContextTimelines(trace);
+  SampleKey sample_key;
+  sample_key.contexts.resize(timelines.size());
   trace.forEachRow<format::CpuSample>([&](const format::CpuSample& s) {
-    SampleTotal& total = totals[{s.pid, s.tid, s.stack_id, s.goid}];
+    sample_key.pid = s.pid;
+    sample_key.tid = s.tid;
+    sample_key.stack_id = s.stack_id;
+    sample_key.goid = s.goid;
+    for (size_t i = 0; i < timelines.size(); ++i)
+      sample_key.contexts[i] = timelines[i].valueAt(static_cast<uint32_t>(s.tid), s.time);
+    SampleTotal& total = totals[sample_key];
     if (total.count++ == 0) total.first_time = s.time;
     total.weight += s.weight;
   });
@@ -224,6 +238,9 @@ pb::Profile buildPprofProfile(Trace& trace) {
   int64_t pid_key = strings.index("pid"), tid_key = strings.index("tid");
   int64_t thread_key = strings.index("thread");
   int64_t goroutine_key = strings.index("goroutine");
+  std::vector<int64_t> context_keys;
+  for (const auto& context : header.options.contexts)
+    context_keys.push_back(strings.index(context.name));
   for (const auto& [key, total] : totals) {
     pb::Sample* sample = profile.add_sample();
     uint32_t pid = static_cast<uint32_t>(key.pid);
@@ -247,6 +264,12 @@ pb::Profile buildPprofProfile(Trace& trace) {
       label = sample->add_label();
       label->set_key(goroutine_key);
       label->set_num(static_cast<int64_t>(key.goid));
+    }
+    for (size_t i = 0; i < key.contexts.size(); ++i) {
+      if (!key.contexts[i]) continue;
+      label = sample->add_label();
+      label->set_key(context_keys[i]);
+      label->set_num(static_cast<int64_t>(*key.contexts[i]));
     }
   }
   const auto busiest = std::max_element(

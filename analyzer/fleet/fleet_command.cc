@@ -88,6 +88,7 @@ std::optional<int> parse(const std::vector<std::string>& args, const std::string
                                           SharedOptions{.pid_tid = false,
                                                         .cpu = false,
                                                         .comm_time = false,
+                                                        .where = false,
                                                         .json = json,
                                                         .output = false,
                                                         .reading = false});

@@ -1,5 +1,6 @@
 #include "analyzer/model/filter.h"
 
+#include "base/hex.h"
 #include "options/number_option.h"
 
 namespace incise::analyzer {
@@ -8,7 +9,46 @@ namespace {
 // Seconds from the trace start: far more than any recording lasts (31 years).
 constexpr options::RealBounds kSeconds{.min = 0, .max = 1e9, .unit = "seconds"};
 
+// A context value: a whole number as the program stores it, or its hex.
+Result<uint64_t> parseContextValue(const std::string& where, const std::string& text) {
+  const bool hex = text.size() > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X');
+  if (!hex) return options::parseWholeNumber("--where '" + where + "'", text, {});
+  std::optional<uint64_t> value = parseHex(text);
+  if (!value) return Error("--where '" + where + "': " + text + " is not a 64-bit hex number");
+  return *value;
+}
+
 }  // namespace
+
+std::string ContextCondition::text() const {
+  std::string text = name + (negated ? "!=" : "=");
+  for (uint64_t value : values) text += (text.back() == '=' ? "" : ",") + std::to_string(value);
+  return text;
+}
+
+Result<ContextCondition> Filter::parseWhere(const std::string& text) {
+  const size_t equals = text.find('=');
+  if (equals == std::string::npos || equals == 0 || equals + 1 == text.size())
+    return Error("--where '" + text +
+                 "': expected NAME=VALUE[,VALUE...] or NAME!=VALUE, e.g. req=42");
+  ContextCondition condition;
+  condition.negated = text[equals - 1] == '!';
+  condition.name = text.substr(0, condition.negated ? equals - 1 : equals);
+  if (condition.name.empty())
+    return Error("--where '" + text + "': no context NAME before the '='");
+  const std::string values = text.substr(equals + 1);
+  size_t start = 0;
+  while (true) {
+    const size_t comma = values.find(',', start);
+    const std::string item = values.substr(start, comma - start);
+    if (item.empty()) return Error("--where '" + text + "': an empty VALUE");
+    INCISE_ASSIGN_OR_RETURN(uint64_t value, parseContextValue(text, item));
+    condition.values.insert(value);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return condition;
+}
 
 Result<RelativeWindow> Filter::parseTimeRange(const std::string& text) {
   size_t dots = text.find("..");

@@ -175,8 +175,9 @@ template <typename Row>
 void TimeOrderedRows<Row>::addRun(const TimeOrderedChunks::Decoded& decoded) {
   std::vector<Row> rows;
   rows.reserve(decoded.chunk->rows());  // at most the chunk's: grown, it would be copied ~15 times
-  trace_.forEachPassingRow<Row>(*decoded.chunk, decoded.unwound.get(), scope_ == RowScope::kAll,
-                                [&](const Row& row) { rows.push_back(row); });
+  trace_.countUsed(Row::kKind, trace_.forEachPassingRow<Row>(
+                                   *decoded.chunk, decoded.unwound.get(), scope_ == RowScope::kAll,
+                                   [&](const Row& row) { rows.push_back(row); }));
   if (rows.empty()) return;
   auto earlier = [](const Row& a, const Row& b) { return a.time < b.time; };
   if (!std::is_sorted(rows.begin(), rows.end(), earlier))

@@ -207,9 +207,25 @@ bool Trace::passesThread(uint64_t pid, uint64_t tid, uint64_t time) const {
   return comm_pids_.count(pid32) && f.comms.count(names_.processName(pid32, time));
 }
 
+void Trace::restrictToContexts(std::vector<ContextTimeline> timelines) {
+  where_timelines_ = std::move(timelines);
+  // The rows read to build them placed the changes: they are not the report's events.
+  used_.fill(0);
+}
+
+bool Trace::passesContext(uint64_t tid, uint64_t time) const {
+  const std::vector<ContextCondition>& where = options_.filter.where;
+  if (where_timelines_.size() != where.size()) return true;  // not installed yet
+  for (size_t i = 0; i < where.size(); ++i) {
+    std::optional<uint64_t> value = where_timelines_[i].valueAt(static_cast<uint32_t>(tid), time);
+    if (!value || !where[i].matches(*value)) return false;
+  }
+  return true;
+}
+
 bool Trace::passes(const format::CpuSample& row) const {
   return inWindow(row.time) && options_.filter.matchesCpu(row.cpu) &&
-         passesThread(row.pid, row.tid, row.time);
+         passesEvent(row.pid, row.tid, row.time);
 }
 
 bool Trace::passes(const format::SchedSwitch& row) const {
@@ -230,12 +246,12 @@ bool Trace::passes(const format::LockInterval& row) const {
   // No cpu column: --cpu does not apply. An interval is in the window when it overlaps it.
   uint64_t last = std::max({row.time, row.acquired_time, row.release_time});
   return row.time <= window_.end && last >= window_.start &&
-         passesThread(row.pid, row.tid, row.time);
+         passesEvent(row.pid, row.tid, row.time);
 }
 
 bool Trace::passes(const format::PageFault& row) const {
   return inWindow(row.time) && options_.filter.matchesCpu(row.cpu) &&
-         passesThread(row.pid, row.tid, row.time);
+         passesEvent(row.pid, row.tid, row.time);
 }
 
 bool Trace::passes(const format::ProcessEvent& row) const {
@@ -249,20 +265,20 @@ bool Trace::passes(const format::Lost& row) const {
 bool Trace::passes(const format::Latency& row) const {
   // A call is in the window when it starts there.
   return inWindow(row.time) && options_.filter.matchesCpu(row.cpu) &&
-         passesThread(row.pid, row.tid, row.time);
+         passesEvent(row.pid, row.tid, row.time);
 }
 
 bool Trace::passes(const format::LatencyHistogram& row) const {
   // Counted per process: --tid and --cpu cannot apply; an interval overlapping the window is in.
   return row.time <= window_.end && row.end_time >= window_.start &&
-         passesThread(row.pid, row.pid, row.time);
+         options_.filter.where.empty() && passesThread(row.pid, row.pid, row.time);
 }
 
 bool Trace::passes(const format::BlockSummary& row) const {
   // No cpu column: --cpu does not apply. Blocks counted over an interval
   // overlapping the window are in (block_summaries.h prorates them).
   return row.time <= window_.end && row.end_time >= window_.start &&
-         passesThread(row.pid, row.tid, row.time);
+         passesEvent(row.pid, row.tid, row.time);
 }
 
 bool Trace::passes(const format::ContextChange& row) const {

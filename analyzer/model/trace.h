@@ -35,6 +35,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "analyzer/model/context_timeline.h"
 #include "analyzer/model/loss_summary.h"
 #include "analyzer/model/thread_names.h"
 #include "analyzer/model/trace_options.h"
@@ -110,7 +111,19 @@ class Trace {
                                           std::string_view description, uint64_t value)>;
   void forEachCounter(const CounterVisit& visit);
 
+  // --where: the timelines of the filter's conditions (options().filter.where),
+  // one per condition in its order. CommandLine::openTrace reads them (that
+  // takes a schedule replay, an analysis) and installs them here; until
+  // then no row is held to the conditions, so the rows that build the
+  // timelines read as unfiltered; they are not counted as used.
+  void restrictToContexts(std::vector<ContextTimeline> timelines);
+
   // Filter checks, public for tests and for reports that read rows another way.
+  // --where applies to the rows of one thread's event (samples, lock rows,
+  // faults, timed calls; block summaries by their first block); not to
+  // switches and wake-ups, which replays need whole (they hold spans to
+  // passesEvent instead), nor to process events and change rows. Latency
+  // histograms have no thread: --where keeps none.
   bool passes(const format::CpuSample& row) const;
   bool passes(const format::SchedSwitch& row) const;
   bool passes(const format::Wakeup& row) const;
@@ -126,6 +139,12 @@ class Trace {
   // The thread part of the filter (--pid, --tid, --comm) alone: for reports
   // whose rows involve two threads (a switch) and that show one of them.
   bool passesThread(uint64_t pid, uint64_t tid, uint64_t time) const;
+  // The --where part alone: `tid` held a matching value of every condition's context at `time`.
+  bool passesContext(uint64_t tid, uint64_t time) const;
+  // An event of thread `tid` at `time`: passesThread and passesContext.
+  bool passesEvent(uint64_t pid, uint64_t tid, uint64_t time) const {
+    return passesThread(pid, tid, time) && passesContext(tid, time);
+  }
 
  private:
   friend class TimeOrderedChunks;
@@ -135,10 +154,10 @@ class Trace {
   Trace() = default;
   // The rows of a decoded chunk that pass the filter (every row with
   // `all`), with their unwound stack ids (`unwound`: see forEachChunk);
-  // counts them as used.
+  // returns how many.
   template <typename Row, typename Visit>
-  void forEachPassingRow(const format::Chunk& chunk, const UnwoundChunk* unwound, bool all,
-                         Visit&& visit);
+  uint64_t forEachPassingRow(const format::Chunk& chunk, const UnwoundChunk* unwound, bool all,
+                             Visit&& visit);
   // Decodes every chunk of `kind` overlapping the window, in file order; for
   // cpu samples of a dwarf/hybrid trace, `unwound` holds the chunk's samples
   // unwound on the decoding threads (null otherwise).
@@ -147,6 +166,12 @@ class Trace {
   bool inWindow(uint64_t time) const { return time >= window_.start && time <= window_.end; }
   void countUsed(format::EventKind kind, uint64_t rows) {
     used_[static_cast<size_t>(kind)] += rows;
+  }
+  // A whole forEachRow pass used `rows`: a report that reads a kind twice
+  // (a count, then the stacks of what it keeps) used those rows once.
+  void countPassUsed(format::EventKind kind, uint64_t rows) {
+    uint64_t& used = used_[static_cast<size_t>(kind)];
+    used = std::max(used, rows);
   }
 
   std::string path_;
@@ -163,6 +188,7 @@ class Trace {
   // --comm resolved once: threads and processes that ever had a matching name.
   std::unordered_set<uint32_t> comm_tids_;
   std::unordered_set<uint32_t> comm_pids_;
+  std::vector<ContextTimeline> where_timelines_;  // empty: not installed
   std::array<uint64_t, 16> used_{};
   uint64_t damaged_chunks_ = 0;
 };
@@ -170,8 +196,8 @@ class Trace {
 // ---- templates ---------------------------------------------------------------
 
 template <typename Row, typename Visit>
-void Trace::forEachPassingRow(const format::Chunk& chunk, const UnwoundChunk* unwound, bool all,
-                              Visit&& visit) {
+uint64_t Trace::forEachPassingRow(const format::Chunk& chunk, const UnwoundChunk* unwound, bool all,
+                                  Visit&& visit) {
   uint64_t used = 0;
   for (size_t i = 0; i < chunk.rows(); ++i) {
     Row row = chunk.row<Row>(i);
@@ -182,14 +208,16 @@ void Trace::forEachPassingRow(const format::Chunk& chunk, const UnwoundChunk* un
     ++used;
     visit(row);
   }
-  countUsed(Row::kKind, used);
+  return used;
 }
 
 template <typename Row>
 void Trace::forEachRow(const std::function<void(const Row&)>& visit, format::ColumnSet columns) {
+  uint64_t used = 0;
   forEachChunk(Row::kKind, columns, [&](const format::Chunk& chunk, const UnwoundChunk* unwound) {
-    forEachPassingRow<Row>(chunk, unwound, /*all=*/false, visit);
+    used += forEachPassingRow<Row>(chunk, unwound, /*all=*/false, visit);
   });
+  countPassUsed(Row::kKind, used);
 }
 
 }  // namespace incise::analyzer

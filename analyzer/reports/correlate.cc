@@ -76,8 +76,9 @@ int runCorrelate(const std::vector<std::string>& args) {
       "  incise correlate app.trace --limit 0      # every finding\n"
       "  incise correlate io.trace --slow-calls 20 # where the 20 slowest timed calls went\n"
       "  incise correlate app.trace --json         # every figure, as JSON\n",
-      // Holders and waiters move between CPUs: a CPU filter would cut sections apart.
-      SharedOptions{.cpu = false});
+      // Holders and waiters move between CPUs: a CPU filter would cut sections
+      // apart; a holder's sections are charged whole, whatever its context.
+      SharedOptions{.cpu = false, .where = false});
   command.options().add_options()                                                           //
       ("limit", boost::program_options::value(&options.limit)->default_value(10),           //
        "findings to show, and JSON rows per table (0 = all)")                               //

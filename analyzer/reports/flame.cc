@@ -46,7 +46,9 @@ int runFlame(const std::vector<std::string>& args) {
       "  incise flame app.trace > app.folded\n"
       "  incise flame app.trace -o app.html              # open in a browser\n"
       "  incise flame app.trace --off-cpu -o offcpu.svg\n"
-      "  incise flame app.trace --locks --comm worker -o locks.html\n");
+      "  incise flame app.trace --locks --comm worker -o locks.html\n"
+      "  incise flame app.trace --where req=42 -o req42.html   # one request (--context req=...)\n"
+      "  incise flame app.trace --off-cpu --where req=42 -o req42-off.html\n");
   // clang-format off
   cli.extra().add_options()
       ("format", po::value<std::string>(), "html, svg or folded (default: from -o, else folded)")
@@ -69,7 +71,7 @@ int runFlame(const std::vector<std::string>& args) {
                                      : FlameWeighting::kOnCpu;
 
   std::unique_ptr<Trace> trace = cli.openTrace();
-  if (!trace) return 1;
+  if (!trace) return cli.openFailure();
   StackWeights weights = collectFlameWeights(*trace, weighting);
   StackNamer namer(*trace, FrameGrouping::kFunction);
   FoldedStacks folded = foldedStacks(weights.named(namer));

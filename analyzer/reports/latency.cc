@@ -50,11 +50,14 @@ int runLatency(const std::vector<std::string>& args) {
       "--by stack splits each by the caller's stack at the start. --heatmap -o FILE.html\n"
       "writes one interactive heat map per function: time left to right, latency (log2\n"
       "buckets) bottom to top, colour = calls. Traces recorded with --sample N count each\n"
-      "row N times (estimated counts); with --aggregate percentiles are log2 bucket bounds.",
+      "row N times (estimated counts); with --aggregate percentiles are log2 bucket bounds.\n"
+      "--where keeps the calls whose thread held the values at their start (aggregated\n"
+      "buckets have no thread: none are kept).",
       "  incise latency app.trace\n"
       "  incise latency app.trace --by stack --limit 5\n"
       "  incise latency app.trace --json\n"
-      "  incise latency app.trace --heatmap -o latency.html\n");
+      "  incise latency app.trace --heatmap -o latency.html\n"
+      "  incise latency app.trace --where req=42      # one request's calls (--context)\n");
   cli.extra().add_options()("by", po::value<std::string>()->default_value("name"),
                             "group by: name (function, syscall, device, opcode) or stack")(
       "limit", po::value<size_t>()->default_value(30), "groups to print (0: all)")(
@@ -68,7 +71,7 @@ int runLatency(const std::vector<std::string>& args) {
   if (heatmap && cli.options().json) return cli.usageError("--heatmap and --json cannot combine");
   size_t limit = cli.values()["limit"].as<size_t>();
   std::unique_ptr<Trace> trace = cli.openTrace();
-  if (!trace) return 1;
+  if (!trace) return cli.openFailure();
 
   LatencyNames names(trace->reader().metadata());
   LatencyStatsBuilder stats(*grouping);

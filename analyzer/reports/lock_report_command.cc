@@ -29,7 +29,7 @@ int ReportCommand::run(const std::vector<std::string>& args,
     if (std::string problem = check(); !problem.empty()) return cli_.usageError(problem);
   }
   std::unique_ptr<Trace> trace = cli_.openTrace();
-  if (!trace) return 1;
+  if (!trace) return cli_.openFailure();
   int exit_code = 0;
   int written = writeReport(cli_, [&](std::ostream& out) {
     exit_code = report(*trace, ReportOutput(cli_.name(), *trace, out, cli_.options().json));

@@ -250,7 +250,8 @@ int runLocks(const std::vector<std::string>& args) {
       "every kind of wait (condition variables, joins, runtime parking, unknown futexes).",
       "  incise locks app.trace                  # locks by total wait\n"
       "  incise locks app.trace --by site        # by the code that takes them\n"
-      "  incise locks app.trace --json --limit 0 # every lock, as JSON\n");
+      "  incise locks app.trace --json --limit 0 # every lock, as JSON\n"
+      "  incise locks app.trace --where req=42   # one request's lock calls (--context)\n");
   command.options().add_options()                                                  //
       ("by", boost::program_options::value(&options.by)->default_value("lock"),    //
        "group by 'lock' (address) or 'site' (acquiring function)")                 //

@@ -2,11 +2,13 @@
 // and reason (preempted: switched out still runnable; blocked: switched out
 // asleep) — and how long they then queued before running again. `--by
 // goroutine`: off-CPU time per Go goroutine instead (the goroutine a
-// switch-out left, format 2.5).
+// switch-out left, format 2.5); `--by context:NAME`: per value of a context.
 #include <algorithm>
 #include <map>
 #include <tuple>
 
+#include "analyzer/analyses/context/trace_context_timelines.h"
+#include "analyzer/analyses/profile/sample_groups.h"
 #include "analyzer/analyses/profile/stack_weights.h"
 #include "analyzer/analyses/sched/block_summaries.h"
 #include "analyzer/analyses/sched/thread_states.h"
@@ -15,6 +17,7 @@
 #include "analyzer/model/stack_namer.h"
 #include "analyzer/render/json_output.h"
 #include "analyzer/render/table.h"
+#include "analyzer/reports/group_columns.h"
 #include "analyzer/reports/report_header.h"
 #include "analyzer/reports/schedule_notes.h"
 #include "analyzer/reports/stack_text.h"
@@ -29,18 +32,18 @@ struct ReasonStack {
   const WeightedStack* stack;  // weight = ns off CPU, events = switch-outs
 };
 
-struct GoroutineOffCpu {
+struct GroupOffCpu {
   uint64_t blocked_ns = 0;
   uint64_t preempted_ns = 0;
   uint64_t switches = 0;
   uint64_t total() const { return blocked_ns + preempted_ns; }
 };
-using GoroutineKey = std::pair<uint32_t, uint64_t>;  // (pid, goid)
 
-// `--by goroutine`: a row per goroutine, most off-CPU time first.
-void writeByGoroutine(std::ostream& out, const CommandLine& cli, Trace& trace,
-                      const std::map<GoroutineKey, GoroutineOffCpu>& goroutines, size_t limit) {
-  std::vector<std::pair<GoroutineKey, GoroutineOffCpu>> rows(goroutines.begin(), goroutines.end());
+// `--by goroutine`, `--by context:NAME`: a row per group, most off-CPU time first.
+void writeByGroup(std::ostream& out, const CommandLine& cli, Trace& trace,
+                  const GroupColumns& columns, const std::map<SampleGroupKey, GroupOffCpu>& groups,
+                  size_t limit) {
+  std::vector<std::pair<SampleGroupKey, GroupOffCpu>> rows(groups.begin(), groups.end());
   std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) {
     return std::tuple(b.second.total(), a.first) < std::tuple(a.second.total(), b.first);
   });
@@ -48,29 +51,31 @@ void writeByGoroutine(std::ostream& out, const CommandLine& cli, Trace& trace,
   if (cli.options().json) {
     nlohmann::json list = nlohmann::json::array();
     for (const auto& [key, g] : rows) {
-      list.push_back({{"pid", key.first},
-                      {"goid", key.second},
-                      {"blocked_ns", g.blocked_ns},
-                      {"preempted_ns", g.preempted_ns},
-                      {"switches", g.switches}});
+      nlohmann::json row = columns.fields(key);
+      row["blocked_ns"] = g.blocked_ns;
+      row["preempted_ns"] = g.preempted_ns;
+      row["switches"] = g.switches;
+      list.push_back(row);
     }
     writeJson(
         out,
-        {{"header", reportHeaderJson("offcpu", trace)}, {"by", "goroutine"}, {"goroutines", list}});
+        {{"header", reportHeaderJson("offcpu", trace)}, {"by", columns.by}, {columns.list, list}});
     return;
   }
   printReportHeader(out, "offcpu", trace);
-  out << "off-CPU time per goroutine (goroutine 0: none, not a Go program, or a block shorter "
-         "than --sched-min-block)\n\n";
-  Table table({{"PID", Align::kRight},
-               {"GOROUTINE", Align::kRight},
-               {"BLOCKED", Align::kRight},
-               {"PREEMPTED", Align::kRight},
-               {"SWITCHES", Align::kRight}});
+  out << "off-CPU time per " << columns.singular << " (" << columns.legend
+      << "; blocks shorter than --sched-min-block: "
+      << (columns.context ? "the value at the first of them" : "goroutine 0") << ")\n\n";
+  std::vector<Column> headers = columns.headers;
+  headers.insert(
+      headers.end(),
+      {{"BLOCKED", Align::kRight}, {"PREEMPTED", Align::kRight}, {"SWITCHES", Align::kRight}});
+  Table table(std::move(headers));
   for (const auto& [key, g] : rows) {
-    table.addRow({std::to_string(key.first), std::to_string(key.second),
-                  formatDurationNs(g.blocked_ns), formatDurationNs(g.preempted_ns),
-                  formatCount(g.switches)});
+    std::vector<std::string> cells = columns.cells(key);
+    cells.insert(cells.end(), {formatDurationNs(g.blocked_ns), formatDurationNs(g.preempted_ns),
+                               formatCount(g.switches)});
+    table.addRow(std::move(cells));
   }
   table.render(out);
 }
@@ -86,32 +91,50 @@ int runOffcpu(const std::vector<std::string>& args) {
       "Then runqueue latency per thread: wake-up or preemption -> switch-in.\n"
       "Threads the recorder followed only; a thread that exited counts nothing after its exit.\n"
       "Blocks shorter than the recording's --sched-min-block come from the recorder's counts\n"
-      "per thread and stack (SWITCHES counts them too).",
+      "per thread and stack (SWITCHES counts them too). --where keeps the off-CPU spans of\n"
+      "threads holding the values (a thread changes its context only while it runs, so one\n"
+      "value holds a whole span); the runqueue latency table is per thread, not held to it.",
       "  incise offcpu app.trace\n"
       "  incise offcpu app.trace --tid 4242 --limit 5\n"
       "  incise offcpu app.trace --json\n"
-      "  incise offcpu app.trace --by goroutine   # Go: off-CPU time per goroutine\n");
+      "  incise offcpu app.trace --by goroutine   # Go: off-CPU time per goroutine\n"
+      "  incise offcpu app.trace --by context:req # off-CPU time per value of --context req=...\n"
+      "  incise offcpu app.trace --where req=42   # where one request waited\n");
   cli.extra().add_options()("limit", po::value<size_t>()->default_value(30),
                             "stacks and threads to print (0: all)")(
       "by", po::value<std::string>()->default_value("stack"),
-      "group by stack (with the runqueue latency per thread) or goroutine (Go programs)");
+      "group by stack (with the runqueue latency per thread), goroutine (Go programs) or "
+      "context:NAME (a context recorded with --context NAME=...: its value at the switch-out)");
   if (std::optional<int> exit = cli.parse(args)) return *exit;
   size_t limit = cli.values()["limit"].as<size_t>();
   const std::string& by = cli.values()["by"].as<std::string>();
-  if (by != "stack" && by != "goroutine")
-    return cli.usageError("--by '" + by + "': expected stack or goroutine");
+  const std::optional<std::string> context = contextGrouping(by);
+  if (by != "stack" && by != "goroutine" && !context)
+    return cli.usageError("--by '" + by + "': expected stack, goroutine or context:NAME");
   std::unique_ptr<Trace> trace = cli.openTrace();
-  if (!trace) return 1;
+  if (!trace) return cli.openFailure();
+  std::optional<ContextTimeline> timeline;
+  if (context) {
+    Result<ContextTimeline> read = readContextTimeline(*trace, *context);
+    if (!read) return cli.usageError("--by " + by + ": " + read.error().message());
+    timeline = read.take();
+  }
+  // The group of a thread's off-CPU time from `time` on (its goroutine was read at the switch-out).
+  auto groupOf = [&](uint64_t pid, uint64_t tid, uint64_t goid, uint64_t time) {
+    return timeline ? contextKey(timeline->valueAt(static_cast<uint32_t>(tid), time))
+                    : goroutineKey(pid, goid);
+  };
 
   StackWeights blocked, preempted;
-  std::map<GoroutineKey, GoroutineOffCpu> goroutines;
+  std::map<SampleGroupKey, GroupOffCpu> groups;
   ThreadStateMachine machine(RecordedThreads::of(*trace));
   machine.observeFrom(std::max(trace->window().start, trace->startTime()));
   machine.on_off_cpu = [&](const OffCpuSpan& span) {
-    if (!trace->passesThread(span.pid, span.tid, span.start)) return;
+    // A thread changes its context only while it runs: one value holds the whole span.
+    if (!trace->passesEvent(span.pid, span.tid, span.start)) return;
     (span.preempted ? preempted : blocked)
         .add(span.pid, span.stack_id, span.start, span.duration());
-    GoroutineOffCpu& g = goroutines[{span.pid, span.goid}];
+    GroupOffCpu& g = groups[groupOf(span.pid, span.tid, span.goid, span.start)];
     (span.preempted ? g.preempted_ns : g.blocked_ns) += span.duration();
     ++g.switches;
   };
@@ -125,13 +148,15 @@ int runOffcpu(const std::vector<std::string>& args) {
         .add(static_cast<uint32_t>(s.pid), s.stack_id, s.time, charged, charged ? s.count : 0);
     // Counted per stack by the recorder, without a goroutine.
     if (charged == 0) return;
-    GoroutineOffCpu& g = goroutines[{static_cast<uint32_t>(s.pid), 0}];
+    GroupOffCpu& g = groups[groupOf(s.pid, s.tid, 0, s.time)];
     (s.prev_state == 0 ? g.preempted_ns : g.blocked_ns) += charged;
     g.switches += s.count;
   });
-  if (by == "goroutine")
+  if (by != "stack") {
+    const GroupColumns columns = context ? contextColumns(*context) : goroutineColumns();
     return writeReport(
-        cli, [&](std::ostream& out) { writeByGoroutine(out, cli, *trace, goroutines, limit); });
+        cli, [&](std::ostream& out) { writeByGroup(out, cli, *trace, columns, groups, limit); });
+  }
 
   StackNamer namer(*trace, FrameGrouping::kFunction);
   NamedStacks blocked_stacks = blocked.named(namer), preempted_stacks = preempted.named(namer);

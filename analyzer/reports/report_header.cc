@@ -17,6 +17,21 @@ std::string joinCounts(const std::map<std::string, uint64_t>& counts) {
   return text.empty() ? "none" : text;
 }
 
+nlohmann::json whereJson(const Trace& trace) {
+  nlohmann::json list = nlohmann::json::array();
+  for (const ContextCondition& condition : trace.options().filter.where)
+    list.push_back(condition.text());
+  return list;
+}
+
+// "; where req=42": the --where conditions, as the report applied them.
+std::string whereText(const Trace& trace) {
+  std::string text;
+  for (const ContextCondition& condition : trace.options().filter.where)
+    text += (text.empty() ? "; where " : " and ") + condition.text();
+  return text;
+}
+
 std::string windowText(Trace& trace) {
   if (!trace.options().filter.window) return "";
   auto seconds = [&](uint64_t t) {
@@ -71,8 +86,8 @@ void printReportHeader(std::ostream& out, const std::string& report, Trace& trac
         << ")";
   }
   out << "\nduration " << formatDurationNs(trace.durationNs()) << windowText(trace)
-      << "; events used: " << joinCounts(losses.used_by_kind) << "; lost: " << losses.lost() << " ("
-      << formatPercent(losses.percentLost()) << "%)\n";
+      << terminalText(whereText(trace)) << "; events used: " << joinCounts(losses.used_by_kind)
+      << "; lost: " << losses.lost() << " (" << formatPercent(losses.percentLost()) << "%)\n";
   for (const auto& warning : reportWarnings(trace, losses)) {
     out << "warning: " << terminalText(warning) << "\n";
   }
@@ -87,6 +102,7 @@ nlohmann::json reportHeaderJson(const std::string& report, Trace& trace) {
       {"host", trace.header().host},
       {"duration_ns", trace.durationNs()},
       {"window_start_ns", trace.window().start - std::min(trace.window().start, trace.startTime())},
+      {"where", whereJson(trace)},
       {"events_in_file", losses.rows_by_kind},
       {"events_used", losses.used_by_kind},
       {"events_lost", losses.lost_by_source},

@@ -48,7 +48,7 @@ int runRequests(const std::vector<std::string>& args) {
   const std::string name = cli.values()["by"].as<std::string>();
   const size_t limit = cli.values()["limit"].as<size_t>();
   std::unique_ptr<Trace> trace = cli.openTrace();
-  if (!trace) return 1;
+  if (!trace) return cli.openFailure();
 
   Result<RequestSplits> split = splitRequests(*trace, name);
   if (!split) return cli.usageError(split.error().message());

@@ -15,20 +15,25 @@ namespace incise::analyzer {
 namespace po = boost::program_options;
 
 int runSched(const std::vector<std::string>& args) {
+  // A thread's states are charged whole (--where is not taken: its replay
+  // would have to split each state at the thread's context changes).
   CommandLine cli(
-      "sched",
-      "Per thread: time running, runnable-waiting (in a runqueue) and blocked; switches\n"
-      "(voluntary = blocked, involuntary = preempted); migrations between cpus.\n"
-      "Only what was observed counts: a thread's time starts at its first event (a thread\n"
-      "already running when the trace starts counts from the start) and ends at its exit.\n"
-      "Threads the recorder did not follow, seen only as the other side of a followed\n"
-      "thread's switch, are left out; --bystanders shows what was seen of them.\n"
-      "Blocks shorter than the recording's --sched-min-block were counted, not written:\n"
-      "they are charged to their thread's blocked time from those counts.",
-      "  incise sched app.trace\n"
-      "  incise sched app.trace --comm worker --time 2..4\n"
-      "  incise sched app.trace --bystanders --limit 0\n"
-      "  incise sched app.trace --json\n");
+      CommandHelp{
+          .name = "sched",
+          .summary =
+              "Per thread: time running, runnable-waiting (in a runqueue) and blocked; switches\n"
+              "(voluntary = blocked, involuntary = preempted); migrations between cpus.\n"
+              "Only what was observed counts: a thread's time starts at its first event (a thread\n"
+              "already running when the trace starts counts from the start) and ends at its exit.\n"
+              "Threads the recorder did not follow, seen only as the other side of a followed\n"
+              "thread's switch, are left out; --bystanders shows what was seen of them.\n"
+              "Blocks shorter than the recording's --sched-min-block were counted, not written:\n"
+              "they are charged to their thread's blocked time from those counts.",
+          .examples = "  incise sched app.trace\n"
+                      "  incise sched app.trace --comm worker --time 2..4\n"
+                      "  incise sched app.trace --bystanders --limit 0\n"
+                      "  incise sched app.trace --json\n"},
+      SharedOptions{.where = false});
   // clang-format off
   cli.extra().add_options()
       ("limit", po::value<size_t>()->default_value(50), "threads to print, most running first (0: all)")
@@ -39,7 +44,7 @@ int runSched(const std::vector<std::string>& args) {
   size_t limit = cli.values()["limit"].as<size_t>();
   bool bystanders = cli.values()["bystanders"].as<bool>();
   std::unique_ptr<Trace> trace = cli.openTrace();
-  if (!trace) return 1;
+  if (!trace) return cli.openFailure();
 
   ThreadStateMachine machine(RecordedThreads::of(*trace), bystanders);
   machine.observeFrom(std::max(trace->window().start, trace->startTime()));

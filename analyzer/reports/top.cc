@@ -5,10 +5,11 @@
 #include <algorithm>
 #include <iostream>
 
+#include "analyzer/analyses/context/trace_context_timelines.h"
 #include "analyzer/analyses/profile/counter_profile.h"
 #include "analyzer/analyses/profile/flame_weights.h"
 #include "analyzer/analyses/profile/flat_profile.h"
-#include "analyzer/analyses/profile/goroutine_profile.h"
+#include "analyzer/analyses/profile/sample_groups.h"
 #include "analyzer/cli/command_line.h"
 #include "analyzer/cli/exit_without_teardown.h"
 #include "analyzer/cli/report_output.h"
@@ -16,23 +17,24 @@
 #include "analyzer/render/json_output.h"
 #include "analyzer/render/table.h"
 #include "analyzer/render/terminal_text.h"
+#include "analyzer/reports/group_columns.h"
 #include "analyzer/reports/report_header.h"
 
 namespace incise::analyzer {
 namespace po = boost::program_options;
 namespace {
 
-constexpr size_t kGoroutineTopFunctions = 3;  // text: a goroutine's hottest functions
+constexpr size_t kGroupTopFunctions = 3;  // text: a group's hottest functions
 
-// `--by goroutine`: samples per goroutine, each with its functions.
-int reportGoroutines(CommandLine& cli, Trace& trace, size_t limit) {
-  GoroutineProfile profile = computeGoroutineProfile(trace, FrameGrouping::kFunction);
-  size_t shown = limit == 0 ? profile.rows.size() : std::min(limit, profile.rows.size());
+// `--by goroutine`, `--by context:NAME`: samples per group, each with its functions.
+int reportGroups(CommandLine& cli, Trace& trace, const SampleGroups& profile,
+                 const GroupColumns& columns, size_t limit) {
+  const size_t shown = profile.groups.size();
   return exitWithoutTeardown(writeReport(cli, [&](std::ostream& out) {
     if (cli.options().json) {
       nlohmann::json rows = nlohmann::json::array();
       for (size_t i = 0; i < shown; ++i) {
-        const GoroutineRow& g = profile.rows[i];
+        const SampleGroup& g = profile.groups[i];
         nlohmann::json functions = nlohmann::json::array();
         size_t listed = limit == 0 ? g.profile.rows.size() : std::min(limit, g.profile.rows.size());
         for (size_t f = 0; f < listed; ++f) {
@@ -40,39 +42,40 @@ int reportGoroutines(CommandLine& cli, Trace& trace, size_t limit) {
           functions.push_back(
               {{"name", row.name}, {"self_samples", row.self}, {"total_samples", row.total}});
         }
-        rows.push_back({{"pid", g.pid},
-                        {"goid", g.goid},
-                        {"samples", g.samples},
-                        {"percent", roundedPercent(g.percent)},
-                        {"functions", functions}});
+        nlohmann::json group = columns.fields(g.key);
+        group["samples"] = g.samples;
+        group["percent"] = roundedPercent(g.percent);
+        group["functions"] = functions;
+        rows.push_back(group);
       }
       writeJson(out, {{"header", reportHeaderJson("top", trace)},
-                      {"by", "goroutine"},
+                      {"by", columns.by},
                       {"samples", profile.samples},
-                      {"goroutines", rows}});
+                      {columns.list + "_total", profile.total_groups},
+                      {columns.list, rows}});
       return;
     }
     printReportHeader(out, "top", trace);
-    out << profile.samples << " samples in " << profile.rows.size()
-        << (profile.rows.size() == 1 ? " goroutine" : " goroutines")
-        << " (goroutine 0: outside any goroutine, or not a Go program)";
-    if (shown < profile.rows.size()) out << "; top " << shown;
+    out << profile.samples << " samples in " << columns.count(profile.total_groups) << " ("
+        << columns.legend << ")";
+    if (shown < profile.total_groups) out << "; top " << shown;
     out << "\n\n";
-    Table table({{"PID", Align::kRight},
-                 {"GOROUTINE", Align::kRight},
-                 {"SAMPLES", Align::kRight},
-                 {"%", Align::kRight},
-                 {"HOTTEST FUNCTIONS (self samples)", Align::kLeft, 120}});
+    std::vector<Column> headers = columns.headers;
+    headers.insert(headers.end(), {{"SAMPLES", Align::kRight},
+                                   {"%", Align::kRight},
+                                   {"HOTTEST FUNCTIONS (self samples)", Align::kLeft, 120}});
+    Table table(std::move(headers));
     for (size_t i = 0; i < shown; ++i) {
-      const GoroutineRow& g = profile.rows[i];
+      const SampleGroup& g = profile.groups[i];
       std::string hottest;
-      for (size_t f = 0; f < g.profile.rows.size() && f < kGoroutineTopFunctions; ++f) {
+      for (size_t f = 0; f < g.profile.rows.size() && f < kGroupTopFunctions; ++f) {
         if (g.profile.rows[f].self == 0) break;
         hottest += (f == 0 ? "" : ", ") + g.profile.rows[f].name + " " +
                    formatCount(g.profile.rows[f].self);
       }
-      table.addRow({std::to_string(g.pid), std::to_string(g.goid), formatCount(g.samples),
-                    formatPercent(g.percent), hottest});
+      std::vector<std::string> cells = columns.cells(g.key);
+      cells.insert(cells.end(), {formatCount(g.samples), formatPercent(g.percent), hottest});
+      table.addRow(std::move(cells));
     }
     table.render(out);
   }));
@@ -94,26 +97,30 @@ uint64_t samplesOf(const NamedStacks& stacks) {
 }  // namespace
 
 int runTop(const std::vector<std::string>& args) {
-  CommandLine cli("top",
-                  "Flat profile of CPU samples: self % (samples whose leaf is the function) "
-                  "and total %\n(samples whose stack contains it, once per sample). Samples "
-                  "of a clock (cpu-clock,\ntask-clock) weigh alike; of any other -e event "
-                  "(page-faults, cycles), by their period:\nthe events they stand for. "
-                  "--counters adds, per function, what each --counters\ncounter of the "
-                  "recording counted (self and total), charged to the samples' stacks.",
-                  "  incise top app.trace                      # by function, top 40\n"
-                  "  incise top app.trace --by module          # which libraries burn CPU\n"
-                  "  incise top app.trace --by goroutine       # Go: CPU per goroutine\n"
-                  "  incise top app.trace --tid 4242 --time 1..2 --limit 10\n"
-                  "  incise top app.trace --json > top.json\n"
-                  "  incise top faults.trace                   # recorded with -e page-faults -c "
-                  "1: faults per function\n"
-                  "  incise top app.trace --counters --limit 0 # recorded with --counters "
-                  "page-faults,cs\n");
+  CommandLine cli(
+      "top",
+      "Flat profile of CPU samples: self % (samples whose leaf is the function) "
+      "and total %\n(samples whose stack contains it, once per sample). Samples "
+      "of a clock (cpu-clock,\ntask-clock) weigh alike; of any other -e event "
+      "(page-faults, cycles), by their period:\nthe events they stand for. "
+      "--counters adds, per function, what each --counters\ncounter of the "
+      "recording counted (self and total), charged to the samples' stacks.",
+      "  incise top app.trace                      # by function, top 40\n"
+      "  incise top app.trace --by module          # which libraries burn CPU\n"
+      "  incise top app.trace --by goroutine       # Go: CPU per goroutine\n"
+      "  incise top app.trace --by context:req     # CPU per value of --context req=...\n"
+      "  incise top app.trace --where req=42       # one request's functions\n"
+      "  incise top app.trace --tid 4242 --time 1..2 --limit 10\n"
+      "  incise top app.trace --json > top.json\n"
+      "  incise top faults.trace                   # recorded with -e page-faults -c "
+      "1: faults per function\n"
+      "  incise top app.trace --counters --limit 0 # recorded with --counters "
+      "page-faults,cs\n");
   // clang-format off
   cli.extra().add_options()
       ("by", po::value<std::string>()->default_value("function"),
-       "group by function, module, line or goroutine (Go programs)")
+       "group by function, module, line, goroutine (Go programs) or context:NAME (a context "
+       "recorded with --context NAME=...: samples per value, with their functions)")
       ("limit", po::value<size_t>()->default_value(40), "rows to print (0: all)")
       ("counters", po::bool_switch(),
        "per function, the counts of the recording's --counters (self and total)");
@@ -121,19 +128,32 @@ int runTop(const std::vector<std::string>& args) {
   if (std::optional<int> exit = cli.parse(args)) return *exit;
   size_t limit = cli.values()["limit"].as<size_t>();
   const bool with_counters = cli.values()["counters"].as<bool>();
-  if (cli.values()["by"].as<std::string>() == "goroutine") {
-    if (with_counters) return cli.usageError("--counters: not with --by goroutine");
-    std::unique_ptr<Trace> trace = cli.openTrace();
-    if (!trace) return 1;
-    return reportGoroutines(cli, *trace, limit);
-  }
   const std::string& by = cli.values()["by"].as<std::string>();
+  if (with_counters && (by == "goroutine" || contextGrouping(by)))
+    return cli.usageError("--counters: not with --by " + by);
+  if (by == "goroutine") {
+    std::unique_ptr<Trace> trace = cli.openTrace();
+    if (!trace) return cli.openFailure();
+    return reportGroups(cli, *trace,
+                        computeGoroutineGroups(*trace, FrameGrouping::kFunction, limit),
+                        goroutineColumns(), limit);
+  }
+  if (std::optional<std::string> name = contextGrouping(by)) {
+    std::unique_ptr<Trace> trace = cli.openTrace();
+    if (!trace) return cli.openFailure();
+    Result<ContextTimeline> timeline = readContextTimeline(*trace, *name);
+    if (!timeline) return cli.usageError("--by " + by + ": " + timeline.error().message());
+    return reportGroups(cli, *trace,
+                        computeContextGroups(*trace, *timeline, FrameGrouping::kFunction, limit),
+                        contextColumns(*name), limit);
+  }
   auto grouping = parseFrameGrouping(by);
   if (!grouping)
-    return cli.usageError("--by '" + by + "': expected function, module, line or goroutine");
+    return cli.usageError("--by '" + by +
+                          "': expected function, module, line, goroutine or context:NAME");
 
   std::unique_ptr<Trace> trace = cli.openTrace();
-  if (!trace) return 1;
+  if (!trace) return cli.openFailure();
   if (with_counters && trace->header().options.counters.empty())
     return cli.usageError("--counters: " + trace->path() +
                           " was recorded without incise-record --counters");

@@ -143,7 +143,8 @@ int runWaits(const std::vector<std::string>& args) {
       "  incise waits app.trace                          # wait time per kind, then per object\n"
       "  incise waits app.trace --kind semaphore,condvar # only these kinds\n"
       "  incise waits app.trace --by thread --limit 0    # every waiting thread\n"
-      "  incise waits app.trace --json                   # kind, address, site, holder_tid ...\n");
+      "  incise waits app.trace --json                   # kind, address, site, holder_tid ...\n"
+      "  incise waits app.trace --where req=42           # the waits of one request (--context)\n");
   command.options().add_options()                                                  //
       ("by", boost::program_options::value(&options.by)->default_value("object"),  //
        "group by 'object' (the lock, condvar, semaphore...), 'site' or 'thread'")  //

@@ -51,7 +51,7 @@ StackWeights collectFlameWeights(Trace& trace, FlameWeighting weighting) {
     case FlameWeighting::kOffCpu: {
       ThreadStateMachine machine(RecordedThreads::of(trace));
       machine.on_off_cpu = [&](const OffCpuSpan& span) {
-        if (span.preempted || !trace.passesThread(span.pid, span.tid, span.start)) return;
+        if (span.preempted || !trace.passesEvent(span.pid, span.tid, span.start)) return;
         weights.add(span.pid, span.stack_id, span.start, span.duration());
       };
       replaySchedule(trace, Replay::kSwitches, machine);

@@ -5,108 +5,30 @@
 #include <set>
 #include <unordered_map>
 
+#include "analyzer/analyses/context/trace_context_timelines.h"
 #include "analyzer/analyses/sched/thread_span_split.h"
 #include "analyzer/model/trace.h"
 
 namespace incise::analyzer {
 namespace {
 
-struct Change {
-  uint64_t at = 0;  // where the value is taken to start
-  uint64_t value = 0;
-};
-
-Result<uint64_t> slotOf(const Trace& trace, std::string_view name) {
-  const auto& contexts = trace.header().options.contexts;
-  std::string known;
-  for (size_t slot = 0; slot < contexts.size(); ++slot) {
-    if (contexts[slot].name == name) return uint64_t{slot};
-    known += (known.empty() ? "" : ", ") + contexts[slot].name;
-  }
-  if (known.empty())
-    return Error("the trace has no context values (record with --context " + std::string(name) +
-                 "=SYMBOL)");
-  return Error("the trace has no context '" + std::string(name) + "' (it has: " + known + ")");
-}
-
-// Where the change to a row's value is taken to be: the thread writes its
-// own variable, so between `since` and `time` it changed while the thread
-// ran; halfway through the thread's on-CPU time there (halfway between
-// the two reads when no run is known, `time` for a first read).
-uint64_t changeTime(const format::ContextChange& row, const std::vector<TimeRange>& ran) {
-  if (row.since == 0 || row.since > row.time) return row.time;
-  uint64_t on_cpu = 0;
-  for (const TimeRange& piece : ran) on_cpu += piece.end - piece.start;
-  if (on_cpu == 0) return row.since + (row.time - row.since) / 2;
-  uint64_t half = on_cpu / 2;
-  for (const TimeRange& piece : ran) {
-    if (half <= piece.end - piece.start) return piece.start + half;
-    half -= piece.end - piece.start;
-  }
-  return row.time;
-}
-
-// Each thread's changes of the context, in time order.
-std::unordered_map<uint32_t, std::vector<Change>> changesByThread(Trace& trace, uint64_t slot) {
-  std::vector<format::ContextChange> rows;
-  trace.forEachRow<format::ContextChange>([&](const format::ContextChange& row) {
-    if (row.slot == slot) rows.push_back(row);
-  });
-  // A thread's reads follow each other: the windows of one thread do not overlap.
-  std::vector<ThreadSpan> windows;
-  windows.reserve(rows.size());
-  for (const format::ContextChange& row : rows) {
-    const bool bounded = row.since != 0 && row.since < row.time;
-    windows.push_back({.tid = static_cast<uint32_t>(row.tid),
-                       .start = bounded ? row.since : row.time,
-                       .end = row.time});
-  }
-  const std::vector<std::vector<TimeRange>> ran = onCpuPieces(trace, windows);
-  std::unordered_map<uint32_t, std::vector<Change>> changes;
-  for (size_t i = 0; i < rows.size(); ++i)
-    changes[static_cast<uint32_t>(rows[i].tid)].push_back(
-        {changeTime(rows[i], ran[i]), rows[i].value});
-  for (auto& [tid, list] : changes) {
-    std::stable_sort(list.begin(), list.end(),
-                     [](const Change& a, const Change& b) { return a.at < b.at; });
-  }
-  return changes;
-}
-
-std::unordered_map<uint32_t, uint64_t> threadExits(Trace& trace) {
-  std::unordered_map<uint32_t, uint64_t> exits;
-  trace.forEachRow<format::ProcessEvent>([&](const format::ProcessEvent& row) {
-    if (row.event == static_cast<uint64_t>(format::ProcessEventType::kExit))
-      exits[static_cast<uint32_t>(row.tid)] = row.time;
-  });
-  return exits;
-}
-
 struct ValueSpan {
   ThreadSpan span;
   uint64_t value = 0;
 };
 
-// The spans of non-zero values, clipped to the window; per thread in time order.
-std::vector<ValueSpan> valueSpans(Trace& trace, uint64_t slot) {
-  const auto changes = changesByThread(trace, slot);
-  const auto exits = threadExits(trace);
+// The stretches of non-zero values, clipped to the window; per thread in time order.
+std::vector<ValueSpan> valueSpans(Trace& trace, const ContextTimeline& timeline) {
   const uint64_t window_start = std::max(trace.window().start, trace.startTime());
   const uint64_t window_end = std::min(trace.window().end, trace.endTime());
   std::vector<ValueSpan> spans;
-  for (const auto& [tid, list] : changes) {
-    auto exit = exits.find(tid);
-    for (size_t i = 0; i < list.size(); ++i) {
-      if (list[i].value == 0) continue;
-      uint64_t end = i + 1 < list.size()                                 ? list[i + 1].at
-                     : exit != exits.end() && exit->second >= list[i].at ? exit->second
-                                                                         : trace.endTime();
-      const uint64_t start = std::max(list[i].at, window_start);
-      end = std::min(end, window_end);
-      if (end <= start) continue;
-      spans.push_back({{.tid = tid, .start = start, .end = end}, list[i].value});
-    }
-  }
+  timeline.forEachStretch([&](const ContextStretch& stretch) {
+    if (stretch.value == 0) return;
+    const uint64_t start = std::max(stretch.start, window_start);
+    const uint64_t end = std::min(stretch.end, window_end);
+    if (end <= start) return;
+    spans.push_back({{.tid = stretch.tid, .start = start, .end = end}, stretch.value});
+  });
   return spans;
 }
 
@@ -137,8 +59,8 @@ std::vector<uint64_t> faultsPerSpan(Trace& trace, const std::vector<ValueSpan>& 
 }  // namespace
 
 Result<RequestSplits> splitRequests(Trace& trace, std::string_view name) {
-  INCISE_ASSIGN_OR_RETURN(uint64_t slot, slotOf(trace, name));
-  const std::vector<ValueSpan> spans = valueSpans(trace, slot);
+  INCISE_ASSIGN_OR_RETURN(ContextTimeline timeline, readContextTimeline(trace, name));
+  const std::vector<ValueSpan> spans = valueSpans(trace, timeline);
   std::vector<ThreadSpan> thread_spans;
   thread_spans.reserve(spans.size());
   for (const ValueSpan& span : spans) thread_spans.push_back(span.span);

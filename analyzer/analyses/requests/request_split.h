@@ -1,20 +1,17 @@
 // Requests: where each value of a context (--context NAME=SYMBOL, such as
-// a request id) spent its time. A thread holds a value from the change row
-// that read it until its next change row of that context, its exit or the
-// end of the trace. The change itself lies between the row's `since` and
-// `time`, at a moment the thread ran (it writes its own variable): it is
-// placed halfway through the thread's on-CPU time between the two (halfway
-// between them when no run is known; at `time` for a thread's first read).
-// Value 0 is no request: its time is left out.
+// a request id) spent its time. A thread holds a value over the stretches
+// of the context's timeline (model/context_timeline.h: from where its
+// change is placed until the thread's next change, its exit or the end of
+// the trace). Value 0 is no request: its time is left out.
 //
 // Each of a value's spans (one per thread and stretch) is split over its
 // thread's states (splitThreadSpans: on-CPU, runnable, lock wait, blocked,
 // unobserved); a request's row sums them, counts the page faults in them,
 // and spans from its first span's start to its last one's end (wall).
 //
-// Memory: the change rows of the context (one per value and thread), the
-// runs inside their windows, the spans, and what splitThreadSpans keeps;
-// the schedule is replayed twice.
+// Memory: the context's timeline (one point per value and thread), the
+// spans, and what splitThreadSpans keeps;
+// the schedule is replayed twice (once for the timeline).
 //
 //   Result<RequestSplits> split = splitRequests(trace, "req");
 //   split->requests[0].value, split->requests[0].wall_ns, split->requests[0].lock_wait_ns;

@@ -30,6 +30,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "analyzer/model/time_range.h"
+
 namespace incise::analyzer {
 
 class Trace;
@@ -52,10 +54,6 @@ struct ThreadSpanSplit {
   uint64_t lock_releaser_tid = 0;
   uint64_t lock_address = 0;
   bool short_blocks_summarized = false;
-};
-
-struct TimeRange {
-  uint64_t start = 0, end = 0;
 };
 
 // Each span's on-CPU pieces, in time order: where its thread ran inside it.

@@ -52,6 +52,9 @@ class ChromeExport : public ::testing::Test {
     t_.lock(101, 0x7000, 2000, 2500, 4000, t_.stack({"update", "worker_main"}),
             format::kLockContended);
     uint64_t hot = t_.stack({"compute", "worker_main"});
+    // The worker serves request 42 from its first read at 1000.
+    t_.context("req", "request_id");
+    t_.contextChange(1000, 101, 0, 42);
     for (uint64_t time : {1500, 2600, 3100}) t_.sample(time, 101, hot);
     // A goroutine's sample (a Go program's thread): labelled with its id.
     t_.sample(6000, 102, hot, 0, 1, TraceBuilder::kPid, kGoroutine);
@@ -127,12 +130,12 @@ TEST_F(ChromeExport, StructureIsWhatTheImportersRead) {
       EXPECT_EQ(e["s"], "t");
       ASSERT_TRUE(e["sf"].is_number_unsigned());
       ASSERT_TRUE(table.contains(std::to_string(e["sf"].get<uint64_t>())));
-      // The stack is in stackFrames, not repeated per sample; only a Go
-      // program's sample has args, its goroutine.
+      // The stack is in stackFrames, not repeated per sample; a Go
+      // program's sample has its goroutine as args, the worker's its request.
       if (e["tid"] == 102) {
         EXPECT_EQ(e["args"], (nlohmann::json{{"goroutine", kGoroutine}}));
       } else {
-        EXPECT_FALSE(e.contains("args"));
+        EXPECT_EQ(e["args"], (nlohmann::json{{"req", 42}}));
       }
     } else if (ph == "b") {
       EXPECT_TRUE(open.emplace(e["id"].get<uint64_t>(), e).second) << "id reused";

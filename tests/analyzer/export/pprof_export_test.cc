@@ -35,6 +35,11 @@ class PprofExport : public ::testing::Test {
     uint64_t a = trace_.stack({"leaf_a", "main"});
     uint64_t b = trace_.stack({"leaf_b", "mid", "main"});
     uint64_t time = 0;
+    // Thread 101 serves request 7, then 8 (from halfway between its reads
+    // at 5000 and 8500); 102 never reads the context.
+    trace_.context("req", "request_id");
+    trace_.contextChange(500, 101, 0, 7);
+    trace_.contextChange(8500, 101, 0, 8, /*since=*/5000);
     for (int i = 0; i < 5; ++i) trace_.sample(time += 1000, 101, a, 0, 1000);
     for (int i = 0; i < 3; ++i) trace_.sample(time += 1000, 102, b, 1, 2000);
     for (int i = 0; i < 2; ++i) trace_.sample(time += 1000, 101, b, 0, 1000);
@@ -106,6 +111,17 @@ TEST_F(PprofExport, StacksFunctionsAndLabels) {
   // Leaf addresses are the frames as recorded.
   EXPECT_EQ(location(profile_.sample(0).location_id(0)).address() % TraceBuilder::kFunctionSize,
             TraceBuilder::kFrameOffset);
+}
+
+TEST_F(PprofExport, ContextValuesAreSampleLabels) {
+  std::map<int64_t, int64_t> by_request;  // -1: no label
+  for (const auto& s : profile_.sample()) {
+    by_request[label(s, "req")] += s.value(0);
+    if (label(s, "tid") == 102) {
+      EXPECT_EQ(label(s, "req"), -1);
+    }
+  }
+  EXPECT_EQ(by_request, (std::map<int64_t, int64_t>{{7, 5}, {8, 2}, {-1, 3}}));
 }
 
 TEST_F(PprofExport, MappingsCarryBuildIds) {

@@ -30,6 +30,42 @@ TEST(FilterTest, RejectsBadRangesWithAMessage) {
   }
 }
 
+TEST(FilterTest, ParsesWhereConditions) {
+  auto one = Filter::parseWhere("req=42");
+  ASSERT_TRUE(one) << one.error().message();
+  EXPECT_EQ(one->name, "req");
+  EXPECT_EQ(one->values, (std::set<uint64_t>{42}));
+  EXPECT_FALSE(one->negated);
+  EXPECT_TRUE(one->matches(42));
+  EXPECT_FALSE(one->matches(43));
+  auto many = Filter::parseWhere("conn=1,0x10,18446744073709551615");
+  ASSERT_TRUE(many) << many.error().message();
+  EXPECT_EQ(many->values, (std::set<uint64_t>{1, 16, UINT64_MAX}));
+  auto not_zero = Filter::parseWhere("req!=0");
+  ASSERT_TRUE(not_zero) << not_zero.error().message();
+  EXPECT_EQ(not_zero->name, "req");
+  EXPECT_TRUE(not_zero->negated);
+  EXPECT_FALSE(not_zero->matches(0));
+  EXPECT_TRUE(not_zero->matches(7));
+  EXPECT_EQ(many->text(), "conn=1,16,18446744073709551615");
+  EXPECT_EQ(not_zero->text(), "req!=0");
+  Filter f;
+  f.where.push_back(*one);
+  EXPECT_FALSE(f.empty());
+}
+
+TEST(FilterTest, RejectsBadWhereConditionsWithAMessage) {
+  for (const char* bad :
+       {"req", "=1", "req=", "!=1", "req=1,", "req=,1", "req=x", "req=-1", "req=0x", "req=0xg",
+        "req=0x10000000000000000", "req=18446744073709551616"}) {
+    auto condition = Filter::parseWhere(bad);
+    EXPECT_FALSE(condition) << bad;
+    if (!condition) {
+      EXPECT_NE(condition.error().message().find("--where"), std::string::npos) << bad;
+    }
+  }
+}
+
 TEST(FilterTest, EmptySetsLetEverythingThrough) {
   Filter f;
   EXPECT_TRUE(f.empty());

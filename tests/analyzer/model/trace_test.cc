@@ -43,6 +43,20 @@ TEST(TraceTest, ManyChunksDecodedInParallelArriveInFileOrder) {
   }
 }
 
+TEST(TraceTest, RowsReadInTwoPassesAreUsedOnce) {
+  TraceBuilder b;
+  uint64_t stack = b.stack({"main"});
+  for (uint64_t i = 0; i < 30; ++i) b.sample(i * 10, 101 + i % 3, stack);
+  auto path = b.write();
+  ASSERT_TRUE(path) << path.error().message();
+  TraceOptions options;
+  options.filter.tids = {101};
+  auto trace = open(*path, options);
+  ASSERT_TRUE(trace);
+  for (int pass = 0; pass < 2; ++pass) trace->forEachRow<format::CpuSample>([](const auto&) {});
+  EXPECT_EQ(trace->losses().used_by_kind.at("cpu_sample"), 10u);
+}
+
 TEST(TraceTest, FiltersByPidTidCpuCommAndTime) {
   TraceBuilder b;
   b.thread(101, "alpha");

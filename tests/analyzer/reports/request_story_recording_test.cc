@@ -11,6 +11,15 @@
 // the kernel did not report (docs/known-gaps.md) makes the replay take its
 // thread to have run through it: as many requests as `incise sched` counts
 // missing switch-ins may be off, and no more.
+//
+// Then --where and --by context:req on one recording: the samples each
+// request's thread held it at, counted here from the trace's own rows
+// (each sample charged the value of its thread's latest change row at or
+// before it, not the analyzer's timeline), are the ones `top --where
+// req=V` and `top --by context:req` count; they are the samples of the
+// thread the workload says served V, inside its start and end; and `offcpu
+// --where req=V` has the request's off-CPU time by its own clocks (wall
+// less on-CPU), of which its sleep is a part.
 // Label "integration": skips without root/BPF, fails instead when CI=true.
 #include <gtest/gtest.h>
 
@@ -19,12 +28,15 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "format/reader.h"
 #include "tests/analyzer/reports/report_json_runner.h"
 #include "tests/recorder/locks_recording.h"
 
 namespace incise::analyzer {
 int runRequests(const std::vector<std::string>& args);
 int runSched(const std::vector<std::string>& args);
+int runTop(const std::vector<std::string>& args);
+int runOffcpu(const std::vector<std::string>& args);
 
 namespace {
 
@@ -48,6 +60,36 @@ void checkNear(const char* what, uint64_t measured, uint64_t truth, uint64_t per
               " ns, the workload says " + std::to_string(truth) + " ns; ";
 }
 
+uint64_t truthOf(const Recording& run, uint64_t id, const std::string& key) {
+  return run.value("request." + std::to_string(id) + "." + key);
+}
+
+// The workload's slowest requests by its own wall clock.
+std::vector<uint64_t> slowestRequests(const Recording& run) {
+  std::vector<uint64_t> ids;
+  for (uint64_t id = 1; id <= kRequests; ++id) ids.push_back(id);
+  std::sort(ids.begin(), ids.end(), [&](uint64_t a, uint64_t b) {
+    return truthOf(run, a, "wall_ns") > truthOf(run, b, "wall_ns");
+  });
+  ids.resize(kSlowest);
+  return ids;
+}
+
+// A request may be off the workload's clocks for each switch the kernel did
+// not report, and no more.
+void expectAtMostOnePerMissingSwitchIn(const std::string& trace_path,
+                                       const std::vector<std::string>& off) {
+  nlohmann::json sched;
+  ASSERT_EQ(incise::analyzer::testing::runReportJson(runSched, {trace_path}, sched), 0);
+  const uint64_t missing_switch_ins = sched["schedule"]["missing_switch_ins"];
+  std::string all_off;
+  for (const std::string& line : off) all_off += line + "\n";
+  EXPECT_LE(off.size(), missing_switch_ins)
+      << "requests off the workload's clocks, with " << missing_switch_ins
+      << " missing switch-ins in the trace:\n"
+      << all_off;
+}
+
 void checkRequests(const std::string& lock_mode) {
   INCISE_REQUIRE_RECORDING();
   // --sched-min-block 0: every block written, so no short wait reads as running.
@@ -69,21 +111,9 @@ void checkRequests(const std::string& lock_mode) {
   for (const auto& row : doc["requests"]) by_value[row["value"].get<uint64_t>()] = row;
   EXPECT_EQ(by_value.size(), kRequests) << doc["requests"].dump(1);
 
-  // The workload's slowest requests by its own wall clock.
-  std::vector<uint64_t> ids;
-  for (uint64_t id = 1; id <= kRequests; ++id) ids.push_back(id);
-  auto truth = [&](uint64_t id, const std::string& key) {
-    return run.value("request." + std::to_string(id) + "." + key);
-  };
-  std::sort(ids.begin(), ids.end(),
-            [&](uint64_t a, uint64_t b) { return truth(a, "wall_ns") > truth(b, "wall_ns"); });
-  ids.resize(kSlowest);
-
-  nlohmann::json sched;
-  ASSERT_EQ(incise::analyzer::testing::runReportJson(runSched, {run.trace_path}, sched), 0);
-  const uint64_t missing_switch_ins = sched["schedule"]["missing_switch_ins"];
+  auto truth = [&](uint64_t id, const std::string& key) { return truthOf(run, id, key); };
   std::vector<std::string> off;
-  for (uint64_t id : ids) {
+  for (uint64_t id : slowestRequests(run)) {
     SCOPED_TRACE("request " + std::to_string(id));
     ASSERT_EQ(by_value.count(id), 1u);
     const nlohmann::json& row = by_value[id];
@@ -109,12 +139,132 @@ void checkRequests(const std::string& lock_mode) {
     EXPECT_LE(faults > faults_truth ? faults - faults_truth : faults_truth - faults,
               std::max<uint64_t>(faults_truth / 10, 2));
   }
-  std::string all_off;
-  for (const std::string& line : off) all_off += line + "\n";
-  EXPECT_LE(off.size(), missing_switch_ins)
-      << "requests off the workload's clocks, with " << missing_switch_ins
-      << " missing switch-ins in the trace:\n"
-      << all_off;
+  expectAtMostOnePerMissingSwitchIn(run.trace_path, off);
+}
+
+struct SampleOfValue {
+  uint64_t tid = 0;
+  uint64_t time = 0;
+};
+
+// Every row of `Row`'s kind in the file, as stored.
+template <typename Row, typename Visit>
+void forEachStoredRow(const format::Reader& reader, Visit&& visit) {
+  for (const auto& ref : reader.chunks(Row::kKind)) {
+    auto chunk = reader.readChunk(ref, format::ColumnSet::all());
+    EXPECT_TRUE(chunk);
+    if (!chunk) continue;
+    for (size_t i = 0; i < chunk->rows(); ++i) visit(chunk->template row<Row>(i));
+  }
+}
+
+// Every sample of a thread with a known value of slot 0, by value: the
+// value of the thread's latest change row at or before the sample.
+std::map<uint64_t, std::vector<SampleOfValue>> samplesByValue(const std::string& path) {
+  auto reader = format::Reader::open(path);
+  EXPECT_TRUE(reader) << reader.error().message();
+  if (!reader) return {};
+  std::map<uint64_t, std::map<uint64_t, uint64_t>> changes;  // tid -> time -> value
+  forEachStoredRow<format::ContextChange>(**reader, [&](const format::ContextChange& row) {
+    if (row.slot == 0) changes[row.tid][row.time] = row.value;
+  });
+  std::map<uint64_t, std::vector<SampleOfValue>> by_value;
+  forEachStoredRow<format::CpuSample>(**reader, [&](const format::CpuSample& sample) {
+    auto thread = changes.find(sample.tid);
+    if (thread == changes.end()) return;
+    auto after = thread->second.upper_bound(sample.time);
+    if (after == thread->second.begin()) return;
+    by_value[std::prev(after)->second].push_back({sample.tid, sample.time});
+  });
+  return by_value;
+}
+
+TEST(RequestStoryRecording, WhereKeepsWhatEachRequestsThreadDidWhileServingIt) {
+  INCISE_REQUIRE_RECORDING();
+  Recording run =
+      record({"--locks", "contended", "-F", "999", "--sched-min-block", "0", "--context",
+              "req=request_id"},
+             {kRequestStory, "--threads", "2", "--requests", std::to_string(kRequests)});
+  RemoveOnExit cleanup{run.trace_path};
+  ASSERT_EQ(run.exit_code, 0) << run.recorder_stderr;
+  ASSERT_EQ(run.value("requests"), kRequests) << run.workload_stdout;
+  auto truth = [&](uint64_t id, const std::string& key) { return truthOf(run, id, key); };
+  const std::map<uint64_t, std::vector<SampleOfValue>> by_value = samplesByValue(run.trace_path);
+  auto samplesOf = [&](uint64_t id) {
+    auto found = by_value.find(id);
+    return found == by_value.end() ? std::vector<SampleOfValue>{} : found->second;
+  };
+
+  // The trace's own rows against the workload: V's samples are its thread's, inside it.
+  uint64_t request_samples = 0;
+  for (uint64_t id = 1; id <= kRequests; ++id) {
+    for (const SampleOfValue& sample : samplesOf(id)) {
+      EXPECT_EQ(sample.tid, truth(id, "tid")) << "request " << id;
+      EXPECT_GE(sample.time, truth(id, "start_ns")) << "request " << id;
+      EXPECT_LE(sample.time, truth(id, "end_ns")) << "request " << id;
+      ++request_samples;
+    }
+  }
+  ASSERT_GT(request_samples, kRequests) << "too few samples inside requests to compare";
+
+  // --by context:req: every value's samples.
+  nlohmann::json by;
+  ASSERT_EQ(incise::analyzer::testing::runReportJson(
+                runTop, {run.trace_path, "--by", "context:req", "--limit", "0"}, by),
+            0);
+  std::map<uint64_t, uint64_t> counted;
+  for (const auto& row : by["values"]) {
+    if (!row["value"].is_null()) counted[row["value"].get<uint64_t>()] = row["samples"];
+  }
+  for (const auto& [value, samples] : by_value)
+    EXPECT_EQ(counted[value], samples.size()) << "value " << value;
+
+  // --where on the slowest requests and a few others, alone and with the serving thread.
+  auto topSamples = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), run.trace_path);
+    nlohmann::json doc;
+    EXPECT_EQ(incise::analyzer::testing::runReportJson(runTop, args, doc), 0);
+    return doc.value("samples", uint64_t{0});
+  };
+  std::vector<uint64_t> workers;
+  for (uint64_t id = 1; id <= kRequests; ++id) {
+    if (std::find(workers.begin(), workers.end(), truth(id, "tid")) == workers.end())
+      workers.push_back(truth(id, "tid"));
+  }
+  for (uint64_t id :
+       {uint64_t{1}, uint64_t{2}, uint64_t{6}, uint64_t{13}, uint64_t{34}, uint64_t{69}}) {
+    SCOPED_TRACE("request " + std::to_string(id));
+    const std::string where = "req=" + std::to_string(id);
+    const uint64_t own = samplesOf(id).size();
+    EXPECT_EQ(topSamples({"--where", where}), own);
+    for (uint64_t tid : workers) {
+      EXPECT_EQ(topSamples({"--where", where, "--tid", std::to_string(tid)}),
+                tid == truth(id, "tid") ? own : 0)
+          << "tid " << tid;
+    }
+  }
+  uint64_t in_requests = 0;
+  for (const auto& [value, samples] : by_value) in_requests += value != 0 ? samples.size() : 0;
+  EXPECT_EQ(topSamples({"--where", "req!=0"}), in_requests);
+
+  // offcpu --where: the slowest requests' off-CPU time by their own clocks.
+  std::vector<std::string> off;
+  for (uint64_t id : slowestRequests(run)) {
+    nlohmann::json doc;
+    ASSERT_EQ(incise::analyzer::testing::runReportJson(
+                  runOffcpu, {run.trace_path, "--where", "req=" + std::to_string(id)}, doc),
+              0);
+    const uint64_t blocked = doc["off_cpu_ns"]["blocked"];
+    const uint64_t off_cpu = blocked + doc["off_cpu_ns"]["preempted"].get<uint64_t>();
+    const uint64_t wall = truth(id, "wall_ns"), on_cpu = truth(id, "on_cpu_ns");
+    std::string misses;
+    checkNear("off-CPU", off_cpu, wall > on_cpu ? wall - on_cpu : 0, 10, 3 * kMs, misses);
+    if (blocked + 3 * kMs < truth(id, "sleep_ns") - truth(id, "sleep_runnable_ns"))
+      misses += "blocked is shorter than the sleep; ";
+    if (!misses.empty())
+      off.push_back("request " + std::to_string(id) + ": " + misses + doc["off_cpu_ns"].dump());
+  }
+  expectAtMostOnePerMissingSwitchIn(run.trace_path, off);
 }
 
 TEST(RequestStoryRecording, ContendedLockModeMatchesTheWorkloadsClocks) {

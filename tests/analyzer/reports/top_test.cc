@@ -127,7 +127,7 @@ TEST_F(TopTest, AnUnknownGroupingNamesEveryGrouping) {
   ::testing::internal::CaptureStderr();
   EXPECT_EQ(runTop({path, "--by", "colour"}), 2);
   const std::string err = ::testing::internal::GetCapturedStderr();
-  EXPECT_NE(err.find("--by 'colour': expected function, module, line or goroutine"),
+  EXPECT_NE(err.find("--by 'colour': expected function, module, line, goroutine or context:NAME"),
             std::string::npos)
       << err;
 }

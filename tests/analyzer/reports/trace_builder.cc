@@ -293,6 +293,8 @@ Result<std::string> TraceBuilder::write() {
 
 Status writeSyntheticProfile(const std::string& path, const SyntheticProfile& profile) {
   format::Header header = makeHeader();
+  if (profile.samples_per_request != 0)
+    header.options.contexts.push_back({.name = "req", .symbol = "request_id"});
   auto writer = format::Writer::create(path, header, {});
   if (!writer) return writer.error();
   format::Writer& w = **writer;
@@ -341,12 +343,26 @@ Status writeSyntheticProfile(const std::string& path, const SyntheticProfile& pr
   // Zipf-ish: pick a uniform u in (0,1] and use u^3 so low indexes are hot.
   std::uniform_real_distribution<double> unit(0.0, 1.0);
   constexpr uint64_t kPeriodNs = 1'001'001;  // 999 Hz
+  uint64_t next_request = 1;
+  std::vector<uint64_t> last_read(profile.threads, 0);
   for (uint64_t i = 0; i < profile.samples; ++i) {
     double u = unit(random);
     size_t s =
         std::min<size_t>(stack_ids.size() - 1, static_cast<size_t>(u * u * u * stack_ids.size()));
     uint32_t t = static_cast<uint32_t>(i % profile.threads);
     uint64_t time = TraceBuilder::kStartNs + (i / profile.threads) * kPeriodNs;
+    const uint64_t nth = i / profile.threads;  // this thread's sample number
+    if (profile.samples_per_request != 0 && nth % profile.samples_per_request == 0) {
+      // Every other stretch is between requests (0).
+      const bool serving = (nth / profile.samples_per_request) % 2 == 1;
+      w.append(format::ContextChange{.time = time - 1,
+                                     .pid = TraceBuilder::kPid,
+                                     .tid = TraceBuilder::kPid + 1 + t,
+                                     .slot = 0,
+                                     .value = serving ? next_request++ : 0,
+                                     .since = last_read[t]});
+    }
+    last_read[t] = time - 1;
     w.append(format::CpuSample{time, t % 2, TraceBuilder::kPid, TraceBuilder::kPid + 1 + t,
                                stack_ids[s], kPeriodNs});
   }

@@ -168,6 +168,10 @@ struct SyntheticProfile {
   uint32_t distinct_stacks = 5000;
   uint32_t depth = 16;
   uint32_t functions = 2000;
+  // Non-zero: a context `req` (--context req=request_id) whose value each
+  // thread changes every this many of its samples (request ids 1, 2, ...
+  // across threads, 0 between two), read at the samples.
+  uint64_t samples_per_request = 0;
 };
 Status writeSyntheticProfile(const std::string& path, const SyntheticProfile& profile);
 

@@ -1,0 +1,159 @@
+// --where NAME=VALUE and --by context:NAME on a built trace whose context
+// changes and schedule are known: top keeps the samples whose thread held
+// the values (a list, !=, two conditions, a thread without reads in none),
+// offcpu the off-CPU spans, --by context:NAME counts per value, a lock
+// report and the latency report keep their rows by the same rule, and a
+// NAME the trace lacks is a usage error naming the contexts it has.
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "tests/analyzer/reports/report_runner.h"
+#include "tests/analyzer/reports/trace_builder.h"
+
+namespace incise::analyzer {
+int runTop(const std::vector<std::string>& args);
+int runOffcpu(const std::vector<std::string>& args);
+int runWaits(const std::vector<std::string>& args);
+int runLatency(const std::vector<std::string>& args);
+
+namespace {
+using testing::runReportJson;
+using testing::TraceBuilder;
+
+// Thread 101: request 7 from its first read at 0, 10 samples 1-10 µs,
+// blocked 12-18 µs (its switch-out at 12 µs read 7 last), request 8 from
+// 19 µs (halfway through its run 18-20 µs before the first read of 8 at
+// 20 µs), 6 samples 20-25 µs and a lock wait at 21 µs. Thread 102: value
+// 0 from 0.5 µs, 5 samples and a lock wait. Thread 103 never reads the
+// context (another program): 3 samples.
+class WhereTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    b.thread(101, "worker");
+    b.thread(102, "idle-worker");
+    b.thread(103, "other");
+    b.context("req", "request_id");
+    b.context("conn", "connection");
+    uint64_t serve = b.stack({"serve", "main"});
+    uint64_t wait = b.stack({"wait", "main"});
+    b.sched(0, 0, 0, 0, 101);
+    b.contextChange(0, 101, 0, 7);
+    b.contextChange(500, 102, 0, 0);
+    for (uint64_t t = 1000; t <= 10'000; t += 1000) b.sample(t, 101, serve, 0);
+    for (uint64_t t = 1500; t <= 5500; t += 1000) b.sample(t, 102, wait, 1);
+    for (uint64_t t = 2200; t <= 4200; t += 1000) b.sample(t, 103, serve, 2);
+    b.sched(12'000, 0, 101, /*prev_state=*/1, 0, wait);
+    b.sched(18'000, 0, 0, 0, 101);
+    b.contextChange(20'000, 101, 0, 8, /*since=*/12'000);
+    for (uint64_t t = 20'000; t <= 25'000; t += 1000) b.sample(t, 101, serve, 0);
+    b.lock(101, 0x7000, 21'000, 21'500, 0, wait, format::kLockContended);
+    b.lock(102, 0x7000, 3'000, 3'900, 0, wait, format::kLockContended);
+    b.latency(22'000, 101, format::LatencySource::kFunction, 1, 700);
+    b.latency(4'000, 102, format::LatencySource::kFunction, 1, 300);
+    b.latencyProbe(format::LatencySource::kFunction, 1, "handle");
+    b.setLockMode("contended");
+    b.setEnd(30'000);
+    auto written = b.write();
+    ASSERT_TRUE(written) << written.error().message();
+    path = *written;
+  }
+
+  uint64_t topSamples(std::vector<std::string> args) {
+    args.insert(args.begin(), path);
+    nlohmann::json doc = runReportJson(runTop, args);
+    EXPECT_FALSE(doc.contains("exit_code")) << doc.dump();
+    return doc.value("samples", uint64_t{0});
+  }
+
+  TraceBuilder b;
+  std::string path;
+};
+
+TEST_F(WhereTest, TopKeepsTheSamplesOfThreadsHoldingTheValues) {
+  EXPECT_EQ(topSamples({}), 24u);
+  EXPECT_EQ(topSamples({"--where", "req=7"}), 10u);
+  EXPECT_EQ(topSamples({"--where", "req=8"}), 6u);
+  EXPECT_EQ(topSamples({"--where", "req=7,8"}), 16u);
+  EXPECT_EQ(topSamples({"--where", "req=0"}), 5u);
+  // Thread 103's value is unknown: it is in neither form.
+  EXPECT_EQ(topSamples({"--where", "req!=7"}), 11u);
+  EXPECT_EQ(topSamples({"--where", "req!=7", "--where", "req!=0"}), 6u);
+  EXPECT_EQ(topSamples({"--where", "req=7,8", "--tid", "102"}), 0u);
+  EXPECT_EQ(topSamples({"--where", "req=7", "--time", "..0.000005"}), 5u);
+  // No thread read `conn`: nothing held any value of it.
+  EXPECT_EQ(topSamples({"--where", "conn=0"}), 0u);
+}
+
+TEST_F(WhereTest, TheHeaderSaysWhatWasKept) {
+  nlohmann::json doc = runReportJson(runTop, {path, "--where", "req=8,7", "--where", "conn!=0x10"});
+  ASSERT_FALSE(doc.contains("exit_code")) << doc.dump();
+  EXPECT_EQ(doc["header"]["where"], nlohmann::json::array({"req=7,8", "conn!=16"}));
+}
+
+TEST_F(WhereTest, TopByContextCountsSamplesPerValue) {
+  nlohmann::json doc = runReportJson(runTop, {path, "--by", "context:req"});
+  ASSERT_FALSE(doc.contains("exit_code")) << doc.dump();
+  EXPECT_EQ(doc["by"], "context:req");
+  EXPECT_EQ(doc["samples"], 24);
+  std::map<std::string, uint64_t> samples;
+  for (const auto& row : doc["values"]) {
+    samples[row["value"].dump()] = row["samples"];
+    ASSERT_FALSE(row["functions"].empty());
+  }
+  EXPECT_EQ(samples, (std::map<std::string, uint64_t>{{"7", 10}, {"8", 6}, {"0", 5}, {"null", 3}}));
+  EXPECT_EQ(doc["values"][0]["value"], 7);  // most samples first
+  EXPECT_EQ(doc["values"][0]["functions"][0]["name"], "serve");
+}
+
+TEST_F(WhereTest, OffcpuKeepsTheSpansOfThreadsHoldingTheValues) {
+  nlohmann::json seven = runReportJson(runOffcpu, {path, "--where", "req=7"});
+  ASSERT_FALSE(seven.contains("exit_code")) << seven.dump();
+  EXPECT_EQ(seven["off_cpu_ns"]["blocked"], 6000);
+  nlohmann::json eight = runReportJson(runOffcpu, {path, "--where", "req=8"});
+  EXPECT_EQ(eight["off_cpu_ns"]["blocked"], 0);
+  nlohmann::json by = runReportJson(runOffcpu, {path, "--by", "context:req"});
+  ASSERT_EQ(by["values"].size(), 1u) << by.dump();
+  EXPECT_EQ(by["values"][0]["value"], 7);
+  EXPECT_EQ(by["values"][0]["blocked_ns"], 6000);
+  EXPECT_EQ(by["values"][0]["switches"], 1);
+}
+
+TEST_F(WhereTest, WaitsAndLatencyKeepTheRowsOfThreadsHoldingTheValues) {
+  auto waits = [&](const std::string& where) {
+    nlohmann::json doc = runReportJson(runWaits, {path, "--where", where});
+    EXPECT_FALSE(doc.contains("exit_code")) << doc.dump();
+    uint64_t count = 0;
+    for (const auto& group : doc["groups"]) count += group["wait_ns"]["count"].get<uint64_t>();
+    return count;
+  };
+  EXPECT_EQ(waits("req=8"), 1u);
+  EXPECT_EQ(waits("req=0"), 1u);
+  EXPECT_EQ(waits("req=7"), 0u);
+  auto calls = [&](const std::string& where) {
+    nlohmann::json doc = runReportJson(runLatency, {path, "--where", where});
+    EXPECT_FALSE(doc.contains("exit_code")) << doc.dump();
+    uint64_t count = 0;
+    for (const auto& row : doc["groups"]) count += row["count"].get<uint64_t>();
+    return count;
+  };
+  EXPECT_EQ(calls("req=8"), 1u);
+  EXPECT_EQ(calls("req=7,8,0"), 2u);
+}
+
+TEST_F(WhereTest, ANameTheTraceLacksIsAUsageErrorNamingTheContextsItHas) {
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{path, "--where", "user=1"},
+        std::vector<std::string>{path, "--by", "context:user"}}) {
+    ::testing::internal::CaptureStderr();
+    nlohmann::json doc = runReportJson(runTop, args);
+    const std::string err = ::testing::internal::GetCapturedStderr();
+    EXPECT_EQ(doc["exit_code"], 2) << args[2];
+    EXPECT_NE(err.find("no context 'user' (it has: req, conn)"), std::string::npos) << err;
+  }
+  EXPECT_EQ(runReportJson(runOffcpu, {path, "--where", "user=1"})["exit_code"], 2);
+  EXPECT_EQ(runReportJson(runTop, {path, "--where", "req=x"})["exit_code"], 2);
+}
+
+}  // namespace
+}  // namespace incise::analyzer
