@@ -89,7 +89,7 @@ void printDistributions(const std::vector<LockGroupStats>& groups, const LockNam
          formatDurationNs(g.wait.total), formatDurationNs(g.wait.p50), formatDurationNs(g.wait.p99),
          formatDurationNs(g.wait.max),
          formatDurationNs(g.hold.total) + (g.hold_inferred ? "*" : "") +
-             (g.hold_source == HoldSource::kBounded ? "+" : ""),
+             (g.go_holds.holds() != g.go_holds.acquired ? "+" : ""),
          formatDurationNs(g.hold.p50), formatDurationNs(g.hold.p90), formatDurationNs(g.hold.p99),
          formatDurationNs(g.hold.max)});
   }

@@ -186,8 +186,6 @@ std::vector<LockGroupStats> LockStatsBuilder::finish(size_t top_threads) const {
     }
     stats.holder_states = g.holder_states;
     stats.go_holds = g.go_holds;
-    if (stats.hold_source == HoldSource::kExact && g.go_holds.holds() != g.go_holds.acquired)
-      stats.hold_source = HoldSource::kBounded;
     if (!g.goroutine_hold_ns.empty()) stats.holder_goid = mostUsed(g.goroutine_hold_ns)->first;
     auto kind = std::max_element(g.wait_kinds.begin(), g.wait_kinds.end());
     stats.wait_kind = *kind > 0 ? kAllWaitKinds[kind - g.wait_kinds.begin()] : WaitKind::kFutex;

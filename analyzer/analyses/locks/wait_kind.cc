@@ -178,8 +178,6 @@ std::string_view holdSourceName(HoldSource source) {
       return "exact";
     case HoldSource::kInferred:
       return "inferred";
-    case HoldSource::kBounded:
-      return "bounded";
     case HoldSource::kNone:
       break;
   }

@@ -91,12 +91,9 @@ enum class HoldSource : uint8_t {
   kNone,      // nobody known
   kExact,     // read from the lock itself, or a recorded critical section or join
   kInferred,  // the thread that woke the waiter
-  // A lock's groups only: the holder is exact, but some of its hold times
-  // start at a bound, not at an acquisition seen (Go mutexes: the first
-  // waiter's arrival or the previous holder's release, go_mutex_holds.h).
-  kBounded,
 };
-// "none", "exact", "inferred", "bounded".
+// "none", "exact", "inferred". How a Go mutex's hold times start (some at a
+// bound, not at an acquisition seen) is in LockGroupStats::go_holds.
 std::string_view holdSourceName(HoldSource source);
 
 // What the frames of a wait's user stack say, found by name (leaf first):

@@ -196,11 +196,11 @@ TEST(GoMutexHolds, LockStatsCallHoldsFromABoundBoundedAndNameTheHolderGoroutine)
   ASSERT_EQ(groups.size(), 1u);
   const LockGroupStats& g = groups[0];
   EXPECT_EQ(g.go_holds.holds(), 3u);
-  EXPECT_EQ(g.go_holds.episode_start, 1u);   // 1's, when 2 came
-  EXPECT_EQ(g.go_holds.after_previous, 1u);  // 1's TryLock
-  EXPECT_EQ(g.go_holds.acquired, 1u);        // 2's, [600, 650)
-  EXPECT_EQ(g.hold_source, HoldSource::kBounded);
-  EXPECT_EQ(g.holder_goid, 1u);  // 100 + 200 ns against 2's 50
+  EXPECT_EQ(g.go_holds.episode_start, 1u);       // 1's, when 2 came
+  EXPECT_EQ(g.go_holds.after_previous, 1u);      // 1's TryLock
+  EXPECT_EQ(g.go_holds.acquired, 1u);            // 2's, [600, 650)
+  EXPECT_EQ(g.hold_source, HoldSource::kExact);  // the holder; two starts are bounds
+  EXPECT_EQ(g.holder_goid, 1u);                  // 100 + 200 ns against 2's 50
   EXPECT_EQ(g.hold.total, 100u + 200u + 50u);
 }
 
