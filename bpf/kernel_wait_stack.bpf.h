@@ -120,20 +120,33 @@ struct kernel_stack_search {
   bool whole;  /* frames[1..count) all found */
 };
 
-/* One word of the window, deepest first, for bpf_loop: is it the next
- * frame looked for? */
-static long kernel_stack_search_step(__u64 index, void* context) {
+/* Words of the window one bpf_loop step of a walk's search reads (as
+ * KERNEL_STACK_SHIFTS_PER_STEP below). */
+#define KERNEL_STACK_WORDS_PER_STEP 8
+
+/* KERNEL_STACK_WORDS_PER_STEP words of the window, deepest first, for
+ * bpf_loop: is each the next frame looked for? */
+static long kernel_stack_search_step(__u64 step, void* context) {
   struct kernel_stack_search* c = context;
-  if (index >= KERNEL_STACK_WINDOW_WORDS) return 1;
-  __u64 i = c->next;
-  barrier_var(i);
-  if (i == 0 || i >= MAX_STACK_DEPTH || i >= c->count) return 1;
-  if (c->s->window[index & (KERNEL_STACK_WINDOW_WORDS - 1)] != c->s->value.frames[i]) return 0;
-  c->s->value.depth[i] = (__u16)(KERNEL_STACK_WINDOW_WORDS - index);
-  c->next = (__u32)i + 1;
-  if (c->next < c->count) return 0;
-  c->whole = true;
-  return 1;
+  /* Bounded before any arithmetic: the verifier does not bound a step by the
+   * loop's count, and the compiler may turn the word's index into a pointer
+   * offset of the step's. */
+  barrier_var(step);
+  if (step >= KERNEL_STACK_WINDOW_WORDS / KERNEL_STACK_WORDS_PER_STEP) return 1;
+  for (__u32 j = 0; j < KERNEL_STACK_WORDS_PER_STEP; ++j) {
+    __u64 index = step * KERNEL_STACK_WORDS_PER_STEP + j;
+    if (index >= KERNEL_STACK_WINDOW_WORDS) return 1;
+    __u64 i = c->next;
+    barrier_var(i);
+    if (i == 0 || i >= MAX_STACK_DEPTH || i >= c->count) return 1;
+    if (c->s->window[index & (KERNEL_STACK_WINDOW_WORDS - 1)] != c->s->value.frames[i]) continue;
+    c->s->value.depth[i] = (__u16)(KERNEL_STACK_WINDOW_WORDS - index);
+    c->next = (__u32)i + 1;
+    if (c->next < c->count) continue;
+    c->whole = true;
+    return 1;
+  }
+  return 0;
 }
 
 struct kernel_stack_check {
@@ -151,33 +164,57 @@ static __always_inline __u64 kernel_stack_word(const struct kernel_stack_check* 
   return c->window[(c->span - depth) & (KERNEL_STACK_WINDOW_WORDS - 1)];
 }
 
-/* One candidate shift, for bpf_loop: is the frame under the outermost one
- * there? */
-static long kernel_stack_shift_step(__u64 index, void* context) {
+/* Candidate shifts one bpf_loop step checks: a step's callback costs about
+ * as much as several shifts' checks, and the search runs at every reuse. */
+#define KERNEL_STACK_SHIFTS_PER_STEP 8
+#define KERNEL_STACK_SHIFT_STEPS                                               \
+  ((2 * KERNEL_STACK_MAX_SHIFT_WORDS + 1 + KERNEL_STACK_SHIFTS_PER_STEP - 1) / \
+   KERNEL_STACK_SHIFTS_PER_STEP)
+
+/* KERNEL_STACK_SHIFTS_PER_STEP candidate shifts, for bpf_loop: is the frame
+ * under the outermost one there? */
+static long kernel_stack_shift_step(__u64 step, void* context) {
   struct kernel_stack_check* c = context;
+  barrier_var(step); /* as in kernel_stack_search_step */
+  if (step >= KERNEL_STACK_SHIFT_STEPS) return 1;
   __u64 i = c->outermost - 1;
   barrier_var(i);
-  if (index > 2 * KERNEL_STACK_MAX_SHIFT_WORDS || i >= MAX_STACK_DEPTH) return 1;
-  /* Deepest first: above the frame is the offset's padding, with stale
-   * copies of it from earlier syscalls; under it are live frames. */
-  __s64 shift = KERNEL_STACK_MAX_SHIFT_WORDS - (__s64)index;
-  if (kernel_stack_word(c, (__s64)c->known->depth[i] + shift) != c->known->frames[i]) return 0;
-  c->shift = shift;
-  c->same = true;
-  return 1;
+  if (i >= MAX_STACK_DEPTH) return 1;
+  __s64 depth = (__s64)c->known->depth[i];
+  __u64 frame = c->known->frames[i];
+  for (__u32 j = 0; j < KERNEL_STACK_SHIFTS_PER_STEP; ++j) {
+    __u64 index = step * KERNEL_STACK_SHIFTS_PER_STEP + j;
+    if (index > 2 * KERNEL_STACK_MAX_SHIFT_WORDS) return 1;
+    /* Deepest first: above the frame is the offset's padding, with stale
+     * copies of it from earlier syscalls; under it are live frames. */
+    __s64 shift = KERNEL_STACK_MAX_SHIFT_WORDS - (__s64)index;
+    if (kernel_stack_word(c, depth + shift) == frame) {
+      c->shift = shift;
+      c->same = true;
+      return 1;
+    }
+  }
+  return 0;
 }
 
-/* One kept frame, for bpf_loop: is its return address still at its depth
- * (moved by the shift under the outermost frame)? */
-static long kernel_stack_check_step(__u64 index, void* context) {
+/* Kept frames one bpf_loop step checks (as KERNEL_STACK_SHIFTS_PER_STEP). */
+#define KERNEL_STACK_FRAMES_PER_STEP 4
+
+/* KERNEL_STACK_FRAMES_PER_STEP kept frames, for bpf_loop: is each return
+ * address still at its depth (moved by the shift under the outermost frame)? */
+static long kernel_stack_check_step(__u64 step, void* context) {
   struct kernel_stack_check* c = context;
-  __u64 i = (__u64)c->known->first_checked + index;
-  barrier_var(i);
-  if (i >= c->known->count || i >= MAX_STACK_DEPTH) return 1;
-  __s64 depth = (__s64)c->known->depth[i] + (i < c->outermost ? c->shift : 0);
-  if (c->known->depth[i] == 0 || kernel_stack_word(c, depth) != c->known->frames[i]) {
-    c->same = false;
-    return 1;
+  barrier_var(step); /* as in kernel_stack_search_step */
+  if (step >= MAX_STACK_DEPTH) return 1;
+  for (__u32 j = 0; j < KERNEL_STACK_FRAMES_PER_STEP; ++j) {
+    __u64 i = (__u64)c->known->first_checked + step * KERNEL_STACK_FRAMES_PER_STEP + j;
+    barrier_var(i);
+    if (i >= c->known->count || i >= MAX_STACK_DEPTH) return 1;
+    __s64 depth = (__s64)c->known->depth[i] + (i < c->outermost ? c->shift : 0);
+    if (c->known->depth[i] == 0 || kernel_stack_word(c, depth) != c->known->frames[i]) {
+      c->same = false;
+      return 1;
+    }
   }
   return 0;
 }
@@ -228,13 +265,14 @@ static __always_inline bool kernel_stack_still_there(const struct kernel_stack_f
         return false;
     } else {
       c.same = false;
-      bpf_loop(2 * KERNEL_STACK_MAX_SHIFT_WORDS + 1, kernel_stack_shift_step, &c, 0);
+      bpf_loop(KERNEL_STACK_SHIFT_STEPS, kernel_stack_shift_step, &c, 0);
       if (!c.same) return false;
       block->under_entry = known->frames[under];
       block->under_entry_at = (__s64)known->depth[under] + c.shift;
     }
   }
-  bpf_loop(MAX_STACK_DEPTH, kernel_stack_check_step, &c, 0);
+  bpf_loop((MAX_STACK_DEPTH + KERNEL_STACK_FRAMES_PER_STEP - 1) / KERNEL_STACK_FRAMES_PER_STEP,
+           kernel_stack_check_step, &c, 0);
   return c.same;
 }
 
@@ -311,7 +349,8 @@ static __always_inline __u32 walk_switch_kernel_stack(void* ctx, __u64* frames) 
                             top - KERNEL_STACK_WINDOW_WORDS * sizeof(__u64)) == 0 &&
       bpf_probe_read_kernel(s->value.frames, count * sizeof(__u64), frames) == 0) {
     struct kernel_stack_search c = {.s = s, .count = count, .next = 1};
-    bpf_loop(KERNEL_STACK_WINDOW_WORDS, kernel_stack_search_step, &c, 0);
+    bpf_loop(KERNEL_STACK_WINDOW_WORDS / KERNEL_STACK_WORDS_PER_STEP, kernel_stack_search_step, &c,
+             0);
     if (c.whole && !memo) {
       memo = task_memo_new(&kernel_wait_stacks, &kernel_stack_memo_threads,
                            KERNEL_STACK_MEMO_THREADS, task);

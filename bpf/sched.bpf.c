@@ -131,6 +131,12 @@ enum { SLOT_SWITCH = 0, SLOT_WAKEUP = 1, SLOT_HELD_WAKEUP = 2 };
 /* include/linux/sched.h */
 #define TASK_UNINTERRUPTIBLE_STATE 0x2
 
+/* A task's field: a plain load where the tracepoint's pointers are typed
+ * (tp_btf: the verifier knows them, the JIT guards the load), else through
+ * the read helper (raw_tp), a call per field. `typed` is a constant at each
+ * use, so each variant keeps one of the two. */
+#define TASK_FIELD(typed, task, field) ((typed) ? (task)->field : BPF_CORE_READ(task, field))
+
 /* The goroutines of a switch's two sides (0: none, not Go, or not known). */
 static __always_inline void switch_goids(bool prev_is_target, bool next_is_target, __u32 prev_tgid,
                                          __u32 prev_tid, __u32 next_tid, __u64* prev_goid,
@@ -222,15 +228,18 @@ static __always_inline bool send_held_wakeup(void* ctx, struct task_struct* next
 }
 
 /* `next_btf` is next as a pointer the local-storage helper accepts, NULL in
- * the raw_tp variants (no wake-up is held there: see on_wakeup). */
+ * the raw_tp variants (no wake-up is held there: see on_wakeup); `typed`
+ * says which variant this is. */
 static __always_inline int on_switch(void* ctx, bool preempt, struct task_struct* prev,
                                      struct task_struct* next, struct task_struct* next_btf,
-                                     unsigned int prev_state) {
-  bool prev_is_target = is_target_task(prev);
-  bool next_is_target = is_target_task(next);
+                                     unsigned int prev_state, bool typed) {
+  __u32 prev_tgid = TASK_FIELD(typed, prev, tgid);
+  __u32 next_pid = TASK_FIELD(typed, next, tgid);
+  bool prev_is_target = is_target_task_with(prev, prev_tgid);
+  bool next_is_target = is_target_task_with(next, next_pid);
   if (!prev_is_target && !next_is_target) return 0;
-  __u32 prev_tgid = BPF_CORE_READ(prev, tgid);
-  __u32 prev_tid = BPF_CORE_READ(prev, pid);
+  __u32 prev_tid = TASK_FIELD(typed, prev, pid);
+  __u32 next_tid = TASK_FIELD(typed, next, pid);
   bool preempted = preempt || prev_state == 0;
   /* prev's context values as it leaves; next resumes with its last ones. */
   if (prev_is_target) read_contexts(prev_tgid, prev_tid);
@@ -243,7 +252,6 @@ static __always_inline int on_switch(void* ctx, bool preempt, struct task_struct
   if (in_futex_wait && lock_calls_probed && futex_wait_in_lock_call(prev_tid, e->futex.holder_tid))
     in_futex_wait = false;
   if (!emit_sched_rows) {
-    __u32 next_tid = BPF_CORE_READ(next, pid);
     /* A lookup first: most switch-ins end no wait, and a delete takes the
      * bucket lock even when there is nothing to delete. */
     bool wait_ends = next_is_target && bpf_map_lookup_elem(&futex_waiters, &next_tid) &&
@@ -264,8 +272,8 @@ static __always_inline int on_switch(void* ctx, bool preempt, struct task_struct
   e->prev_state = preempt ? 0 : prev_state;
   e->target_flags =
       (prev_is_target ? SWITCH_PREV_TARGET : 0) | (next_is_target ? SWITCH_NEXT_TARGET : 0);
-  e->next_pid = BPF_CORE_READ(next, tgid);
-  e->next_tid = BPF_CORE_READ(next, pid);
+  e->next_pid = next_pid;
+  e->next_tid = next_tid;
   switch_goids(prev_is_target, next_is_target, prev_tgid, prev_tid, e->next_tid, &e->prev_goid,
                &e->next_goid);
   /* Here, before the stack walks: the verifier checks this once per state
@@ -331,7 +339,7 @@ static __always_inline bool hold_wakeup(struct task_struct* wakee_btf, bool wake
     return false;
   /* A thread woken while still on its cpu (it has not switched out yet, or
    * will not: the waker won the race to its sleep) ends no recorded block. */
-  if (BPF_CORE_READ(wakee_btf, on_cpu)) return false;
+  if (wakee_btf->on_cpu) return false;
   struct thread_block* block = bpf_task_storage_get(&thread_blocks, wakee_btf, 0, 0);
   if (!block || block->first || block->in_futex_wait || block->wakeup_held) return false;
   __u64 now = bpf_ktime_get_ns();
@@ -342,23 +350,24 @@ static __always_inline bool hold_wakeup(struct task_struct* wakee_btf, bool wake
   block->held.cpu = bpf_get_smp_processor_id();
   block->held.waker_pid = pid_tgid >> 32;
   block->held.waker_tid = (__u32)pid_tgid;
-  block->held.target_cpu = BPF_CORE_READ(wakee_btf, wake_cpu);
+  block->held.target_cpu = wakee_btf->wake_cpu;
   block->wakeup_held = 1;
   return true;
 }
 
 static __always_inline int on_wakeup(void* ctx, struct task_struct* wakee,
-                                     struct task_struct* wakee_btf, bool is_new) {
+                                     struct task_struct* wakee_btf, bool is_new, bool typed) {
   __u32 waker_tgid = bpf_get_current_pid_tgid() >> 32;
   bool waker_is_target = is_target(waker_tgid);
-  bool wakee_is_target = is_target_task(wakee);
+  __u32 wakee_pid = TASK_FIELD(typed, wakee, tgid);
+  bool wakee_is_target = is_target_task_with(wakee, wakee_pid);
   if (!waker_is_target && !wakee_is_target) return 0;
   if (waker_is_target) read_contexts(waker_tgid, (__u32)bpf_get_current_pid_tgid());
   /* With short blocks dropped, the recorder writes a wake-up only with a
    * target's block, and futex wait rows are only about targets' waits. */
   if (min_block_ns != 0 && emit_sched_rows && !wakee_is_target) return 0;
   if (!emit_sched_rows) {
-    __u32 wakee_tid = BPF_CORE_READ(wakee, pid);
+    __u32 wakee_tid = TASK_FIELD(typed, wakee, pid);
     if (!futex_waits || !bpf_map_lookup_elem(&futex_waiters, &wakee_tid)) return 0;
   }
 
@@ -367,9 +376,9 @@ static __always_inline int on_wakeup(void* ctx, struct task_struct* wakee,
   struct wakeup_event* e = scratch_event(SLOT_WAKEUP);
   if (!e) return 0;
   fill_header(&e->header, EVENT_WAKEUP);
-  e->wakee_pid = BPF_CORE_READ(wakee, tgid);
-  e->wakee_tid = BPF_CORE_READ(wakee, pid);
-  e->target_cpu = BPF_CORE_READ(wakee, wake_cpu);
+  e->wakee_pid = wakee_pid;
+  e->wakee_tid = TASK_FIELD(typed, wakee, pid);
+  e->target_cpu = TASK_FIELD(typed, wakee, wake_cpu);
   e->is_new_task = is_new;
   e->waker_flags = futex_waits ? flags : 0;
   e->target_flags = wakee_is_target ? WAKEE_TARGET : 0;
@@ -472,17 +481,17 @@ static __always_inline int on_rename(struct task_struct* task, const char* comm)
 SEC("tp_btf/sched_switch")
 int BPF_PROG(btf_sched_switch, bool preempt, struct task_struct* prev, struct task_struct* next,
              unsigned int prev_state) {
-  return on_switch(ctx, preempt, prev, next, next, prev_state);
+  return on_switch(ctx, preempt, prev, next, next, prev_state, true);
 }
 
 SEC("tp_btf/sched_waking")
 int BPF_PROG(btf_sched_waking, struct task_struct* p) {
-  return on_wakeup(ctx, p, p, false);
+  return on_wakeup(ctx, p, p, false, true);
 }
 
 SEC("tp_btf/sched_wakeup_new")
 int BPF_PROG(btf_sched_wakeup_new, struct task_struct* p) {
-  return on_wakeup(ctx, p, p, true);
+  return on_wakeup(ctx, p, p, true, true);
 }
 
 SEC("tp_btf/sched_process_fork")
@@ -510,17 +519,17 @@ int BPF_PROG(btf_task_rename, struct task_struct* task, const char* comm) {
 SEC("raw_tp/sched_switch")
 int BPF_PROG(raw_sched_switch, bool preempt, struct task_struct* prev, struct task_struct* next,
              unsigned int prev_state) {
-  return on_switch(ctx, preempt, prev, next, NULL, prev_state);
+  return on_switch(ctx, preempt, prev, next, NULL, prev_state, false);
 }
 
 SEC("raw_tp/sched_waking")
 int BPF_PROG(raw_sched_waking, struct task_struct* p) {
-  return on_wakeup(ctx, p, NULL, false);
+  return on_wakeup(ctx, p, NULL, false, false);
 }
 
 SEC("raw_tp/sched_wakeup_new")
 int BPF_PROG(raw_sched_wakeup_new, struct task_struct* p) {
-  return on_wakeup(ctx, p, NULL, true);
+  return on_wakeup(ctx, p, NULL, true, false);
 }
 
 SEC("raw_tp/sched_process_fork")

@@ -67,13 +67,17 @@ static __always_inline bool is_target(__u32 tgid) {
   return true;
 }
 
-/* For any task (the cgroup of a task that is not `current` comes from its css_set). */
-static __always_inline bool is_target_task(struct task_struct* task) {
-  __u32 tgid = BPF_CORE_READ(task, tgid);
+/* For any task (the cgroup of a task that is not `current` comes from its
+ * css_set), whose `tgid` the caller has read. */
+static __always_inline bool is_target_task_with(struct task_struct* task, __u32 tgid) {
   if (tgid == recorder_tgid) return false;
   if (filter_by_pid) return is_target_pid(tgid);
   if (target_cgroup_id) return is_target_cgroup(BPF_CORE_READ(task, cgroups, dfl_cgrp));
   return true;
+}
+
+static __always_inline bool is_target_task(struct task_struct* task) {
+  return is_target_task_with(task, BPF_CORE_READ(task, tgid));
 }
 
 #endif /* INCISE_BPF_TARGET_FILTER_BPF_H */

@@ -169,20 +169,22 @@ struct wait_stack_place_search {
   __u32 free_place; /* the first free or expired one */
 };
 
-/* One place, for bpf_loop (an inlined loop over the places is verified
- * once per place, with every state the search can be in). */
+/* Every place, in one bpf_loop step: a loop over the places inlined in the
+ * program would be verified once per place with every state the search can
+ * be in, and a step per place would pay a callback call per place. */
 static long wait_stack_place_step(__u64 index, void* context) {
   struct wait_stack_place_search* c = context;
-  if (index >= WAIT_STACK_PLACES) return 1;
-  __u32 i = (c->memo->last_found + (__u32)index) & (WAIT_STACK_PLACES - 1);
-  const struct wait_stack_place* place = &c->memo->places[i];
-  bool live = place->walked != 0 && c->now - place->walked < WAIT_STACK_MEMO_LIFETIME_NS;
-  if (live && wait_stack_same_key(&place->key, c->key)) {
-    c->found = i;
-    return 1;
+  for (__u32 k = 0; k < WAIT_STACK_PLACES; ++k) {
+    __u32 i = (c->memo->last_found + k) & (WAIT_STACK_PLACES - 1);
+    const struct wait_stack_place* place = &c->memo->places[i];
+    bool live = place->walked != 0 && c->now - place->walked < WAIT_STACK_MEMO_LIFETIME_NS;
+    if (live && wait_stack_same_key(&place->key, c->key)) {
+      c->found = i;
+      return 1;
+    }
+    if (!live && c->free_place == WAIT_STACK_PLACES) c->free_place = i;
   }
-  if (!live && c->free_place == WAIT_STACK_PLACES) c->free_place = i;
-  return 0;
+  return 1;
 }
 
 /* The live place of `key` in `memo`, or WAIT_STACK_PLACES. With `for_walk`,
@@ -196,7 +198,7 @@ static __always_inline __u32 wait_stack_place_of(struct wait_stack_memo* memo,
                                       .now = now,
                                       .found = WAIT_STACK_PLACES,
                                       .free_place = WAIT_STACK_PLACES};
-  bpf_loop(WAIT_STACK_PLACES, wait_stack_place_step, &c, 0);
+  bpf_loop(1, wait_stack_place_step, &c, 0);
   if (c.found < WAIT_STACK_PLACES) memo->last_found = c.found;
   if (c.found < WAIT_STACK_PLACES || !for_walk) return c.found;
   if (c.free_place < WAIT_STACK_PLACES) return c.free_place;
