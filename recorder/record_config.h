@@ -104,6 +104,13 @@ struct RecordConfig {
   std::vector<std::string> argv;   // the recorder's own command line, for the header
 };
 
+// Whether a command the recorder starts runs with libincise-preload.so
+// (recorder/preload_library.h): `--locks all` records its lock calls in
+// process instead of through uprobes. The one place that decides it.
+inline bool wantsPreload(const RecordConfig& config) {
+  return config.target_kind == TargetKind::kCommand && config.lock_mode == LockMode::kAll;
+}
+
 std::string lockModeName(LockMode mode);
 std::string schedStacksName(SchedStacks mode);
 

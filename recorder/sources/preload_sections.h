@@ -1,0 +1,96 @@
+// PreloadSections: lock rows from the records libincise-preload.so writes
+// (preload/ring_layout.h), the same rows the uprobes of `--locks all` give
+// (recorder/sources/lock_source.h): one format::LockInterval per critical
+// section, request = the call, acquired = its return, release = the
+// outermost unlock; a re-acquire by the holder folds into the outer section
+// (kLockRecursive); a failed trylock is a row of its own (kLockTryFailed).
+//
+// A futex wait inside a lock call marks the call contended. The scheduler
+// source sees the wait (recorder/sources/futex_wait_rows.h) and the library
+// sees the call; the two are joined here by thread and time: a wait whose
+// block lies within a call's [request, return] belongs to that call, which
+// takes the wait's holder, releaser and stack (the full stack the scheduler
+// program walked; an uncontended section's stack is its call site alone).
+// A wait can arrive before or after its call's record:
+//   - after: rows that may have waited (a call of at least kMayHaveWaitedNs)
+//     are held until `flush` passes their return by kJoinWindowNs;
+//   - before: the caller says whether the thread was inside a lock call
+//     when the wait began (the ring's call_request); such a wait is kept
+//     for the thread's next record.
+// A wait outside every call (a condition variable, a join) is not claimed
+// and stays a wait row.
+//
+//   PreloadSections sections(emit, intern_site);
+//   sections.onRecord(pid, tid, record);                  // drained from a ring
+//   if (sections.claimWait(wait_row, call_request)) ...   // the wait is a call's
+//   sections.flush(now);  ...  sections.finish();
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <tuple>
+#include <unordered_map>
+
+#include "format/event_kinds.h"
+#include "preload/ring_layout.h"
+
+namespace incise::recorder {
+
+class PreloadSections {
+ public:
+  using Emit = std::function<void(const format::LockInterval&)>;
+  // The stack id of a call site (one user frame) in process `pid`.
+  using InternSite = std::function<uint64_t(uint32_t pid, uint64_t site)>;
+
+  // A call this long may have blocked in the kernel: a futex block and its
+  // wake-up take longer (several us of switches on this machine).
+  static constexpr uint64_t kMayHaveWaitedNs = 2'000;
+  // How long after a call returned its wait may still reach the recorder.
+  static constexpr uint64_t kJoinWindowNs = 300'000'000;
+  // As the uprobes: a call slower than this is contended even without a
+  // futex wait (spin locks never wait in the kernel).
+  static constexpr uint64_t kContendedNs = 50'000;
+  // Sections open at once (threads x locks held); past it, rows are written unreleased.
+  static constexpr size_t kMaxOpenSections = 1u << 16;
+
+  PreloadSections(Emit emit, InternSite intern_site)
+      : emit_(std::move(emit)), intern_site_(std::move(intern_site)) {}
+
+  // A record of thread `tid` of `pid`, in the ring's order. False when the
+  // record is malformed (unknown type or kind).
+  bool onRecord(uint32_t pid, uint32_t tid, const preload::Record& record);
+  // A futex wait row (kLockFutexFacts) of a thread of a preloaded process.
+  // `call_request`: the thread's ring's call_request, read before the ring
+  // was drained for this call (0: not in a call). True: the wait belongs to
+  // a lock call and must not be written as a wait row.
+  bool claimWait(const format::LockInterval& wait, uint64_t call_request);
+  // Writes the held rows whose join window ended before `now`.
+  void flush(uint64_t now);
+  // Recording stopped: every row, open sections unreleased.
+  void finish();
+
+ private:
+  using Thread = std::pair<uint32_t, uint32_t>;                 // pid, tid
+  using SectionKey = std::tuple<uint32_t, uint32_t, uint64_t>;  // pid, tid, address
+  struct OpenSection {
+    format::LockInterval row;
+    uint32_t depth = 1;
+  };
+
+  void onAcquire(uint32_t pid, uint32_t tid, const preload::Record& record);
+  void onRelease(uint32_t pid, uint32_t tid, const preload::Record& record);
+  // A finished row: written now, or held for a wait still to come.
+  void finished(const format::LockInterval& row);
+  static bool encloses(const format::LockInterval& call, const format::LockInterval& wait);
+  static void join(format::LockInterval& call, const format::LockInterval& wait);
+
+  Emit emit_;
+  InternSite intern_site_;
+  std::map<SectionKey, OpenSection> open_;
+  std::map<Thread, std::deque<format::LockInterval>> held_;  // by return time, per thread
+  std::map<Thread, format::LockInterval> early_waits_;       // waits ahead of their call's record
+};
+
+}  // namespace incise::recorder
