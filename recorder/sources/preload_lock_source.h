@@ -4,11 +4,12 @@
 // recorder/sources/lock_source.h write for `-p` targets
 // (recorder/sources/preload_sections.h makes them). No BPF program of its
 // own: the scheduler source's futex waits that fall inside a call are
-// claimed from the event sink and joined to their call. The rings are read
-// every millisecond (a timer on the poll loop); a thread's ring holds 32,768
-// records, 150 ms of the futex storm's busiest thread (220,000 records a
-// second), against poll loops held up to 45 ms seen on a loaded two-cpu
-// box. A full ring counts its records lost (format::LostSource::kLocks).
+// claimed from the event sink and joined to their call. A thread of its own
+// empties the rings every millisecond (recorder/sources/preload_ring_reader.h);
+// the poll loop turns what it read into rows every 5 ms. A thread's ring
+// holds 32,768 records, 150 ms of the futex storm's busiest thread (220,000
+// records a second); a full ring counts its records lost
+// (format::LostSource::kLocks).
 //
 //   if (preload && config.lock_mode == LockMode::kAll)
 //     sources.push_back(makePreloadLockSource(preload));

@@ -1,5 +1,7 @@
 #include "recorder/sources/preload_sections.h"
 
+#include <algorithm>
+
 namespace incise::recorder {
 
 using format::LockInterval;
@@ -39,29 +41,27 @@ bool PreloadSections::onRecord(uint32_t pid, uint32_t tid, const Record& record)
 
 void PreloadSections::onAcquire(uint32_t pid, uint32_t tid, const Record& record) {
   bool acquired = static_cast<RecordType>(record.type) == RecordType::kAcquire;
-  LockInterval row{
-      .time = record.request,
-      .acquired_time = record.time,
-      .release_time = acquired ? 0 : record.time,
-      .pid = pid,
-      .tid = tid,
-      .address = record.address,
-      .lock_kind = record.kind,
-      .flags = acquired ? uint64_t{0} : uint64_t{format::kLockTryFailed},
-      .stack_id = intern_site_(pid, record.site),
-  };
+  Section section{.row = LockInterval{
+                      .time = record.request,
+                      .acquired_time = record.time,
+                      .release_time = acquired ? 0 : record.time,
+                      .pid = pid,
+                      .tid = tid,
+                      .address = record.address,
+                      .lock_kind = record.kind,
+                      .flags = acquired ? uint64_t{0} : uint64_t{format::kLockTryFailed},
+                      .stack_id = intern_site_(pid, record.site),
+                  }};
+  LockInterval& row = section.row;
   if (record.time - record.request > kContendedNs) row.flags |= format::kLockContended;
-  Thread thread{pid, tid};
-  if (auto early = early_waits_.find(thread); early != early_waits_.end()) {
-    if (encloses(row, early->second)) {
-      join(row, early->second);
-      early_waits_.erase(early);
-    } else if (early->second.time < row.time) {
-      early_waits_.erase(early);  // its call's record was lost
-    }
+  if (auto early = early_waits_.find({pid, tid}); early != early_waits_.end()) {
+    // Waits before this call's request belonged to a call whose record was lost.
+    for (const LockInterval& wait : early->second)
+      if (encloses(row, wait)) join(section, wait);
+    early_waits_.erase(early);
   }
   if (!acquired) {
-    finished(row);
+    finished(section);
     return;
   }
   SectionKey key{pid, tid, record.address};
@@ -76,7 +76,7 @@ void PreloadSections::onAcquire(uint32_t pid, uint32_t tid, const Record& record
     emit_(row);
     return;
   }
-  open_.emplace(key, OpenSection{.row = row});
+  open_.emplace(key, section);
 }
 
 void PreloadSections::onRelease(uint32_t pid, uint32_t tid, const Record& record) {
@@ -86,19 +86,19 @@ void PreloadSections::onRelease(uint32_t pid, uint32_t tid, const Record& record
     --it->second.depth;
     return;
   }
-  LockInterval row = it->second.row;
+  Section section = it->second;
   open_.erase(it);
-  row.release_time = record.time;
-  finished(row);
+  section.row.release_time = record.time;
+  finished(section);
 }
 
-void PreloadSections::finished(const LockInterval& row) {
-  bool joined = row.releaser_tid != 0 || row.holder_tid != 0;
-  if (joined || row.acquired_time - row.time < kMayHaveWaitedNs) {
+void PreloadSections::finished(const Section& section) {
+  const LockInterval& row = section.row;
+  if (row.acquired_time - row.time < kMayHaveWaitedNs) {
     emit_(row);
     return;
   }
-  held_[{static_cast<uint32_t>(row.pid), static_cast<uint32_t>(row.tid)}].push_back(row);
+  held_[{static_cast<uint32_t>(row.pid), static_cast<uint32_t>(row.tid)}].push_back(section);
 }
 
 bool PreloadSections::encloses(const LockInterval& call, const LockInterval& wait) {
@@ -106,39 +106,44 @@ bool PreloadSections::encloses(const LockInterval& call, const LockInterval& wai
          wait.time <= call.acquired_time;
 }
 
-void PreloadSections::join(LockInterval& call, const LockInterval& wait) {
-  call.flags |= format::kLockContended | (wait.flags & format::kLockHolderChecked);
-  if (call.holder_tid == 0) {
-    call.holder_tid = wait.holder_tid;
-    call.holder_state = wait.holder_state;
+void PreloadSections::join(Section& call, const LockInterval& wait) {
+  LockInterval& row = call.row;
+  row.flags |= format::kLockContended;
+  if (!call.joined) {
+    row.holder_tid = wait.holder_tid;
+    row.holder_state = wait.holder_state;
+    row.flags |= wait.flags & format::kLockHolderChecked;
+    if (wait.stack_id != 0) row.stack_id = wait.stack_id;
+    call.joined = true;
   }
-  call.releaser_tid = wait.releaser_tid;
-  call.releaser_stack_id = wait.releaser_stack_id;
-  if (wait.stack_id != 0) call.stack_id = wait.stack_id;
+  if (wait.releaser_tid != 0) {
+    row.releaser_tid = wait.releaser_tid;
+    row.releaser_stack_id = wait.releaser_stack_id;
+  }
 }
 
 bool PreloadSections::claimWait(const LockInterval& wait, uint64_t call_request) {
   Thread thread{static_cast<uint32_t>(wait.pid), static_cast<uint32_t>(wait.tid)};
+  latest_wait_end_ = std::max<uint64_t>(latest_wait_end_, wait.acquired_time);
   for (auto it = open_.lower_bound({thread.first, thread.second, 0});
        it != open_.end() && std::get<0>(it->first) == thread.first &&
        std::get<1>(it->first) == thread.second;
        ++it) {
     if (encloses(it->second.row, wait)) {
-      join(it->second.row, wait);
+      join(it->second, wait);
       return true;
     }
   }
   if (auto held = held_.find(thread); held != held_.end()) {
-    for (auto it = held->second.begin(); it != held->second.end(); ++it) {
-      if (!encloses(*it, wait)) continue;
-      join(*it, wait);
-      emit_(*it);
-      held->second.erase(it);
+    for (Section& section : held->second) {
+      if (!encloses(section.row, wait)) continue;
+      join(section, wait);
       return true;
     }
   }
   if (call_request != 0 && call_request <= wait.time) {
-    early_waits_[thread] = wait;
+    std::vector<LockInterval>& early = early_waits_[thread];
+    if (early.size() < kMaxEarlyWaits) early.push_back(wait);
     return true;
   }
   return false;
@@ -146,23 +151,28 @@ bool PreloadSections::claimWait(const LockInterval& wait, uint64_t call_request)
 
 void PreloadSections::flush(uint64_t now) {
   for (auto it = held_.begin(); it != held_.end();) {
-    std::deque<LockInterval>& rows = it->second;
-    while (!rows.empty() && rows.front().acquired_time + kJoinWindowNs < now) {
-      emit_(rows.front());
-      rows.pop_front();
+    std::deque<Section>& sections = it->second;
+    while (!sections.empty()) {
+      const LockInterval& row = sections.front().row;
+      if (row.acquired_time + kJoinWindowNs >= latest_wait_end_ &&
+          row.acquired_time + kMaxHoldNs >= now)
+        break;
+      emit_(row);
+      sections.pop_front();
     }
-    it = rows.empty() ? held_.erase(it) : std::next(it);
+    it = sections.empty() ? held_.erase(it) : std::next(it);
   }
 }
 
 void PreloadSections::finish() {
-  for (auto& [thread, rows] : held_)
-    for (const LockInterval& row : rows) emit_(row);
+  for (auto& [thread, sections] : held_)
+    for (const Section& section : sections) emit_(section.row);
   held_.clear();
   for (auto& [key, section] : open_) emit_(section.row);
   open_.clear();
   // A wait whose call never returned (the recording stopped inside it) is a wait row.
-  for (auto& [thread, wait] : early_waits_) emit_(wait);
+  for (auto& [thread, waits] : early_waits_)
+    for (const LockInterval& wait : waits) emit_(wait);
   early_waits_.clear();
 }
 

@@ -8,12 +8,16 @@
 // A futex wait inside a lock call marks the call contended. The scheduler
 // source sees the wait (recorder/sources/futex_wait_rows.h) and the library
 // sees the call; the two are joined here by thread and time: a wait whose
-// block lies within a call's [request, return] belongs to that call, which
-// takes the wait's holder, releaser and stack (the full stack the scheduler
-// program walked; an uncontended section's stack is its call site alone).
+// block lies within a call's [request, return] belongs to that call. A call
+// may wait several times (woken, it can find the mutex taken again): it
+// takes the first wait's holder and stack (the full stack the scheduler
+// program walked; an uncontended section's stack is its call site alone)
+// and the last one's releaser, as the uprobes do.
 // A wait can arrive before or after its call's record:
 //   - after: rows that may have waited (a call of at least kMayHaveWaitedNs)
-//     are held until `flush` passes their return by kJoinWindowNs;
+//     are held until a wait that ended kJoinWindowNs after their return was
+//     seen (the scheduler's records come in time order, and a wait's row
+//     comes at its end, before its call returns), or at most kMaxHoldNs;
 //   - before: the caller says whether the thread was inside a lock call
 //     when the wait began (the ring's call_request); such a wait is kept
 //     for the thread's next record.
@@ -31,7 +35,7 @@
 #include <functional>
 #include <map>
 #include <tuple>
-#include <unordered_map>
+#include <vector>
 
 #include "format/event_kinds.h"
 #include "preload/ring_layout.h"
@@ -47,8 +51,11 @@ class PreloadSections {
   // A call this long may have blocked in the kernel: a futex block and its
   // wake-up take longer (several us of switches on this machine).
   static constexpr uint64_t kMayHaveWaitedNs = 2'000;
-  // How long after a call returned its wait may still reach the recorder.
-  static constexpr uint64_t kJoinWindowNs = 300'000'000;
+  // How far the scheduler's waits may come out of order.
+  static constexpr uint64_t kJoinWindowNs = 50'000'000;
+  // A row is held at most this long (by the recorder's clock) when no later
+  // wait comes to say that its own would have come by now.
+  static constexpr uint64_t kMaxHoldNs = 2'000'000'000;
   // As the uprobes: a call slower than this is contended even without a
   // futex wait (spin locks never wait in the kernel).
   static constexpr uint64_t kContendedNs = 50'000;
@@ -66,7 +73,7 @@ class PreloadSections {
   // was drained for this call (0: not in a call). True: the wait belongs to
   // a lock call and must not be written as a wait row.
   bool claimWait(const format::LockInterval& wait, uint64_t call_request);
-  // Writes the held rows whose join window ended before `now`.
+  // Writes the held rows no wait can join any more (`now`: the recorder's clock).
   void flush(uint64_t now);
   // Recording stopped: every row, open sections unreleased.
   void finish();
@@ -74,23 +81,28 @@ class PreloadSections {
  private:
   using Thread = std::pair<uint32_t, uint32_t>;                 // pid, tid
   using SectionKey = std::tuple<uint32_t, uint32_t, uint64_t>;  // pid, tid, address
-  struct OpenSection {
+  struct Section {
     format::LockInterval row;
-    uint32_t depth = 1;
+    uint32_t depth = 1;   // open sections: re-acquires by the holder, plus one
+    bool joined = false;  // a wait was joined to it
   };
+  // Waits kept per thread ahead of their call's record, at most (the rest
+  // keep only the contention).
+  static constexpr size_t kMaxEarlyWaits = 64;
 
   void onAcquire(uint32_t pid, uint32_t tid, const preload::Record& record);
   void onRelease(uint32_t pid, uint32_t tid, const preload::Record& record);
-  // A finished row: written now, or held for a wait still to come.
-  void finished(const format::LockInterval& row);
+  // A finished row: written now, or held for waits still to come.
+  void finished(const Section& section);
   static bool encloses(const format::LockInterval& call, const format::LockInterval& wait);
-  static void join(format::LockInterval& call, const format::LockInterval& wait);
+  static void join(Section& call, const format::LockInterval& wait);
 
   Emit emit_;
   InternSite intern_site_;
-  std::map<SectionKey, OpenSection> open_;
-  std::map<Thread, std::deque<format::LockInterval>> held_;  // by return time, per thread
-  std::map<Thread, format::LockInterval> early_waits_;       // waits ahead of their call's record
+  std::map<SectionKey, Section> open_;
+  std::map<Thread, std::deque<Section>> held_;                       // by return time, per thread
+  std::map<Thread, std::vector<format::LockInterval>> early_waits_;  // ahead of their call's record
+  uint64_t latest_wait_end_ = 0;                                     // of every wait offered
 };
 
 }  // namespace incise::recorder
