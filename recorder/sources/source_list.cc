@@ -40,7 +40,7 @@ std::vector<std::unique_ptr<Source>> createSources(const RecordConfig& config,
   sources.push_back(makeProfileSource());
   // Mode `all`: a command started with libincise-preload.so records its lock
   // calls in process; uprobes on the C library serve every other target.
-  bool locks_in_process = preload && config.lock_mode == LockMode::kAll;
+  bool locks_in_process = preload && locksThroughPreload(config);
   if (locks_in_process) sources.push_back(makePreloadLockSource(preload));
   bool probe_libc = config.lock_mode == LockMode::kAll && !locks_in_process;
   if (probe_libc || !config.lock_probes.empty())
