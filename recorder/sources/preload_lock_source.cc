@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -42,15 +43,13 @@ class PreloadLockSource final : public Source {
 
   Status attach(RingPoller& poller, EventSink& sink) override {
     sink_ = &sink;
-    sections_.emplace(
-        [this](const format::LockInterval& row) { sink_->append(row); },
-        [this](uint32_t pid, uint64_t site) {
-          return site == 0 ? 0 : sink_->internStack(pid, std::span<const uint64_t>(&site, 1), 0);
-        });
+    sections_.emplace([this](const format::LockInterval& row) { sink_->append(row); },
+                      [this](uint32_t pid, uint64_t site) { return siteStack(pid, site); });
     INCISE_RETURN_IF_ERROR(poller.addDrain(std::span<const UniqueFd>(&timer_, 1), [this] {
       uint64_t expirations;
       (void)!read(timer_.get(), &expirations, sizeof(expirations));
-      decode(reader_.take());
+      reader_.take(batch_);
+      decode();
     }));
     sink.setWaitClaim([this](const format::LockInterval& wait) { return claim(wait); });
     return reader_.start();
@@ -65,7 +64,8 @@ class PreloadLockSource final : public Source {
 
   void finish(EventSink& sink) override {
     reader_.stop();
-    decode(reader_.take());
+    reader_.take(batch_);
+    decode();
     sink.setWaitClaim(nullptr);
     sections_->finish();
     pollLost(sink);
@@ -75,22 +75,35 @@ class PreloadLockSource final : public Source {
   }
 
  private:
-  void decode(const std::vector<RingRecord>& records) {
-    for (const RingRecord& r : records) {
-      if (noted_threads_.insert({r.pid, r.tid}).second)
-        sink_->processes().noteThread(r.pid, r.tid, r.record.time);
+  // Makes rows of batch_ and empties it.
+  void decode() {
+    std::pair<uint32_t, uint32_t> last_thread{0, 0};
+    for (const RingRecord& r : batch_) {
+      if (std::pair(r.pid, r.tid) != last_thread) {
+        last_thread = {r.pid, r.tid};
+        if (noted_threads_.insert(last_thread).second)
+          sink_->processes().noteThread(r.pid, r.tid, r.record.time);
+      }
       if (!sections_->onRecord(r.pid, r.tid, r.record)) ++malformed_;
     }
+    batch_.clear();
+  }
+
+  // The one-frame stack of a call site, interned once per process and site.
+  uint64_t siteStack(uint32_t pid, uint64_t site) {
+    if (site == 0) return 0;
+    auto [it, inserted] = site_stacks_.try_emplace({pid, site}, 0);
+    if (inserted) it->second = sink_->internStack(pid, std::span<const uint64_t>(&site, 1), 0);
+    return it->second;
   }
 
   // A futex wait of the scheduler source: the thread's lock call's, if it
   // was in one (recorder/sources/preload_sections.h).
   bool claim(const format::LockInterval& wait) {
     if (!isFutexWait(wait)) return false;
-    std::vector<RingRecord> records;
     uint64_t call_request = reader_.takeThread(static_cast<uint32_t>(wait.pid),
-                                               static_cast<uint32_t>(wait.tid), records);
-    decode(records);
+                                               static_cast<uint32_t>(wait.tid), batch_);
+    decode();
     return sections_->claimWait(wait, call_request);
   }
 
@@ -98,7 +111,9 @@ class PreloadLockSource final : public Source {
   UniqueFd timer_;
   EventSink* sink_ = nullptr;
   std::optional<PreloadSections> sections_;
+  std::vector<RingRecord> batch_;
   std::set<std::pair<uint32_t, uint32_t>> noted_threads_;
+  std::map<std::pair<uint32_t, uint64_t>, uint64_t> site_stacks_;
   uint64_t lost_reported_ = 0;
   uint64_t malformed_ = 0;
 };

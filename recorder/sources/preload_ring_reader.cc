@@ -14,6 +14,7 @@ using preload::RingState;
 using preload::ThreadRing;
 
 constexpr long kCopyIntervalNs = 1'000'000;
+constexpr size_t kInitialQueue = 1u << 16;
 // Rings whose thread may have died without its exit hook (the main thread
 // leaves through exit(), a process is killed) are checked this often.
 constexpr int kSweepEveryCopies = 1000;
@@ -36,7 +37,9 @@ void freeRing(ThreadRing* ring, uint32_t state) {
 }  // namespace
 
 PreloadRingReader::PreloadRingReader(std::shared_ptr<PreloadRings> rings)
-    : rings_(std::move(rings)) {}
+    : rings_(std::move(rings)) {
+  queue_.reserve(kInitialQueue);
+}
 
 PreloadRingReader::~PreloadRingReader() {
   stop();
@@ -112,11 +115,9 @@ void PreloadRingReader::freeRingsOfDeadThreads() {
   }
 }
 
-std::vector<RingRecord> PreloadRingReader::take() {
-  std::vector<RingRecord> taken;
+void PreloadRingReader::take(std::vector<RingRecord>& records) {
   std::lock_guard lock(mutex_);
-  taken.swap(queue_);
-  return taken;
+  records.swap(queue_);
 }
 
 uint64_t PreloadRingReader::takeThread(uint32_t pid, uint32_t tid,
@@ -130,12 +131,10 @@ uint64_t PreloadRingReader::takeThread(uint32_t pid, uint32_t tid,
     uint64_t call_request = ring->header.call_request.load(std::memory_order_acquire);
     copyRing(i);
     records.swap(queue_);
-    queue_.clear();
     return call_request;
   }
   // Its ring was given back at its exit, emptied first: it is in no call.
   records.swap(queue_);
-  queue_.clear();
   return 0;
 }
 

@@ -14,8 +14,9 @@
 //
 //   PreloadRingReader reader(rings);
 //   INCISE_RETURN_IF_ERROR(reader.start());
-//   for (const RingRecord& r : reader.take()) sections.onRecord(r.pid, r.tid, r.record);
-//   uint64_t call_request = reader.takeThread(pid, tid, records);  // one thread, now
+//   reader.take(batch);   // batch: emptied by the caller, its capacity reused
+//   for (const RingRecord& r : batch) sections.onRecord(r.pid, r.tid, r.record);
+//   uint64_t call_request = reader.takeThread(pid, tid, batch);  // one thread, now
 #pragma once
 
 #include <atomic>
@@ -48,10 +49,11 @@ class PreloadRingReader {
   Status start();
   // Stops the thread, then empties every ring into the queue.
   void stop();
-  // Everything queued, in each ring's order.
-  std::vector<RingRecord> take();
+  // Everything queued, in each ring's order, into `records` (which must be
+  // empty: the two buffers trade places, so neither is allocated again).
+  void take(std::vector<RingRecord>& records);
   // For the thread `tid` of `pid`: its ring's call_request, read before its
-  // ring is emptied into `records` (after everything queued before it); 0
+  // ring is emptied into `records` (empty; after everything queued before it); 0
   // when no ring is that thread's (it never had one, or it exited).
   uint64_t takeThread(uint32_t pid, uint32_t tid, std::vector<RingRecord>& records);
   // Records the rings and the library counted lost, and rings skipped as impossible.

@@ -1,6 +1,7 @@
 #include "recorder/sources/preload_sections.h"
 
 #include <algorithm>
+#include <vector>
 
 namespace incise::recorder {
 
@@ -54,7 +55,8 @@ void PreloadSections::onAcquire(uint32_t pid, uint32_t tid, const Record& record
                   }};
   LockInterval& row = section.row;
   if (record.time - record.request > kContendedNs) row.flags |= format::kLockContended;
-  if (auto early = early_waits_.find({pid, tid}); early != early_waits_.end()) {
+  if (auto early = early_waits_.empty() ? early_waits_.end() : early_waits_.find({pid, tid});
+      early != early_waits_.end()) {
     // Waits before this call's request belonged to a call whose record was lost.
     for (const LockInterval& wait : early->second)
       if (encloses(row, wait)) join(section, wait);
@@ -64,30 +66,44 @@ void PreloadSections::onAcquire(uint32_t pid, uint32_t tid, const Record& record
     finished(section);
     return;
   }
-  SectionKey key{pid, tid, record.address};
-  if (auto it = open_.find(key); it != open_.end()) {
+  std::vector<Section>& open = openOf({pid, tid});
+  for (Section& held : open) {
+    if (held.row.address != record.address) continue;
     // Re-acquired while held (recursive mutex, nested read lock): folded
     // into the outer section, whose row says so.
-    ++it->second.depth;
-    it->second.row.flags |= format::kLockRecursive;
+    ++held.depth;
+    held.row.flags |= format::kLockRecursive;
     return;
   }
-  if (open_.size() >= kMaxOpenSections) {
+  if (open_count_ >= kMaxOpenSections) {
     emit_(row);
     return;
   }
-  open_.emplace(key, section);
+  open.push_back(section);
+  ++open_count_;
+}
+
+std::vector<PreloadSections::Section>& PreloadSections::openOf(Thread thread) {
+  if (last_open_ == nullptr || last_thread_ != thread) {
+    last_thread_ = thread;
+    last_open_ = &open_[thread];
+  }
+  return *last_open_;
 }
 
 void PreloadSections::onRelease(uint32_t pid, uint32_t tid, const Record& record) {
-  auto it = open_.find({pid, tid, record.address});
-  if (it == open_.end()) return;  // acquired before recording started, or its record was lost
-  if (it->second.depth > 1) {
-    --it->second.depth;
+  std::vector<Section>& open = openOf({pid, tid});
+  auto it = std::find_if(open.begin(), open.end(), [&](const Section& section) {
+    return section.row.address == record.address;
+  });
+  if (it == open.end()) return;  // acquired before recording started, or its record was lost
+  if (it->depth > 1) {
+    --it->depth;
     return;
   }
-  Section section = it->second;
-  open_.erase(it);
+  Section section = *it;
+  open.erase(it);
+  --open_count_;
   section.row.release_time = record.time;
   finished(section);
 }
@@ -125,12 +141,9 @@ void PreloadSections::join(Section& call, const LockInterval& wait) {
 bool PreloadSections::claimWait(const LockInterval& wait, uint64_t call_request) {
   Thread thread{static_cast<uint32_t>(wait.pid), static_cast<uint32_t>(wait.tid)};
   latest_wait_end_ = std::max<uint64_t>(latest_wait_end_, wait.acquired_time);
-  for (auto it = open_.lower_bound({thread.first, thread.second, 0});
-       it != open_.end() && std::get<0>(it->first) == thread.first &&
-       std::get<1>(it->first) == thread.second;
-       ++it) {
-    if (encloses(it->second.row, wait)) {
-      join(it->second, wait);
+  for (Section& section : openOf(thread)) {
+    if (encloses(section.row, wait)) {
+      join(section, wait);
       return true;
     }
   }
@@ -168,8 +181,11 @@ void PreloadSections::finish() {
   for (auto& [thread, sections] : held_)
     for (const Section& section : sections) emit_(section.row);
   held_.clear();
-  for (auto& [key, section] : open_) emit_(section.row);
+  for (auto& [thread, sections] : open_)
+    for (const Section& section : sections) emit_(section.row);
   open_.clear();
+  open_count_ = 0;
+  last_open_ = nullptr;
   // A wait whose call never returned (the recording stopped inside it) is a wait row.
   for (auto& [thread, waits] : early_waits_)
     for (const LockInterval& wait : waits) emit_(wait);

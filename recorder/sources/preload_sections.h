@@ -34,7 +34,6 @@
 #include <deque>
 #include <functional>
 #include <map>
-#include <tuple>
 #include <vector>
 
 #include "format/event_kinds.h"
@@ -79,8 +78,7 @@ class PreloadSections {
   void finish();
 
  private:
-  using Thread = std::pair<uint32_t, uint32_t>;                 // pid, tid
-  using SectionKey = std::tuple<uint32_t, uint32_t, uint64_t>;  // pid, tid, address
+  using Thread = std::pair<uint32_t, uint32_t>;  // pid, tid
   struct Section {
     format::LockInterval row;
     uint32_t depth = 1;   // open sections: re-acquires by the holder, plus one
@@ -92,6 +90,8 @@ class PreloadSections {
 
   void onAcquire(uint32_t pid, uint32_t tid, const preload::Record& record);
   void onRelease(uint32_t pid, uint32_t tid, const preload::Record& record);
+  // The thread's open sections (a thread's records come in runs: the last one is kept at hand).
+  std::vector<Section>& openOf(Thread thread);
   // A finished row: written now, or held for waits still to come.
   void finished(const Section& section);
   static bool encloses(const format::LockInterval& call, const format::LockInterval& wait);
@@ -99,7 +99,10 @@ class PreloadSections {
 
   Emit emit_;
   InternSite intern_site_;
-  std::map<SectionKey, Section> open_;
+  std::map<Thread, std::vector<Section>> open_;  // a few per thread: the locks it holds
+  size_t open_count_ = 0;
+  Thread last_thread_{0, 0};
+  std::vector<Section>* last_open_ = nullptr;
   std::map<Thread, std::deque<Section>> held_;                       // by return time, per thread
   std::map<Thread, std::vector<format::LockInterval>> early_waits_;  // ahead of their call's record
   uint64_t latest_wait_end_ = 0;                                     // of every wait offered
