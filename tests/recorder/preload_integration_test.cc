@@ -31,13 +31,6 @@ uint64_t sectionsAt(const std::vector<LockInterval>& rows, uint64_t pid, uint64_
   return sections;
 }
 
-uint64_t lockRecordsLost(const TraceView& trace) {
-  uint64_t lost = 0;
-  for (const format::Lost& row : trace.rows<format::Lost>())
-    if (row.source == static_cast<uint64_t>(format::LostSource::kLocks)) lost += row.count;
-  return lost;
-}
-
 // 30,000 records a thread: a ring holds them all even when a loaded box keeps
 // the recorder's reader from running (tools/bench measures the sustained case).
 TEST(PreloadIntegration, FutexStormHasEveryAcquisitionAndNothingLost) {
@@ -60,7 +53,7 @@ TEST(PreloadIntegration, FutexStormHasEveryAcquisitionAndNothingLost) {
       sectionsAt(rows, run.value("pid"), run.value("mutex_address"), LockKind::kMutex);
   EXPECT_EQ(sections, run.value("lock_calls"));
   EXPECT_EQ(released, run.value("unlock_calls"));
-  EXPECT_EQ(lockRecordsLost(trace), 0u);
+  EXPECT_EQ(trace.lost(format::LostSource::kLocks), 0u);
   EXPECT_GT(contended, 0u) << "4 threads on one mutex never waited?";
   // The futex waits inside the calls became the calls' contention, not rows of their own.
   for (const LockInterval& row : rows)
@@ -83,7 +76,7 @@ TEST(PreloadIntegration, SpinLocksAreCounted) {
     if (row.address == run.value("spin_address")) pid = row.pid;
   EXPECT_EQ(sectionsAt(trace.rows<LockInterval>(), pid, run.value("spin_address"), LockKind::kSpin),
             run.value("spin_sections"));
-  EXPECT_EQ(lockRecordsLost(trace), 0u);
+  EXPECT_EQ(trace.lost(format::LostSource::kLocks), 0u);
 }
 
 TEST(PreloadIntegration, ForkedAndExecedChildrenAreRecorded) {
@@ -105,7 +98,7 @@ TEST(PreloadIntegration, ForkedAndExecedChildrenAreRecorded) {
             run.value("child_sections"));
   EXPECT_EQ(sectionsAt(rows, run.value("child_pid"), run.value("mutex_address"), LockKind::kMutex),
             run.value("lock_calls"));
-  EXPECT_EQ(lockRecordsLost(trace), 0u);
+  EXPECT_EQ(trace.lost(format::LostSource::kLocks), 0u);
 }
 
 TEST(PreloadIntegration, ProgramThatClosesItsDescriptorsAndClearsItsEnvironmentRuns) {
