@@ -122,6 +122,29 @@ TEST(PreloadIntegration, ProgramThatClosesItsDescriptorsAndClearsItsEnvironmentR
       0u);
 }
 
+// A handler's lock calls that interrupt a record being written are counted
+// lost, never written over it: the interrupted thread's own rows stay exact.
+// 15,000 sections and the handler's: within one ring.
+TEST(PreloadIntegration, LockCallsInSignalHandlersLeaveTheThreadsRowsExact) {
+  INCISE_REQUIRE_RECORDING();
+  Recording run =
+      record({"--locks", "all", "--no-sched", "-F", "19"}, {kPreloadChild, "--signals", "15000"});
+  RemoveOnExit cleanup{run.trace_path};
+  ASSERT_EQ(run.exit_code, 0) << run.recorder_stderr;
+  ASSERT_GT(run.value("handler_sections"), 0u) << run.workload_stdout;
+  TraceView trace(run.trace_path);
+  ASSERT_TRUE(trace.ok()) << trace.error();
+  std::vector<LockInterval> rows = trace.rows<LockInterval>();
+  EXPECT_EQ(sectionsAt(rows, run.value("signal_pid"), run.value("signal_mutex_address"),
+                       LockKind::kMutex),
+            run.value("signal_sections"));
+  uint64_t handler_rows = sectionsAt(rows, run.value("signal_pid"),
+                                     run.value("handler_mutex_address"), LockKind::kMutex);
+  EXPECT_LE(handler_rows, run.value("handler_sections"));
+  // Each handler section lost at most its two records.
+  EXPECT_GE(handler_rows + trace.lost(format::LostSource::kLocks), run.value("handler_sections"));
+}
+
 TEST(PreloadIntegration, StaticBinaryIsNamedAndRecordedWithoutTheLibrary) {
   INCISE_REQUIRE_RECORDING();
   Recording run =

@@ -13,8 +13,13 @@
 //                               hostile_mutex_address, hostile_sections
 //   --mutex N                   takes a mutex N times: plain_pid,
 //                               plain_mutex_address, plain_sections
+//   --signals N                 takes a mutex N times while a 20 kHz timer's handler
+//                               takes another one: signal_pid, signal_mutex_address,
+//                               handler_mutex_address, signal_sections, handler_sections
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -55,6 +60,37 @@ int spin(unsigned long times, unsigned long threads) {
   for (auto& worker : workers) worker.join();
   std::printf("spin_address=%p\nspin_sections=%lu\n",
               reinterpret_cast<void*>(const_cast<int*>(&g_spin)), times * threads);
+  return 0;
+}
+
+pthread_mutex_t g_handler_mutex = PTHREAD_MUTEX_INITIALIZER;
+volatile sig_atomic_t g_handler_sections = 0;
+
+void onTimer(int) {
+  pthread_mutex_lock(&g_handler_mutex);
+  g_handler_sections = g_handler_sections + 1;
+  pthread_mutex_unlock(&g_handler_mutex);
+}
+
+int signals(unsigned long times) {
+  struct sigaction action {};
+  action.sa_handler = onTimer;
+  sigaction(SIGALRM, &action, nullptr);
+  itimerval every{.it_interval = {0, 50}, .it_value = {0, 50}};
+  setitimer(ITIMER_REAL, &every, nullptr);
+  // About 1 us between sections, so that the timer fires inside and outside them.
+  unsigned long sections = 0;
+  for (; sections < times; ++sections) {
+    takeMutex(1);
+    for (int step = 0; step < 1000; ++step) g_counter = g_counter + 1;
+  }
+  itimerval off{};
+  setitimer(ITIMER_REAL, &off, nullptr);
+  std::printf(
+      "signal_pid=%d\nsignal_mutex_address=%p\nhandler_mutex_address=%p\nsignal_sections=%lu\n"
+      "handler_sections=%d\n",
+      getpid(), static_cast<void*>(&g_mutex), static_cast<void*>(&g_handler_mutex), sections,
+      static_cast<int>(g_handler_sections));
   return 0;
 }
 
@@ -106,6 +142,8 @@ int main(int argc, char** argv) {
                 static_cast<void*>(&g_mutex), takeMutex(times));
     return 0;
   }
+  if (argc >= 3 && std::strcmp(argv[1], "--signals") == 0)
+    return signals(std::strtoul(argv[2], nullptr, 10));
   if (argc >= 5 && std::strcmp(argv[1], "--spin") == 0 && std::strcmp(argv[3], "--threads") == 0)
     return spin(std::strtoul(argv[2], nullptr, 10), std::strtoul(argv[4], nullptr, 10));
   if (argc >= 4 && std::strcmp(argv[1], "--fork-exec") == 0)
@@ -114,6 +152,6 @@ int main(int argc, char** argv) {
     return hostile(std::strtoul(argv[2], nullptr, 10), argv + 3);
   std::fprintf(stderr,
                "usage: preload_child --spin N --threads T | --fork-exec N PROGRAM ARGS... | "
-               "--hostile N PROGRAM ARGS... | --mutex N\n");
+               "--hostile N PROGRAM ARGS... | --mutex N | --signals N\n");
   return 2;
 }
