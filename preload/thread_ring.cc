@@ -92,6 +92,8 @@ void push(ThreadRing* ring, const Record& record) {
 }
 
 void noteUnrecorded() {
+  // Past its exit hook a thread records nothing more, by design: not a loss.
+  if (t_state.exited) return;
   if (AreaHeader* area = ringArea())
     area->lost_without_ring.fetch_add(1, std::memory_order_relaxed);
 }

@@ -18,7 +18,9 @@ namespace incise::preload {
 // every ring is taken.
 ThreadRing* currentRing();
 void push(ThreadRing* ring, const Record& record);
-// A call made without a ring while the area exists: counted as lost.
+// A call made without a ring while the area exists: counted as lost (not
+// after the thread's exit hook ran: the calls of later thread-exit
+// destructors are not recorded).
 void noteUnrecorded();
 
 // CLOCK_MONOTONIC in ns (vDSO: no system call).
