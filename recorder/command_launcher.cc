@@ -12,8 +12,39 @@
 #include <utility>
 
 namespace incise::recorder {
+namespace {
 
-Result<CommandLauncher> CommandLauncher::fork(const std::vector<std::string>& command) {
+std::string_view nameOf(std::string_view variable) {
+  return variable.substr(0, variable.find('='));
+}
+
+// The recorder's environment with `environment`'s changes: built before
+// fork, as the child may only make async-signal-safe calls.
+std::vector<std::string> commandEnvironment(const LaunchEnvironment& environment) {
+  std::vector<std::string> variables = environment.variables;
+  std::string preload;
+  for (const std::string& library : environment.preload_libraries)
+    preload += (preload.empty() ? "" : ":") + library;
+  for (char** entry = environ; *entry; ++entry) {
+    std::string_view variable(*entry);
+    std::string_view name = nameOf(variable);
+    if (name == "LD_PRELOAD" && !preload.empty()) {
+      std::string_view theirs = variable.substr(name.size() + 1);
+      if (!theirs.empty()) preload += ":" + std::string(theirs);
+      continue;
+    }
+    bool replaced = false;
+    for (const std::string& ours : environment.variables) replaced |= nameOf(ours) == name;
+    if (!replaced) variables.emplace_back(variable);
+  }
+  if (!preload.empty()) variables.push_back("LD_PRELOAD=" + preload);
+  return variables;
+}
+
+}  // namespace
+
+Result<CommandLauncher> CommandLauncher::fork(const std::vector<std::string>& command,
+                                              const LaunchEnvironment& environment) {
   if (command.empty()) return Error("no command to run");
   int go[2];
   int error[2];
@@ -24,6 +55,10 @@ Result<CommandLauncher> CommandLauncher::fork(const std::vector<std::string>& co
   std::vector<char*> argv;
   for (const auto& arg : command) argv.push_back(const_cast<char*>(arg.c_str()));
   argv.push_back(nullptr);
+  std::vector<std::string> variables = commandEnvironment(environment);
+  std::vector<char*> envp;
+  for (auto& variable : variables) envp.push_back(variable.data());
+  envp.push_back(nullptr);
 
   pid_t pid = ::fork();
   if (pid < 0) return Error::fromErrno(errno, "fork");
@@ -49,7 +84,14 @@ Result<CommandLauncher> CommandLauncher::fork(const std::vector<std::string>& co
       (void)!write(error_write.get(), &err, sizeof(err));
       _exit(127);
     }
-    execvp(argv[0], argv.data());
+    for (int fd : environment.inherited_fds) {
+      if (fcntl(fd, F_SETFD, 0) != 0) {
+        int err = errno;
+        (void)!write(error_write.get(), &err, sizeof(err));
+        _exit(127);
+      }
+    }
+    execvpe(argv[0], argv.data(), envp.data());
     int err = errno;
     (void)!write(error_write.get(), &err, sizeof(err));
     _exit(127);

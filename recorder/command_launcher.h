@@ -2,9 +2,11 @@
 // forked at once but waits on a pipe until the recorder has attached every
 // program and put the child's pid in `targets`; only then does it exec, so
 // the trace covers the command from its first instruction. It runs without
-// the recorder's ambient capabilities.
+// the recorder's ambient capabilities. Its environment is the recorder's,
+// with a LaunchEnvironment's libraries put first in LD_PRELOAD, its
+// variables set, and its descriptors left open across exec.
 //
-//   auto child = CommandLauncher::fork(config.command);   // child blocks
+//   auto child = CommandLauncher::fork(config.command, environment);   // child blocks
 //   filter.addPid(child->pid());  ... attach ...
 //   child->release();                                     // child execs
 //   if (Status s = child->waitUntilRunning(5000); !s) ...  // "cannot run ./x: ..."
@@ -22,9 +24,16 @@
 
 namespace incise::recorder {
 
+struct LaunchEnvironment {
+  std::vector<std::string> preload_libraries;  // paths, before any LD_PRELOAD the recorder has
+  std::vector<std::string> variables;          // NAME=VALUE, replacing the recorder's NAME
+  std::vector<int> inherited_fds;              // kept open across exec
+};
+
 class CommandLauncher {
  public:
-  static Result<CommandLauncher> fork(const std::vector<std::string>& command);
+  static Result<CommandLauncher> fork(const std::vector<std::string>& command,
+                                      const LaunchEnvironment& environment = {});
   CommandLauncher(CommandLauncher&& other) noexcept;
   CommandLauncher& operator=(CommandLauncher&&) = delete;
   ~CommandLauncher();

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 
@@ -30,6 +31,19 @@ class EventSink {
   void append(const Row& row) {
     writer_.append(row);
     ++rows_;
+  }
+  // A lock row goes to the wait claim first (when one is set).
+  void append(const format::LockInterval& row) {
+    if (wait_claim_ && wait_claim_(row)) return;
+    writer_.append(row);
+    ++rows_;
+  }
+  // Lets a source take lock rows of other sources before they are written:
+  // the preload path joins the scheduler's futex waits to the lock calls
+  // they happened in (recorder/sources/preload_lock_source.h). `claim`
+  // returns true for a row it took; it writes the rows it makes itself.
+  void setWaitClaim(std::function<bool(const format::LockInterval&)> claim) {
+    wait_claim_ = std::move(claim);
   }
   // A cpu sample with its user stack copy (-g dwarf / hybrid).
   void append(const format::CpuSample& row, std::span<const uint8_t> user_stack) {
@@ -63,6 +77,7 @@ class EventSink {
   uint64_t rows_ = 0;
   uint64_t lost_ = 0;
   OwnFrames own_frames_;
+  std::function<bool(const format::LockInterval&)> wait_claim_;
 };
 
 // CLOCK_MONOTONIC in ns, the clock of bpf_ktime_get_ns().

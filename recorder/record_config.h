@@ -20,6 +20,9 @@ enum class TargetKind {
 
 enum class LockMode { kOff, kContended, kAll };
 
+// --lock-calls: how mode `all` records the lock calls of a command it starts.
+enum class LockCalls { kPreload, kUprobes };
+
 // --sched-stacks: which scheduler events carry stacks (bpf/events.h).
 //   kBlocked: switches where the thread blocks (kernel + user), wakers (user)
 //   kAll:     also preemptions (user stack) and wakers' kernel stacks
@@ -67,6 +70,7 @@ struct RecordConfig {
 
   double duration_seconds = 0;  // 0 = until stopped (or the command exits)
   LockMode lock_mode = LockMode::kContended;
+  LockCalls lock_calls = LockCalls::kPreload;
   std::vector<LockProbeSpec> lock_probes;
   bool sched = true;
   SchedStacks sched_stacks = SchedStacks::kBlocked;
@@ -103,6 +107,17 @@ struct RecordConfig {
   uint32_t page_fault_period = 1;  // --page-faults: record every Nth fault
   std::vector<std::string> argv;   // the recorder's own command line, for the header
 };
+
+// Whether `--locks all` records a started command's lock calls in process,
+// through libincise-preload.so (recorder/preload_library.h), instead of uprobes.
+inline bool locksThroughPreload(const RecordConfig& config) {
+  return config.lock_mode == LockMode::kAll && config.lock_calls == LockCalls::kPreload;
+}
+// Whether a command the recorder starts runs with libincise-preload.so: the
+// one place that decides it.
+inline bool wantsPreload(const RecordConfig& config) {
+  return config.target_kind == TargetKind::kCommand && locksThroughPreload(config);
+}
 
 std::string lockModeName(LockMode mode);
 std::string schedStacksName(SchedStacks mode);

@@ -34,6 +34,8 @@
 #include "recorder/metadata/symbol_collector.h"
 #include "recorder/metadata/unwind_table_loader.h"
 #include "recorder/output_file.h"
+#include "recorder/preload_library.h"
+#include "recorder/preload_rings.h"
 #include "recorder/probes/lock_probe_spec.h"
 #include "recorder/ring_poller.h"
 #include "recorder/sources/goroutine_ids.h"
@@ -290,7 +292,8 @@ class Session {
     phases_.mark("checks, output file and target filter");
 
     if (config_.target_kind == TargetKind::kCommand) {
-      Result<CommandLauncher> child = CommandLauncher::fork(config_.command);
+      LaunchEnvironment environment = preloadEnvironment();
+      Result<CommandLauncher> child = CommandLauncher::fork(config_.command, environment);
       if (!child) return fail(child.error().message());
       child_.emplace(child.take());
       if (Status s = filter_->addPid(static_cast<uint32_t>(child_->pid())); !s)
@@ -398,9 +401,34 @@ class Session {
   // kernel's BTF), so a thread per source puts every cpu to work. One that
   // cannot work on this kernel is left out with the reason (a note in the
   // trace once it exists).
+  // libincise-preload.so and its rings for the command, when wantsPreload;
+  // a command it cannot enter (static, setuid) or a missing library gets a
+  // warning and a note, and the uprobes record its lock calls instead.
+  LaunchEnvironment preloadEnvironment() {
+    if (!wantsPreload(config_)) return {};
+    std::string problem;
+    Result<std::string> library = findPreloadLibrary();
+    if (!library) {
+      problem = library.error().message();
+    } else if (std::optional<std::string> refusal = preloadRefusal(config_.command[0])) {
+      problem = *refusal;
+    } else if (Result<std::shared_ptr<PreloadRings>> rings = PreloadRings::create(); !rings) {
+      problem = rings.error().message();
+    } else {
+      preload_rings_ = rings.take();
+      return LaunchEnvironment{.preload_libraries = {*library},
+                               .variables = {preload_rings_->variable()},
+                               .inherited_fds = {preload_rings_->fd()}};
+    }
+    std::cerr << "incise-record: warning: " << problem
+              << "; its lock calls are recorded through uprobes\n";
+    preload_notes_.push_back("preload: " + problem + "; lock calls recorded through uprobes");
+    return {};
+  }
+
   int openSources() {
     std::vector<std::unique_ptr<Source>> created =
-        createSources(config_, attacher_ ? &*attacher_ : nullptr);
+        createSources(config_, attacher_ ? &*attacher_ : nullptr, preload_rings_);
     std::vector<Status> opened(created.size());
     std::vector<double> cpu_ms(created.size()), wall_ms(created.size());
     {
@@ -465,6 +493,7 @@ class Session {
     }
     sources_ = std::move(attached);
     for (const auto& problem : problems_) sink_->addNote("source unavailable: " + problem);
+    for (const auto& note : preload_notes_) sink_->addNote(note);
     // The trace is not in place yet: fail() discards it and leaves -o as it was.
     if (sources_.empty()) return fail("no source could be started; nothing to record");
     return 0;
@@ -726,6 +755,8 @@ class Session {
   std::optional<OutputFile> output_;  // holds the output's lock until the end
   std::optional<TargetFilter> filter_;
   std::optional<CommandLauncher> child_;
+  std::shared_ptr<PreloadRings> preload_rings_;  // null: the command runs without the library
+  std::vector<std::string> preload_notes_;
   std::optional<UprobeAttacher> attacher_;  // outlives the sources that use it
   std::unique_ptr<format::Writer> writer_;
   ProcessTracker tracker_;

@@ -97,7 +97,8 @@ struct ProbedBinary {
 
 class LockSource final : public Source {
  public:
-  explicit LockSource(std::shared_ptr<SharedMap> lock_calls) : lock_calls_(std::move(lock_calls)) {}
+  LockSource(std::shared_ptr<SharedMap> lock_calls, bool probe_libc)
+      : lock_calls_(std::move(lock_calls)), probe_libc_(probe_libc) {}
   std::string_view name() const override { return kName; }
   const bpf_object* bpfObject() const override { return skel_ ? skel_->obj : nullptr; }
 
@@ -116,7 +117,7 @@ class LockSource final : public Source {
       if (!probe) return probe.error();
       custom_probes_.push_back(*probe);
     }
-    if (mode_ == LockMode::kAll) {
+    if (probe_libc_) {
       Result<std::vector<ProbedBinary>> libcs = libcBinaries(config);
       if (!libcs) return libcs.error();
       libcs_ = *libcs;
@@ -301,6 +302,7 @@ class LockSource final : public Source {
 
   LockMode mode_ = LockMode::kContended;
   std::shared_ptr<SharedMap> lock_calls_;
+  bool probe_libc_;
   SkeletonPtr<locks_bpf> skel_{nullptr, &locks_bpf__destroy};
   std::vector<LinkPtr> links_;
   std::vector<ResolvedLockProbe> custom_probes_;
@@ -313,8 +315,8 @@ class LockSource final : public Source {
 
 }  // namespace
 
-std::unique_ptr<Source> makeLockSource(std::shared_ptr<SharedMap> lock_calls) {
-  return std::make_unique<LockSource>(std::move(lock_calls));
+std::unique_ptr<Source> makeLockSource(std::shared_ptr<SharedMap> lock_calls, bool probe_libc) {
+  return std::make_unique<LockSource>(std::move(lock_calls), probe_libc);
 }
 
 }  // namespace incise::recorder

@@ -9,8 +9,12 @@
 // probed calls in mode `all`: condition variables, joins) are recorded by the
 // scheduler source (recorder/sources/sched_source.h), with no probe at all.
 //
-//   if (config.lock_mode == LockMode::kAll || !config.lock_probes.empty())
-//     sources.push_back(makeLockSource(lock_calls));
+// A command started with libincise-preload.so has its libc lock calls
+// recorded in process instead (recorder/sources/preload_lock_source.h):
+// `probe_libc` is false then, and only --lock-probe functions are probed.
+//
+//   if (probe_libc || !config.lock_probes.empty())
+//     sources.push_back(makeLockSource(lock_calls, probe_libc));
 #pragma once
 
 #include <memory>
@@ -20,6 +24,6 @@
 
 namespace incise::recorder {
 
-std::unique_ptr<Source> makeLockSource(std::shared_ptr<SharedMap> lock_calls);
+std::unique_ptr<Source> makeLockSource(std::shared_ptr<SharedMap> lock_calls, bool probe_libc);
 
 }  // namespace incise::recorder

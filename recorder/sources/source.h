@@ -5,7 +5,7 @@
 // order, and a source that cannot work on this kernel says why and is left
 // out while the others go on:
 //
-//   for (auto& source : createSources(config, attacher)) {
+//   for (auto& source : createSources(config, attacher, preload)) {
 //     if (Status s = source->open(config, filter); !s) { warn(s); continue; }  // open, rodata,
 //     load if (Status s = source->attach(poller, sink); !s) { warn(s); continue; }  // attach, add
 //     rings
@@ -29,6 +29,7 @@ struct bpf_object;
 namespace incise::recorder {
 
 class EventSink;
+class PreloadRings;
 class RingPoller;
 class TargetFilter;
 class UprobeAttacher;
@@ -57,8 +58,10 @@ class Source {
 
 // Every source the command line asks for, in one visible list
 // (recorder/sources/source_list.cc). `attacher`: attaches probes in
-// programs exec'd during the recording (null: none is).
+// programs exec'd during the recording (null: none is). `preload`: the rings
+// of libincise-preload.so in the command (null: it runs without it).
 std::vector<std::unique_ptr<Source>> createSources(const RecordConfig& config,
-                                                   UprobeAttacher* attacher);
+                                                   UprobeAttacher* attacher,
+                                                   std::shared_ptr<PreloadRings> preload);
 
 }  // namespace incise::recorder

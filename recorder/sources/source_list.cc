@@ -10,6 +10,7 @@
 #include "recorder/sources/lock_source.h"
 #include "recorder/sources/mmap_source.h"
 #include "recorder/sources/page_fault_source.h"
+#include "recorder/sources/preload_lock_source.h"
 #include "recorder/sources/profile_source.h"
 #include "recorder/sources/sched_source.h"
 #include "recorder/sources/source.h"
@@ -18,7 +19,8 @@
 namespace incise::recorder {
 
 std::vector<std::unique_ptr<Source>> createSources(const RecordConfig& config,
-                                                   UprobeAttacher* attacher) {
+                                                   UprobeAttacher* attacher,
+                                                   std::shared_ptr<PreloadRings> preload) {
   std::vector<std::unique_ptr<Source>> sources;
   // Mappings first, so their records flow before any sample that lands in a
   // new mapping (they carry no samples or lock rows of their own).
@@ -36,8 +38,13 @@ std::vector<std::unique_ptr<Source>> createSources(const RecordConfig& config,
   auto lock_calls = std::make_shared<SharedMap>("pending_calls");
   sources.push_back(makeSchedSource(config.sched, lock_calls));
   sources.push_back(makeProfileSource());
-  if (config.lock_mode == LockMode::kAll || !config.lock_probes.empty())
-    sources.push_back(makeLockSource(lock_calls));
+  // Mode `all`: a command started with libincise-preload.so records its lock
+  // calls in process; uprobes on the C library serve every other target.
+  bool locks_in_process = preload && locksThroughPreload(config);
+  if (locks_in_process) sources.push_back(makePreloadLockSource(preload));
+  bool probe_libc = config.lock_mode == LockMode::kAll && !locks_in_process;
+  if (probe_libc || !config.lock_probes.empty())
+    sources.push_back(makeLockSource(lock_calls, probe_libc));
   // Go parks goroutines on a mutex without a futex wait: its slow paths are
   // probed in Go targets whenever locks are recorded, and in Go programs
   // exec'd later through the attacher.

@@ -103,6 +103,14 @@ TEST(RecorderLockProbe, AProbeThatCannotWorkFailsInsteadOfDroppingLockTracing) {
   }
 }
 
+TEST(RecorderLockCalls, AnUnknownWayIsRefused) {
+  Recorded run =
+      record({"--locks", "all", "--lock-calls", "ptrace", "--", "true"}, std::chrono::seconds(30));
+  EXPECT_EQ(run.exit_code, 2) << run.errors;
+  EXPECT_NE(run.errors.find("--lock-calls ptrace: expected preload or uprobes"), std::string::npos)
+      << run.errors;
+}
+
 // Where cgroup2 is mounted: /sys/fs/cgroup, or /sys/fs/cgroup/unified beside v1.
 TEST(RecorderCgroup, ADirectoryThatIsNotACgroupIsRefused) {
   Recorded run = record({"--cgroup", "/tmp", "-d", "1"}, std::chrono::seconds(30));

@@ -76,13 +76,6 @@ bool hardwarePmuSamples() {
   return true;
 }
 
-uint64_t lostCpuSamples(const TraceView& trace) {
-  uint64_t lost = 0;
-  for (const format::Lost& row : trace.rows<format::Lost>())
-    if (row.source == static_cast<uint64_t>(format::LostSource::kCpuSamples)) lost += row.count;
-  return lost;
-}
-
 TEST(Counters, EveryPageFaultIsASampleOfTheFunctionThatTookIt) {
   INCISE_REQUIRE_RECORDING();
   std::string path = tempTracePath("page_faults_c1.trace");
@@ -93,7 +86,7 @@ TEST(Counters, EveryPageFaultIsASampleOfTheFunctionThatTookIt) {
   ASSERT_TRUE(trace.ok()) << trace.error();
   EXPECT_EQ(trace.reader().header().options.sample_event, "page-faults");
   EXPECT_EQ(trace.reader().header().options.sample_period, 1u);
-  ASSERT_EQ(lostCpuSamples(trace), 0u);
+  ASSERT_EQ(trace.lost(format::LostSource::kCpuSamples), 0u);
 
   const std::string pid = std::to_string(run.number("pid"));
   nlohmann::json top = topJson({"top", path, "--json", "--limit", "0", "--pid", pid});

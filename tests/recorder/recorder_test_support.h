@@ -69,6 +69,14 @@ class TraceView {
     return out;
   }
 
+  // Events of `source` the trace counts lost.
+  uint64_t lost(format::LostSource source) const {
+    uint64_t count = 0;
+    for (const format::Lost& row : rows<format::Lost>())
+      if (row.source == static_cast<uint64_t>(source)) count += row.count;
+    return count;
+  }
+
   // Name of the function of `address` in process `pid`, from the embedded
   // mappings and symbol tables; empty when unknown.
   std::string symbolize(uint32_t pid, uint64_t address) const;

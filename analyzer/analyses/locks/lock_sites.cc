@@ -8,8 +8,9 @@
 namespace incise::analyzer {
 
 bool isRuntimeLibrary(const std::string& module) {
-  for (const char* prefix :
-       {"libc.so", "libc-", "libpthread", "ld-linux", "ld-musl", "libc.musl"}) {
+  for (const char* prefix : {"libc.so", "libc-", "libpthread", "ld-linux", "ld-musl", "libc.musl",
+                             // incise-record's lock-call wrappers (--locks all on a command)
+                             "libincise-preload.so"}) {
     if (module.rfind(prefix, 0) == 0) return true;
   }
   return false;

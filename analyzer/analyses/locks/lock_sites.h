@@ -31,7 +31,8 @@ namespace incise::analyzer {
 
 class Symbolizer;
 
-// Module names of the C library and the loader, where lock calls live.
+// Module names of the C library and the loader, where lock calls live, and
+// of the recorder's preload library, whose wrappers a contended call's stack crosses.
 bool isRuntimeLibrary(const std::string& module);
 
 // Index of the frame that names the site, in `leaf_first`; frames.size() when empty.

@@ -25,6 +25,15 @@ TEST(LockSites, TheCallerOfTheCLibraryIsTheSite) {
   EXPECT_EQ(siteFrameIndex(frames), 2u);
 }
 
+TEST(LockSites, TheCallerOfThePreloadLibrarysWrapperIsTheSite) {
+  // --locks all on a command: a contended call's stack crosses the wrapper.
+  std::vector<Frame> frames = {user("__lll_lock_wait", "libc.so.6"),
+                               user("pthread_mutex_lock", "libc.so.6"),
+                               user("pthread_mutex_lock", "libincise-preload.so"),
+                               user("update_account", "bank"), user("main", "bank")};
+  EXPECT_EQ(siteFrameIndex(frames), 3u);
+}
+
 TEST(LockSites, TheCallerOfGoMutexMethodsIsTheSite) {
   std::vector<Frame> frames = {
       user("sync.(*Mutex).lockSlow", "server"), user("sync.(*RWMutex).Lock", "server"),
