@@ -76,6 +76,9 @@ struct RecordConfig {
   // per stack whole; 0 = every row.
   uint64_t sched_min_block_ns = 1'000'000;
   bool page_faults = false;
+  // --alloc: allocations sampled in process by libincise-preload.so, one
+  // every this many bytes on average (--alloc-rate); 0 = off.
+  uint64_t alloc_sample_bytes = 0;
   // --context: thread-local variables read at every event (bpf/context.bpf.h).
   std::vector<ContextSpec> contexts;
   // Latency sources: --trace BIN:FUNC[+OFFSET] (as given, checked by

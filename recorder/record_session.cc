@@ -24,6 +24,7 @@
 
 #include "base/unique_fd.h"
 #include "format/writer.h"
+#include "preload/alloc_sampler.h"
 #include "recorder/bpf_run_stats.h"
 #include "recorder/capabilities.h"
 #include "recorder/command_launcher.h"
@@ -128,6 +129,9 @@ format::Header makeHeader(const RecordConfig& config) {
   options.sample_period = config.sample_period;
   if (config.sample_period != 0) options.sample_frequency_hz = 0;
   options.counters = config.counters;
+  // -p and -a processes sample at the rate they were started with.
+  if (config.target_kind == TargetKind::kCommand)
+    options.alloc_sample_bytes = config.alloc_sample_bytes;
   options.latency_traces = config.trace_functions;
   options.latency_syscalls = config.syscalls;
   options.latency_block_io = config.block_io;
@@ -290,6 +294,10 @@ class Session {
     phases_.mark("checks, output file and target filter");
 
     if (config_.target_kind == TargetKind::kCommand) {
+      // --alloc: the preloaded library samples when this is in its environment.
+      if (config_.alloc_sample_bytes != 0)
+        setenv(preload::kSampleBytesVariable, std::to_string(config_.alloc_sample_bytes).c_str(),
+               1);
       Result<CommandLauncher> child = CommandLauncher::fork(config_.command);
       if (!child) return fail(child.error().message());
       child_.emplace(child.take());
