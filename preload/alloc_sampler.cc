@@ -66,6 +66,7 @@ void configureSampling(const char* sample_bytes) {
   if (!valid || value < kMinSampleBytes || value > kMaxSampleBytes) {
     say("incise-preload: INCISE_ALLOC_SAMPLE_BYTES is not a number of bytes in [1, 1073741824]: "
         "allocations are not sampled\n");
+    g_mean_bytes.store(0, std::memory_order_relaxed);
     return;
   }
   g_mean_bytes.store(value, std::memory_order_relaxed);
