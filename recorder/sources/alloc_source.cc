@@ -73,6 +73,12 @@ class AllocSource final : public Source {
 
   void pollLost(EventSink& sink) override { drops_.poll(sink); }
 
+  void finish(EventSink& sink) override {
+    if (samples_ == 0)
+      sink.addNote("alloc: no allocation was sampled: a process sampled must run " +
+                   std::string(kPreloadLibraryName) + " with INCISE_ALLOC_SAMPLE_BYTES set");
+  }
+
  private:
   // Every process that maps `library` hits the probe; the programs keep targets'.
   Status attachMarker(bpf_program* program, const std::string& library, const char* symbol) {
@@ -104,6 +110,7 @@ class AllocSource final : public Source {
     const auto* e = static_cast<const alloc_event*>(data);
     if (header->type != EVENT_ALLOC || stackEventSize(*e, size) == 0) return;
     sink_->processes().noteThread(e->header.pid, e->header.tid, e->header.time);
+    ++samples_;
     sink_->append(format::Allocation{.time = e->header.time,
                                      .pid = e->header.pid,
                                      .tid = e->header.tid,
@@ -129,6 +136,7 @@ class AllocSource final : public Source {
   std::vector<LinkPtr> links_;
   DropCounter drops_;
   EventSink* sink_ = nullptr;
+  uint64_t samples_ = 0;
 };
 
 }  // namespace
