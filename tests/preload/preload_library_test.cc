@@ -4,9 +4,7 @@
 // through a shell that forks and execs it; a bad sampling mean is named on
 // stderr and the program still runs.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
-#include <cstdio>
 #include <string>
 
 #include "tests/workloads/workload_run.h"
@@ -16,23 +14,6 @@ namespace {
 
 const std::string kAllocStory = std::string(INCISE_WORKLOADS_DIR) + "/alloc_story";
 
-struct ShellRun {
-  int exit_code = -1;
-  std::string output;  // stdout and stderr
-};
-
-ShellRun runShell(const std::string& command) {
-  ShellRun result;
-  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
-  if (!pipe) return result;
-  char buffer[4096];
-  size_t n;
-  while ((n = fread(buffer, 1, sizeof(buffer), pipe)) > 0) result.output.append(buffer, n);
-  int status = pclose(pipe);
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return result;
-}
-
 std::string preloaded(const std::string& sample_bytes, const std::string& command) {
   return "env LD_PRELOAD=" + std::string(INCISE_PRELOAD_LIBRARY) +
          " INCISE_ALLOC_SAMPLE_BYTES=" + sample_bytes + " " + command;
@@ -41,7 +22,7 @@ std::string preloaded(const std::string& sample_bytes, const std::string& comman
 TEST(PreloadLibrary, EveryAllocationSampledLeavesTheProgramsAnswersAlone) {
   // A mean of 1 byte samples every allocation: the table holds each live
   // block and the markers run for each allocation and free.
-  ShellRun run = runShell(preloaded("1", kAllocStory + " --small-count 200000 --leak-count 2000"));
+  ShellRun run = run_shell(preloaded("1", kAllocStory + " --small-count 200000 --leak-count 2000"));
   ASSERT_EQ(run.exit_code, 0) << run.output;
   EXPECT_NE(run.output.find("count.make_small_records=200000\n"), std::string::npos) << run.output;
   EXPECT_NE(run.output.find("count.allocate_in_handler=8192\n"), std::string::npos) << run.output;
@@ -50,15 +31,15 @@ TEST(PreloadLibrary, EveryAllocationSampledLeavesTheProgramsAnswersAlone) {
 
 TEST(PreloadLibrary, AForkingAndExecingShellRunsItsChildrenUnderIt) {
   ShellRun run =
-      runShell(preloaded("4096", "sh -c '" + kAllocStory + " --scale 1 | grep leaked; " +
-                                     kAllocStory + " --leak-count 10 | grep leaked & wait'"));
+      run_shell(preloaded("4096", "sh -c '" + kAllocStory + " --scale 1 | grep leaked; " +
+                                      kAllocStory + " --leak-count 10 | grep leaked & wait'"));
   ASSERT_EQ(run.exit_code, 0) << run.output;
   EXPECT_NE(run.output.find("leaked_bytes=33554432\n"), std::string::npos) << run.output;
   EXPECT_NE(run.output.find("leaked_bytes=40960\n"), std::string::npos) << run.output;
 }
 
 TEST(PreloadLibrary, ABadMeanIsNamedAndTheProgramStillRuns) {
-  ShellRun run = runShell(preloaded("lots", kAllocStory + " --scale 1"));
+  ShellRun run = run_shell(preloaded("lots", kAllocStory + " --scale 1"));
   ASSERT_EQ(run.exit_code, 0) << run.output;
   EXPECT_NE(run.output.find("INCISE_ALLOC_SAMPLE_BYTES is not a number of bytes"),
             std::string::npos)

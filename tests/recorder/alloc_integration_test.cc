@@ -17,7 +17,6 @@
 
 #include <algorithm>
 #include <csignal>
-#include <cstdio>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -120,19 +119,14 @@ TEST(Alloc, AProcessWithoutThePreloadLibraryIsRefusedWithAMessage) {
     _exit(127);
   }
   usleep(100'000);
-  const std::string command = std::string(INCISE_RECORD_BIN) + " -o " +
-                              tempTracePath("alloc_refused.trace") + " --alloc -d 1 -p " +
-                              std::to_string(child) + " 2>&1";
-  std::string output;
-  FILE* pipe = popen(command.c_str(), "r");
-  ASSERT_NE(pipe, nullptr);
-  char buffer[4096];
-  for (size_t n; (n = fread(buffer, 1, sizeof buffer, pipe)) > 0;) output.append(buffer, n);
-  const int status = pclose(pipe);
+  ShellRun run =
+      run_shell(std::string(INCISE_RECORD_BIN) + " -o " + tempTracePath("alloc_refused.trace") +
+                " --alloc -d 1 -p " + std::to_string(child));
   kill(child, SIGKILL);
   waitpid(child, nullptr, 0);
-  EXPECT_NE(WEXITSTATUS(status), 0) << output;
-  EXPECT_NE(output.find("has not loaded libincise-preload.so"), std::string::npos) << output;
+  EXPECT_NE(run.exit_code, 0) << run.output;
+  EXPECT_NE(run.output.find("has not loaded libincise-preload.so"), std::string::npos)
+      << run.output;
 }
 
 }  // namespace
