@@ -52,6 +52,7 @@ enum lost_source {
   LOST_PROCESS = 5,
   LOST_CONTEXT = 8,       /* context records dropped (bpf/context.bpf.h) */
   LOST_CONTEXT_READS = 9, /* context values that could not be read */
+  LOST_ALLOC = 10,        /* sampled allocations or frees (bpf/alloc.bpf.c) */
   LOST_SOURCE_SLOTS = 16,
 };
 

@@ -80,6 +80,8 @@ std::optional<uint16_t> baseColumn(uint8_t kind, uint16_t column) {
       base(EventKind::kBlockSummary, BlockSummaryColumn::pid, BlockSummaryColumn::tid),
       base(EventKind::kBlockSummary, BlockSummaryColumn::end_time, BlockSummaryColumn::time),
       base(EventKind::kContextChange, ContextChangeColumn::pid, ContextChangeColumn::tid),
+      base(EventKind::kAlloc, AllocationColumn::pid, AllocationColumn::tid),
+      base(EventKind::kFree, FreeColumn::pid, FreeColumn::tid),
   };
   for (const Base& b : kBases) {
     if (static_cast<uint8_t>(b.kind) == kind && b.column == column) return b.base;
@@ -212,6 +214,8 @@ std::string_view lostSourceName(uint64_t source) {
       return "context";
     case LostSource::kContextReads:
       return "context-reads";
+    case LostSource::kAlloc:
+      return "alloc";
   }
   return "unknown";
 }

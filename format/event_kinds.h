@@ -210,6 +210,26 @@ enum class Compression : uint8_t {
   C(stack_id, kVarint, "stack at the release; 0 = none")         \
   C(return_time, kDeltaVarint, "unlockSlow's return: the releaser is past it, ns")
 
+// Format 2.10: --alloc. An allocation sampled in process (Poisson, one
+// sample every N bytes on average: libincise-preload.so), and the free of a
+// sampled block. `weight` is the bytes the sample stands for:
+// size / (1 - exp(-size / N)), about N for a small block, the size for a
+// block far larger than N; weight / size estimates the allocations.
+#define INCISE_ALLOC_COLUMNS(C)                                                   \
+  C(time, kDeltaVarint, "the allocation returned, ns")                            \
+  C(pid, kVarint, "process")                                                      \
+  C(tid, kVarint, "allocating thread")                                            \
+  C(address, kDeltaVarint, "the block")                                           \
+  C(size, kVarint, "bytes asked for")                                             \
+  C(weight, kVarint, "bytes of the program's allocations this sample stands for") \
+  C(stack_id, kVarint, "stack at the allocation, its caller first; 0 = none")
+
+#define INCISE_FREE_COLUMNS(C)                                  \
+  C(time, kDeltaVarint, "the free (or munmap, or realloc), ns") \
+  C(pid, kVarint, "process")                                    \
+  C(tid, kVarint, "freeing thread")                             \
+  C(address, kDeltaVarint, "the sampled block freed")
+
 #define INCISE_EVENT_KINDS(X)                                                        \
   X(kCpuSample, 1, CpuSample, INCISE_CPU_SAMPLE_COLUMNS, "cpu samples with stacks")  \
   X(kSchedSwitch, 2, SchedSwitch, INCISE_SCHED_SWITCH_COLUMNS, "scheduler switches") \
@@ -226,7 +246,9 @@ enum class Compression : uint8_t {
   X(kContextChange, 11, ContextChange, INCISE_CONTEXT_CHANGE_COLUMNS,                \
     "context values as they change (--context)")                                     \
   X(kLockRelease, 12, LockRelease, INCISE_LOCK_RELEASE_COLUMNS,                      \
-    "lock releases seen without their acquisition (Go slow unlocks)")
+    "lock releases seen without their acquisition (Go slow unlocks)")                \
+  X(kAlloc, 13, Allocation, INCISE_ALLOC_COLUMNS, "sampled allocations (--alloc)")   \
+  X(kFree, 14, Free, INCISE_FREE_COLUMNS, "frees of sampled blocks (--alloc)")
 
 enum class EventKind : uint8_t {
 #define INCISE_X(enumerator, id, ...) enumerator = id,
@@ -234,7 +256,7 @@ enum class EventKind : uint8_t {
 #undef INCISE_X
 };
 
-inline constexpr std::array<EventKind, 12> kAllEventKinds = {
+inline constexpr std::array<EventKind, 14> kAllEventKinds = {
 #define INCISE_X(enumerator, ...) EventKind::enumerator,
     INCISE_EVENT_KINDS(INCISE_X)
 #undef INCISE_X
@@ -382,6 +404,7 @@ enum class LostSource : uint8_t {
   kLatency = 7,       // format 2.3: latency rows or histogram counts
   kContext = 8,       // format 2.8: context-change rows
   kContextReads = 9,  // format 2.8: context values that could not be read
+  kAlloc = 10,        // format 2.10: sampled allocations or frees
 };
 std::string_view lostSourceName(uint64_t source);
 

@@ -64,7 +64,11 @@ inline constexpr uint16_t kFormatMajor = 2;
 //      Also lock_release rows (event kind 12: Go sync.Mutex slow unlocks) and
 //      the lock flag kLockGoSlowPath on Go lockSlow rows. Older readers
 //      skip the kind and ignore the flag.
-inline constexpr uint16_t kFormatMinor = 9;
+// 2.10: --alloc: sampled allocations and the frees of sampled blocks
+//      (event kinds 13 and 14), lost rows of source 10, and the mean bytes
+//      between samples (RecordOptions::alloc_sample_bytes). Older readers
+//      skip the kinds and the field.
+inline constexpr uint16_t kFormatMinor = 10;
 
 // --context NAME=[OBJECT:]SYMBOL (format 2.8): a thread-local variable whose
 // value context-change rows carry; its slot is its index in the list.
@@ -94,6 +98,7 @@ struct RecordOptions {
   std::vector<ContextVariable> contexts;  // 2.8
   uint64_t sample_period = 0;             // 2.9: -c N; 0 = sampled by frequency
   std::vector<std::string> counters;      // 2.9: --counters; slot i is column counterI
+  uint64_t alloc_sample_bytes = 0;        // 2.10: --alloc's mean bytes per sample; 0 = off
 };
 
 // A clock's samples stand for time (their period, ns) and weigh alike in a

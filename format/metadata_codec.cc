@@ -79,6 +79,7 @@ std::string encodeHeader(const Header& h) {
            });
   o.setSamplePeriod(h.options.sample_period);
   setTextList(o.initCounters(h.options.counters.size()), h.options.counters);
+  o.setAllocSampleBytes(h.options.alloc_sample_bytes);
   b.setRecorderVersion(h.recorder_version);
   b.setCpuCount(h.cpu_count);
   b.setPageSize(h.page_size);
@@ -120,6 +121,7 @@ Result<Header> decodeHeader(codecs::ByteSpan bytes, const ReaderOptions& options
     });
     h.options.sample_period = o.getSamplePeriod();
     h.options.counters = textList(o.getCounters());
+    h.options.alloc_sample_bytes = o.getAllocSampleBytes();
     h.recorder_version = fromText(r.getRecorderVersion());
     h.cpu_count = r.getCpuCount();
     h.page_size = r.getPageSize();

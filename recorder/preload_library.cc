@@ -12,7 +12,6 @@
 namespace incise::recorder {
 namespace {
 
-constexpr const char* kLibraryName = "libincise-preload.so";
 
 // As execvp finds it: a name with a slash is a path, any other is looked up in PATH.
 std::optional<std::string> resolveProgram(const std::string& program) {
@@ -56,18 +55,18 @@ std::optional<bool> hasInterpreter(const std::string& path) {
 Result<std::string> findPreloadLibrary() {
   std::error_code error;
   std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", error);
-  if (error) return Error("cannot read /proc/self/exe to find " + std::string(kLibraryName));
+  if (error) return Error("cannot read /proc/self/exe to find " + std::string(kPreloadLibraryName));
   std::filesystem::path directory = self.parent_path();
   std::vector<std::filesystem::path> candidates = {
-      directory.parent_path() / "lib" / "incise" / kLibraryName,  // installed: bin/ and lib/incise/
-      directory.parent_path() / "preload" / kLibraryName,         // a build tree
+      directory.parent_path() / "lib" / "incise" / kPreloadLibraryName,  // installed: bin/ and lib/incise/
+      directory.parent_path() / "preload" / kPreloadLibraryName,         // a build tree
   };
   std::string looked;
   for (const std::filesystem::path& candidate : candidates) {
     if (std::filesystem::is_regular_file(candidate, error)) return candidate.string();
     looked += (looked.empty() ? "" : ", ") + candidate.string();
   }
-  return Error(std::string(kLibraryName) + " is not installed beside incise-record (looked at " +
+  return Error(std::string(kPreloadLibraryName) + " is not installed beside incise-record (looked at " +
                looked + ")");
 }
 

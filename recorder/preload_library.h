@@ -22,6 +22,8 @@
 
 namespace incise::recorder {
 
+inline constexpr char kPreloadLibraryName[] = "libincise-preload.so";
+
 Result<std::string> findPreloadLibrary();
 
 // Why the library cannot be preloaded into `program` (as a command names it:

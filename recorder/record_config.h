@@ -80,6 +80,9 @@ struct RecordConfig {
   // per stack whole; 0 = every row.
   uint64_t sched_min_block_ns = 1'000'000;
   bool page_faults = false;
+  // --alloc: allocations sampled in process by libincise-preload.so, one
+  // every this many bytes on average (--alloc-rate); 0 = off.
+  uint64_t alloc_sample_bytes = 0;
   // --context: thread-local variables read at every event (bpf/context.bpf.h).
   std::vector<ContextSpec> contexts;
   // Latency sources: --trace BIN:FUNC[+OFFSET] (as given, checked by
@@ -114,9 +117,10 @@ inline bool locksThroughPreload(const RecordConfig& config) {
   return config.lock_mode == LockMode::kAll && config.lock_calls == LockCalls::kPreload;
 }
 // Whether a command the recorder starts runs with libincise-preload.so: the
-// one place that decides it.
+// one place that decides it (its lock calls, or its allocations sampled).
 inline bool wantsPreload(const RecordConfig& config) {
-  return config.target_kind == TargetKind::kCommand && locksThroughPreload(config);
+  return config.target_kind == TargetKind::kCommand &&
+         (locksThroughPreload(config) || config.alloc_sample_bytes != 0);
 }
 
 std::string lockModeName(LockMode mode);

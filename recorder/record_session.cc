@@ -24,6 +24,7 @@
 
 #include "base/unique_fd.h"
 #include "format/writer.h"
+#include "preload/alloc_sampler.h"
 #include "recorder/bpf_run_stats.h"
 #include "recorder/capabilities.h"
 #include "recorder/command_launcher.h"
@@ -130,6 +131,9 @@ format::Header makeHeader(const RecordConfig& config) {
   options.sample_period = config.sample_period;
   if (config.sample_period != 0) options.sample_frequency_hz = 0;
   options.counters = config.counters;
+  // -p and -a processes sample at the rate they were started with.
+  if (config.target_kind == TargetKind::kCommand)
+    options.alloc_sample_bytes = config.alloc_sample_bytes;
   options.latency_traces = config.trace_functions;
   options.latency_syscalls = config.syscalls;
   options.latency_block_io = config.block_io;
@@ -396,33 +400,41 @@ class Session {
     return 128 + stopSignal();
   }
 
-  // Opens and loads every source, all at once: loading is mostly the kernel
-  // verifying programs on the loading thread (and libbpf reading the
-  // kernel's BTF), so a thread per source puts every cpu to work. One that
-  // cannot work on this kernel is left out with the reason (a note in the
-  // trace once it exists).
-  // libincise-preload.so and its rings for the command, when wantsPreload;
-  // a command it cannot enter (static, setuid) or a missing library gets a
-  // warning and a note, and the uprobes record its lock calls instead.
+  // libincise-preload.so for the command, when wantsPreload: with its rings
+  // for lock calls (--locks all) and its sampling mean (--alloc). A command
+  // it cannot enter (static, setuid) or a missing library gets a warning and
+  // a note: its lock calls are recorded through uprobes instead, and its
+  // allocations not at all (the alloc source notes that nothing was sampled).
   LaunchEnvironment preloadEnvironment() {
     if (!wantsPreload(config_)) return {};
+    const bool lock_calls = locksThroughPreload(config_);
     std::string problem;
     Result<std::string> library = findPreloadLibrary();
     if (!library) {
       problem = library.error().message();
     } else if (std::optional<std::string> refusal = preloadRefusal(config_.command[0])) {
       problem = *refusal;
-    } else if (Result<std::shared_ptr<PreloadRings>> rings = PreloadRings::create(); !rings) {
-      problem = rings.error().message();
     } else {
-      preload_rings_ = rings.take();
-      return LaunchEnvironment{.preload_libraries = {*library},
-                               .variables = {preload_rings_->variable()},
-                               .inherited_fds = {preload_rings_->fd()}};
+      LaunchEnvironment environment{.preload_libraries = {*library}};
+      if (config_.alloc_sample_bytes != 0) {
+        environment.variables.push_back(std::string(preload::kSampleBytesVariable) + "=" +
+                                        std::to_string(config_.alloc_sample_bytes));
+      }
+      if (!lock_calls) return environment;
+      Result<std::shared_ptr<PreloadRings>> rings = PreloadRings::create();
+      if (rings) {
+        preload_rings_ = rings.take();
+        environment.variables.push_back(preload_rings_->variable());
+        environment.inherited_fds.push_back(preload_rings_->fd());
+        return environment;
+      }
+      problem = rings.error().message();
     }
-    std::cerr << "incise-record: warning: " << problem
-              << "; its lock calls are recorded through uprobes\n";
-    preload_notes_.push_back("preload: " + problem + "; lock calls recorded through uprobes");
+    std::string instead = lock_calls ? "its lock calls are recorded through uprobes" : "";
+    if (config_.alloc_sample_bytes != 0)
+      instead += std::string(instead.empty() ? "" : ", ") + "its allocations are not recorded";
+    std::cerr << "incise-record: warning: " << problem << "; " << instead << "\n";
+    preload_notes_.push_back("preload: " + problem + "; " + instead);
     return {};
   }
 

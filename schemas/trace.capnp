@@ -32,6 +32,7 @@ struct RecordOptions {
   contexts @15 :List(ContextVariable);  # 2.8: --context, in command-line order
   samplePeriod @16 :UInt64;          # 2.9: -c N, a sample every N events; 0: by frequency
   counters @17 :List(Text);          # 2.9: --counters, perf's names; slot i is column counterI
+  allocSampleBytes @18 :UInt64;      # 2.10: --alloc: mean bytes between allocation samples; 0: off
 }
 
 struct Header {

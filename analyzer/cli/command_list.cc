@@ -10,6 +10,7 @@ int runCheck(const std::vector<std::string>& args);
 int runTop(const std::vector<std::string>& args);
 int runFlame(const std::vector<std::string>& args);
 int runOffcpu(const std::vector<std::string>& args);
+int runAlloc(const std::vector<std::string>& args);
 int runSched(const std::vector<std::string>& args);
 int runLocks(const std::vector<std::string>& args);
 int runWaits(const std::vector<std::string>& args);
@@ -28,8 +29,11 @@ const std::vector<Command>& commands() {
       {"dump", "print rows of a kind (or stacks, metadata) as a table or JSON lines", runDump},
       {"check", "verify every block; say what is recoverable and where damage starts", runCheck},
       {"top", "flat profile: self and total % per function, module or line", runTop},
-      {"flame", "flame graph (HTML, SVG) or folded stacks: on-CPU, --off-cpu, --locks", runFlame},
+      {"flame", "flame graph (HTML, SVG) or folded stacks: on-CPU, --off-cpu, --locks, --alloc",
+       runFlame},
       {"offcpu", "off-CPU time per stack and reason; runqueue latency per thread", runOffcpu},
+      {"alloc", "sampled allocations (--alloc) per stack and site: bytes, counts, live (leaks)",
+       runAlloc},
       {"sched", "per thread: running, runnable, blocked; switches; migrations", runSched},
       {"locks", "per lock or acquire site: contention, wait and hold times, top threads", runLocks},
       {"waits", "every wait by kind (lock, condvar, semaphore, join, park): who held or posted",

@@ -87,6 +87,7 @@ json infoJson(const format::Reader& reader, const TraceSummary& s) {
                   {"lock_mode", h.options.lock_mode},
                   {"sched", h.options.sched_enabled},
                   {"page_faults", h.options.page_faults_enabled},
+                  {"alloc_sample_bytes", h.options.alloc_sample_bytes},
                   {"target", h.options.target},
                   {"lock_probes", h.options.lock_probes}};
   j["kinds"] = json::array();
@@ -153,6 +154,8 @@ void printInfo(std::ostream& out, const format::Reader& reader, const TraceSumma
                       o.stack_mode + ", locks " + o.lock_mode)
       << ", sched " << (o.sched_enabled ? "on" : "off") << ", page faults "
       << (o.page_faults_enabled ? "on" : "off")
+      << (o.alloc_sample_bytes ? ", alloc every " + std::to_string(o.alloc_sample_bytes) + " B"
+                               : "")
       << (o.target.empty() ? "" : ", target " + terminalText(o.target)) << "\n";
   for (const auto& probe : o.lock_probes) out << "lock probe:  " << terminalText(probe) << "\n";
   for (const auto& note : reader.metadata().notes) {

@@ -152,6 +152,14 @@ format::ColumnSet filterColumns(format::EventKind kind) {
       using C = format::LockReleaseColumn;
       return {C::time, C::pid, C::tid};
     }
+    case EventKind::kAlloc: {
+      using C = format::AllocationColumn;
+      return {C::time, C::pid, C::tid};
+    }
+    case EventKind::kFree: {
+      using C = format::FreeColumn;
+      return {C::time, C::pid};
+    }
   }
   return format::ColumnSet::all();
 }
@@ -290,6 +298,16 @@ bool Trace::passes(const format::ContextChange& row) const {
 bool Trace::passes(const format::LockRelease& row) const {
   return row.time >= window_.start && row.time <= window_.end &&
          passesThread(row.pid, row.tid, row.time);
+}
+
+bool Trace::passes(const format::Allocation& row) const {
+  return passesEvent(row.pid, row.tid, row.time);
+}
+
+bool Trace::passes(const format::Free& row) const {
+  // Any thread may free a block: a free is matched to its allocation, which
+  // the filters chose, by process and address.
+  return row.time <= window_.end;
 }
 
 void Trace::forEachCounter(const CounterVisit& visit) {

@@ -59,6 +59,7 @@ std::string truncate(const std::string& text, size_t width);
 std::string formatPercent(double percent);        // "12.34"
 std::string formatDurationNs(uint64_t ns);        // "950 ns", "1.250 us", "12.500 ms", "3.000 s"
 std::string formatCount(uint64_t count);          // "1234567" (no separators: easy to paste)
+std::string formatBytes(uint64_t bytes);          // "512 B", "16.0 KiB", "64.1 MiB", "1.25 GiB"
 double percentOf(uint64_t part, uint64_t whole);  // 0 when whole is 0
 // ns since the epoch, in UTC, through strftime's `format`.
 std::string utcText(uint64_t wall_ns, const char* format);

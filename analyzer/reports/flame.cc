@@ -1,5 +1,6 @@
 // incise flame: flame graphs and folded stacks — on-CPU samples by default,
-// blocked off-CPU time with --off-cpu, lock wait time with --locks.
+// blocked off-CPU time with --off-cpu, lock wait time with --locks, bytes
+// allocated with --alloc, bytes still live at the end with --live.
 #include <iostream>
 
 #include "analyzer/analyses/profile/flame_weights.h"
@@ -40,13 +41,17 @@ int runFlame(const std::vector<std::string>& args) {
       "flame",
       "Flame graph of CPU samples (default), of blocked off-CPU time (--off-cpu: switch-out\n"
       "with prev_state != 0 -> next switch-in, at the off-CPU stack) or of lock wait time\n"
-      "(--locks: acquired - requested, at the acquire stack). Writes folded stacks\n"
+      "(--locks: acquired - requested, at the acquire stack), of bytes allocated (--alloc:\n"
+      "estimated from the samples of a recording with --alloc) or of bytes still allocated at\n"
+      "the end (--live: the leaks, from the sampled blocks never freed). Writes folded stacks\n"
       "(\"root;...;leaf weight\") to stdout without -o; with -o the extension picks the\n"
       "format: .html (interactive: click to zoom, search), .svg, .folded.",
       "  incise flame app.trace > app.folded\n"
       "  incise flame app.trace -o app.html              # open in a browser\n"
       "  incise flame app.trace --off-cpu -o offcpu.svg\n"
       "  incise flame app.trace --locks --comm worker -o locks.html\n"
+      "  incise flame app.trace --alloc -o alloc.html    # bytes allocated per stack\n"
+      "  incise flame app.trace --live -o leaks.html     # bytes never freed per stack\n"
       "  incise flame app.trace --where req=42 -o req42.html   # one request (--context req=...)\n"
       "  incise flame app.trace --off-cpu --where req=42 -o req42-off.html\n");
   // clang-format off
@@ -54,12 +59,17 @@ int runFlame(const std::vector<std::string>& args) {
       ("format", po::value<std::string>(), "html, svg or folded (default: from -o, else folded)")
       ("off-cpu", po::bool_switch(), "weigh by blocked off-CPU time (ns)")
       ("locks", po::bool_switch(), "weigh by lock wait time (ns)")
+      ("alloc", po::bool_switch(), "weigh by bytes allocated (a recording with --alloc)")
+      ("live", po::bool_switch(), "weigh by bytes allocated and not freed by the end")
       ("title", po::value<std::string>(), "title of the graph");
   // clang-format on
   if (std::optional<int> exit = cli.parse(args)) return *exit;
   bool off_cpu = cli.values()["off-cpu"].as<bool>();
   bool locks = cli.values()["locks"].as<bool>();
-  if (off_cpu && locks) return cli.usageError("--off-cpu and --locks cannot be combined");
+  bool alloc = cli.values()["alloc"].as<bool>();
+  bool live = cli.values()["live"].as<bool>();
+  if (int{off_cpu} + int{locks} + int{alloc} + int{live} > 1)
+    return cli.usageError("choose one of --off-cpu, --locks, --alloc and --live");
   std::string format =
       outputFormat(cli.values().count("format") ? cli.values()["format"].as<std::string>() : "",
                    cli.options().output);
@@ -68,6 +78,8 @@ int runFlame(const std::vector<std::string>& args) {
   }
   FlameWeighting weighting = off_cpu ? FlameWeighting::kOffCpu
                              : locks ? FlameWeighting::kLocks
+                             : alloc ? FlameWeighting::kAllocated
+                             : live  ? FlameWeighting::kLive
                                      : FlameWeighting::kOnCpu;
 
   std::unique_ptr<Trace> trace = cli.openTrace();
@@ -81,11 +93,13 @@ int runFlame(const std::vector<std::string>& args) {
   // Samples of an event that is not a clock weigh by their period (events).
   std::string what = off_cpu                     ? "off-CPU time (blocked)"
                      : locks                     ? "lock wait time"
+                     : alloc                     ? "bytes allocated (sampled)"
+                     : live                      ? "bytes live at the end (sampled)"
                      : options.unit == "samples" ? "on-CPU samples"
                                                  : options.unit + " (events, by sample period)";
   options.title = cli.values().count("title") ? cli.values()["title"].as<std::string>()
                                               : trace->path() + ": " + what;
-  if (weighting != FlameWeighting::kOnCpu) options.weights = FlameWeights::kNanoseconds;
+  if (options.unit == "ns") options.weights = FlameWeights::kNanoseconds;
   options.palette = off_cpu ? FlamePalette::kOffCpu
                     : locks ? FlamePalette::kLocks
                             : FlamePalette::kCpu;

@@ -15,7 +15,8 @@ bool isLibcName(std::string_view path) {
 
 }  // namespace
 
-Result<std::string> findLibcInMaps(std::string_view maps_text) {
+std::optional<std::string> findExecutableInMaps(
+    std::string_view maps_text, const std::function<bool(std::string_view path)>& matches) {
   // start-end perms offset dev inode path
   size_t line_start = 0;
   while (line_start < maps_text.size()) {
@@ -28,20 +29,31 @@ Result<std::string> findLibcInMaps(std::string_view maps_text) {
     std::string range, perms, offset, device, inode, path;
     if (!(fields >> range >> perms >> offset >> device >> inode >> path)) continue;
     if (perms.size() < 3 || perms[2] != 'x' || path.empty() || path[0] != '/') continue;
-    if (isLibcName(path)) return path;
+    if (matches(path)) return path;
   }
-  return Error("no libc mapped (a static binary?)");
+  return std::nullopt;
+}
+
+Result<std::string> findLibcInMaps(std::string_view maps_text) {
+  std::optional<std::string> path = findExecutableInMaps(maps_text, isLibcName);
+  if (!path) return Error("no libc mapped (a static binary?)");
+  return *path;
+}
+
+Result<std::string> readProcessMaps(uint32_t pid, const std::string& proc_root) {
+  std::string path = proc_root + "/" + std::to_string(pid) + "/maps";
+  std::ifstream maps(path);
+  if (!maps) return Error("pid " + std::to_string(pid) + ": cannot read " + path);
+  std::stringstream text;
+  text << maps.rdbuf();
+  return text.str();
 }
 
 Result<std::string> libcOfProcess(uint32_t pid, const std::string& proc_root) {
-  std::string dir = proc_root + "/" + std::to_string(pid);
-  std::ifstream maps(dir + "/maps");
-  if (!maps) return Error("pid " + std::to_string(pid) + ": cannot read " + dir + "/maps");
-  std::stringstream text;
-  text << maps.rdbuf();
-  Result<std::string> path = findLibcInMaps(text.str());
+  INCISE_ASSIGN_OR_RETURN(std::string maps, readProcessMaps(pid, proc_root));
+  Result<std::string> path = findLibcInMaps(maps);
   if (!path) return path.error().context("pid " + std::to_string(pid));
-  return dir + "/root" + *path;
+  return proc_root + "/" + std::to_string(pid) + "/root" + *path;
 }
 
 }  // namespace incise::recorder

@@ -9,12 +9,23 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 
 #include "base/status.h"
 
 namespace incise::recorder {
+
+// The path of the first executable file mapping in /proc/PID/maps text
+// whose path `matches`.
+std::optional<std::string> findExecutableInMaps(
+    std::string_view maps_text, const std::function<bool(std::string_view path)>& matches);
+
+// /proc/PID/maps of `pid` under `proc_root`, whole; an Error naming it when
+// it cannot be read.
+Result<std::string> readProcessMaps(uint32_t pid, const std::string& proc_root = "/proc");
 
 // The path of the first executable mapping of libc ("libc.so.6",
 // "libc-2.31.so", "libc.musl-x86_64.so.1") in /proc/PID/maps text; an Error

@@ -2,6 +2,7 @@
 // for is simply not created; each source decides for itself whether this
 // kernel can run it (Source::open says why not).
 #include "recorder/context/context_source.h"
+#include "recorder/sources/alloc_source.h"
 #include "recorder/sources/block_io_source.h"
 #include "recorder/sources/function_latency_source.h"
 #include "recorder/sources/go_mutex_source.h"
@@ -50,6 +51,7 @@ std::vector<std::unique_ptr<Source>> createSources(const RecordConfig& config,
   // exec'd later through the attacher.
   if (config.lock_mode != LockMode::kOff) sources.push_back(makeGoMutexSource(attacher));
   if (config.page_faults) sources.push_back(makePageFaultSource());
+  if (config.alloc_sample_bytes != 0) sources.push_back(makeAllocSource());
   if (hasUserFunctions(config)) sources.push_back(makeFunctionLatencySource());
   if (hasKernelFunctions(config)) sources.push_back(makeKernelFunctionSource());
   if (!config.syscalls.empty()) sources.push_back(makeSyscallLatencySource());

@@ -45,22 +45,9 @@ const nlohmann::json* rowNamed(const nlohmann::json& top, const std::string& nam
   return nullptr;
 }
 
-struct RecorderOutput {
-  int exit_code = -1;
-  std::string output;  // stdout and stderr
-};
-
 // The recorder through the shell, its messages captured.
-RecorderOutput runRecorderCapturing(const std::string& args) {
-  RecorderOutput result;
-  FILE* pipe = popen((std::string(INCISE_RECORD_BIN) + " " + args + " 2>&1").c_str(), "r");
-  if (!pipe) return result;
-  char buffer[4096];
-  size_t n;
-  while ((n = fread(buffer, 1, sizeof(buffer), pipe)) > 0) result.output.append(buffer, n);
-  int status = pclose(pipe);
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return result;
+ShellRun runRecorder(const std::string& args) {
+  return run_shell(std::string(INCISE_RECORD_BIN) + " " + args);
 }
 
 bool hardwarePmuSamples() {
@@ -170,8 +157,7 @@ TEST(Counters, AHardwareEventWithoutAPmuFailsBeforeAnyFileIsWritten) {
   INCISE_REQUIRE_RECORDING();
   std::string path = tempTracePath("cycles.trace");
   const std::string workload = " -- " + kFaultStory + " --burn-ms 10";
-  RecorderOutput sampled =
-      runRecorderCapturing("-o " + path + " -e instructions -d 0.5" + workload);
+  ShellRun sampled = runRecorder("-o " + path + " -e instructions -d 0.5" + workload);
   if (hardwarePmuSamples()) {
     // A PMU: the event records like any other.
     EXPECT_EQ(sampled.exit_code, 0) << sampled.output;
@@ -185,8 +171,7 @@ TEST(Counters, AHardwareEventWithoutAPmuFailsBeforeAnyFileIsWritten) {
   EXPECT_NE(sampled.output.find("-e cpu-clock"), std::string::npos) << sampled.output;
   EXPECT_FALSE(std::filesystem::exists(path));
 
-  RecorderOutput counted =
-      runRecorderCapturing("-o " + path + " --counters page-faults,cache-misses" + workload);
+  ShellRun counted = runRecorder("-o " + path + " --counters page-faults,cache-misses" + workload);
   EXPECT_NE(counted.exit_code, 0);
   EXPECT_NE(counted.output.find(
                 "--counters cache-misses: a hardware event, and no hardware PMU was found"),
@@ -196,13 +181,13 @@ TEST(Counters, AHardwareEventWithoutAPmuFailsBeforeAnyFileIsWritten) {
 }
 
 TEST(Counters, AnUnknownEventIsAUsageErrorListingTheKnownOnes) {
-  RecorderOutput run = runRecorderCapturing("-e page-fault -a -d 1 -o /dev/null");
+  ShellRun run = runRecorder("-e page-fault -a -d 1 -o /dev/null");
   EXPECT_EQ(run.exit_code, 2) << run.output;
   EXPECT_NE(run.output.find("-e page-fault: unknown event; software events: cpu-clock"),
             std::string::npos)
       << run.output;
   EXPECT_NE(run.output.find("context-switches (cs)"), std::string::npos) << run.output;
-  RecorderOutput both = runRecorderCapturing("-F 99 -c 1000 -a -d 1 -o /dev/null");
+  ShellRun both = runRecorder("-F 99 -c 1000 -a -d 1 -o /dev/null");
   EXPECT_EQ(both.exit_code, 2) << both.output;
   EXPECT_NE(both.output.find("-c and -F exclude each other"), std::string::npos) << both.output;
 }

@@ -19,6 +19,7 @@
 
 #include <cerrno>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <sstream>
@@ -90,6 +91,27 @@ inline WorkloadRun run_workload(const std::string& path, const std::vector<std::
     }
   }
   return run;
+}
+
+// A shell command's exit status and everything it printed (stdout and
+// stderr), for checking a program's messages:
+//   ShellRun run = run_shell(recorder + " --alloc -p 1");
+//   EXPECT_NE(run.output.find("has not loaded"), std::string::npos);
+struct ShellRun {
+  int exit_code = -1;  // -1 when it could not run or did not exit
+  std::string output;
+};
+
+inline ShellRun run_shell(const std::string& command) {
+  ShellRun result;
+  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
+  if (!pipe) return result;
+  char buffer[4096];
+  size_t n;
+  while ((n = fread(buffer, 1, sizeof(buffer), pipe)) > 0) result.output.append(buffer, n);
+  const int status = pclose(pipe);
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return result;
 }
 
 }  // namespace incise::testing

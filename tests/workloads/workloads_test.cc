@@ -132,7 +132,7 @@ TEST(LockStory, RunsForSecondsWhenIterationsIsZero) {
 
 TEST(WorkloadOptions, HelpSucceedsAndBadOptionsFailWithUsage) {
   for (const char* name :
-       {"lock_story", "cpu_shares", "sleeper", "custom_lock", "forker", "omit_fp"}) {
+       {"lock_story", "cpu_shares", "sleeper", "custom_lock", "forker", "omit_fp", "alloc_story"}) {
     auto help = run_workload(workload(name), {"--help"});
     EXPECT_EQ(help.exit_code, 0) << name;
     EXPECT_EQ(help.raw_stdout.rfind("usage: ", 0), 0u) << name << ": " << help.raw_stdout;
@@ -180,6 +180,22 @@ TEST(FaultStory, EachFreshPageIsOneMinorFaultOfItsFunction) {
   EXPECT_LE(run.number("minor_faults.touch_pages_b"), 103u);
   EXPECT_GE(run.number("minor_faults.process"), 400u);
   EXPECT_EQ(run_workload(workload("fault_story"), {"--pages-a", "99999999"}).exit_code, 2);
+}
+
+TEST(AllocStory, PrintsEachSitesBlocksTimesTheirSizeAndRefusesTooMuch) {
+  auto run = run_workload(workload("alloc_story"),
+                          {"--small-count", "1000", "--buffer-count", "10", "--new-count", "100",
+                           "--signals", "3", "--leak-count", "5", "--scale", "2"});
+  ASSERT_EQ(run.exit_code, 0) << run.raw_stdout;
+  EXPECT_EQ(run.number("count.make_small_records"), 2000u);
+  EXPECT_EQ(run.number("bytes.make_small_records"), 2000u * 64);
+  EXPECT_EQ(run.number("bytes.make_buffers"), 20u * 16384);
+  EXPECT_EQ(run.number("bytes.make_objects_with_new"), 200u * 256);
+  EXPECT_EQ(run.number("count.allocate_in_handler"), 6u * 8);  // 8 blocks a signal
+  EXPECT_EQ(run.number("leaked_bytes"), 10u * 4096);
+  EXPECT_EQ(run.number("allocations"), 2000u + 20 + 200 + 48 + 10);
+  EXPECT_EQ(run_workload(workload("alloc_story"), {"--scale", "5000"}).exit_code, 2);
+  EXPECT_EQ(run_workload(workload("alloc_story"), {"--leak-count", "99999999"}).exit_code, 2);
 }
 
 TEST(Sleeper, SleepsAtLeastWhatItWasAsked) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 
+#include "analyzer/analyses/alloc/alloc_profile.h"
 #include "analyzer/analyses/locks/trace_wait_kinds.h"
 #include "analyzer/analyses/sched/block_summaries.h"
 #include "analyzer/analyses/sched/thread_states.h"
@@ -10,6 +11,7 @@
 namespace incise::analyzer {
 
 std::string flameUnit(const Trace& trace, FlameWeighting weighting) {
+  if (weighting == FlameWeighting::kAllocated || weighting == FlameWeighting::kLive) return "bytes";
   if (weighting != FlameWeighting::kOnCpu) return "ns";
   const format::RecordOptions& options = trace.header().options;
   return format::sampleEventIsClock(options) ? "samples" : options.sample_event;
@@ -76,6 +78,10 @@ StackWeights collectFlameWeights(Trace& trace, FlameWeighting weighting) {
       });
       break;
     }
+    case FlameWeighting::kAllocated:
+      return allocStackWeights(collectAllocProfile(trace), AllocWeighting::kAllocated);
+    case FlameWeighting::kLive:
+      return allocStackWeights(collectAllocProfile(trace), AllocWeighting::kLive);
   }
   return weights;
 }

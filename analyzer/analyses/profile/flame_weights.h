@@ -9,7 +9,10 @@
 //            trace), of threads the recorder followed, at the off-CPU
 //            stack taken at switch-out;
 //   locks:   ns from request to acquire (acquired_time - time), at the
-//            acquire stack; intervals that never waited weigh nothing.
+//            acquire stack; intervals that never waited weigh nothing;
+//   alloc:   bytes allocated (--alloc samples' weights), at the allocation
+//            stack; live: of those, the bytes not freed by the end
+//            (analyzer/analyses/alloc/alloc_profile.h).
 //
 //   StackWeights weights = collectFlameWeights(trace, FlameWeighting::kOffCpu);
 //   FoldedStacks folded = foldedStacks(weights.named(namer));
@@ -24,10 +27,10 @@
 
 namespace incise::analyzer {
 
-enum class FlameWeighting { kOnCpu, kOffCpu, kLocks };
+enum class FlameWeighting { kOnCpu, kOffCpu, kLocks, kAllocated, kLive };
 
 // "samples", the sampling event's name ("page-faults": on-CPU weights are
-// events) or "ns".
+// events), "ns" or "bytes".
 std::string flameUnit(const Trace& trace, FlameWeighting weighting);
 StackWeights collectFlameWeights(Trace& trace, FlameWeighting weighting);
 // The on-CPU weights; with `counters`, also each --counters counter's counts

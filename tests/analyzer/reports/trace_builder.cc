@@ -149,6 +149,24 @@ void TraceBuilder::fault(uint64_t time, uint32_t tid, uint64_t address, uint64_t
   faults_.push_back({kStartNs + time, cpu, pidOfThread(tid), tid, address, stack});
 }
 
+void TraceBuilder::allocation(uint64_t time, uint32_t tid, uint64_t address, uint64_t size,
+                              uint64_t weight, uint64_t stack) {
+  touch(time);
+  allocations_.push_back({.time = kStartNs + time,
+                          .pid = pidOfThread(tid),
+                          .tid = tid,
+                          .address = address,
+                          .size = size,
+                          .weight = weight,
+                          .stack_id = stack});
+}
+
+void TraceBuilder::freed(uint64_t time, uint32_t tid, uint64_t address) {
+  touch(time);
+  frees_.push_back(
+      {.time = kStartNs + time, .pid = pidOfThread(tid), .tid = tid, .address = address});
+}
+
 void TraceBuilder::latency(uint64_t time, uint32_t tid, format::LatencySource source,
                            uint64_t probe, uint64_t duration, uint64_t stack) {
   touch(time + duration);
@@ -281,6 +299,11 @@ Result<std::string> TraceBuilder::write() {
     row.stack_id = id(row.stack_id);
     w.append(row);
   }
+  for (auto row : allocations_) {
+    row.stack_id = id(row.stack_id);
+    w.append(row);
+  }
+  for (const auto& row : frees_) w.append(row);
   for (const auto& row : latency_buckets_) w.append(row);
   for (const auto& row : lost_) w.append(row);
   for (const auto& row : process_events_) w.append(row);

@@ -77,6 +77,11 @@ class TraceBuilder {
             uint64_t stack, uint64_t flags = 0, uint32_t releaser_tid = 0,
             format::LockKind kind = format::LockKind::kMutex);
   void fault(uint64_t time, uint32_t tid, uint64_t address, uint64_t stack, uint32_t cpu = 0);
+  // A sampled allocation (--alloc) standing for `weight` bytes, and the
+  // free of a sampled block (by any thread of the process).
+  void allocation(uint64_t time, uint32_t tid, uint64_t address, uint64_t size, uint64_t weight,
+                  uint64_t stack);
+  void freed(uint64_t time, uint32_t tid, uint64_t address);
   // A timed call (format::Latency) of probe `probe` of `source`, and the
   // probe's name in the metadata (latencyProbe, once per probe).
   void latency(uint64_t time, uint32_t tid, format::LatencySource source, uint64_t probe,
@@ -140,6 +145,8 @@ class TraceBuilder {
   std::vector<format::Wakeup> wakeups_;
   std::vector<format::LockInterval> locks_;
   std::vector<format::PageFault> faults_;
+  std::vector<format::Allocation> allocations_;
+  std::vector<format::Free> frees_;
   std::vector<format::Latency> latencies_;
   std::vector<format::LatencyHistogram> latency_buckets_;
   std::vector<format::LatencyProbe> latency_probes_;
