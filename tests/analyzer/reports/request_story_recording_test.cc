@@ -1,16 +1,17 @@
 // End to end: record request_story with --context req=request_id and real
-// BPF, in both lock modes, then check `incise requests --by req` against
-// the workload's own clocks for its 10 slowest requests: wall within 5% or
-// 3 ms; on-CPU, runnable, lock wait and blocked (its sleep) within 10% or
-// 3 ms; its page faults and its one thread. The workload's lock wait
-// includes the time it then waited for a cpu, which the report counts as
-// runnable: it is compared less that (the kernel's run_delay). Blocked is
-// what is left of the workload's wall after its CPU time, its runqueue
-// time and its lock wait: its sleep, and any other block (the address
-// space's lock, taken by a fault while the other thread unmaps). A switch
-// the kernel did not report (docs/known-gaps.md) makes the replay take its
-// thread to have run through it: as many requests as `incise sched` counts
-// missing switch-ins may be off, and no more.
+// BPF, in both lock modes, and with the id in a library it opens with dlopen, then check `incise
+// requests --by req` against the workload's own clocks for its 10 slowest requests: wall within 5%
+// or 3 ms; on-CPU, runnable, lock wait and blocked (its sleep) within 10% or 3 ms; its page faults
+// and its one thread. The workload's lock wait includes the time it then waited for a cpu, which
+// the report counts as runnable: it is compared less that (the kernel's run_delay). Blocked is what
+// is left of the workload's wall after its CPU time, its runqueue time and its lock wait: its
+// sleep, and any other block (the address space's lock, taken by a fault while the other thread
+// unmaps). A switch the kernel did not report (docs/known-gaps.md) makes the replay take its thread
+// to have run through it: as many requests as `incise sched` counts missing switch-ins may be off,
+// and no more.
+//
+// sched --by context:req has the same requests' running, runnable and
+// blocked time (lock wait is blocked there) by the same clocks.
 //
 // Then --where and --by context:req on one recording: the samples each
 // request's thread held it at, counted here from the trace's own rows
@@ -45,6 +46,7 @@ using incise::testing::Recording;
 using incise::testing::RemoveOnExit;
 
 const std::string kRequestStory = INCISE_WORKLOADS_DIR "/request_story";
+const std::string kContextLibrary = INCISE_WORKLOADS_DIR "/librequest_context.so";
 constexpr uint64_t kRequests = 70;  // 10 of them (id % 7 == 6) are the slowest
 constexpr uint64_t kSlowest = 10;
 constexpr uint64_t kMs = 1'000'000;
@@ -90,13 +92,17 @@ void expectAtMostOnePerMissingSwitchIn(const std::string& trace_path,
       << all_off;
 }
 
-void checkRequests(const std::string& lock_mode) {
+// `context`: the --context option's value; `workload_options`: more for request_story.
+void checkRequests(const std::string& lock_mode, const std::string& context = "req=request_id",
+                   const std::vector<std::string>& workload_options = {}) {
   INCISE_REQUIRE_RECORDING();
   // --sched-min-block 0: every block written, so no short wait reads as running.
-  Recording run =
-      record({"--locks", lock_mode, "-F", "999", "--sched-min-block", "0", "--page-faults",
-              "--context", "req=request_id"},
-             {kRequestStory, "--threads", "2", "--requests", std::to_string(kRequests)});
+  std::vector<std::string> workload = {kRequestStory, "--threads", "2", "--requests",
+                                       std::to_string(kRequests)};
+  workload.insert(workload.end(), workload_options.begin(), workload_options.end());
+  Recording run = record({"--locks", lock_mode, "-F", "999", "--sched-min-block", "0",
+                          "--page-faults", "--context", context},
+                         workload);
   RemoveOnExit cleanup{run.trace_path};
   ASSERT_EQ(run.exit_code, 0) << run.recorder_stderr;
   ASSERT_EQ(run.value("requests"), kRequests) << run.workload_stdout;
@@ -140,6 +146,31 @@ void checkRequests(const std::string& lock_mode) {
               std::max<uint64_t>(faults_truth / 10, 2));
   }
   expectAtMostOnePerMissingSwitchIn(run.trace_path, off);
+
+  // sched --by context:req: each slowest request's thread states by its own clocks.
+  nlohmann::json sched;
+  ASSERT_EQ(incise::analyzer::testing::runReportJson(
+                runSched, {run.trace_path, "--by", "context:req", "--limit", "0"}, sched),
+            0);
+  std::map<uint64_t, nlohmann::json> states;
+  for (const auto& row : sched["values"])
+    if (!row["value"].is_null()) states[row["value"].get<uint64_t>()] = row;
+  std::vector<std::string> states_off;
+  for (uint64_t id : slowestRequests(run)) {
+    ASSERT_EQ(states.count(id), 1u) << "request " << id;
+    const nlohmann::json& row = states[id];
+    EXPECT_EQ(row["threads"], nlohmann::json::array({truth(id, "tid")}));
+    std::string misses;
+    const uint64_t wall = truth(id, "wall_ns"), on_cpu = truth(id, "on_cpu_ns");
+    const uint64_t runnable = truth(id, "runnable_ns");
+    checkNear("running", row["running_ns"], on_cpu, 10, 3 * kMs, misses);
+    checkNear("runnable", row["runnable_ns"], runnable, 10, 3 * kMs, misses);
+    checkNear("blocked", row["blocked_ns"], wall > on_cpu + runnable ? wall - on_cpu - runnable : 0,
+              10, 3 * kMs, misses);
+    if (!misses.empty())
+      states_off.push_back("request " + std::to_string(id) + ": " + misses + row.dump());
+  }
+  expectAtMostOnePerMissingSwitchIn(run.trace_path, states_off);
 }
 
 struct SampleOfValue {
@@ -273,6 +304,17 @@ TEST(RequestStoryRecording, ContendedLockModeMatchesTheWorkloadsClocks) {
 
 TEST(RequestStoryRecording, AllLockModeMatchesTheWorkloadsClocks) {
   checkRequests("all");
+}
+
+// The id in a library the workload opens with dlopen (dynamic TLS, read
+// through each thread's DTV), 4 s after it starts: after the recorder's
+// looks at the exec have given up, so the library's mapping is what makes
+// it look again. It serves its first request 1 s after that (the recorder
+// drains the mmap records every 100 ms).
+TEST(RequestStoryRecording, ADlopenedLibrarysVariableMatchesTheWorkloadsClocks) {
+  checkRequests("contended", "req=librequest_context.so:library_request_id",
+                {"--context-library", kContextLibrary, "--library-delay-ms", "4000",
+                 "--serve-delay-ms", "1000"});
 }
 
 }  // namespace
