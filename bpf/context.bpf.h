@@ -95,6 +95,20 @@ static __always_inline __u64 context_address(const struct context_process* where
   return block + where->tls_offset[slot];
 }
 
+/* --context otel: the value from the record `pointer` points to. */
+static __always_inline __u64 otel_context_value(__u64 pointer, __u8 reading, bool* failed) {
+  if (pointer == 0) return 0;
+  __u8 record[CONTEXT_OTEL_RECORD_BYTES] = {};
+  if (bpf_probe_read_user(record, sizeof(record), (const void*)pointer) != 0) {
+    *failed = true;
+    return 0;
+  }
+  if (record[24] != 1) return 0; /* valid */
+  __u64 bytes = 0;
+  __builtin_memcpy(&bytes, &record[reading == CONTEXT_READ_OTEL_SPAN_ID ? 16 : 8], sizeof(bytes));
+  return __builtin_bswap64(bytes); /* W3C ids are big-endian bytes */
+}
+
 static __always_inline void read_contexts(__u32 tgid, __u32 tid) {
   if (context_slots == 0) return;
   const struct context_process* where = bpf_map_lookup_elem(&context_processes, &tgid);
@@ -128,7 +142,13 @@ static __always_inline void read_contexts(__u32 tgid, __u32 tid) {
       continue;
     }
     if (address == 0) continue;
-    __u64 value = context_value_of_size(raw, size);
+    __u8 reading = where->reading[slot];
+    __u64 value = reading == CONTEXT_READ_INTEGER ? context_value_of_size(raw, size)
+                                                  : otel_context_value(raw, reading, &failed);
+    if (failed) {
+      count_drop_in(&context_drops, LOST_CONTEXT_READS);
+      continue;
+    }
     __u64 since = last->read_time[slot];
     if (since != 0 && last->value[slot] == value) {
       last->read_time[slot] = now;

@@ -28,6 +28,16 @@
 /* glibc's TLS_DTV_UNALLOCATED: the thread has not touched the module yet. */
 #define CONTEXT_DTV_UNALLOCATED (~0ull)
 
+/* How a slot's variable is read (recorder's ContextReading). */
+#define CONTEXT_READ_INTEGER 0
+/* The variable points to an OpenTelemetry thread context record (OTEP
+ * 4947): trace_id[16], span_id[8], valid (1: valid), trace_flags, ...; the
+ * value is the trace id's last 8 bytes or the span id, big-endian; 0 for a
+ * null pointer or a record that is not valid. */
+#define CONTEXT_READ_OTEL_TRACE_ID 1
+#define CONTEXT_READ_OTEL_SPAN_ID 2
+#define CONTEXT_OTEL_RECORD_BYTES 26
+
 /* Where a process keeps each context variable; size 0 = the process has no
  * such variable. Static TLS (tls_module 0): at thread pointer (FS base)
  * plus tls_offset. A library opened with dlopen (tls_module = its module
@@ -41,6 +51,8 @@ struct context_process {
   __u8 size[MAX_CONTEXTS]; /* 1, 2, 4 or 8 bytes */
   __u32 dtv_offset;
   __u32 tls_module[MAX_CONTEXTS];
+  __u8 reading[MAX_CONTEXTS]; /* CONTEXT_READ_* */
+  __u8 reserved[4];
 };
 
 /* A thread's values as last read, and when (bpf_ktime_get_ns). */

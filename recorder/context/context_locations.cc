@@ -114,6 +114,7 @@ ContextLocations locateContexts(uint32_t pid, const std::vector<ContextSpec>& sp
     }
     found.where.tls_offset[slot] = location->offset;
     found.where.tls_module[slot] = location->module;
+    found.where.reading[slot] = static_cast<uint8_t>(spec.reading);
     if (location->module != 0) found.where.dtv_offset = location->dtv_offset;
     found.where.size[slot] = *size;
   }
@@ -130,6 +131,7 @@ ContextLocations locateInExecutable(const std::string& executable,
     Result<int64_t> offset = executableBlockOffset(executable, specs[slot]);
     if (!size || !offset) continue;
     found.where.tls_offset[slot] = *offset;
+    found.where.reading[slot] = static_cast<uint8_t>(specs[slot].reading);
     found.where.size[slot] = *size;
   }
   found.where.exe_inode = inodeOf(executable);

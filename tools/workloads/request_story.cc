@@ -25,6 +25,11 @@
 // --print-tls, for every worker, tls.I.tid, tls.I.thread_pointer (%fs:0)
 // and tls.I.request_id_address, so a test can check where the variable is.
 //
+// --otel publishes each request in the OpenTelemetry thread context too:
+// span id = the request id, trace id = otel_trace_high (its first 8 bytes)
+// then the request id + otel_trace_base (its last 8), big-endian as W3C
+// trace context writes them; both keys are printed.
+//
 // --context-library PATH keeps the id in a library opened with dlopen
 // instead (librequest_context.so: `library_request_id`, dynamic TLS), after
 // --library-delay-ms; request_id_symbol then names it. The workers start
@@ -53,8 +58,11 @@
 #include "tools/workloads/report.h"
 
 // The context a recorder reads: the request the thread serves, 0 for none.
+// With --otel, also the OpenTelemetry thread context (OTEP 4947): a pointer
+// to the thread's record while it serves a request, null between them.
 extern "C" {
 thread_local std::uint64_t request_id = 0;
+thread_local void* otel_thread_ctx_v1 = nullptr;
 }
 
 namespace incise::workloads {
@@ -71,7 +79,41 @@ struct Config {
   std::string context_library;
   std::uint64_t library_delay_ms = 0;
   std::uint64_t serve_delay_ms = 0;
+  bool otel = false;
 };
+
+constexpr std::uint64_t kOtelTraceHigh = 0x0af7651916cd43ddu;
+constexpr std::uint64_t kOtelTraceBase = 0x8448eb211c800000u;
+
+// OTEP 4947's Thread-Local Context Record, byte-packed, with no attributes.
+struct OtelRecord {
+  std::uint8_t trace_id[16];
+  std::uint8_t span_id[8];
+  std::uint8_t valid;
+  std::uint8_t trace_flags;
+  std::uint16_t attrs_data_size;
+};
+static_assert(sizeof(OtelRecord) == 28);
+
+void putBigEndian(std::uint8_t* out, std::uint64_t value) {
+  for (int i = 7; i >= 0; --i, value >>= 8) out[i] = static_cast<std::uint8_t>(value);
+}
+
+// Attaches request `id`'s context to the calling thread, as an SDK does:
+// invalid while it is written, then valid, then published.
+void attachOtelContext(std::uint64_t id) {
+  static thread_local OtelRecord record{};
+  record.valid = 0;
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  putBigEndian(record.trace_id, kOtelTraceHigh);
+  putBigEndian(record.trace_id + 8, kOtelTraceBase + id);
+  putBigEndian(record.span_id, id);
+  record.trace_flags = 1;  // sampled
+  record.attrs_data_size = 0;
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  record.valid = 1;
+  otel_thread_ctx_v1 = &record;
+}
 
 // Where the calling thread keeps its request id: request_id, or the
 // opened library's variable (set by each worker).
@@ -176,6 +218,7 @@ void serveRequest(const Config& config, std::uint64_t id, Truth& truth) {
   const std::uint64_t faults_before = threadMinorFaults();
   const std::uint64_t delay_before = threadRunDelay();
   *request_slot = id;
+  if (config.otel) attachOtelContext(id);
   std::uint64_t seed = id * 0x9e3779b97f4a7c15u + 1;
   seed = serve_cpu(config.cpu_us * 1000 * scale, seed);
   seed = serve_locked(config.hold_us * 1000 * scale, seed, &truth.lock_wait_ns,
@@ -183,6 +226,7 @@ void serveRequest(const Config& config, std::uint64_t id, Truth& truth) {
   serve_sleep(config.sleep_us * 1000 * scale, &truth.sleep_ns, &truth.sleep_runnable_ns);
   serve_faults(config.pages * scale);
   *request_slot = 0;
+  if (config.otel) otel_thread_ctx_v1 = nullptr;
   truth.runnable_ns = threadRunDelay() - delay_before;
   keep_value(seed);
   truth.page_faults = threadMinorFaults() - faults_before;
@@ -215,6 +259,8 @@ int main(int argc, char** argv) {
               config.library_delay_ms);
   options.add("serve-delay-ms", "then this long before serving the first request",
               config.serve_delay_ms);
+  options.add_flag("otel", "publish each request in the OpenTelemetry thread context too",
+                   config.otel);
   options.parse_or_exit(argc, argv);
   if (config.threads == 0 || config.threads > 256 || config.requests == 0 ||
       config.requests > 1'000'000) {
@@ -255,6 +301,10 @@ int main(int argc, char** argv) {
   report("threads", config.threads);
   report("requests", config.requests);
   report("request_id_symbol", library_address ? "library_request_id" : "request_id");
+  if (config.otel) {
+    report("otel_trace_high", kOtelTraceHigh);
+    report("otel_trace_base", kOtelTraceBase);
+  }
   for (std::uint64_t id = 1; id <= config.requests; ++id) {
     const Truth& truth = truths[id];
     const std::string key = "request." + std::to_string(id) + ".";

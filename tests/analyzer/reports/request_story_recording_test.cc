@@ -28,6 +28,7 @@
 #include <cstdlib>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "format/reader.h"
 #include "tests/analyzer/reports/report_json_runner.h"
@@ -92,9 +93,11 @@ void expectAtMostOnePerMissingSwitchIn(const std::string& trace_path,
       << all_off;
 }
 
-// `context`: the --context option's value; `workload_options`: more for request_story.
+// `context`: the --context option's value; `workload_options`: more for
+// request_story; `by`: the context whose values are the request ids.
 void checkRequests(const std::string& lock_mode, const std::string& context = "req=request_id",
-                   const std::vector<std::string>& workload_options = {}) {
+                   const std::vector<std::string>& workload_options = {},
+                   const std::string& by = "req") {
   INCISE_REQUIRE_RECORDING();
   // --sched-min-block 0: every block written, so no short wait reads as running.
   std::vector<std::string> workload = {kRequestStory, "--threads", "2", "--requests",
@@ -109,10 +112,10 @@ void checkRequests(const std::string& lock_mode, const std::string& context = "r
 
   nlohmann::json doc;
   ASSERT_EQ(incise::analyzer::testing::runReportJson(
-                runRequests, {run.trace_path, "--by", "req", "--limit", "0"}, doc),
+                runRequests, {run.trace_path, "--by", by, "--limit", "0"}, doc),
             0);
   ASSERT_FALSE(doc.is_discarded());
-  ASSERT_EQ(doc["context"], "req");
+  ASSERT_EQ(doc["context"], by);
   std::map<uint64_t, nlohmann::json> by_value;
   for (const auto& row : doc["requests"]) by_value[row["value"].get<uint64_t>()] = row;
   EXPECT_EQ(by_value.size(), kRequests) << doc["requests"].dump(1);
@@ -150,7 +153,7 @@ void checkRequests(const std::string& lock_mode, const std::string& context = "r
   // sched --by context:req: each slowest request's thread states by its own clocks.
   nlohmann::json sched;
   ASSERT_EQ(incise::analyzer::testing::runReportJson(
-                runSched, {run.trace_path, "--by", "context:req", "--limit", "0"}, sched),
+                runSched, {run.trace_path, "--by", "context:" + by, "--limit", "0"}, sched),
             0);
   std::map<uint64_t, nlohmann::json> states;
   for (const auto& row : sched["values"])
@@ -171,6 +174,17 @@ void checkRequests(const std::string& lock_mode, const std::string& context = "r
       states_off.push_back("request " + std::to_string(id) + ": " + misses + row.dump());
   }
   expectAtMostOnePerMissingSwitchIn(run.trace_path, states_off);
+
+  // --context otel: the trace id's last 8 bytes are the request id + otel_trace_base.
+  if (context != "otel") return;
+  nlohmann::json traces;
+  ASSERT_EQ(incise::analyzer::testing::runReportJson(
+                runRequests, {run.trace_path, "--by", "trace_id", "--limit", "0"}, traces),
+            0);
+  std::set<uint64_t> trace_ids, expected;
+  for (const auto& row : traces["requests"]) trace_ids.insert(row["value"].get<uint64_t>());
+  for (uint64_t id = 1; id <= kRequests; ++id) expected.insert(run.value("otel_trace_base") + id);
+  EXPECT_EQ(trace_ids, expected);
 }
 
 struct SampleOfValue {
@@ -311,6 +325,12 @@ TEST(RequestStoryRecording, AllLockModeMatchesTheWorkloadsClocks) {
 // looks at the exec have given up, so the library's mapping is what makes
 // it look again. It serves its first request 1 s after that (the recorder
 // drains the mmap records every 100 ms).
+// The OpenTelemetry thread context (OTEP 4947) the workload publishes per
+// request: span ids are the request ids.
+TEST(RequestStoryRecording, OtelSpansMatchTheWorkloadsClocks) {
+  checkRequests("contended", "otel", {"--otel"}, "span_id");
+}
+
 TEST(RequestStoryRecording, ADlopenedLibrarysVariableMatchesTheWorkloadsClocks) {
   checkRequests("contended", "req=librequest_context.so:library_request_id",
                 {"--context-library", kContextLibrary, "--library-delay-ms", "4000",
