@@ -69,27 +69,19 @@ std::string selectedTraceIdsSql(const std::string& database, const Selector& sel
 Result<MatchedTraces> queryMatchedTraces(ClickHouseClient& client, const std::string& database,
                                          const Selector& selector,
                                          const std::vector<ContextCondition>& where) {
-  if (!where.empty()) {
-    const std::string ids = selectedTraceIdsSql(database, selector);
-    const std::string sql = "SELECT (SELECT count() FROM (SELECT DISTINCT trace_id FROM " +
-                            database + ".traces WHERE trace_id IN (" + ids +
-                            "))), uniqExact(trace_id), (SELECT uniqExact(host) FROM " + database +
-                            ".traces WHERE trace_id IN (" + ids + ")), sum(samples) FROM " +
-                            database + ".sample_contexts WHERE trace_id IN (" + ids + ")" +
-                            contextConditionsSql(where) + " FORMAT TabSeparated";
-    INCISE_ASSIGN_OR_RETURN(auto response, client.query(sql));
-    auto rows = parseTabSeparated(response);
-    if (rows.empty()) return Error("unexpected empty answer to the trace selection");
-    MatchedTraces matched{numberAt(rows[0], 0), numberAt(rows[0], 1), numberAt(rows[0], 2),
-                          numberAt(rows[0], 3)};
-    if (matched.traces == 0) return Error("no pushed trace matches '" + selector.text + "'");
-    return matched;
-  }
-  std::string sql =
-      "SELECT count(), countIf(samples > 0), uniqExact(host), sum(samples) FROM ("
-      " SELECT trace_id, any(host) AS host, any(cpu_samples) AS samples FROM " +
-      database + ".traces WHERE trace_id IN (" + selectedTraceIdsSql(database, selector) +
-      ") GROUP BY trace_id) FORMAT TabSeparated";
+  const std::string ids = selectedTraceIdsSql(database, selector);
+  // --where: the traces selected, and of them those with samples that meet it.
+  const std::string sql =
+      where.empty() ? "SELECT count(), countIf(samples > 0), uniqExact(host), sum(samples) FROM ("
+                      " SELECT trace_id, any(host) AS host, any(cpu_samples) AS samples FROM " +
+                          database + ".traces WHERE trace_id IN (" + ids +
+                          ") GROUP BY trace_id) FORMAT TabSeparated"
+                    : "SELECT (SELECT count() FROM (SELECT DISTINCT trace_id FROM " + database +
+                          ".traces WHERE trace_id IN (" + ids +
+                          "))), uniqExact(trace_id), (SELECT uniqExact(host) FROM " + database +
+                          ".traces WHERE trace_id IN (" + ids + ")), sum(samples) FROM " +
+                          database + ".sample_contexts WHERE trace_id IN (" + ids + ")" +
+                          contextConditionsSql(where) + " FORMAT TabSeparated";
   INCISE_ASSIGN_OR_RETURN(auto response, client.query(sql));
   auto rows = parseTabSeparated(response);
   if (rows.empty()) return Error("unexpected empty answer to the trace selection");
