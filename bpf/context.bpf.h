@@ -2,7 +2,10 @@
  * threads: a thread-local variable of the program, such as the id of the
  * request the thread serves, at thread pointer (the task's FS base, as for
  * goroutine ids in bpf/goroutine.bpf.h) plus the offset the recorder found
- * (recorder/context/tls_locator.h).
+ * (recorder/context/tls_locator.h); a variable of a library opened with
+ * dlopen through the thread's DTV (two reads more). A thread that has not
+ * touched such a library's variables has no block for it yet: it is not
+ * read (its value stays unknown), and not counted as a failed read.
  *
  * A value is read at every event of the current thread that includes this
  * header, but sent only when it differs from the thread's previous read: a
@@ -67,6 +70,45 @@ static __always_inline __u64 context_value_of_size(__u64 raw, __u8 size) {
   return raw & ((1ull << (size * 8)) - 1);
 }
 
+/* Where the variable of `slot` is in the current thread, or 0 when the
+ * thread has no block for it (a dlopen'd module it has not touched). */
+static __always_inline __u64 context_address(const struct context_process* where, __u32 slot,
+                                             __u64 fs_base, bool* failed) {
+  __u32 module = where->tls_module[slot];
+  if (module == 0) return fs_base + where->tls_offset[slot];
+  __u64 dtv = 0, entries = 0, block = 0;
+  if (bpf_probe_read_user(&dtv, sizeof(dtv), (const void*)(fs_base + where->dtv_offset)) != 0 ||
+      dtv == 0 ||
+      bpf_probe_read_user(&entries, sizeof(entries),
+                          (const void*)(dtv - CONTEXT_DTV_ENTRY_BYTES)) != 0) {
+    *failed = true;
+    return 0;
+  }
+  /* A DTV made before the module was loaded: the thread has no block yet. */
+  if (module > entries) return 0;
+  if (bpf_probe_read_user(&block, sizeof(block),
+                          (const void*)(dtv + (__u64)module * CONTEXT_DTV_ENTRY_BYTES)) != 0) {
+    *failed = true;
+    return 0;
+  }
+  if (block == 0 || block == CONTEXT_DTV_UNALLOCATED) return 0;
+  return block + where->tls_offset[slot];
+}
+
+/* --context otel: the value from the record `pointer` points to. */
+static __always_inline __u64 otel_context_value(__u64 pointer, __u8 reading, bool* failed) {
+  if (pointer == 0) return 0;
+  __u8 record[CONTEXT_OTEL_RECORD_BYTES] = {};
+  if (bpf_probe_read_user(record, sizeof(record), (const void*)pointer) != 0) {
+    *failed = true;
+    return 0;
+  }
+  if (record[24] != 1) return 0; /* valid */
+  __u64 bytes = 0;
+  __builtin_memcpy(&bytes, &record[reading == CONTEXT_READ_OTEL_SPAN_ID ? 16 : 8], sizeof(bytes));
+  return __builtin_bswap64(bytes); /* W3C ids are big-endian bytes */
+}
+
 static __always_inline void read_contexts(__u32 tgid, __u32 tid) {
   if (context_slots == 0) return;
   const struct context_process* where = bpf_map_lookup_elem(&context_processes, &tgid);
@@ -91,13 +133,22 @@ static __always_inline void read_contexts(__u32 tgid, __u32 tid) {
   for (__u32 slot = 0; slot < MAX_CONTEXTS && slot < context_slots; ++slot) {
     __u8 size = where->size[slot];
     if (size == 0) continue;
+    bool failed = false;
+    __u64 address = context_address(where, slot, fs_base, &failed);
     __u64 raw = 0;
-    if (bpf_probe_read_user(&raw, sizeof(raw), (const void*)(fs_base + where->tls_offset[slot])) !=
-        0) {
+    if (failed ||
+        (address != 0 && bpf_probe_read_user(&raw, sizeof(raw), (const void*)address) != 0)) {
       count_drop_in(&context_drops, LOST_CONTEXT_READS);
       continue;
     }
-    __u64 value = context_value_of_size(raw, size);
+    if (address == 0) continue;
+    __u8 reading = where->reading[slot];
+    __u64 value = reading == CONTEXT_READ_INTEGER ? context_value_of_size(raw, size)
+                                                  : otel_context_value(raw, reading, &failed);
+    if (failed) {
+      count_drop_in(&context_drops, LOST_CONTEXT_READS);
+      continue;
+    }
     __u64 since = last->read_time[slot];
     if (since != 0 && last->value[slot] == value) {
       last->read_time[slot] = now;

@@ -22,14 +22,36 @@
 #define MAX_CONTEXT_PROCESSES 4096
 #define MAX_CONTEXT_THREADS 65536
 
-/* Where a process keeps each context variable: thread pointer (FS base)
- * plus tls_offset; size 0 = the process has no such variable. The offsets
- * hold for the executable file with inode exe_inode (0: any): a process
- * that execs another is not read until the recorder has looked at it. */
+/* A DTV entry (glibc's dtv_t: a counter, or {val, to_free}): the block of
+ * module m is dtv[m].val; dtv[-1] counts the entries after it. */
+#define CONTEXT_DTV_ENTRY_BYTES 16
+/* glibc's TLS_DTV_UNALLOCATED: the thread has not touched the module yet. */
+#define CONTEXT_DTV_UNALLOCATED (~0ull)
+
+/* How a slot's variable is read (recorder's ContextReading). */
+#define CONTEXT_READ_INTEGER 0
+/* The variable points to an OpenTelemetry thread context record (OTEP
+ * 4947): trace_id[16], span_id[8], valid (1: valid), trace_flags, ...; the
+ * value is the trace id's last 8 bytes or the span id, big-endian; 0 for a
+ * null pointer or a record that is not valid. */
+#define CONTEXT_READ_OTEL_TRACE_ID 1
+#define CONTEXT_READ_OTEL_SPAN_ID 2
+#define CONTEXT_OTEL_RECORD_BYTES 26
+
+/* Where a process keeps each context variable; size 0 = the process has no
+ * such variable. Static TLS (tls_module 0): at thread pointer (FS base)
+ * plus tls_offset. A library opened with dlopen (tls_module = its module
+ * id): at dtv[tls_module].val + tls_offset, with the thread's
+ * dtv = *(FS base + dtv_offset). The offsets hold for the executable file
+ * with inode exe_inode (0: any): a process that execs another is not read
+ * until the recorder has looked at it. */
 struct context_process {
   __s64 tls_offset[MAX_CONTEXTS];
   __u64 exe_inode;
   __u8 size[MAX_CONTEXTS]; /* 1, 2, 4 or 8 bytes */
+  __u32 dtv_offset;
+  __u32 tls_module[MAX_CONTEXTS];
+  __u8 reading[MAX_CONTEXTS]; /* CONTEXT_READ_* */
   __u8 reserved[4];
 };
 

@@ -123,7 +123,9 @@ po::options_description optionDescriptions() {
     ("context", po::value<std::vector<std::string>>()->composing(),
      "NAME=SYMBOL or NAME=BIN:SYMBOL: a thread_local integer of the program (a request id)\n"
      "read at every sample, switch, wake-up, lock row and fault of its threads; repeatable,\n"
-     "up to 4. SYMBOL is in the target's executable unless BIN names a library it loads.\n"
+     "up to 4. SYMBOL is in the target's executable unless BIN names a library it loads\n"
+     "(at start or with dlopen). `otel` (or otel:BIN): the OpenTelemetry thread context\n"
+     "(otel_thread_ctx_v1, OTEP 4947) as two values, trace_id (its last 8 bytes) and span_id.\n"
      "`incise requests --by NAME` splits each value's time")
     ("trace", po::value<std::vector<std::string>>()->composing(),
      "time every call of a function: BIN:FUNC, BIN:FUNC+OFFSET (from that offset to the\n"
@@ -443,7 +445,7 @@ std::string helpText() {
          "                     [--lock-calls preload|uprobes]\n"
          "                     [--lock-probe BIN:ACQUIRE:RELEASE]... [--no-sched]\n"
          "                     [--sched-stacks blocked|all|off] [--sched-min-block US]\n"
-         "                     [--page-faults] [--context NAME=[BIN:]SYMBOL]...\n"
+         "                     [--page-faults] [--context NAME=[BIN:]SYMBOL | otel[:BIN]]...\n"
          "                     [--alloc [--alloc-rate BYTES]]\n"
          "                     [--max-size MB] [--bpf-stats] [-v]\n"
          "                     [--trace BIN:FUNC[+OFFSET]]... [--syscalls LIST|all]\n"
@@ -482,7 +484,9 @@ std::string helpText() {
          "  incise-record -a -d 30 --block-io --io-uring     I/O latency of the whole machine\n"
          "  incise-record --trace ./app:hot_fn --aggregate -p 1234   histograms only (hot code)\n"
          "  incise-record --context req=request_id -- ./server   each request's time: incise "
-         "requests\n";
+         "requests\n"
+         "  incise-record --context otel -- ./server   OpenTelemetry spans: incise requests --by "
+         "span_id\n";
   return out.str();
 }
 

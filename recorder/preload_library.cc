@@ -12,7 +12,6 @@
 namespace incise::recorder {
 namespace {
 
-
 // As execvp finds it: a name with a slash is a path, any other is looked up in PATH.
 std::optional<std::string> resolveProgram(const std::string& program) {
   if (program.find('/') != std::string::npos) return program;

@@ -36,10 +36,18 @@ struct LockProbeSpec {
 };
 
 // --context NAME=[BIN:]SYMBOL (recorder/context/context_spec.h)
+// How a context's variable is read (bpf/context.h CONTEXT_READ_*).
+enum class ContextReading : uint8_t {
+  kInteger = 0,      // the variable is the value (1, 2, 4 or 8 bytes)
+  kOtelTraceId = 1,  // --context otel: the record it points to, its trace id's last 8 bytes
+  kOtelSpanId = 2,   // --context otel: the record's span id
+};
+
 struct ContextSpec {
   std::string name;
   std::string binary;  // empty: the target's executable
   std::string symbol;
+  ContextReading reading = ContextReading::kInteger;
 };
 
 struct RecordConfig {

@@ -233,18 +233,10 @@ std::unique_ptr<Trace> CommandLine::openTrace() const {
     return nullptr;
   }
   warnIfSalvaged((*trace)->reader());
-  const std::vector<ContextCondition>& where = options_.trace.filter.where;
-  if (where.empty()) return trace.take();
-  std::vector<ContextTimeline> timelines;
-  for (const ContextCondition& condition : where) {
-    Result<ContextTimeline> timeline = readContextTimeline(**trace, condition.name);
-    if (!timeline) {
-      open_failure_ = usageError("--where " + condition.name + ": " + timeline.error().message());
-      return nullptr;
-    }
-    timelines.push_back(timeline.take());
+  if (Status held = holdToWhere(**trace); !held) {
+    open_failure_ = usageError(held.error().message());
+    return nullptr;
   }
-  (*trace)->restrictToContexts(std::move(timelines));
   return trace.take();
 }
 

@@ -18,10 +18,13 @@ int runDiff(const std::vector<std::string>& args) {
            "--syscalls, --block-io, --io-uring) the calls per second and p50/p99/max. First it\n"
            "says whether the traces compare fairly (binaries by build-id, durations, sample\n"
            "rates) and what the diff did about it. -o writes a differential flame graph:\n"
-           "widths are the larger share of the two, red grew, blue shrank.",
-       .examples = "  incise diff monday.trace today.trace\n"
-                   "  incise diff old.trace new.trace -o diff.html --limit 10\n"
-                   "  incise diff old.trace new.trace --comm worker --json > diff.json\n"},
+           "widths are the larger share of the two, red grew, blue shrank. --where compares the\n"
+           "events of threads holding the values in each trace (both recorded with --context).",
+       .examples =
+           "  incise diff monday.trace today.trace\n"
+           "  incise diff old.trace new.trace -o diff.html --limit 10\n"
+           "  incise diff old.trace new.trace --comm worker --json > diff.json\n"
+           "  incise diff old.trace new.trace --where req!=0   # time inside requests only\n"},
       diffSharedOptions());
   addDiffOwnOptions(cli.extra());
   if (std::optional<int> exit = cli.parse(args)) return *exit;

@@ -3,6 +3,7 @@
 #include <fstream>
 #include <iostream>
 
+#include "analyzer/analyses/context/trace_context_timelines.h"
 #include "analyzer/diff/diff_flame_graph.h"
 #include "analyzer/diff/diff_sections.h"
 #include "analyzer/model/trace.h"
@@ -27,6 +28,7 @@ Result<TraceProfile> profileOf(const std::string& path, const TraceOptions& opti
   if (auto notice = salvageNotice(path, (*trace)->reader().recovery())) {
     std::cerr << "incise diff: " << *notice << "\n";
   }
+  INCISE_RETURN_IF_ERROR(holdToWhere(**trace));
   return collectTraceProfile(**trace);
 }
 
@@ -58,7 +60,6 @@ void printFacts(const char* label, const TraceProfile& p, std::ostream& out) {
 SharedOptions diffSharedOptions() {
   return {.pid_tid = false,
           .cpu = false,
-          .where = false,
           .json_help = "print JSON instead of tables",
           .output_help = "write the differential flame graph here (.svg: SVG, else HTML)"};
 }

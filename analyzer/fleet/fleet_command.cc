@@ -20,6 +20,7 @@
 #include "analyzer/fleet/fleet_schema.h"
 #include "analyzer/render/json_output.h"
 #include "analyzer/render/table.h"
+#include "analyzer/render/terminal_text.h"
 #include "analyzer/reports/stack_text.h"
 
 namespace incise::analyzer {
@@ -31,7 +32,7 @@ const char* const kFleetArchiveUsage =
     "       incise archive push --clickhouse URL FILE... [--tag KEY=VALUE ...]\n"
     "       incise archive diff --clickhouse URL --base SELECTOR --new SELECTOR [--limit N] "
     "[--json]\n"
-    "       incise archive top --clickhouse URL SELECTOR [--limit N] [--json]\n\n"
+    "       incise archive top --clickhouse URL SELECTOR [--where NAME=V] [--limit N] [--json]\n\n"
     "With --clickhouse, the archive is a ClickHouse server (HTTP interface, e.g.\n"
     "http://127.0.0.1:8123/) shared by a fleet: init creates the tables (idempotent),\n"
     "push loads traces (the same file twice is stored once), diff and top compute the\n"
@@ -46,7 +47,8 @@ constexpr const char* kExamples =
     "  incise archive init --clickhouse http://ch1:8123/\n"
     "  incise archive push --clickhouse http://ch1:8123/ app.trace --tag build=v2\n"
     "  incise archive diff --clickhouse http://ch1:8123/ --base build=v1 --new build=v2\n"
-    "  incise archive top --clickhouse http://ch1:8123/ build=v2,host=db1 --json\n";
+    "  incise archive top --clickhouse http://ch1:8123/ build=v2,host=db1 --json\n"
+    "  incise archive top --clickhouse http://ch1:8123/ build=v2 --where req=42\n";
 
 int usage(const std::string& message) {
   std::cerr << "incise archive: " << message << "\n(see incise archive --help)\n";
@@ -65,7 +67,9 @@ constexpr const char* kSummary =
     "diff/top in SQL over every trace a SELECTOR matches (function shares and off-CPU\n"
     "time: each trace weighted equally; lock-site percentiles: waits and holds pooled).\n"
     "SELECTOR: KEY=VALUE[,KEY=VALUE...] with KEY host, cmd, kernel, id, build-id or a tag;\n"
-    "latest narrows to the latest match.\n";
+    "latest narrows to the latest match. top --where NAME=V keeps the samples whose thread\n"
+    "held value V of a context (traces recorded with --context NAME=...), as shares of each\n"
+    "trace's such samples.\n";
 
 // One subcommand's parsed command line: the shared --clickhouse/--database
 // plus its own options.
@@ -80,7 +84,7 @@ struct FleetArgs {
 std::optional<int> parse(const std::vector<std::string>& args, const std::string& subcommand,
                          std::vector<std::string> operands, bool json,
                          const std::function<void(po::options_description&)>& add_extra,
-                         FleetArgs& out) {
+                         FleetArgs& out, bool where = false) {
   out.cli = std::make_unique<CommandLine>(CommandHelp{.name = "archive " + subcommand,
                                                       .operands = std::move(operands),
                                                       .summary = kSummary,
@@ -88,7 +92,7 @@ std::optional<int> parse(const std::vector<std::string>& args, const std::string
                                           SharedOptions{.pid_tid = false,
                                                         .cpu = false,
                                                         .comm_time = false,
-                                                        .where = false,
+                                                        .where = where,
                                                         .json = json,
                                                         .output = false,
                                                         .reading = false});
@@ -157,12 +161,13 @@ struct Side {
 };
 
 Result<Side> querySide(ClickHouseClient& client, const std::string& database,
-                       const std::string& text, const std::string& side) {
+                       const std::string& text, const std::string& side,
+                       const std::vector<ContextCondition>& where = {}) {
   auto selector = parseSelector(text);
   if (!selector) return selector.error().context(side);
-  auto matched = queryMatchedTraces(client, database, *selector);
+  auto matched = queryMatchedTraces(client, database, *selector, where);
   if (!matched) return matched.error().context(side);
-  auto profile = queryFunctionProfile(client, database, *selector, *matched);
+  auto profile = queryFunctionProfile(client, database, *selector, *matched, where);
   if (!profile) return profile.error().context(side);
   return Side{*selector, *matched, profile.take()};
 }
@@ -285,10 +290,12 @@ int runFleetTop(const std::vector<std::string>& args) {
     options.add_options()("limit", po::value<size_t>()->default_value(20),
                           "rows to show (0 = all)");
   };
-  if (auto exit = parse(args, "top", {"SELECTOR"}, true, extra, fleet)) return *exit;
+  if (auto exit = parse(args, "top", {"SELECTOR"}, true, extra, fleet, /*where=*/true))
+    return *exit;
   ClickHouseClient client(fleet.url);
   if (Status ok = checkFleetSchema(client, fleet.database); !ok) return failed("top", ok.message());
-  auto side = querySide(client, fleet.database, fleet.cli->options().file, "selector");
+  const std::vector<ContextCondition>& where = fleet.cli->options().trace.filter.where;
+  auto side = querySide(client, fleet.database, fleet.cli->options().file, "selector", where);
   if (!side) return failed("top", side.error().message());
   size_t limit = fleet.values()["limit"].as<size_t>();
   const std::vector<FlatProfileRow>& rows = side->profile.rows;
@@ -301,8 +308,11 @@ int runFleetTop(const std::vector<std::string>& args) {
                       {"self_percent", roundedPercent(rows[i].self_percent)},
                       {"total_percent", roundedPercent(rows[i].total_percent)}});
     }
+    nlohmann::json conditions = nlohmann::json::array();
+    for (const ContextCondition& condition : where) conditions.push_back(condition.text());
     writeJson(std::cout, {{"clickhouse", fleet.url},
                           {"database", fleet.database},
+                          {"where", conditions},
                           {"traces", sideJson(*side)},
                           {"functions_total", rows.size()},
                           {"rows", list}});
@@ -310,7 +320,11 @@ int runFleetTop(const std::vector<std::string>& args) {
   }
   std::cout << "incise archive top (ClickHouse " << fleet.url << ")\n"
             << sideText(*side)
-            << "\nshares of each trace's CPU samples (%), averaged over the traces\n";
+            << "\nshares of each trace's CPU samples (%), averaged over the traces";
+  for (size_t i = 0; i < where.size(); ++i)
+    std::cout << (i == 0 ? "; samples whose thread held " : " and ")
+              << terminalText(where[i].text());
+  std::cout << "\n";
   Table table({{"SELF%", Align::kRight},
                {"TOTAL%", Align::kRight},
                {"SELF", Align::kRight},

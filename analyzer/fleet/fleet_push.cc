@@ -13,8 +13,8 @@
 namespace incise::analyzer {
 namespace {
 
-constexpr const char* kPerTraceTables[] = {"samples", "lock_intervals", "lock_site_times",
-                                           "latency_times", "off_cpu"};
+constexpr const char* kPerTraceTables[] = {"samples",         "sample_contexts", "lock_intervals",
+                                           "lock_site_times", "latency_times",   "off_cpu"};
 constexpr auto kCleanupTimeout = std::chrono::seconds(60);
 
 Result<uint64_t> countRows(ClickHouseClient& client, const std::string& table,
@@ -178,6 +178,22 @@ Result<PushResult> pushTrace(ClickHouseClient& client, const std::string& path,
           send(row);
         });
       }));
+  if (fleet.hasContexts()) {
+    INCISE_RETURN_IF_ERROR(writer.writeEach(
+        "sample_contexts",
+        "trace_id, start_date, second, pid, tid, stack_key, samples, weight, context_names, "
+        "context_values",
+        [&](const auto& send) {
+          fleet.forEachSampleCell([&](const FleetSampleCell& c) {
+            if (c.context_names.empty()) return;
+            TabSeparatedRow row;
+            row.add(rows.trace_id).add(date).add(uint64_t{c.second}).add(uint64_t{c.pid});
+            row.add(uint64_t{c.tid}).add(c.stack_key).add(c.samples).add(c.weight);
+            row.addArray(c.context_names).addArray(c.context_values);
+            send(row);
+          });
+        }));
+  }
   INCISE_RETURN_IF_ERROR(writer.writeEach(
       "lock_intervals",
       "trace_id, start_date, time_ns, wait_ns, hold_ns, pid, tid, address, lock_kind, flags, "

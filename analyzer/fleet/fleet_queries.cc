@@ -37,6 +37,21 @@ std::string stackNamesSql(const std::string& database, const std::string& table,
          " WHERE trace_id IN (" + trace_ids + ")) GROUP BY stack_key";
 }
 
+// " AND ..." holding sample_contexts rows to every condition: a row holds
+// NAME=V1,V2 when its values name NAME with one of them, NAME!=... when they
+// name NAME with none of them (an unknown value, not named, meets neither).
+std::string contextConditionsSql(const std::vector<ContextCondition>& where) {
+  std::string sql;
+  for (const ContextCondition& condition : where) {
+    std::string values;
+    for (uint64_t value : condition.values)
+      values += (values.empty() ? "" : ", ") + std::to_string(value);
+    sql += " AND arrayExists((n, v) -> n = " + sqlString(condition.name) + " AND v " +
+           (condition.negated ? "NOT IN (" : "IN (") + values + "), context_names, context_values)";
+  }
+  return sql;
+}
+
 }  // namespace
 
 std::string selectedTraceIdsSql(const std::string& database, const Selector& selector) {
@@ -52,12 +67,21 @@ std::string selectedTraceIdsSql(const std::string& database, const Selector& sel
 }
 
 Result<MatchedTraces> queryMatchedTraces(ClickHouseClient& client, const std::string& database,
-                                         const Selector& selector) {
-  std::string sql =
-      "SELECT count(), countIf(samples > 0), uniqExact(host), sum(samples) FROM ("
-      " SELECT trace_id, any(host) AS host, any(cpu_samples) AS samples FROM " +
-      database + ".traces WHERE trace_id IN (" + selectedTraceIdsSql(database, selector) +
-      ") GROUP BY trace_id) FORMAT TabSeparated";
+                                         const Selector& selector,
+                                         const std::vector<ContextCondition>& where) {
+  const std::string ids = selectedTraceIdsSql(database, selector);
+  // --where: the traces selected, and of them those with samples that meet it.
+  const std::string sql =
+      where.empty() ? "SELECT count(), countIf(samples > 0), uniqExact(host), sum(samples) FROM ("
+                      " SELECT trace_id, any(host) AS host, any(cpu_samples) AS samples FROM " +
+                          database + ".traces WHERE trace_id IN (" + ids +
+                          ") GROUP BY trace_id) FORMAT TabSeparated"
+                    : "SELECT (SELECT count() FROM (SELECT DISTINCT trace_id FROM " + database +
+                          ".traces WHERE trace_id IN (" + ids +
+                          "))), uniqExact(trace_id), (SELECT uniqExact(host) FROM " + database +
+                          ".traces WHERE trace_id IN (" + ids + ")), sum(samples) FROM " +
+                          database + ".sample_contexts WHERE trace_id IN (" + ids + ")" +
+                          contextConditionsSql(where) + " FORMAT TabSeparated";
   INCISE_ASSIGN_OR_RETURN(auto response, client.query(sql));
   auto rows = parseTabSeparated(response);
   if (rows.empty()) return Error("unexpected empty answer to the trace selection");
@@ -71,8 +95,18 @@ Result<MatchedTraces> queryMatchedTraces(ClickHouseClient& client, const std::st
 // name of a stack (its first occurrence) gets the stack's samples as total,
 // and as self when it is the leaf; then shares of the trace's samples, averaged.
 Result<FlatProfile> queryFunctionProfile(ClickHouseClient& client, const std::string& database,
-                                         const Selector& selector, const MatchedTraces& matched) {
+                                         const Selector& selector, const MatchedTraces& matched,
+                                         const std::vector<ContextCondition>& where) {
   const std::string ids = selectedTraceIdsSql(database, selector);
+  // --where: the samples of sample_contexts that meet it, over each trace's such samples.
+  const std::string table = where.empty() ? ".samples" : ".sample_contexts";
+  const std::string held = contextConditionsSql(where);
+  const std::string trace_weights =
+      where.empty()
+          ? "  SELECT trace_id, any(cpu_samples) AS trace_w FROM " + database +
+                ".traces  WHERE trace_id IN (" + ids + ") AND cpu_samples > 0 GROUP BY trace_id"
+          : "  SELECT trace_id, sum(samples) AS trace_w FROM " + database +
+                ".sample_contexts WHERE trace_id IN (" + ids + ")" + held + " GROUP BY trace_id";
   const std::string n = std::to_string(std::max<uint64_t>(matched.with_samples, 1));
   std::string sql =
       "SELECT name, sum(self_w), sum(total_w),"
@@ -87,11 +121,8 @@ Result<FlatProfile> queryFunctionProfile(ClickHouseClient& client, const std::st
       "   SELECT trace_id, w, names, names[-1] AS leaf,"
       "    arrayEnumerateUniq(names) AS occurrences FROM ("
       "    SELECT trace_id, stack_key, sum(samples) AS w FROM " +
-      database +
-      ".samples"
-      "    WHERE trace_id IN (" +
-      ids +
-      ") GROUP BY trace_id, stack_key)"
+      database + table + "    WHERE trace_id IN (" + ids + ")" + held +
+      " GROUP BY trace_id, stack_key)"
       "   ANY INNER JOIN ("
       "    " +
       stackNamesSql(database, "samples", ids) +
@@ -99,13 +130,9 @@ Result<FlatProfile> queryFunctionProfile(ClickHouseClient& client, const std::st
       "  ARRAY JOIN names AS name, occurrences AS occurrence"
       "  WHERE occurrence = 1"
       "  GROUP BY trace_id, name)"
-      " ANY INNER JOIN ("
-      "  SELECT trace_id, any(cpu_samples) AS trace_w FROM " +
-      database +
-      ".traces"
-      "  WHERE trace_id IN (" +
-      ids +
-      ") AND cpu_samples > 0 GROUP BY trace_id) USING trace_id"
+      " ANY INNER JOIN (" +
+      trace_weights +
+      ") USING trace_id"
       " GROUP BY name FORMAT TabSeparated";
   INCISE_ASSIGN_OR_RETURN(auto response, client.query(sql));
   FlatProfile profile;

@@ -28,6 +28,7 @@
 #include "analyzer/archive/archive_selector.h"
 #include "analyzer/diff/profile_diff.h"
 #include "analyzer/fleet/clickhouse_client.h"
+#include "analyzer/model/filter.h"
 #include "base/status.h"
 
 namespace incise::analyzer {
@@ -42,16 +43,22 @@ struct MatchedTraces {
   uint64_t cpu_samples = 0;
 };
 
-// An error naming the selector when nothing matches.
+// An error naming the selector when nothing matches. With `where` (--where
+// conditions on context values), the samples counted are those of
+// sample_contexts whose values meet every condition, and with_samples the
+// traces that have any.
 Result<MatchedTraces> queryMatchedTraces(ClickHouseClient& client, const std::string& database,
-                                         const Selector& selector);
+                                         const Selector& selector,
+                                         const std::vector<ContextCondition>& where = {});
 
 // Rows sorted by self share, then total share (both descending), then name —
 // for one trace the order computeFlatProfile gives. self/total are sample
 // counts summed over the traces, the percentages averaged shares; `weight`
 // is the summed samples.
+// With `where`, of the samples that meet it, as shares of each trace's such samples.
 Result<FlatProfile> queryFunctionProfile(ClickHouseClient& client, const std::string& database,
-                                         const Selector& selector, const MatchedTraces& matched);
+                                         const Selector& selector, const MatchedTraces& matched,
+                                         const std::vector<ContextCondition>& where = {});
 
 // Blocked (not preempted) off-CPU time per call path, as `incise diff` has
 // it: the path is the stack's names joined by ';' (FoldedStacks), `ns` the

@@ -51,6 +51,18 @@ constexpr const char* kStatements[] = {
     ") ENGINE = MergeTree PARTITION BY toYYYYMM(start_date) "
     "ORDER BY (trace_id, stack_key, second, tid)",
 
+    // The samples of threads that held --context values, again, with the
+    // values by name (a context whose value was unknown left out): what
+    // `archive top --where` reads. A table beside samples rather than
+    // columns of it, so a trace without contexts costs nothing and older
+    // archives gain it with CREATE ... IF NOT EXISTS alone.
+    "CREATE TABLE IF NOT EXISTS {db}.sample_contexts ("
+    " trace_id String, start_date Date, second UInt32,"
+    " pid UInt32, tid UInt32, stack_key UInt64, samples UInt64, weight UInt64,"
+    " context_names Array(String), context_values Array(UInt64)"
+    ") ENGINE = MergeTree PARTITION BY toYYYYMM(start_date) "
+    "ORDER BY (trace_id, stack_key, second, tid)",
+
     "CREATE TABLE IF NOT EXISTS {db}.lock_intervals ("
     " trace_id String, start_date Date, time_ns UInt64,"  // request, ns since the trace start
     " wait_ns UInt64, hold_ns UInt64,"                    // hold 0: release not seen
@@ -124,8 +136,8 @@ Status initFleetSchema(ClickHouseClient& client, const std::string& database) {
   auto version = storedVersion(client, database);
   if (!version) return version.error();
   if (*version == kFleetSchemaVersion) return Status();
-  // Versions 1 and 2 lack only tables the statements above created
-  // (lock_site_times, latency_times).
+  // Versions 1 to 3 lack only tables the statements above created
+  // (lock_site_times, latency_times, sample_contexts).
   if (*version > kFleetSchemaVersion) {
     return Error("database " + database + " holds fleet schema version " +
                  std::to_string(*version) + "; this incise writes version " +

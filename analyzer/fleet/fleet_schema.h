@@ -31,7 +31,7 @@
 
 namespace incise::analyzer {
 
-inline constexpr uint32_t kFleetSchemaVersion = 3;
+inline constexpr uint32_t kFleetSchemaVersion = 4;
 inline constexpr const char* kDefaultFleetDatabase = "incise";
 
 // An error unless `name` is a plain identifier ([A-Za-z_][A-Za-z0-9_]*).

@@ -7,6 +7,7 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "analyzer/analyses/context/trace_context_timelines.h"
 #include "analyzer/analyses/distributions/log2_histogram.h"
 #include "analyzer/analyses/latency/latency_names.h"
 #include "analyzer/analyses/latency/latency_stats.h"
@@ -50,13 +51,18 @@ std::string blockedReason(uint64_t state) {
 struct CellKey {
   uint32_t second, pid, tid;
   uint64_t stack_key;
+  uint32_t values;  // the context values' index in forEachSampleCell's list
   bool operator==(const CellKey&) const = default;
 };
 struct CellKeyHash {
   size_t operator()(const CellKey& k) const {
-    return k.stack_key ^ (uint64_t{k.second} << 40) ^ (uint64_t{k.tid} << 20) ^ k.pid;
+    return k.stack_key ^ (uint64_t{k.second} << 40) ^ (uint64_t{k.tid} << 20) ^ k.pid ^
+           (uint64_t{k.values} << 52);
   }
 };
+
+// The known values of a thread's contexts at a moment: (slot, value) pairs.
+using ContextValues = std::vector<std::pair<size_t, uint64_t>>;
 
 }  // namespace
 
@@ -132,6 +138,9 @@ Result<std::unique_ptr<FleetTrace>> FleetTrace::open(const std::string& path, bo
   rows.trace_id = id;
   rows.facts = traceFactsOf(trace.reader());
   fleet->keys_ = std::make_unique<FleetStackKeys>(trace, rows);
+  for (const format::ContextVariable& context : trace.header().options.contexts)
+    fleet->context_names_.push_back(context.name);
+  if (!fleet->context_names_.empty()) fleet->context_timelines_ = readContextTimelines(trace);
   FleetStackKeys& keys = *fleet->keys_;
 
   std::map<std::pair<uint64_t, std::string>, FleetOffCpuRow> off_cpu;
@@ -169,6 +178,18 @@ void FleetTrace::forEachSampleCell(const std::function<void(const FleetSampleCel
   const uint64_t start = trace_->startTime();
   rows_.cpu_samples = 0;
   std::unordered_map<CellKey, FleetSampleCell, CellKeyHash> cells;
+  std::map<ContextValues, uint32_t> value_ids;
+  std::vector<const ContextValues*> values_of;  // by id
+  auto valuesId = [&](uint32_t tid, uint64_t time) {
+    ContextValues values;
+    for (size_t slot = 0; slot < context_timelines_.size(); ++slot) {
+      if (std::optional<uint64_t> value = context_timelines_[slot].valueAt(tid, time))
+        values.emplace_back(slot, *value);
+    }
+    auto [it, added] = value_ids.try_emplace(std::move(values), values_of.size());
+    if (added) values_of.push_back(&it->first);
+    return it->second;
+  };
   uint32_t open_second = 0;
   auto sendCells = [&] {
     for (auto& [key, cell] : cells) {
@@ -176,6 +197,10 @@ void FleetTrace::forEachSampleCell(const std::function<void(const FleetSampleCel
       cell.pid = key.pid;
       cell.tid = key.tid;
       cell.stack_key = key.stack_key;
+      for (const auto& [slot, value] : *values_of[key.values]) {
+        cell.context_names.push_back(context_names_[slot]);
+        cell.context_values.push_back(value);
+      }
       emit(cell);
     }
     cells.clear();
@@ -189,8 +214,8 @@ void FleetTrace::forEachSampleCell(const std::function<void(const FleetSampleCel
       sendCells();
       open_second = second;
     }
-    CellKey key{second, pid, static_cast<uint32_t>(s->tid),
-                keys_->keyOf(pid, s->stack_id, s->time)};
+    const auto tid = static_cast<uint32_t>(s->tid);
+    CellKey key{second, pid, tid, keys_->keyOf(pid, s->stack_id, s->time), valuesId(tid, s->time)};
     FleetSampleCell& cell = cells[key];
     cell.samples += 1;
     cell.weight += s->weight;

@@ -1,6 +1,10 @@
 // FleetTrace: one trace turned into the rows of the fleet tables
 // (fleet_schema.h).
 //
+// Samples carry the --context values their thread held (read from each
+// context's timeline, analyses/context/trace_context_timelines.h), so the
+// fleet filters them as --where does locally.
+//
 // Stacks are named the way `incise top`/`diff` name them (StackNamer, by
 // function; a stack without frames is "[no stack]"), and keyed by a hash of
 // their frames' content, so the same call path from any host and any trace
@@ -34,6 +38,7 @@
 #include <vector>
 
 #include "analyzer/diff/trace_facts.h"
+#include "analyzer/model/context_timeline.h"
 #include "base/status.h"
 
 namespace incise::analyzer {
@@ -53,6 +58,10 @@ struct FleetSampleCell {
   uint32_t second = 0, pid = 0, tid = 0;
   uint64_t stack_key = 0;
   uint64_t samples = 0, weight = 0;
+  // The context values the samples' thread held (--context), by name; a
+  // context whose value was unknown there is left out.
+  std::vector<std::string> context_names;
+  std::vector<uint64_t> context_values;
 };
 
 struct FleetLockRow {
@@ -117,9 +126,11 @@ class FleetTrace {
   const FleetTraceRows& rows() const { return rows_; }
   uint64_t lockRows() const { return lock_rows_; }      // rows forEachLockRow hands on
   uint64_t sampleRows() const { return sample_rows_; }  // at most as many cells
-  // CPU samples counted per (1-second bucket, pid, thread, stack), handed on
-  // second by second (only one second's cells are held).
+  // CPU samples counted per (1-second bucket, pid, thread, stack, context
+  // values), handed on second by second (only one second's cells are held).
   void forEachSampleCell(const std::function<void(const FleetSampleCell&)>& emit);
+  // Whether the trace has --context values (header.options.contexts).
+  bool hasContexts() const { return !context_names_.empty(); }
   // One row per lock interval, in file order.
   void forEachLockRow(const std::function<void(const FleetLockRow&)>& emit);
   // One wait per acquisition and one hold per critical section, as they settle.
@@ -133,6 +144,8 @@ class FleetTrace {
   std::unique_ptr<Trace> trace_;
   FleetTraceRows rows_;
   std::unique_ptr<FleetStackKeys> keys_;
+  std::vector<std::string> context_names_;          // by slot
+  std::vector<ContextTimeline> context_timelines_;  // by slot
   uint64_t lock_rows_ = 0;
   uint64_t sample_rows_ = 0;
   uint64_t latency_rows_ = 0;

@@ -68,6 +68,16 @@ void ContextTimeline::forEachStretch(
   }
 }
 
+void ContextTimeline::changesInside(uint32_t tid, uint64_t start, uint64_t end,
+                                    std::vector<uint64_t>& into) const {
+  auto found = threads_.find(tid);
+  if (found == threads_.end()) return;
+  const std::vector<Point>& points = found->second;
+  auto first = std::upper_bound(points.begin(), points.end(), start,
+                                [](uint64_t t, const Point& point) { return t < point.at; });
+  for (auto it = first; it != points.end() && it->at < end; ++it) into.push_back(it->at);
+}
+
 Result<size_t> contextSlot(const format::Header& header, std::string_view name) {
   const auto& contexts = header.options.contexts;
   std::string known;

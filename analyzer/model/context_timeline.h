@@ -20,6 +20,7 @@
 //   ContextTimeline timeline = ContextTimeline::build(rows, on_cpu, exits);
 //   std::optional<uint64_t> value = timeline.valueAt(tid, sample.time);
 //   timeline.forEachStretch([](const ContextStretch& s) { ... s.value, s.start, s.end ... });
+//   timeline.changesInside(tid, span.start, span.end, cuts);   // where to split a span
 #pragma once
 
 #include <cstdint>
@@ -65,6 +66,9 @@ class ContextTimeline {
   std::optional<uint64_t> valueAt(uint32_t tid, uint64_t time) const;
   // Every known value's stretch, each thread's in time order (threads in no order).
   void forEachStretch(const std::function<void(const ContextStretch&)>& visit) const;
+  // Where `tid`'s value changes (or ends) strictly inside (start, end),
+  // appended to `into` in time order: between two of them valueAt is constant.
+  void changesInside(uint32_t tid, uint64_t start, uint64_t end, std::vector<uint64_t>& into) const;
 
  private:
   struct Point {

@@ -117,6 +117,9 @@ class Trace {
   // then no row is held to the conditions, so the rows that build the
   // timelines read as unfiltered; they are not counted as used.
   void restrictToContexts(std::vector<ContextTimeline> timelines);
+  // The installed timelines (empty until restrictToContexts): for analyses
+  // that split a thread's time where passesContext may change.
+  const std::vector<ContextTimeline>& whereTimelines() const { return where_timelines_; }
 
   // Filter checks, public for tests and for reports that read rows another way.
   // --where applies to the rows of one thread's event (samples, lock rows,

@@ -44,10 +44,10 @@ void FoldedStacks::add(const std::vector<std::string>& root_first, uint64_t weig
       root_first, [](const std::string& name) -> std::string_view { return name; }, weight);
 }
 
-void FoldedStacks::add(std::span<const NameId> root_first, const NameTable& names,
-                       uint64_t weight) {
+void FoldedStacks::add(std::span<const NameId> root_first, const NameTable& names, uint64_t weight,
+                       std::string_view root) {
   addPath(
-      root_first, [&](NameId id) -> std::string_view { return names.name(id); }, weight);
+      root_first, [&](NameId id) -> std::string_view { return names.name(id); }, weight, root);
 }
 
 void FoldedStacks::write(std::ostream& out) const {

@@ -12,6 +12,7 @@
 //   FoldedStacks folded;
 //   folded.add({"main", "parse", "memcpy"}, 42);
 //   folded.add(stack.root_first, names, stack.weight);   // ids into `names`
+//   folded.add(stack.root_first, names, stack.weight, "req=42");   // under a root frame
 //   folded.write(std::cout);   // main;parse;memcpy 42
 #pragma once
 
@@ -31,7 +32,10 @@ class FoldedStacks {
  public:
   // Paths with zero weight or no frames are ignored.
   void add(const std::vector<std::string>& root_first, uint64_t weight);
-  void add(std::span<const NameId> root_first, const NameTable& names, uint64_t weight);
+  // A non-empty `root` is one more frame above the path's root (a group:
+  // the context value its events held).
+  void add(std::span<const NameId> root_first, const NameTable& names, uint64_t weight,
+           std::string_view root = {});
   void write(std::ostream& out) const;
   uint64_t total() const { return total_; }
   // Joined path -> weight, sorted by path.
@@ -43,9 +47,11 @@ class FoldedStacks {
  private:
   static void appendClean(std::string& joined, std::string_view name);
   template <typename Frames, typename NameOf>
-  void addPath(const Frames& root_first, NameOf name_of, uint64_t weight) {
+  void addPath(const Frames& root_first, NameOf name_of, uint64_t weight,
+               std::string_view root = {}) {
     if (weight == 0 || root_first.empty()) return;
     std::string joined;
+    if (!root.empty()) appendClean(joined, root);
     for (const auto& frame : root_first) {
       if (!joined.empty()) joined += ';';
       appendClean(joined, name_of(frame));

@@ -66,19 +66,23 @@ int runCorrelate(const std::vector<std::string>& args) {
       "they caused, as ranked findings; then who woke the longest waiters, as a tree.\n"
       "Filters choose whose story it is, not what explains it: a holder or waker outside\n"
       "--pid/--tid/--comm still explains the waits of the threads shown, and a holder\n"
-      "switched out before the --time window is still off-CPU inside it.\n"
+      "switched out before the --time window is still off-CPU inside it. --where keeps the\n"
+      "waits that began while their thread held the values; a holder's sections are charged\n"
+      "whole, whatever its own context (no --by context:NAME: a finding is one holder's\n"
+      "section, which the waiters of many values share; incise waits --by context:NAME\n"
+      "splits wait time per value).\n"
       "A trace with timed calls (--trace, --syscalls, --block-io, --io-uring) ends with\n"
       "its slowest calls, each split into on-CPU, runnable, lock wait (and who released\n"
       "the lock) and other blocked time.",
       "  incise correlate app.trace                # the findings and the wake chains\n"
       "  incise correlate app.trace --comm api     # what held up the api threads, and why\n"
       "  incise correlate app.trace --time 2..3    # what happened between 2 s and 3 s\n"
+      "  incise correlate app.trace --where req=42 # what held up one request (--context)\n"
       "  incise correlate app.trace --limit 0      # every finding\n"
       "  incise correlate io.trace --slow-calls 20 # where the 20 slowest timed calls went\n"
       "  incise correlate app.trace --json         # every figure, as JSON\n",
-      // Holders and waiters move between CPUs: a CPU filter would cut sections
-      // apart; a holder's sections are charged whole, whatever its context.
-      SharedOptions{.cpu = false, .where = false});
+      // Holders and waiters move between CPUs: a CPU filter would cut sections apart.
+      SharedOptions{.cpu = false});
   command.options().add_options()                                                           //
       ("limit", boost::program_options::value(&options.limit)->default_value(10),           //
        "findings to show, and JSON rows per table (0 = all)")                               //

@@ -1,8 +1,10 @@
 // incise flame: flame graphs and folded stacks — on-CPU samples by default,
 // blocked off-CPU time with --off-cpu, lock wait time with --locks, bytes
-// allocated with --alloc, bytes still live at the end with --live.
+// allocated with --alloc, bytes still live at the end with --live; with
+// --by context:NAME, one tower per value of a context under a root frame.
 #include <iostream>
 
+#include "analyzer/analyses/context/trace_context_timelines.h"
 #include "analyzer/analyses/profile/flame_weights.h"
 #include "analyzer/cli/command_line.h"
 #include "analyzer/cli/exit_without_teardown.h"
@@ -13,6 +15,7 @@
 #include "analyzer/render/json_output.h"
 #include "analyzer/render/table.h"
 #include "analyzer/render/terminal_text.h"
+#include "analyzer/reports/group_columns.h"
 #include "analyzer/reports/report_header.h"
 
 namespace incise::analyzer {
@@ -34,6 +37,19 @@ std::string outputFormat(const std::string& requested, const std::string& path) 
   return "html";
 }
 
+// --by context:NAME: each value's stacks under a root frame "NAME=VALUE"
+// ("NAME=?" where the value is unknown).
+FoldedStacks foldedByValue(Trace& trace, FlameWeighting weighting, const std::string& name,
+                           const ContextTimeline& timeline) {
+  StackNamer namer(trace, FrameGrouping::kFunction);
+  FoldedStacks folded;
+  for (const auto& [value, weights] : collectFlameWeightsByValue(trace, weighting, timeline)) {
+    const std::string root = name + "=" + (value ? std::to_string(*value) : "?");
+    addFoldedStacks(folded, weights.named(namer), root);
+  }
+  return folded;
+}
+
 }  // namespace
 
 int runFlame(const std::vector<std::string>& args) {
@@ -45,7 +61,10 @@ int runFlame(const std::vector<std::string>& args) {
       "estimated from the samples of a recording with --alloc) or of bytes still allocated at\n"
       "the end (--live: the leaks, from the sampled blocks never freed). Writes folded stacks\n"
       "(\"root;...;leaf weight\") to stdout without -o; with -o the extension picks the\n"
-      "format: .html (interactive: click to zoom, search), .svg, .folded.",
+      "format: .html (interactive: click to zoom, search), .svg, .folded.\n"
+      "--by context:NAME puts each value of a context (--context NAME=...) under a root frame\n"
+      "NAME=VALUE (NAME=? where unknown): the value the thread held at the sample, at the\n"
+      "switch-out (--off-cpu) or at the lock request (--locks).",
       "  incise flame app.trace > app.folded\n"
       "  incise flame app.trace -o app.html              # open in a browser\n"
       "  incise flame app.trace --off-cpu -o offcpu.svg\n"
@@ -53,7 +72,8 @@ int runFlame(const std::vector<std::string>& args) {
       "  incise flame app.trace --alloc -o alloc.html    # bytes allocated per stack\n"
       "  incise flame app.trace --live -o leaks.html     # bytes never freed per stack\n"
       "  incise flame app.trace --where req=42 -o req42.html   # one request (--context req=...)\n"
-      "  incise flame app.trace --off-cpu --where req=42 -o req42-off.html\n");
+      "  incise flame app.trace --off-cpu --where req=42 -o req42-off.html\n"
+      "  incise flame app.trace --by context:req -o per-request.html   # a tower per request\n");
   // clang-format off
   cli.extra().add_options()
       ("format", po::value<std::string>(), "html, svg or folded (default: from -o, else folded)")
@@ -61,7 +81,10 @@ int runFlame(const std::vector<std::string>& args) {
       ("locks", po::bool_switch(), "weigh by lock wait time (ns)")
       ("alloc", po::bool_switch(), "weigh by bytes allocated (a recording with --alloc)")
       ("live", po::bool_switch(), "weigh by bytes allocated and not freed by the end")
-      ("title", po::value<std::string>(), "title of the graph");
+      ("title", po::value<std::string>(), "title of the graph")
+      ("by", po::value<std::string>()->default_value("stack"),
+       "stack, or context:NAME (a root frame per value of --context NAME=...; not with\n"
+       "--alloc or --live)");
   // clang-format on
   if (std::optional<int> exit = cli.parse(args)) return *exit;
   bool off_cpu = cli.values()["off-cpu"].as<bool>();
@@ -82,11 +105,25 @@ int runFlame(const std::vector<std::string>& args) {
                              : live  ? FlameWeighting::kLive
                                      : FlameWeighting::kOnCpu;
 
+  const std::string& by = cli.values()["by"].as<std::string>();
+  const std::optional<std::string> context = contextGrouping(by);
+  if (by != "stack" && !context)
+    return cli.usageError("--by '" + by + "': expected stack or context:NAME");
+  if (context && (alloc || live))
+    return cli.usageError("--by " + by + " with --alloc or --live: allocations are not split by "
+                          "context");
+
   std::unique_ptr<Trace> trace = cli.openTrace();
   if (!trace) return cli.openFailure();
-  StackWeights weights = collectFlameWeights(*trace, weighting);
-  StackNamer namer(*trace, FrameGrouping::kFunction);
-  FoldedStacks folded = foldedStacks(weights.named(namer));
+  FoldedStacks folded;
+  if (context) {
+    Result<ContextTimeline> timeline = readContextTimeline(*trace, *context);
+    if (!timeline) return cli.usageError("--by " + by + ": " + timeline.error().message());
+    folded = foldedByValue(*trace, weighting, *context, *timeline);
+  } else {
+    StackNamer namer(*trace, FrameGrouping::kFunction);
+    folded = foldedStacks(collectFlameWeights(*trace, weighting).named(namer));
+  }
 
   FlameGraphOptions options;
   options.unit = flameUnit(*trace, weighting);

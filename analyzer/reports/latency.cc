@@ -6,6 +6,7 @@
 #include <fstream>
 #include <iostream>
 
+#include "analyzer/analyses/context/trace_context_timelines.h"
 #include "analyzer/analyses/latency/latency_heatmap.h"
 #include "analyzer/analyses/latency/latency_names.h"
 #include "analyzer/analyses/latency/latency_stats.h"
@@ -17,6 +18,7 @@
 #include "analyzer/render/json_output.h"
 #include "analyzer/render/table.h"
 #include "analyzer/render/terminal_text.h"
+#include "analyzer/reports/group_columns.h"
 #include "analyzer/reports/log2_histogram_chart.h"
 #include "analyzer/reports/report_header.h"
 #include "analyzer/reports/stack_text.h"
@@ -26,11 +28,12 @@ namespace po = boost::program_options;
 
 namespace {
 
-// --by name | stack (and, with the context work, context:NAME).
+// --by name | stack | context:NAME.
 Result<LatencyGrouping> parseGrouping(const std::string& text) {
   if (text == "name") return LatencyGrouping::kByName;
   if (text == "stack") return LatencyGrouping::kByStack;
-  return Error("--by " + text + ": expected name or stack");
+  if (contextGrouping(text)) return LatencyGrouping::kByContext;
+  return Error("--by " + text + ": expected name, stack or context:NAME");
 }
 
 std::string summaryLine(const LatencyGroupStats& g) {
@@ -52,14 +55,17 @@ int runLatency(const std::vector<std::string>& args) {
       "buckets) bottom to top, colour = calls. Traces recorded with --sample N count each\n"
       "row N times (estimated counts); with --aggregate percentiles are log2 bucket bounds.\n"
       "--where keeps the calls whose thread held the values at their start (aggregated\n"
-      "buckets have no thread: none are kept).",
+      "buckets have no thread: none are kept); --by context:NAME splits each by that value\n"
+      "(aggregated buckets: unknown, '-').",
       "  incise latency app.trace\n"
       "  incise latency app.trace --by stack --limit 5\n"
       "  incise latency app.trace --json\n"
       "  incise latency app.trace --heatmap -o latency.html\n"
-      "  incise latency app.trace --where req=42      # one request's calls (--context)\n");
+      "  incise latency app.trace --where req=42      # one request's calls (--context)\n"
+      "  incise latency app.trace --by context:req    # each function's calls per request\n");
   cli.extra().add_options()("by", po::value<std::string>()->default_value("name"),
-                            "group by: name (function, syscall, device, opcode) or stack")(
+                            "group by: name (function, syscall, device, opcode), stack, or "
+                            "context:NAME (the value of --context NAME=... at the call's start)")(
       "limit", po::value<size_t>()->default_value(30), "groups to print (0: all)")(
       "heatmap", po::bool_switch(), "write latency heat maps as HTML (needs -o FILE.html)");
   if (std::optional<int> exit = cli.parse(args)) return *exit;
@@ -72,6 +78,13 @@ int runLatency(const std::vector<std::string>& args) {
   size_t limit = cli.values()["limit"].as<size_t>();
   std::unique_ptr<Trace> trace = cli.openTrace();
   if (!trace) return cli.openFailure();
+  const std::string& by = cli.values()["by"].as<std::string>();
+  std::optional<ContextTimeline> timeline;
+  if (std::optional<std::string> context = contextGrouping(by)) {
+    Result<ContextTimeline> read = readContextTimeline(*trace, *context);
+    if (!read) return cli.usageError("--by " + by + ": " + read.error().message());
+    timeline = read.take();
+  }
 
   LatencyNames names(trace->reader().metadata());
   LatencyStatsBuilder stats(*grouping);
@@ -79,7 +92,8 @@ int runLatency(const std::vector<std::string>& args) {
   LatencyHeatMapBuilder heat(std::max(trace->window().start, trace->startTime()), window_end + 1,
                              trace->startTime());
   trace->forEachRow<format::Latency>([&](const format::Latency& row) {
-    stats.add(row);
+    stats.add(
+        row, timeline ? timeline->valueAt(static_cast<uint32_t>(row.tid), row.time) : std::nullopt);
     if (heatmap) heat.add(row);
   });
   trace->forEachRow<format::LatencyHistogram>([&](const format::LatencyHistogram& row) {
@@ -138,11 +152,12 @@ int runLatency(const std::vector<std::string>& args) {
           row["pid"] = g.pid;
           row["frames"] = stackNames(g);
         }
+        if (*grouping == LatencyGrouping::kByContext)
+          row["value"] = g.value ? nlohmann::json(*g.value) : nlohmann::json(nullptr);
         rows.push_back(std::move(row));
       }
-      writeJson(out, {{"header", reportHeaderJson("latency", *trace)},
-                      {"by", cli.values()["by"].as<std::string>()},
-                      {"groups", rows}});
+      writeJson(out,
+                {{"header", reportHeaderJson("latency", *trace)}, {"by", by}, {"groups", rows}});
       return;
     }
     printReportHeader(out, "latency", *trace);
@@ -160,6 +175,9 @@ int runLatency(const std::vector<std::string>& args) {
       out << "\n";
       if (*grouping == LatencyGrouping::kByStack)
         out << "  stack: " << terminalText(stackLine(stackNames(g))) << "\n";
+      if (*grouping == LatencyGrouping::kByContext)
+        out << "  " << terminalText(*contextGrouping(by)) << ": "
+            << (g.value ? std::to_string(*g.value) : "- (unknown)") << "\n";
       Table table({{"CALLS", Align::kRight},
                    {"TOTAL", Align::kRight},
                    {"P50", Align::kRight},

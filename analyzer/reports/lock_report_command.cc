@@ -7,11 +7,11 @@
 namespace incise::analyzer {
 
 void ReportOutput::printHeader() const {
-  printReportHeader(out_, name_, trace_);
+  printReportHeader(out_, cli_.name(), trace_);
 }
 
 nlohmann::json ReportOutput::headerJson() const {
-  return reportHeaderJson(name_, trace_);
+  return reportHeaderJson(cli_.name(), trace_);
 }
 
 ReportCommand::ReportCommand(std::string name, std::string summary, std::string examples,
@@ -32,7 +32,7 @@ int ReportCommand::run(const std::vector<std::string>& args,
   if (!trace) return cli_.openFailure();
   int exit_code = 0;
   int written = writeReport(cli_, [&](std::ostream& out) {
-    exit_code = report(*trace, ReportOutput(cli_.name(), *trace, out, cli_.options().json));
+    exit_code = report(*trace, ReportOutput(cli_, *trace, out));
   });
   return exit_code != 0 ? exit_code : written;
 }

@@ -27,15 +27,18 @@ class Trace;
 
 class ReportOutput {
  public:
-  ReportOutput(std::string name, Trace& trace, std::ostream& out, bool json)
-      : json(json), name_(std::move(name)), trace_(trace), out_(out) {}
+  ReportOutput(const CommandLine& cli, Trace& trace, std::ostream& out)
+      : json(cli.options().json), cli_(cli), trace_(trace), out_(out) {}
   const bool json;
   std::ostream& out() const { return out_; }
   void printHeader() const;
   nlohmann::json headerJson() const;
+  // A problem with the options found once the trace is open (a --by
+  // context the trace lacks): "incise NAME: message" on stderr; returns 2.
+  int usageError(const std::string& message) const { return cli_.usageError(message); }
 
  private:
-  std::string name_;
+  const CommandLine& cli_;
   Trace& trace_;
   std::ostream& out_;
 };

@@ -247,7 +247,11 @@ int runLocks(const std::vector<std::string>& args) {
       "Per lock (or acquire site): acquisitions, contention, wait and hold times, the holders\n"
       "others waited for (exact when read from the lock); then semaphores and their posters.\n"
       "Locks are mutexes, rwlocks, spin locks and --lock-probe functions; incise waits lists\n"
-      "every kind of wait (condition variables, joins, runtime parking, unknown futexes).",
+      "every kind of wait (condition variables, joins, runtime parking, unknown futexes).\n"
+      "--where keeps the lock calls of threads holding the values. There is no --by\n"
+      "context:NAME: a lock's holds and waits belong to threads serving many values, so its\n"
+      "statistics do not split per value; incise waits --by context:NAME gives each value's\n"
+      "wait time per kind, incise requests each value's lock wait.",
       "  incise locks app.trace                  # locks by total wait\n"
       "  incise locks app.trace --by site        # by the code that takes them\n"
       "  incise locks app.trace --json --limit 0 # every lock, as JSON\n"

@@ -42,6 +42,8 @@ std::string groupName(const WaitGroupStats& g, const LockNames& names, WaitGroup
       return names.sites().context(g.site);
     case WaitGrouping::kByThread:
       return names.thread(g.tid, kLatest);
+    case WaitGrouping::kByContext:
+      return g.value ? std::to_string(*g.value) : "- (unknown)";
     case WaitGrouping::kByObject:
       break;
   }
@@ -73,9 +75,10 @@ std::string_view namedRole(WaitKind kind) {
 
 void printWaitGroups(const std::vector<WaitGroupStats>& groups, const LockNames& names,
                      WaitGrouping by, std::ostream& out) {
-  Table table({{by == WaitGrouping::kByObject ? "WAITED ON"
-                : by == WaitGrouping::kBySite ? "SITE"
-                                              : "THREAD",
+  Table table({{by == WaitGrouping::kByObject    ? "WAITED ON"
+                : by == WaitGrouping::kBySite    ? "SITE"
+                : by == WaitGrouping::kByContext ? "VALUE"
+                                                 : "THREAD",
                 Align::kLeft, 44},
                {"KIND", Align::kLeft},
                {"WAITS", Align::kRight},
@@ -130,7 +133,7 @@ nlohmann::json waitGroupsJson(const std::vector<WaitGroupStats>& groups, const L
       entry["ns"] = t.ns;
       waiters.push_back(entry);
     }
-    list.push_back({
+    nlohmann::json row = {
         {"address", hexAddress(g.object)},
         {"pid", g.pid},
         {"kind", std::string(waitKindName(g.kind))},
@@ -150,7 +153,9 @@ nlohmann::json waitGroupsJson(const std::vector<WaitGroupStats>& groups, const L
         {"goroutine_waiters", goroutinesJson(g.goroutine_waiters)},
         {"goroutines_releasing", g.goroutines_releasing},
         {"goroutine_releasers", goroutinesJson(g.goroutine_releasers)},
-    });
+    };
+    if (g.by_context) row["value"] = g.value ? nlohmann::json(*g.value) : nlohmann::json(nullptr);
+    list.push_back(std::move(row));
   }
   return list;
 }

@@ -14,12 +14,14 @@
 #include <optional>
 #include <sstream>
 
+#include "analyzer/analyses/context/trace_context_timelines.h"
 #include "analyzer/analyses/locks/lock_sites.h"
 #include "analyzer/analyses/locks/trace_wait_kinds.h"
 #include "analyzer/analyses/locks/wait_stats.h"
 #include "analyzer/model/trace.h"
 #include "analyzer/render/json_output.h"
 #include "analyzer/render/table.h"
+#include "analyzer/reports/group_columns.h"
 #include "analyzer/reports/lock_report_command.h"
 #include "analyzer/reports/lock_report_text.h"
 #include "analyzer/reports/wait_report_text.h"
@@ -42,6 +44,7 @@ std::optional<WaitGrouping> groupingOf(const std::string& by) {
   if (by == "object") return WaitGrouping::kByObject;
   if (by == "site") return WaitGrouping::kBySite;
   if (by == "thread") return WaitGrouping::kByThread;
+  if (contextGrouping(by)) return WaitGrouping::kByContext;
   return std::nullopt;
 }
 
@@ -85,6 +88,12 @@ void printKinds(const std::vector<WaitKindTotals>& kinds, std::ostream& out) {
 
 int reportWaits(Trace& trace, const ReportOutput& output, const WaitsOptions& options) {
   WaitGrouping by = *groupingOf(options.by);
+  std::optional<ContextTimeline> timeline;
+  if (std::optional<std::string> context = contextGrouping(options.by)) {
+    Result<ContextTimeline> read = readContextTimeline(trace, *context);
+    if (!read) return output.usageError("--by " + options.by + ": " + read.error().message());
+    timeline = read.take();
+  }
   std::vector<WaitKind> wanted;
   parseKinds(options.kinds, wanted);
   LockSites sites(trace.symbolizer(), trace.stacks());
@@ -95,7 +104,9 @@ int reportWaits(Trace& trace, const ReportOutput& output, const WaitsOptions& op
     WaitClass wait = classifier.classify(row);
     if (std::find(wanted.begin(), wanted.end(), wait.kind) == wanted.end()) return;
     sites.add(row.pid, row.stack_id, row.time);
-    stats.add(row, wait);
+    stats.add(
+        row, wait,
+        timeline ? timeline->valueAt(static_cast<uint32_t>(row.tid), row.time) : std::nullopt);
   });
   std::vector<WaitKindTotals> kinds = stats.kinds();
   std::vector<WaitGroupStats> groups = stats.finish(output.json ? kJsonTopThreads : kTopThreads);
@@ -144,11 +155,13 @@ int runWaits(const std::vector<std::string>& args) {
       "  incise waits app.trace --kind semaphore,condvar # only these kinds\n"
       "  incise waits app.trace --by thread --limit 0    # every waiting thread\n"
       "  incise waits app.trace --json                   # kind, address, site, holder_tid ...\n"
-      "  incise waits app.trace --where req=42           # the waits of one request (--context)\n");
+      "  incise waits app.trace --where req=42           # the waits of one request (--context)\n"
+      "  incise waits app.trace --by context:req         # wait time per request and kind\n");
   command.options().add_options()                                                  //
       ("by", boost::program_options::value(&options.by)->default_value("object"),  //
-       "group by 'object' (the lock, condvar, semaphore...), 'site' or 'thread'")  //
-      ("kind", boost::program_options::value(&options.kinds),                      //
+       "group by 'object' (the lock, condvar, semaphore...), 'site', 'thread' or "
+       "'context:NAME' (per kind and value of --context NAME=... the waiter held)")  //
+      ("kind", boost::program_options::value(&options.kinds),                        //
        "only these kinds (comma list): mutex rwlock spin custom condvar semaphore join park "
        "futex")                                                                    //
       ("limit", boost::program_options::value(&options.limit)->default_value(10),  //
@@ -158,7 +171,7 @@ int runWaits(const std::vector<std::string>& args) {
       [&](Trace& trace, const ReportOutput& output) { return reportWaits(trace, output, options); },
       [&]() -> std::string {
         if (!groupingOf(options.by))
-          return "--by '" + options.by + "': expected object, site or thread";
+          return "--by '" + options.by + "': expected object, site, thread or context:NAME";
         std::vector<WaitKind> kinds;
         return parseKinds(options.kinds, kinds);
       });

@@ -26,16 +26,15 @@ std::optional<std::string> executableOf(const std::string& dir) {
   return std::string(target, static_cast<size_t>(got));
 }
 
-// The path of the mapped object `binary` names, as the process maps it.
-std::optional<std::string> mappedObject(const std::string& dir, const std::string& binary) {
+// The path of the mapped object `spec` names, as the process maps it.
+std::optional<std::string> mappedObject(const std::string& dir, const ContextSpec& spec) {
   std::ifstream maps(dir + "/maps");
-  const std::string wanted = fileName(binary);
   std::string line;
   while (std::getline(maps, line)) {
     const size_t slash = line.find('/');
     if (slash == std::string::npos) continue;
     const std::string path = line.substr(slash);
-    if (path == binary || fileName(path) == wanted) return path;
+    if (namesMappedObject(spec, path)) return path;
   }
   return std::nullopt;
 }
@@ -59,6 +58,10 @@ uint64_t inodeOf(const std::string& path) {
 }
 
 }  // namespace
+
+bool namesMappedObject(const ContextSpec& spec, const std::string& path) {
+  return !spec.binary.empty() && (path == spec.binary || fileName(path) == fileName(spec.binary));
+}
 
 bool ContextLocations::any() const {
   for (uint8_t size : where.size) {
@@ -85,8 +88,7 @@ ContextLocations locateContexts(uint32_t pid, const std::vector<ContextSpec>& sp
   const std::optional<std::string> executable = executableOf(dir);
   for (size_t slot = 0; slot < specs.size() && slot < MAX_CONTEXTS; ++slot) {
     const ContextSpec& spec = specs[slot];
-    std::optional<std::string> object =
-        spec.binary.empty() ? executable : mappedObject(dir, spec.binary);
+    std::optional<std::string> object = spec.binary.empty() ? executable : mappedObject(dir, spec);
     if (!object) {
       found.missing.push_back(quoted(spec) + ": " + who + " does not map " +
                               (spec.binary.empty() ? "an executable" : spec.binary));
@@ -98,19 +100,22 @@ ContextLocations locateContexts(uint32_t pid, const std::vector<ContextSpec>& sp
       found.missing.push_back(size.error().message() + " (" + who + ")");
       continue;
     }
-    Result<int64_t> offset = tlsOffsetFromThreadPointer(pid, *object, spec.symbol, proc_root);
+    Result<TlsLocation> location = locateTlsVariable(pid, *object, spec.symbol, proc_root);
     const bool is_executable =
         executable && fileIdentity(dir + "/exe") == fileIdentity(dir + "/root" + *object);
-    if (!offset && is_executable) {
+    if (!location && is_executable) {
       if (Result<int64_t> from_file = executableBlockOffset(dir + "/root" + *object, spec))
-        offset = *from_file;
+        location = TlsLocation{.offset = *from_file};
     }
-    if (!offset) {
-      found.missing.push_back(quoted(spec) + ": " + offset.error().message());
+    if (!location) {
+      found.missing.push_back(quoted(spec) + ": " + location.error().message());
       found.retry = true;
       continue;
     }
-    found.where.tls_offset[slot] = *offset;
+    found.where.tls_offset[slot] = location->offset;
+    found.where.tls_module[slot] = location->module;
+    found.where.reading[slot] = static_cast<uint8_t>(spec.reading);
+    if (location->module != 0) found.where.dtv_offset = location->dtv_offset;
     found.where.size[slot] = *size;
   }
   found.where.exe_inode = inodeOf(dir + "/exe");
@@ -126,6 +131,7 @@ ContextLocations locateInExecutable(const std::string& executable,
     Result<int64_t> offset = executableBlockOffset(executable, specs[slot]);
     if (!size || !offset) continue;
     found.where.tls_offset[slot] = *offset;
+    found.where.reading[slot] = static_cast<uint8_t>(specs[slot].reading);
     found.where.size[slot] = *size;
   }
   found.where.exe_inode = inodeOf(executable);

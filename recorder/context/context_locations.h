@@ -4,7 +4,8 @@
 //
 // The object that defines a variable is the process's executable, or for
 // NAME=BIN:SYMBOL the mapped object whose path is BIN or ends in BIN's file
-// name. Its offset comes from tlsOffsetFromThreadPointer (tls_locator.h).
+// name. Where it lies comes from locateTlsVariable (tls_locator.h): static
+// TLS, or a library opened with dlopen reached through each thread's DTV.
 // Right after an exec the dynamic loader may not have published its objects
 // yet: the executable's block is then placed as the ELF lays it out (module
 // 1 comes first), and a library's variable is asked for again later.
@@ -40,6 +41,10 @@ ContextLocations locateContexts(uint32_t pid, const std::vector<ContextSpec>& sp
 // others wait for locateContexts after the exec.
 ContextLocations locateInExecutable(const std::string& executable,
                                     const std::vector<ContextSpec>& specs);
+
+// Whether `spec` names (NAME=BIN:SYMBOL) the object mapped from `path`: its
+// path is BIN, or its file name is BIN's.
+bool namesMappedObject(const ContextSpec& spec, const std::string& path);
 
 // Checks `spec`'s variable in the ELF file `path`: an Error names the symbol
 // and the file when it is missing, not thread-local, or not 1, 2, 4 or 8

@@ -4,6 +4,7 @@
 #include <bpf/bpf.h>
 
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,7 @@
 #include "recorder/context/context_maps.h"
 #include "recorder/drop_counter.h"
 #include "recorder/event_sink.h"
+#include "recorder/metadata/mapping_table.h"
 #include "recorder/probes/go_target_executables.h"
 #include "recorder/ring_poller.h"
 #include "recorder/target_filter.h"
@@ -24,12 +26,20 @@ constexpr std::string_view kName = "context";
 // library it names may still come.
 constexpr int kLocateAttempts = 30;
 
-class ContextSource final : public Source {
+// A process's library named by NAME=BIN:SYMBOL may come with dlopen at any
+// time: its variable's module id exists only once it is loaded, so a new
+// mapping of that library asks again (MappingObserver, from the kernel's
+// mmap records).
+class ContextSource final : public Source, public MappingObserver {
  public:
   explicit ContextSource(const RecordConfig& config)
       : specs_(config.contexts),
         created_(ContextMaps::recording().create(static_cast<uint32_t>(config.contexts.size()),
                                                  ringBytesFor(config, 1))) {}
+
+  ~ContextSource() override {
+    if (mappings_) mappings_->unsubscribe(this);
+  }
 
   std::string_view name() const override { return kName; }
   const bpf_object* bpfObject() const override { return nullptr; }
@@ -90,6 +100,12 @@ class ContextSource final : public Source {
       }
     }
     sink.processes().addExecListener([this](uint32_t pid) { locate(pid, kLocateAttempts); });
+    for (const ContextSpec& spec : specs_) {
+      if (!spec.binary.empty() && !mappings_) {
+        mappings_ = &sink.processes().mappings();
+        mappings_->subscribe(this);
+      }
+    }
     sink.processes().addExitListener([this](uint32_t pid) { forget(pid); });
     return Status::ok();
   }
@@ -101,11 +117,20 @@ class ContextSource final : public Source {
     for (const auto& [pid, attempts] : again) locate(pid, attempts);
   }
 
-  void finish(EventSink& sink) override {
-    // Whatever is still pending when recording stops was never found.
-    for (const auto& [pid, attempts] : pending_) {
-      for (const std::string& note : last_missing_[pid]) sink.addNote(note);
+  void onMap(const ExecutableMapping& mapping) override {
+    if (!incomplete_.count(mapping.pid) || pending_.count(mapping.pid)) return;
+    for (const ContextSpec& spec : specs_) {
+      if (namesMappedObject(spec, mapping.object->path)) {
+        locate(mapping.pid, kLocateAttempts);
+        return;
+      }
     }
+  }
+
+  void finish(EventSink& sink) override {
+    // Whatever is still missing when recording stops was never found.
+    for (const auto& [pid, notes] : last_missing_) noteMissing(notes);
+    last_missing_.clear();
     pending_.clear();
     drops_.poll(sink);
   }
@@ -152,20 +177,39 @@ class ContextSource final : public Source {
       bpf_map_update_elem(fd, &pid, &found.where, BPF_ANY);
     else
       bpf_map_delete_elem(fd, &pid);
+    if (found.missing.empty())
+      incomplete_.erase(pid);
+    else
+      incomplete_.insert(pid);
     if (found.retry && attempts > 1) {
       pending_[pid] = attempts - 1;
       last_missing_[pid] = std::move(found.missing);
       return;
     }
+    if (quiet_ || found.missing.empty()) {
+      last_missing_.erase(pid);
+      return;
+    }
+    // A library it names may still be opened: say what is missing once the
+    // process exits or the recording ends.
+    if (mappings_) {
+      last_missing_[pid] = std::move(found.missing);
+      return;
+    }
     last_missing_.erase(pid);
-    if (quiet_) return;
-    for (const std::string& note : found.missing)
-      sink_->addNote(note + ": recorded without that context");
+    noteMissing(found.missing);
+  }
+
+  void noteMissing(const std::vector<std::string>& notes) {
+    for (const std::string& note : notes) sink_->addNote(note + ": recorded without that context");
   }
 
   void forget(uint32_t pid) {
     bpf_map_delete_elem(ContextMaps::recording().processesFd(), &pid);
     pending_.erase(pid);
+    incomplete_.erase(pid);
+    if (auto missing = last_missing_.find(pid); missing != last_missing_.end() && !quiet_)
+      noteMissing(missing->second);
     last_missing_.erase(pid);
   }
 
@@ -180,6 +224,8 @@ class ContextSource final : public Source {
   DropCounter drops_;
   std::map<uint32_t, int> pending_;  // pid -> attempts left
   std::map<uint32_t, std::vector<std::string>> last_missing_;
+  std::set<uint32_t> incomplete_;     // processes with a variable not found (yet)
+  MappingTable* mappings_ = nullptr;  // subscribed: a context names a library
 };
 
 }  // namespace

@@ -22,11 +22,24 @@ bool validName(const std::string& name) {
 
 }  // namespace
 
-Result<ContextSpec> parseContextOption(const std::string& text) {
+Result<std::vector<ContextSpec>> parseContextOption(const std::string& text) {
   const std::string option = "--context " + text;
+  if (text == "otel" || text.rfind("otel:", 0) == 0) {
+    const std::string binary = text == "otel" ? "" : text.substr(5);
+    if (text != "otel" && binary.empty()) return Error(option + ": empty BIN after 'otel:'");
+    const std::string symbol(kOtelThreadContextSymbol);
+    return std::vector<ContextSpec>{{.name = "trace_id",
+                                     .binary = binary,
+                                     .symbol = symbol,
+                                     .reading = ContextReading::kOtelTraceId},
+                                    {.name = "span_id",
+                                     .binary = binary,
+                                     .symbol = symbol,
+                                     .reading = ContextReading::kOtelSpanId}};
+  }
   const size_t equals = text.find('=');
   if (equals == std::string::npos)
-    return Error(option + ": expected NAME=SYMBOL or NAME=BIN:SYMBOL");
+    return Error(option + ": expected NAME=SYMBOL, NAME=BIN:SYMBOL, otel or otel:BIN");
   ContextSpec spec;
   spec.name = text.substr(0, equals);
   if (!validName(spec.name))
@@ -46,22 +59,25 @@ Result<ContextSpec> parseContextOption(const std::string& text) {
     spec.symbol = target;
   }
   if (spec.symbol.empty()) return Error(option + ": no SYMBOL after '='");
-  return spec;
+  return std::vector<ContextSpec>{spec};
 }
 
 Result<std::vector<ContextSpec>> parseContextOptions(const std::vector<std::string>& texts) {
-  if (texts.size() > MAX_CONTEXTS)
-    return Error("--context: " + std::to_string(texts.size()) + " given, at most " +
-                 std::to_string(MAX_CONTEXTS) + " (each is one more read at every event)");
   std::vector<ContextSpec> specs;
   for (const std::string& text : texts) {
-    INCISE_ASSIGN_OR_RETURN(ContextSpec spec, parseContextOption(text));
-    for (const ContextSpec& earlier : specs) {
-      if (earlier.name == spec.name)
-        return Error("--context " + text + ": the name '" + spec.name + "' is given twice");
+    INCISE_ASSIGN_OR_RETURN(std::vector<ContextSpec> values, parseContextOption(text));
+    for (ContextSpec& spec : values) {
+      for (const ContextSpec& earlier : specs) {
+        if (earlier.name == spec.name)
+          return Error("--context " + text + ": the name '" + spec.name + "' is given twice");
+      }
+      specs.push_back(std::move(spec));
     }
-    specs.push_back(std::move(spec));
   }
+  if (specs.size() > MAX_CONTEXTS)
+    return Error("--context: " + std::to_string(specs.size()) + " given, at most " +
+                 std::to_string(MAX_CONTEXTS) +
+                 " (otel counts two; each is one more read at every event)");
   return specs;
 }
 

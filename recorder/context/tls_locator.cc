@@ -102,19 +102,25 @@ Result<LoadedExecutable> loadedExecutable(uint32_t pid, const std::string& dir,
   return loaded;
 }
 
-// l_tls_offset's place in glibc's struct link_map, as libc tells debuggers:
-// {bits, count, offset}.
-Result<uint64_t> linkMapTlsOffsetField(const std::string& libc) {
-  INCISE_ASSIGN_OR_RETURN(format::ObjectSymbols object, objfile::readElfObject(libc));
+// Where glibc keeps the fields a TLS lookup reads, as libc tells debuggers
+// ({bits, count, offset} descriptors): link_map's l_tls_offset and
+// l_tls_modid, and struct pthread's DTV pointer.
+struct ThreadDbFields {
+  uint64_t link_map_tls_offset = 0;
+  uint64_t link_map_tls_modid = 0;
+  uint64_t pthread_dtv = 0;
+};
+
+// One 64-bit field's offset from its descriptor `name` in `object`.
+Result<uint64_t> threadDbField(const std::string& libc, const format::ObjectSymbols& object,
+                               const std::string& name) {
   const format::Symbol* descriptor = nullptr;
   for (const format::Symbol& symbol : object.symbols) {
-    if (symbol.name == "_thread_db_link_map_l_tls_offset" && symbol.size == 12)
-      descriptor = &symbol;
+    if (symbol.name == name && symbol.size == 12) descriptor = &symbol;
   }
   if (descriptor == nullptr)
-    return Error(libc +
-                 " does not say where link_map's l_tls_offset is (no "
-                 "_thread_db_link_map_l_tls_offset: not glibc?)");
+    return Error(libc + " does not say where glibc keeps a TLS field (no " + name +
+                 ": not glibc?)");
   for (const format::Segment& segment : object.segments) {
     if (descriptor->address < segment.vaddr ||
         descriptor->address + 12 > segment.vaddr + segment.file_size)
@@ -124,33 +130,52 @@ Result<uint64_t> linkMapTlsOffsetField(const std::string& libc) {
     if (!fd || pread(fd.get(), fields, sizeof fields,
                      static_cast<off_t>(descriptor->address - segment.vaddr +
                                         segment.file_offset)) != sizeof fields)
-      return Error("cannot read _thread_db_link_map_l_tls_offset in " + libc);
+      return Error("cannot read " + name + " in " + libc);
     if (fields[0] != 64 || fields[1] != 1 || fields[2] > 4096)
-      return Error(libc + ": unexpected l_tls_offset descriptor {" + std::to_string(fields[0]) +
+      return Error(libc + ": unexpected " + name + " descriptor {" + std::to_string(fields[0]) +
                    ", " + std::to_string(fields[1]) + ", " + std::to_string(fields[2]) + "}");
     return uint64_t{fields[2]};
   }
-  return Error(libc + ": _thread_db_link_map_l_tls_offset is in no segment of the file");
+  return Error(libc + ": " + name + " is in no segment of the file");
 }
 
-// linkMapTlsOffsetField, read once per C library file: every process a
-// recording locates variables in asks, and most share one libc.
-Result<uint64_t> cachedLinkMapTlsOffsetField(const std::string& libc) {
+Result<ThreadDbFields> threadDbFields(const std::string& libc) {
+  INCISE_ASSIGN_OR_RETURN(format::ObjectSymbols object, objfile::readElfObject(libc));
+  ThreadDbFields fields;
+  INCISE_ASSIGN_OR_RETURN(fields.link_map_tls_offset,
+                          threadDbField(libc, object, "_thread_db_link_map_l_tls_offset"));
+  INCISE_ASSIGN_OR_RETURN(fields.link_map_tls_modid,
+                          threadDbField(libc, object, "_thread_db_link_map_l_tls_modid"));
+  INCISE_ASSIGN_OR_RETURN(fields.pthread_dtv,
+                          threadDbField(libc, object, "_thread_db_pthread_dtvp"));
+  return fields;
+}
+
+// threadDbFields, read once per C library file: every process a recording
+// locates variables in asks, and most share one libc.
+Result<ThreadDbFields> cachedThreadDbFields(const std::string& libc) {
   static std::mutex mutex;
-  static std::map<FileIdentity, Result<uint64_t>> fields;
+  static std::map<FileIdentity, Result<ThreadDbFields>> fields;
   std::optional<FileIdentity> identity = fileIdentity(libc);
-  if (!identity) return linkMapTlsOffsetField(libc);
+  if (!identity) return threadDbFields(libc);
   std::lock_guard<std::mutex> lock(mutex);
   auto found = fields.find(*identity);
-  if (found == fields.end()) found = fields.emplace(*identity, linkMapTlsOffsetField(libc)).first;
+  if (found == fields.end()) found = fields.emplace(*identity, threadDbFields(libc)).first;
   return found->second;
 }
 
-// The l_tls_offset of the object `wanted`, walking the process's link_map list.
-Result<uint64_t> staticTlsBlockOffset(uint32_t pid, const std::string& proc_root,
-                                      const std::string& dir, const ProcessMemory& memory,
-                                      const LoadedExecutable& exe, const FileIdentity& wanted,
-                                      bool wanted_is_executable) {
+// Where the loader put one object's TLS block: at a static offset below the
+// thread pointer, or (module != 0) in each thread's DTV.
+struct TlsBlock {
+  uint64_t static_offset = 0;
+  uint32_t module = 0;
+  uint32_t dtv_offset = 0;
+};
+
+// The TLS block of the object `wanted`, walking the process's link_map list.
+Result<TlsBlock> tlsBlockOf(uint32_t pid, const std::string& proc_root, const std::string& dir,
+                            const ProcessMemory& memory, const LoadedExecutable& exe,
+                            const FileIdentity& wanted, bool wanted_is_executable) {
   const std::string who = "pid " + std::to_string(pid);
   std::optional<uint64_t> dynamic;
   for (const Elf64_Phdr& header : exe.headers) {
@@ -166,7 +191,7 @@ Result<uint64_t> staticTlsBlockOffset(uint32_t pid, const std::string& proc_root
   }
   if (r_debug == 0) return Error(who + ": the dynamic loader has not published its objects yet");
   INCISE_ASSIGN_OR_RETURN(std::string libc, libcOfProcess(pid, proc_root));
-  INCISE_ASSIGN_OR_RETURN(uint64_t tls_offset_field, cachedLinkMapTlsOffsetField(libc));
+  INCISE_ASSIGN_OR_RETURN(ThreadDbFields fields, cachedThreadDbFields(libc));
   INCISE_ASSIGN_OR_RETURN(uint64_t link_map,
                           memory.word(r_debug + offsetof(struct r_debug, r_map)));
   for (size_t i = 0; i < kMaxLinkMaps && link_map != 0; ++i) {
@@ -179,14 +204,17 @@ Result<uint64_t> staticTlsBlockOffset(uint32_t pid, const std::string& proc_root
       if (!name.empty() && name[0] == '/') match = fileIdentity(dir + "/root" + name) == wanted;
     }
     if (match) {
-      INCISE_ASSIGN_OR_RETURN(uint64_t offset, memory.word(link_map + tls_offset_field));
+      INCISE_ASSIGN_OR_RETURN(uint64_t offset, memory.word(link_map + fields.link_map_tls_offset));
+      if (offset != kForcedDynamicTlsOffset && offset != kNoTlsOffset)
+        return TlsBlock{.static_offset = offset};
       // glibc leaves a dlopen'd object's block out of static TLS (no
-      // offset yet, or forced dynamic): each thread has its own copy.
-      if (offset == kForcedDynamicTlsOffset || offset == kNoTlsOffset)
-        return Error(who +
-                     ": the object has no static TLS block (opened with dlopen?): its "
-                     "variables are reached through each thread's TLS vector, not read yet");
-      return offset;
+      // offset, or forced dynamic): each thread has its own, in its DTV.
+      INCISE_ASSIGN_OR_RETURN(uint64_t module, memory.word(link_map + fields.link_map_tls_modid));
+      if (module == 0 || module > kMaxTlsModule)
+        return Error(who + ": the object's TLS module id is " + std::to_string(module) +
+                     " (its loader has not given it one yet?)");
+      return TlsBlock{.module = static_cast<uint32_t>(module),
+                      .dtv_offset = static_cast<uint32_t>(fields.pthread_dtv)};
     }
     INCISE_ASSIGN_OR_RETURN(link_map, memory.word(link_map + offsetof(struct link_map, l_next)));
   }
@@ -195,9 +223,8 @@ Result<uint64_t> staticTlsBlockOffset(uint32_t pid, const std::string& proc_root
 
 }  // namespace
 
-Result<int64_t> tlsOffsetFromThreadPointer(uint32_t pid, const std::string& object_path,
-                                           std::string_view variable,
-                                           const std::string& proc_root) {
+Result<TlsLocation> locateTlsVariable(uint32_t pid, const std::string& object_path,
+                                      std::string_view variable, const std::string& proc_root) {
   const std::string dir = proc_root + "/" + std::to_string(pid);
   const std::string object_file = dir + "/root" + object_path;
   INCISE_ASSIGN_OR_RETURN(objfile::TlsVariable tls,
@@ -211,11 +238,16 @@ Result<int64_t> tlsOffsetFromThreadPointer(uint32_t pid, const std::string& obje
   for (const Elf64_Phdr& header : exe.headers) has_dynamic |= header.p_type == PT_DYNAMIC;
   // A static executable has no loader: its one block is laid out as the ELF says.
   if (is_executable && !has_dynamic)
-    return static_cast<int64_t>(tls.offset) - static_cast<int64_t>(tls.executableBlockOffset());
-  Result<uint64_t> block =
-      staticTlsBlockOffset(pid, proc_root, dir, memory, exe, *wanted, is_executable);
+    return TlsLocation{.offset = static_cast<int64_t>(tls.offset) -
+                                 static_cast<int64_t>(tls.executableBlockOffset())};
+  Result<TlsBlock> block = tlsBlockOf(pid, proc_root, dir, memory, exe, *wanted, is_executable);
   if (!block) return block.error().context("'" + std::string(variable) + "' in " + object_path);
-  return static_cast<int64_t>(tls.offset) - static_cast<int64_t>(*block);
+  if (block->module != 0)
+    return TlsLocation{.offset = static_cast<int64_t>(tls.offset),
+                       .module = block->module,
+                       .dtv_offset = block->dtv_offset};
+  return TlsLocation{.offset = static_cast<int64_t>(tls.offset) -
+                               static_cast<int64_t>(block->static_offset)};
 }
 
 }  // namespace incise::recorder

@@ -37,6 +37,25 @@ TEST(ContextSpec, NameSymbolAndObject) {
   EXPECT_EQ((*specs)[1].symbol, "conn_id");
 }
 
+TEST(ContextSpec, OtelIsTheTraceAndSpanIdOfTheThreadContextRecord) {
+  Result<std::vector<ContextSpec>> specs = parseContextOptions({"otel", "req=request_id"});
+  ASSERT_TRUE(specs) << specs.error().message();
+  ASSERT_EQ(specs->size(), 3u);
+  EXPECT_EQ((*specs)[0].name, "trace_id");
+  EXPECT_EQ((*specs)[0].symbol, "otel_thread_ctx_v1");
+  EXPECT_EQ((*specs)[0].reading, ContextReading::kOtelTraceId);
+  EXPECT_EQ((*specs)[1].name, "span_id");
+  EXPECT_EQ((*specs)[1].reading, ContextReading::kOtelSpanId);
+  EXPECT_EQ((*specs)[2].reading, ContextReading::kInteger);
+  Result<std::vector<ContextSpec>> in_library = parseContextOptions({"otel:libsdk.so"});
+  ASSERT_TRUE(in_library) << in_library.error().message();
+  EXPECT_EQ((*in_library)[1].binary, "libsdk.so");
+  EXPECT_NE(errorOf({"otel:"}).find("empty BIN"), std::string::npos);
+  EXPECT_NE(errorOf({"otel", "span_id=x"}).find("'span_id' is given twice"), std::string::npos);
+  EXPECT_NE(errorOf({"otel", "a=x", "b=x", "c=x"}).find("5 given, at most 4"), std::string::npos);
+  EXPECT_EQ(errorOf({"otel", "a=x", "b=x"}), "");
+}
+
 TEST(ContextSpec, BadOptionsSayWhatIsWrong) {
   EXPECT_NE(errorOf({"request_id"}).find("expected NAME=SYMBOL"), std::string::npos);
   EXPECT_NE(errorOf({"9req=x"}).find("the name '9req' must be"), std::string::npos);

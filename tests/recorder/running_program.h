@@ -4,7 +4,7 @@
 //
 //   RunningProgram running(program + " arg");
 //   ASSERT_GE(running.numbers().size(), 3u);   // pid, then what it printed
-//   tlsOffsetFromThreadPointer(running.pid(), ...);
+//   locateTlsVariable(running.pid(), ...);
 #pragma once
 
 #include <signal.h>

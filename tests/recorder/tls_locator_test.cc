@@ -5,10 +5,12 @@
 #include <sys/wait.h>
 
 #include <cstdio>
+#include <fstream>
 #include <memory>
 #include <sstream>
 #include <string>
 
+#include "bpf/context.h"
 #include "tests/objfile/elf_test_files.h"
 #include "tests/recorder/running_program.h"
 
@@ -94,14 +96,16 @@ TEST(TlsLocator, ALibraryLoadedAtStartAndTheExecutableHaveTheirVariablesWhereThe
   Running running(programs.program());
   const Printed& printed = running.printed();
   ASSERT_GT(printed.pid, 0);
-  Result<int64_t> library =
-      tlsOffsetFromThreadPointer(static_cast<uint32_t>(printed.pid), programs.library(), "lib_var");
+  Result<TlsLocation> library =
+      locateTlsVariable(static_cast<uint32_t>(printed.pid), programs.library(), "lib_var");
   ASSERT_TRUE(library) << library.error().message();
-  EXPECT_EQ(printed.thread_pointer + static_cast<uint64_t>(*library), printed.lib_var);
-  Result<int64_t> own =
-      tlsOffsetFromThreadPointer(static_cast<uint32_t>(printed.pid), programs.program(), "exe_var");
+  EXPECT_EQ(library->module, 0u);
+  EXPECT_EQ(printed.thread_pointer + static_cast<uint64_t>(library->offset), printed.lib_var);
+  Result<TlsLocation> own =
+      locateTlsVariable(static_cast<uint32_t>(printed.pid), programs.program(), "exe_var");
   ASSERT_TRUE(own) << own.error().message();
-  EXPECT_EQ(printed.thread_pointer + static_cast<uint64_t>(*own), printed.exe_var);
+  EXPECT_EQ(own->module, 0u);
+  EXPECT_EQ(printed.thread_pointer + static_cast<uint64_t>(own->offset), printed.exe_var);
 }
 
 TEST(TlsLocator, AStaticExecutablesVariableIsWhereTheThreadSeesIt) {
@@ -124,24 +128,37 @@ int main(void) {
   Running running(program);
   const Printed& printed = running.printed();
   ASSERT_GT(printed.pid, 0);
-  Result<int64_t> offset =
-      tlsOffsetFromThreadPointer(static_cast<uint32_t>(printed.pid), program, "value");
-  ASSERT_TRUE(offset) << offset.error().message();
-  EXPECT_EQ(printed.thread_pointer + static_cast<uint64_t>(*offset), printed.lib_var);
+  Result<TlsLocation> location =
+      locateTlsVariable(static_cast<uint32_t>(printed.pid), program, "value");
+  ASSERT_TRUE(location) << location.error().message();
+  EXPECT_EQ(printed.thread_pointer + static_cast<uint64_t>(location->offset), printed.lib_var);
 }
 
-TEST(TlsLocator, ALibraryOpenedWithDlopenIsRefusedWithTheReason) {
+// The dlopen'd library's variable, followed as the BPF program follows it:
+// the thread's DTV pointer, the module's entry, the block plus the offset.
+TEST(TlsLocator, ALibraryOpenedWithDlopenIsReachedThroughTheThreadsDtv) {
   TlsPrograms programs;
   Running running(programs.program() + " " + programs.opened());
   const Printed& printed = running.printed();
   ASSERT_GT(printed.pid, 0);
   ASSERT_NE(printed.opened_var, 0u);
-  Result<int64_t> offset = tlsOffsetFromThreadPointer(static_cast<uint32_t>(printed.pid),
-                                                      programs.opened(), "opened_var");
-  ASSERT_FALSE(offset);
-  EXPECT_NE(offset.error().message().find("no static TLS block (opened with dlopen?)"),
-            std::string::npos)
-      << offset.error().message();
+  Result<TlsLocation> location =
+      locateTlsVariable(static_cast<uint32_t>(printed.pid), programs.opened(), "opened_var");
+  ASSERT_TRUE(location) << location.error().message();
+  ASSERT_GT(location->module, 1u);  // the executable is module 1
+  std::ifstream memory("/proc/" + std::to_string(printed.pid) + "/mem", std::ios::binary);
+  auto word = [&](uint64_t address) {
+    uint64_t value = 0;
+    memory.seekg(static_cast<std::streamoff>(address));
+    memory.read(reinterpret_cast<char*>(&value), sizeof value);
+    return value;
+  };
+  const uint64_t dtv = word(printed.thread_pointer + location->dtv_offset);
+  ASSERT_NE(dtv, 0u);
+  EXPECT_GE(word(dtv - CONTEXT_DTV_ENTRY_BYTES), location->module);  // dtv[-1]: its entries
+  const uint64_t block = word(dtv + uint64_t{location->module} * CONTEXT_DTV_ENTRY_BYTES);
+  EXPECT_EQ(block + static_cast<uint64_t>(location->offset), printed.opened_var);
+  EXPECT_EQ(word(printed.opened_var), 5u);  // opened_var's initial value
 }
 
 TEST(TlsLocator, AMissingVariableOrProcessIsNamed) {
@@ -149,11 +166,11 @@ TEST(TlsLocator, AMissingVariableOrProcessIsNamed) {
   Running running(programs.program());
   ASSERT_GT(running.printed().pid, 0);
   const auto pid = static_cast<uint32_t>(running.printed().pid);
-  Result<int64_t> missing = tlsOffsetFromThreadPointer(pid, programs.library(), "no_such_var");
+  Result<TlsLocation> missing = locateTlsVariable(pid, programs.library(), "no_such_var");
   ASSERT_FALSE(missing);
   EXPECT_NE(missing.error().message().find("'no_such_var' is not a symbol of"), std::string::npos)
       << missing.error().message();
-  Result<int64_t> not_loaded = tlsOffsetFromThreadPointer(pid, programs.opened(), "opened_var");
+  Result<TlsLocation> not_loaded = locateTlsVariable(pid, programs.opened(), "opened_var");
   ASSERT_FALSE(not_loaded);
   EXPECT_NE(not_loaded.error().message().find("not among the ones its dynamic loader loaded"),
             std::string::npos)

@@ -25,7 +25,20 @@
 // --print-tls, for every worker, tls.I.tid, tls.I.thread_pointer (%fs:0)
 // and tls.I.request_id_address, so a test can check where the variable is.
 //
+// --otel publishes each request in the OpenTelemetry thread context too:
+// span id = the request id, trace id = otel_trace_high (its first 8 bytes)
+// then the request id + otel_trace_base (its last 8), big-endian as W3C
+// trace context writes them; both keys are printed.
+//
+// --context-library PATH keeps the id in a library opened with dlopen
+// instead (librequest_context.so: `library_request_id`, dynamic TLS), after
+// --library-delay-ms; request_id_symbol then names it. The workers start
+// --serve-delay-ms later.
+//
 //   request_story --threads 4 --requests 200 --cpu-us 300 --hold-us 200 --sleep-us 500
+//   request_story --context-library ./librequest_context.so --library-delay-ms 4000
+//       --serve-delay-ms 1000
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <sys/mman.h>
@@ -33,6 +46,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <string>
@@ -44,8 +58,11 @@
 #include "tools/workloads/report.h"
 
 // The context a recorder reads: the request the thread serves, 0 for none.
+// With --otel, also the OpenTelemetry thread context (OTEP 4947): a pointer
+// to the thread's record while it serves a request, null between them.
 extern "C" {
 thread_local std::uint64_t request_id = 0;
+thread_local void* otel_thread_ctx_v1 = nullptr;
 }
 
 namespace incise::workloads {
@@ -59,7 +76,49 @@ struct Config {
   std::uint64_t sleep_us = 500;
   std::uint64_t pages = 8;
   bool print_tls = false;
+  std::string context_library;
+  std::uint64_t library_delay_ms = 0;
+  std::uint64_t serve_delay_ms = 0;
+  bool otel = false;
 };
+
+constexpr std::uint64_t kOtelTraceHigh = 0x0af7651916cd43ddu;
+constexpr std::uint64_t kOtelTraceBase = 0x8448eb211c800000u;
+
+// OTEP 4947's Thread-Local Context Record, byte-packed, with no attributes.
+struct OtelRecord {
+  std::uint8_t trace_id[16];
+  std::uint8_t span_id[8];
+  std::uint8_t valid;
+  std::uint8_t trace_flags;
+  std::uint16_t attrs_data_size;
+};
+static_assert(sizeof(OtelRecord) == 28);
+
+void putBigEndian(std::uint8_t* out, std::uint64_t value) {
+  for (int i = 7; i >= 0; --i, value >>= 8) out[i] = static_cast<std::uint8_t>(value);
+}
+
+// Attaches request `id`'s context to the calling thread, as an SDK does:
+// invalid while it is written, then valid, then published.
+void attachOtelContext(std::uint64_t id) {
+  static thread_local OtelRecord record{};
+  record.valid = 0;
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  putBigEndian(record.trace_id, kOtelTraceHigh);
+  putBigEndian(record.trace_id + 8, kOtelTraceBase + id);
+  putBigEndian(record.span_id, id);
+  record.trace_flags = 1;  // sampled
+  record.attrs_data_size = 0;
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  record.valid = 1;
+  otel_thread_ctx_v1 = &record;
+}
+
+// Where the calling thread keeps its request id: request_id, or the
+// opened library's variable (set by each worker).
+thread_local std::uint64_t* request_slot = &request_id;
+using LibraryAddress = std::uint64_t* (*)();
 
 struct Truth {
   std::uint64_t tid = 0;
@@ -158,14 +217,16 @@ void serveRequest(const Config& config, std::uint64_t id, Truth& truth) {
   const std::uint64_t cpu_before = thread_cpu_ns();
   const std::uint64_t faults_before = threadMinorFaults();
   const std::uint64_t delay_before = threadRunDelay();
-  request_id = id;
+  *request_slot = id;
+  if (config.otel) attachOtelContext(id);
   std::uint64_t seed = id * 0x9e3779b97f4a7c15u + 1;
   seed = serve_cpu(config.cpu_us * 1000 * scale, seed);
   seed = serve_locked(config.hold_us * 1000 * scale, seed, &truth.lock_wait_ns,
                       &truth.lock_runnable_ns);
   serve_sleep(config.sleep_us * 1000 * scale, &truth.sleep_ns, &truth.sleep_runnable_ns);
   serve_faults(config.pages * scale);
-  request_id = 0;
+  *request_slot = 0;
+  if (config.otel) otel_thread_ctx_v1 = nullptr;
   truth.runnable_ns = threadRunDelay() - delay_before;
   keep_value(seed);
   truth.page_faults = threadMinorFaults() - faults_before;
@@ -191,6 +252,15 @@ int main(int argc, char** argv) {
   options.add("pages", "fresh pages written by a request, times 1 + id % 7", config.pages);
   options.add_flag("print-tls", "print each worker's thread pointer and request_id's address",
                    config.print_tls);
+  options.add("context-library",
+              "keep the id in this library's library_request_id (opened with dlopen)",
+              config.context_library);
+  options.add("library-delay-ms", "wait this long before opening --context-library",
+              config.library_delay_ms);
+  options.add("serve-delay-ms", "then this long before serving the first request",
+              config.serve_delay_ms);
+  options.add_flag("otel", "publish each request in the OpenTelemetry thread context too",
+                   config.otel);
   options.parse_or_exit(argc, argv);
   if (config.threads == 0 || config.threads > 256 || config.requests == 0 ||
       config.requests > 1'000'000) {
@@ -198,13 +268,29 @@ int main(int argc, char** argv) {
     return 2;
   }
 
+  LibraryAddress library_address = nullptr;
+  if (!config.context_library.empty()) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(config.library_delay_ms));
+    void* library = dlopen(config.context_library.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (library != nullptr)
+      library_address =
+          reinterpret_cast<LibraryAddress>(dlsym(library, "library_request_id_address"));
+    if (library_address == nullptr) {
+      std::fprintf(stderr, "request_story: %s: %s\n", config.context_library.c_str(), dlerror());
+      return 1;
+    }
+  }
+
+  std::this_thread::sleep_for(std::chrono::milliseconds(config.serve_delay_ms));
+
   std::vector<Truth> truths(config.requests + 1);
   std::vector<TlsFacts> tls(config.threads);
   std::atomic<std::uint64_t> next_id{1};
   std::vector<std::thread> workers;
   for (std::uint64_t i = 0; i < config.threads; ++i) {
     workers.emplace_back([&, i] {
-      tls[i] = TlsFacts{current_tid(), threadPointer(), &request_id};
+      if (library_address != nullptr) request_slot = library_address();
+      tls[i] = TlsFacts{current_tid(), threadPointer(), request_slot};
       for (std::uint64_t id = next_id++; id <= config.requests; id = next_id++)
         serveRequest(config, id, truths[id]);
     });
@@ -214,7 +300,11 @@ int main(int argc, char** argv) {
   report("pid", static_cast<std::uint64_t>(getpid()));
   report("threads", config.threads);
   report("requests", config.requests);
-  report("request_id_symbol", "request_id");
+  report("request_id_symbol", library_address ? "library_request_id" : "request_id");
+  if (config.otel) {
+    report("otel_trace_high", kOtelTraceHigh);
+    report("otel_trace_base", kOtelTraceBase);
+  }
   for (std::uint64_t id = 1; id <= config.requests; ++id) {
     const Truth& truth = truths[id];
     const std::string key = "request." + std::to_string(id) + ".";

@@ -57,4 +57,17 @@ std::vector<ContextTimeline> readContextTimelines(Trace& trace) {
   return readTimelines(trace, std::vector<bool>(trace.header().options.contexts.size(), true));
 }
 
+Status holdToWhere(Trace& trace) {
+  const std::vector<ContextCondition>& where = trace.options().filter.where;
+  if (where.empty()) return Status();
+  std::vector<ContextTimeline> timelines;
+  for (const ContextCondition& condition : where) {
+    Result<ContextTimeline> timeline = readContextTimeline(trace, condition.name);
+    if (!timeline) return timeline.error().context("--where " + condition.name);
+    timelines.push_back(timeline.take());
+  }
+  trace.restrictToContexts(std::move(timelines));
+  return Status();
+}
+
 }  // namespace incise::analyzer

@@ -8,6 +8,7 @@
 //
 //   Result<ContextTimeline> req = readContextTimeline(trace, "req");
 //   std::vector<ContextTimeline> all = readContextTimelines(trace);   // by slot
+//   Status held = holdToWhere(trace);   // --where: install its conditions' timelines
 #pragma once
 
 #include <string_view>
@@ -24,5 +25,9 @@ class Trace;
 Result<ContextTimeline> readContextTimeline(Trace& trace, std::string_view name);
 // One timeline per context of the trace's header, in slot order.
 std::vector<ContextTimeline> readContextTimelines(Trace& trace);
+// Reads the timeline of each --where condition (trace.options().filter.where)
+// and installs them (Trace::restrictToContexts), so rows are held to them;
+// an Error "--where NAME: ..." when the trace lacks a condition's context.
+Status holdToWhere(Trace& trace);
 
 }  // namespace incise::analyzer

@@ -40,9 +40,11 @@ class SiteOrder {
 HolderFocus focusOf(const Trace& trace) {
   HolderFocus focus;
   const Filter& filter = trace.options().filter;
-  if (!filter.pids.empty() || !filter.tids.empty() || !filter.comms.empty()) {
+  // --where: the waits of threads holding the values when they began.
+  if (!filter.pids.empty() || !filter.tids.empty() || !filter.comms.empty() ||
+      !filter.where.empty()) {
     focus.thread = [&trace](uint64_t pid, uint64_t tid, uint64_t time) {
-      return trace.passesThread(pid, tid, time);
+      return trace.passesEvent(pid, tid, time);
     };
   }
   if (filter.window) {

@@ -31,9 +31,13 @@ LatencyRowCalls callsOf(const format::LatencyHistogram& row) {
 
 LatencyStatsBuilder::Group& LatencyStatsBuilder::groupOf(uint64_t source, uint64_t probe,
                                                          uint64_t detail, uint64_t pid,
-                                                         uint64_t stack, uint64_t time) {
-  bool by_stack = grouping_ == LatencyGrouping::kByStack;
+                                                         uint64_t stack, uint64_t time,
+                                                         std::optional<uint64_t> value) {
+  const bool by_stack = grouping_ == LatencyGrouping::kByStack;
+  const bool by_context = grouping_ == LatencyGrouping::kByContext;
   Key key{source, probe, detail, by_stack ? pid : 0, by_stack ? stack : 0};
+  // A value in the stack's place; an unknown one apart from every value.
+  if (by_context) key = {source, probe, detail, value ? 0 : 1, value.value_or(0)};
   auto [it, added] = groups_.try_emplace(key);
   Group& group = it->second;
   if (added) {
@@ -42,13 +46,14 @@ LatencyStatsBuilder::Group& LatencyStatsBuilder::groupOf(uint64_t source, uint64
     group.stats.detail = detail;
     group.stats.pid = by_stack ? pid : 0;
     group.stats.stack_id = by_stack ? stack : 0;
+    if (by_context) group.stats.value = value;
     group.stats.first_time = time;
   }
   return group;
 }
 
-void LatencyStatsBuilder::add(const format::Latency& row) {
-  Group& group = groupOf(row.source, row.probe, row.detail, row.pid, row.stack_id, row.time);
+void LatencyStatsBuilder::add(const format::Latency& row, std::optional<uint64_t> value) {
+  Group& group = groupOf(row.source, row.probe, row.detail, row.pid, row.stack_id, row.time, value);
   LatencyGroupStats& s = group.stats;
   const LatencyRowCalls calls = callsOf(row);
   const uint64_t weight = calls.calls;
@@ -66,7 +71,7 @@ void LatencyStatsBuilder::add(const format::Latency& row) {
 }
 
 void LatencyStatsBuilder::add(const format::LatencyHistogram& row) {
-  Group& group = groupOf(row.source, row.probe, 0, row.pid, row.stack_id, row.time);
+  Group& group = groupOf(row.source, row.probe, 0, row.pid, row.stack_id, row.time, std::nullopt);
   LatencyGroupStats& s = group.stats;
   if (row.bucket >= kLog2Buckets) return;
   const LatencyRowCalls calls = callsOf(row);

@@ -15,11 +15,14 @@
 //   LatencyStatsBuilder stats(LatencyGrouping::kByName);
 //   trace.forEachRow<format::Latency>([&](const format::Latency& r) { stats.add(r); });
 //   for (const LatencyGroupStats& g : stats.finish()) print(g.source, g.probe, g.p99);
+//   LatencyStatsBuilder per_request(LatencyGrouping::kByContext);
+//   per_request.add(row, timeline.valueAt(row.tid, row.time));
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <tuple>
 #include <vector>
 
@@ -29,7 +32,7 @@
 
 namespace incise::analyzer {
 
-enum class LatencyGrouping { kByName, kByStack };
+enum class LatencyGrouping { kByName, kByStack, kByContext };
 
 struct LatencyGroupStats {
   uint64_t source = 0;  // format::LatencySource
@@ -38,6 +41,8 @@ struct LatencyGroupStats {
   // kByStack: the group's process and stack (0 otherwise).
   uint64_t pid = 0;
   uint64_t stack_id = 0;
+  // kByContext: the value (nullopt: unknown, or a histogram row).
+  std::optional<uint64_t> value;
   uint64_t first_time = 0;  // of the group's first row: for naming its stack
   uint64_t count = 0;       // calls, weighted
   uint64_t rows = 0;        // rows and histogram buckets read
@@ -54,7 +59,9 @@ struct LatencyGroupStats {
 class LatencyStatsBuilder {
  public:
   explicit LatencyStatsBuilder(LatencyGrouping grouping) : grouping_(grouping) {}
-  void add(const format::Latency& row);
+  void add(const format::Latency& row) { add(row, std::nullopt); }
+  // kByContext: `value` is what the row's thread held at row.time.
+  void add(const format::Latency& row, std::optional<uint64_t> value);
   void add(const format::LatencyHistogram& row);
   // Sorted by total time, longest first; ties by source, probe, detail.
   std::vector<LatencyGroupStats> finish() const;
@@ -67,7 +74,7 @@ class LatencyStatsBuilder {
     bool has_histograms = false;
   };
   Group& groupOf(uint64_t source, uint64_t probe, uint64_t detail, uint64_t pid, uint64_t stack,
-                 uint64_t time);
+                 uint64_t time, std::optional<uint64_t> value);
 
   LatencyGrouping grouping_;
   std::map<Key, Group> groups_;

@@ -43,7 +43,8 @@ bool isWait(const format::LockInterval& row) {
 WaitStatsBuilder::WaitStatsBuilder(WaitGrouping grouping, SiteOf site_of)
     : grouping_(grouping), site_of_(std::move(site_of)) {}
 
-void WaitStatsBuilder::add(const format::LockInterval& row, const WaitClass& wait) {
+void WaitStatsBuilder::add(const format::LockInterval& row, const WaitClass& wait,
+                           std::optional<uint64_t> value) {
   if (!isWait(row)) return;
   uint64_t ns = row.acquired_time - row.time;
   uint64_t site = siteOf(row.stack_id);
@@ -52,7 +53,12 @@ void WaitStatsBuilder::add(const format::LockInterval& row, const WaitClass& wai
                 : grouping_ == WaitGrouping::kBySite ? site
                                                      : row.tid;
   uint64_t pid = grouping_ == WaitGrouping::kBySite ? 0 : row.pid;
+  if (grouping_ == WaitGrouping::kByContext) {
+    pid = value ? 0 : 1;
+    id = value.value_or(0);
+  }
   Group& g = groups_[{kind, pid, id}];
+  g.value = value;
   g.kind = wait.kind;
   g.pid = row.pid;
   g.tid = row.tid;
@@ -97,6 +103,8 @@ std::vector<WaitGroupStats> WaitStatsBuilder::finish(size_t top_threads) const {
     stats.site = site->first;
     stats.site_stack_id = site->second.second;
     stats.tid = grouping_ == WaitGrouping::kByThread ? g.tid : 0;
+    stats.by_context = grouping_ == WaitGrouping::kByContext;
+    if (stats.by_context) stats.value = g.value;
     for (const auto& [tid, t] : g.waiters) stats.top_waiters.push_back(t);
     std::sort(stats.top_waiters.begin(), stats.top_waiters.end(),
               [](const ThreadTime& a, const ThreadTime& b) {

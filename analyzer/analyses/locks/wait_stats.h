@@ -16,11 +16,13 @@
 //   stats.add(row, classifier.classify(row));     // every lock row, in any order
 //   for (const WaitGroupStats& g : stats.finish(3)) print(g.kind, g.object, g.holder_tid);
 //   for (const WaitKindTotals& k : stats.kinds()) print(k.kind, k.wait.total);
+//   per_request.add(row, classifier.classify(row), timeline.valueAt(row.tid, row.time));
 #pragma once
 
 #include <array>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <set>
 #include <tuple>
 #include <vector>
@@ -32,7 +34,9 @@
 
 namespace incise::analyzer {
 
-enum class WaitGrouping { kByObject, kBySite, kByThread };
+// kByContext: by the value of a context the waiting thread held at the
+// wait's start (the caller reads it from the context's timeline).
+enum class WaitGrouping { kByObject, kBySite, kByThread, kByContext };
 
 // A goroutine (Go mutex waits carry their ids) and the waits it accounts for.
 struct GoroutineWaits {
@@ -44,12 +48,14 @@ struct GoroutineWaits {
 struct WaitGroupStats {
   WaitKind kind = WaitKind::kFutex;
   uint64_t pid = 0;
-  uint64_t object = 0;         // kByObject: the object; else the one waited on most
-  uint64_t objects = 0;        // distinct objects in the group
-  uint64_t site = 0;           // the site waiting most (kBySite: the site)
-  uint64_t site_stack_id = 0;  // a stack of that site, for naming it
-  uint64_t tid = 0;            // kByThread: the waiting thread
-  uint64_t unfinished = 0;     // waits still going when recording stopped
+  uint64_t object = 0;            // kByObject: the object; else the one waited on most
+  uint64_t objects = 0;           // distinct objects in the group
+  uint64_t site = 0;              // the site waiting most (kBySite: the site)
+  uint64_t site_stack_id = 0;     // a stack of that site, for naming it
+  uint64_t tid = 0;               // kByThread: the waiting thread
+  bool by_context = false;        // kByContext: the group is `value`
+  std::optional<uint64_t> value;  // nullopt: unknown
+  uint64_t unfinished = 0;        // waits still going when recording stopped
   Distribution wait;
   std::vector<ThreadTime> top_waiters;  // by wait ns
   std::vector<NamedThread> top_named;   // by wait ns they account for
@@ -81,7 +87,9 @@ class WaitStatsBuilder {
   // An empty `site_of` uses the stack id as the site.
   WaitStatsBuilder(WaitGrouping grouping, SiteOf site_of);
   // Rows that are not waits (isWait) are ignored.
-  void add(const format::LockInterval& row, const WaitClass& wait);
+  void add(const format::LockInterval& row, const WaitClass& wait) { add(row, wait, std::nullopt); }
+  // kByContext: `value` is what the waiting thread held at row.time.
+  void add(const format::LockInterval& row, const WaitClass& wait, std::optional<uint64_t> value);
   // Groups by total wait, longest first.
   std::vector<WaitGroupStats> finish(size_t top_threads) const;
   // Per kind that was seen, in kAllWaitKinds order.
@@ -92,6 +100,7 @@ class WaitStatsBuilder {
     WaitKind kind = WaitKind::kFutex;
     uint64_t pid = 0;
     uint64_t tid = 0;
+    std::optional<uint64_t> value;
     uint64_t unfinished = 0;
     DurationDistribution waits;
     std::map<uint64_t, ThreadTime> waiters;  // by tid
@@ -102,7 +111,7 @@ class WaitStatsBuilder {
     std::map<uint64_t, GoroutineWaits> goroutine_waiters;    // by goid
     std::map<uint64_t, GoroutineWaits> goroutine_releasers;  // by goid
   };
-  // (kind, pid, object | site | tid)
+  // (kind, pid, object | site | tid); kByContext: (kind, 0 or 1 when unknown, value)
   using GroupKey = std::tuple<uint8_t, uint64_t, uint64_t>;
 
   uint64_t siteOf(uint64_t stack_id) const { return site_of_ ? site_of_(stack_id) : stack_id; }

@@ -14,11 +14,20 @@
 //            stack; live: of those, the bytes not freed by the end
 //            (analyzer/analyses/alloc/alloc_profile.h).
 //
+// Split by a context (--by context:NAME), each event goes to the value its
+// thread held at it: a sample's time, a switch-out (the value holds until
+// the thread runs again), a lock request, a block summary's first block.
+//
 //   StackWeights weights = collectFlameWeights(trace, FlameWeighting::kOffCpu);
 //   FoldedStacks folded = foldedStacks(weights.named(namer));
+//   std::map<std::optional<uint64_t>, StackWeights> per_value =
+//       collectFlameWeightsByValue(trace, FlameWeighting::kOnCpu, timeline);
 #pragma once
 
+#include <map>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "analyzer/analyses/profile/stack_weights.h"
@@ -33,11 +42,16 @@ enum class FlameWeighting { kOnCpu, kOffCpu, kLocks, kAllocated, kLive };
 // events), "ns" or "bytes".
 std::string flameUnit(const Trace& trace, FlameWeighting weighting);
 StackWeights collectFlameWeights(Trace& trace, FlameWeighting weighting);
+// By value of `timeline`'s context (nullopt: unknown there).
+std::map<std::optional<uint64_t>, StackWeights> collectFlameWeightsByValue(
+    Trace& trace, FlameWeighting weighting, const ContextTimeline& timeline);
 // The on-CPU weights; with `counters`, also each --counters counter's counts
 // per stack (one StackWeights per counter the header names, at most 4), in
 // the same pass over the samples.
 StackWeights collectOnCpuWeights(Trace& trace, std::vector<StackWeights>* counters = nullptr);
-// Named stacks as folded paths (text joined once per distinct path).
+// Named stacks as folded paths (text joined once per distinct path), added
+// to `into` under `root` when it is not empty.
 FoldedStacks foldedStacks(const NamedStacks& stacks);
+void addFoldedStacks(FoldedStacks& into, const NamedStacks& stacks, std::string_view root);
 
 }  // namespace incise::analyzer

@@ -67,6 +67,61 @@ const nlohmann::json& row(const nlohmann::json& rows, const std::string& key,
   return missing;
 }
 
+// Thread 101 holds request 1 over its leaf_a samples, 2 over leaf_b's and 3
+// over leaf_c's and its blocked span (each change read at the next sample).
+void addRequests(TraceBuilder& t, int a, int b) {
+  t.context("req", "request_id");
+  t.contextChange(1000, 101, 0, 1);
+  const uint64_t first_b = 1000 * (a + 2), first_c = first_b + 1000 * b;
+  t.contextChange(first_b, 101, 0, 2, /*since=*/first_b - 1000);
+  t.contextChange(first_c, 101, 0, 3, /*since=*/first_c - 1000);
+}
+
+TEST(DiffReport, WhereComparesTheEventsOfThreadsHoldingTheValues) {
+  TraceBuilder base, next;
+  build(base, 6, 4, 1, {100}, {1000}, 1'000'000);
+  addRequests(base, 6, 4);
+  build(next, 2, 4, 2, {400}, {1000}, 3'000'000);
+  addRequests(next, 2, 4);
+  auto base_path = base.write(), new_path = next.write();
+  ASSERT_TRUE(base_path) << base_path.error().message();
+  ASSERT_TRUE(new_path) << new_path.error().message();
+  DiffOptions options;
+  options.base_path = *base_path;
+  options.new_path = *new_path;
+  options.json = true;
+  options.limit = 0;
+  options.trace.progress = false;
+  auto where = [&](const std::string& text) {
+    auto condition = Filter::parseWhere(text);
+    EXPECT_TRUE(condition);
+    options.trace.filter.where = {*condition};
+    std::ostringstream out;
+    EXPECT_EQ(runDiffReport(options, out), 0);
+    return nlohmann::json::parse(out.str());
+  };
+  // Request 2: leaf_b alone on both sides, so no share moved.
+  nlohmann::json two = where("req=2");
+  const auto& b = row(two["functions"], "name", "leaf_b");
+  EXPECT_DOUBLE_EQ(b["base_self_percent"].get<double>(), 100.0);
+  EXPECT_DOUBLE_EQ(b["self_delta_points"].get<double>(), 0.0);
+  EXPECT_EQ(b["base_self_samples"], 4);
+  EXPECT_EQ(two["functions_total"], 2);  // leaf_b, main
+  EXPECT_EQ(two["off_cpu_stacks_total"], 0);
+  EXPECT_EQ(two["lock_sites_total"], 0);  // the lock was taken under request 3
+  nlohmann::json three = where("req=3");
+  EXPECT_DOUBLE_EQ(row(three["functions"], "name", "leaf_c")["self_delta_points"].get<double>(),
+                   0.0);
+  EXPECT_EQ(three["off_cpu_stacks_total"], 1);
+  EXPECT_EQ(three["lock_sites_total"], 1);
+  // A context the traces lack: an error naming it.
+  options.trace.filter.where = {*Filter::parseWhere("user=1")};
+  std::ostringstream out;
+  ::testing::internal::CaptureStderr();
+  EXPECT_EQ(runDiffReport(options, out), 1);
+  EXPECT_NE(::testing::internal::GetCapturedStderr().find("--where user"), std::string::npos);
+}
+
 TEST(DiffReport, ExactDeltas) {
   TraceBuilder base, next;
   build(base, 6, 4, 0, {100, 200, 300}, {1000, 2000, 3000}, 1'000'000);

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <map>
+#include <nlohmann/json.hpp>
 
 #include "analyzer/archive/trace_id.h"
 #include "analyzer/diff/profile_diff.h"
@@ -87,13 +88,16 @@ class FleetArchive : public ::testing::Test {
     return pushTrace(*client_, path, options);
   }
 
-  FlatProfile fleetProfile(const std::string& selector_text) {
+  FlatProfile fleetProfile(const std::string& selector_text,
+                           const std::vector<std::string>& where_texts = {}) {
     auto selector = parseSelector(selector_text);
     EXPECT_TRUE(selector);
-    auto matched = queryMatchedTraces(*client_, database_, *selector);
+    std::vector<ContextCondition> where;
+    for (const std::string& text : where_texts) where.push_back(*Filter::parseWhere(text));
+    auto matched = queryMatchedTraces(*client_, database_, *selector, where);
     EXPECT_TRUE(matched) << matched.error().message();
     if (!matched) return {};
-    auto profile = queryFunctionProfile(*client_, database_, *selector, *matched);
+    auto profile = queryFunctionProfile(*client_, database_, *selector, *matched, where);
     EXPECT_TRUE(profile) << profile.error().message();
     return profile ? profile.take() : FlatProfile{};
   }
@@ -462,6 +466,62 @@ TEST_F(FleetArchive, TopAveragesSharesPerTrace) {
   // Selectors narrow: a tag that only one trace carries.
   FlatProfile one = fleetProfile("build=v3,site=eu1");
   EXPECT_EQ(one.weight, 2u);
+}
+
+// Two traces of one build with a context `req`: thread 101 holds 7 over its
+// leaf_a samples and 8 over its leaf_b ones; thread 102 never reads it. The
+// local `top --where` counts are the answers.
+TEST_F(FleetArchive, TopWhereKeepsTheSamplesOfThreadsHoldingTheValues) {
+  auto traceWith = [](TraceBuilder& t, int a, int b) {
+    t.thread(101, "worker");
+    t.thread(102, "other");
+    t.context("req", "request_id");
+    uint64_t sa = t.stack({"leaf_a", "main"}), sb = t.stack({"leaf_b", "main"});
+    uint64_t time = 1'000'000;
+    t.contextChange(time, 101, 0, 7);
+    for (int i = 0; i < a; ++i) t.sample(time += 400'000'000, 101, sa);
+    t.contextChange(time + 2, 101, 0, 8, /*since=*/time);
+    time += 2;
+    for (int i = 0; i < b; ++i) t.sample(time += 400'000'000, 101, sb);
+    for (int i = 0; i < 3; ++i) t.sample(time += 1000, 102, sa);
+    t.setEnd(time + 1000);
+  };
+  TraceBuilder first, second;
+  traceWith(first, 2, 1);   // req=7: leaf_a 2 of 2; req=8: leaf_b 1 of 1
+  traceWith(second, 1, 3);  // req=7: leaf_a 1 of 1; req=8: leaf_b 3 of 3
+  auto first_path = first.write(), second_path = second.write();
+  ASSERT_TRUE(first_path && second_path);
+  ASSERT_TRUE(push(*first_path, {{"build", "ctx"}}));
+  ASSERT_TRUE(push(*second_path, {{"build", "ctx"}}));
+  auto rowsOf = [](const FlatProfile& profile) {
+    std::map<std::string, FlatProfileRow> rows;
+    for (const auto& row : profile.rows) rows[row.name] = row;
+    return rows;
+  };
+  FlatProfile seven = fleetProfile("build=ctx", {"req=7"});
+  EXPECT_EQ(seven.weight, 3u);
+  auto rows = rowsOf(seven);
+  EXPECT_EQ(rows.count("leaf_b"), 0u);
+  EXPECT_EQ(rows["leaf_a"].self, 3u);
+  EXPECT_NEAR(rows["leaf_a"].self_percent, 100.0, 1e-6);
+  FlatProfile both = fleetProfile("build=ctx", {"req=7,8"});
+  EXPECT_EQ(both.weight, 7u);
+  rows = rowsOf(both);
+  EXPECT_NEAR(rows["leaf_a"].self_percent, (2.0 / 3 + 1.0 / 4) * 100 / 2, 1e-6);
+  // Thread 102's value is unknown: in neither form.
+  EXPECT_EQ(fleetProfile("build=ctx", {"req!=8"}).weight, 3u);
+  EXPECT_EQ(fleetProfile("build=ctx", {"req=9"}).weight, 0u);
+  EXPECT_EQ(fleetProfile("build=ctx").weight, 13u);  // every sample, without --where
+  // The same through the command, in JSON.
+  ::testing::internal::CaptureStdout();
+  int exit = runArchive({"top", "--clickhouse", url_, "--database", database_, "build=ctx",
+                         "--where", "req=8", "--json"});
+  const std::string out = ::testing::internal::GetCapturedStdout();
+  ASSERT_EQ(exit, 0) << out;
+  nlohmann::json doc = nlohmann::json::parse(out);
+  EXPECT_EQ(doc["where"], nlohmann::json::array({"req=8"}));
+  EXPECT_EQ(doc["traces"]["samples"], 4);
+  EXPECT_EQ(doc["rows"][0]["name"], "leaf_b");
 }
 
 TEST_F(FleetArchive, PushingTwiceKeepsRowCounts) {

@@ -31,6 +31,22 @@ TEST(ContextTimeline, AThreadsFirstReadStartsItsValueAndNothingIsKnownBefore) {
   EXPECT_EQ(timeline.valueAt(8, 1000), std::nullopt);  // a thread with no reads
 }
 
+TEST(ContextTimeline, ChangesInsideASpanAreWhereItsValueIsConstantBetween) {
+  // Thread 7: 1 from 100, 2 from 250 (halfway 200..300), 3 from 450, exit at 600.
+  ContextTimeline timeline = timelineOf(
+      {change(100, 7, 1), change(300, 7, 2, 200), change(500, 7, 3, 400)}, {}, {{7, 600}});
+  std::vector<uint64_t> cuts;
+  timeline.changesInside(7, 0, 1000, cuts);
+  EXPECT_EQ(cuts, (std::vector<uint64_t>{100, 250, 450, 600}));
+  cuts.clear();
+  timeline.changesInside(7, 250, 450, cuts);  // both ends excluded
+  EXPECT_TRUE(cuts.empty());
+  timeline.changesInside(7, 249, 451, cuts);
+  EXPECT_EQ(cuts, (std::vector<uint64_t>{250, 450}));
+  timeline.changesInside(8, 0, 1000, cuts);  // no such thread: nothing added
+  EXPECT_EQ(cuts.size(), 2u);
+}
+
 TEST(ContextTimeline, AChangeWithoutKnownRunsIsHalfwayBetweenItsReads) {
   ContextTimeline timeline = timelineOf({change(100, 7, 1), change(300, 7, 2, /*since=*/200)});
   EXPECT_EQ(timeline.valueAt(7, 249), 1u);

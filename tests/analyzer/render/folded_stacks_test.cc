@@ -20,6 +20,18 @@ TEST(FoldedStacksTest, MergesPathsAndSortsLines) {
   EXPECT_EQ(folded.total(), 6u);
 }
 
+TEST(FoldedStacksTest, ARootFrameGoesAboveThePathsRoot) {
+  NameTable names;
+  const std::vector<NameId> path = {names.intern("main"), names.intern("work")};
+  FoldedStacks folded;
+  folded.add(path, names, 2, "req=7");
+  folded.add(path, names, 1, "req;8");  // cleaned like any frame
+  folded.add(path, names, 4);
+  std::ostringstream out;
+  folded.write(out);
+  EXPECT_EQ(out.str(), "main;work 4\nreq:8;main;work 1\nreq=7;main;work 2\n");
+}
+
 TEST(FoldedStacksTest, CleansSeparatorsInFrameNames) {
   FoldedStacks folded;
   folded.add({"a;b", "line\nbreak", ""}, 1);

@@ -230,6 +230,34 @@ TEST(CorrelateReport, AHolderOutsideTheFilterExplainsAFilteredThreadsWait) {
   }
 }
 
+// --where picks the story the same way by what the waiters were serving:
+// waiter-1 (202) holds request 5 throughout, waiter-2 (203) request 6.
+TEST(CorrelateReport, WhereKeepsTheWaitsOfThreadsHoldingTheValues) {
+  TraceBuilder b;
+  buildLockStory(b, false);
+  b.context("req", "request_id");
+  b.contextChange(0, 202, 0, 5);
+  b.contextChange(0, 203, 0, 6);
+  auto path = b.write();
+  ASSERT_TRUE(path) << path.error().message();
+  for (const auto& [where, focus_ns] :
+       {std::pair{"req=5", 1500}, std::pair{"req=6", 500}, std::pair{"req=5,6", 2000}}) {
+    SCOPED_TRACE(where);
+    nlohmann::json doc;
+    ASSERT_EQ(runReportJson(runCorrelate, {*path, "--where", where}, doc), 0);
+    ASSERT_EQ(doc["preemption"].size(), 1u) << doc.dump(2);
+    const nlohmann::json& p = doc["preemption"][0];
+    EXPECT_EQ(p["holder"]["tid"], 201);
+    EXPECT_FALSE(p["holder_in_focus"].get<bool>());  // it never read req
+    EXPECT_EQ(p["waiter_ns_while_off_cpu"], 2000);
+    EXPECT_EQ(p["focus_waiter_ns_while_off_cpu"], focus_ns);
+  }
+  nlohmann::json doc;
+  ASSERT_EQ(runReportJson(runCorrelate, {*path, "--where", "req=7"}, doc), 0);
+  EXPECT_EQ(doc["summary"][0], "No lock events pass the filters: nothing to correlate.");
+  EXPECT_EQ(runReportJson(runCorrelate, {*path, "--where", "user=1"}, doc), 2);
+}
+
 TEST(CorrelateReport, TakesNoCpuFilter) {
   TraceBuilder b;
   buildLockStory(b, false);

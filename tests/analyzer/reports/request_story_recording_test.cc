@@ -1,16 +1,17 @@
 // End to end: record request_story with --context req=request_id and real
-// BPF, in both lock modes, then check `incise requests --by req` against
-// the workload's own clocks for its 10 slowest requests: wall within 5% or
-// 3 ms; on-CPU, runnable, lock wait and blocked (its sleep) within 10% or
-// 3 ms; its page faults and its one thread. The workload's lock wait
-// includes the time it then waited for a cpu, which the report counts as
-// runnable: it is compared less that (the kernel's run_delay). Blocked is
-// what is left of the workload's wall after its CPU time, its runqueue
-// time and its lock wait: its sleep, and any other block (the address
-// space's lock, taken by a fault while the other thread unmaps). A switch
-// the kernel did not report (docs/known-gaps.md) makes the replay take its
-// thread to have run through it: as many requests as `incise sched` counts
-// missing switch-ins may be off, and no more.
+// BPF, in both lock modes, and with the id in a library it opens with dlopen, then check `incise
+// requests --by req` against the workload's own clocks for its 10 slowest requests: wall within 5%
+// or 3 ms; on-CPU, runnable, lock wait and blocked (its sleep) within 10% or 3 ms; its page faults
+// and its one thread. The workload's lock wait includes the time it then waited for a cpu, which
+// the report counts as runnable: it is compared less that (the kernel's run_delay). Blocked is what
+// is left of the workload's wall after its CPU time, its runqueue time and its lock wait: its
+// sleep, and any other block (the address space's lock, taken by a fault while the other thread
+// unmaps). A switch the kernel did not report (docs/known-gaps.md) makes the replay take its thread
+// to have run through it: as many requests as `incise sched` counts missing switch-ins may be off,
+// and no more.
+//
+// sched --by context:req has the same requests' running, runnable and
+// blocked time (lock wait is blocked there) by the same clocks.
 //
 // Then --where and --by context:req on one recording: the samples each
 // request's thread held it at, counted here from the trace's own rows
@@ -27,6 +28,7 @@
 #include <cstdlib>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "format/reader.h"
 #include "tests/analyzer/reports/report_json_runner.h"
@@ -45,6 +47,7 @@ using incise::testing::Recording;
 using incise::testing::RemoveOnExit;
 
 const std::string kRequestStory = INCISE_WORKLOADS_DIR "/request_story";
+const std::string kContextLibrary = INCISE_WORKLOADS_DIR "/librequest_context.so";
 constexpr uint64_t kRequests = 70;  // 10 of them (id % 7 == 6) are the slowest
 constexpr uint64_t kSlowest = 10;
 constexpr uint64_t kMs = 1'000'000;
@@ -90,23 +93,29 @@ void expectAtMostOnePerMissingSwitchIn(const std::string& trace_path,
       << all_off;
 }
 
-void checkRequests(const std::string& lock_mode) {
+// `context`: the --context option's value; `workload_options`: more for
+// request_story; `by`: the context whose values are the request ids.
+void checkRequests(const std::string& lock_mode, const std::string& context = "req=request_id",
+                   const std::vector<std::string>& workload_options = {},
+                   const std::string& by = "req") {
   INCISE_REQUIRE_RECORDING();
   // --sched-min-block 0: every block written, so no short wait reads as running.
-  Recording run =
-      record({"--locks", lock_mode, "-F", "999", "--sched-min-block", "0", "--page-faults",
-              "--context", "req=request_id"},
-             {kRequestStory, "--threads", "2", "--requests", std::to_string(kRequests)});
+  std::vector<std::string> workload = {kRequestStory, "--threads", "2", "--requests",
+                                       std::to_string(kRequests)};
+  workload.insert(workload.end(), workload_options.begin(), workload_options.end());
+  Recording run = record({"--locks", lock_mode, "-F", "999", "--sched-min-block", "0",
+                          "--page-faults", "--context", context},
+                         workload);
   RemoveOnExit cleanup{run.trace_path};
   ASSERT_EQ(run.exit_code, 0) << run.recorder_stderr;
   ASSERT_EQ(run.value("requests"), kRequests) << run.workload_stdout;
 
   nlohmann::json doc;
   ASSERT_EQ(incise::analyzer::testing::runReportJson(
-                runRequests, {run.trace_path, "--by", "req", "--limit", "0"}, doc),
+                runRequests, {run.trace_path, "--by", by, "--limit", "0"}, doc),
             0);
   ASSERT_FALSE(doc.is_discarded());
-  ASSERT_EQ(doc["context"], "req");
+  ASSERT_EQ(doc["context"], by);
   std::map<uint64_t, nlohmann::json> by_value;
   for (const auto& row : doc["requests"]) by_value[row["value"].get<uint64_t>()] = row;
   EXPECT_EQ(by_value.size(), kRequests) << doc["requests"].dump(1);
@@ -140,6 +149,42 @@ void checkRequests(const std::string& lock_mode) {
               std::max<uint64_t>(faults_truth / 10, 2));
   }
   expectAtMostOnePerMissingSwitchIn(run.trace_path, off);
+
+  // sched --by context:req: each slowest request's thread states by its own clocks.
+  nlohmann::json sched;
+  ASSERT_EQ(incise::analyzer::testing::runReportJson(
+                runSched, {run.trace_path, "--by", "context:" + by, "--limit", "0"}, sched),
+            0);
+  std::map<uint64_t, nlohmann::json> states;
+  for (const auto& row : sched["values"])
+    if (!row["value"].is_null()) states[row["value"].get<uint64_t>()] = row;
+  std::vector<std::string> states_off;
+  for (uint64_t id : slowestRequests(run)) {
+    ASSERT_EQ(states.count(id), 1u) << "request " << id;
+    const nlohmann::json& row = states[id];
+    EXPECT_EQ(row["threads"], nlohmann::json::array({truth(id, "tid")}));
+    std::string misses;
+    const uint64_t wall = truth(id, "wall_ns"), on_cpu = truth(id, "on_cpu_ns");
+    const uint64_t runnable = truth(id, "runnable_ns");
+    checkNear("running", row["running_ns"], on_cpu, 10, 3 * kMs, misses);
+    checkNear("runnable", row["runnable_ns"], runnable, 10, 3 * kMs, misses);
+    checkNear("blocked", row["blocked_ns"], wall > on_cpu + runnable ? wall - on_cpu - runnable : 0,
+              10, 3 * kMs, misses);
+    if (!misses.empty())
+      states_off.push_back("request " + std::to_string(id) + ": " + misses + row.dump());
+  }
+  expectAtMostOnePerMissingSwitchIn(run.trace_path, states_off);
+
+  // --context otel: the trace id's last 8 bytes are the request id + otel_trace_base.
+  if (context != "otel") return;
+  nlohmann::json traces;
+  ASSERT_EQ(incise::analyzer::testing::runReportJson(
+                runRequests, {run.trace_path, "--by", "trace_id", "--limit", "0"}, traces),
+            0);
+  std::set<uint64_t> trace_ids, expected;
+  for (const auto& row : traces["requests"]) trace_ids.insert(row["value"].get<uint64_t>());
+  for (uint64_t id = 1; id <= kRequests; ++id) expected.insert(run.value("otel_trace_base") + id);
+  EXPECT_EQ(trace_ids, expected);
 }
 
 struct SampleOfValue {
@@ -273,6 +318,23 @@ TEST(RequestStoryRecording, ContendedLockModeMatchesTheWorkloadsClocks) {
 
 TEST(RequestStoryRecording, AllLockModeMatchesTheWorkloadsClocks) {
   checkRequests("all");
+}
+
+// The id in a library the workload opens with dlopen (dynamic TLS, read
+// through each thread's DTV), 4 s after it starts: after the recorder's
+// looks at the exec have given up, so the library's mapping is what makes
+// it look again. It serves its first request 1 s after that (the recorder
+// drains the mmap records every 100 ms).
+// The OpenTelemetry thread context (OTEP 4947) the workload publishes per
+// request: span ids are the request ids.
+TEST(RequestStoryRecording, OtelSpansMatchTheWorkloadsClocks) {
+  checkRequests("contended", "otel", {"--otel"}, "span_id");
+}
+
+TEST(RequestStoryRecording, ADlopenedLibrarysVariableMatchesTheWorkloadsClocks) {
+  checkRequests("contended", "req=librequest_context.so:library_request_id",
+                {"--context-library", kContextLibrary, "--library-delay-ms", "4000",
+                 "--serve-delay-ms", "1000"});
 }
 
 }  // namespace

@@ -16,6 +16,8 @@ int runTop(const std::vector<std::string>& args);
 int runOffcpu(const std::vector<std::string>& args);
 int runWaits(const std::vector<std::string>& args);
 int runLatency(const std::vector<std::string>& args);
+int runSched(const std::vector<std::string>& args);
+int runFlame(const std::vector<std::string>& args);
 
 namespace {
 using testing::runReportJson;
@@ -119,6 +121,49 @@ TEST_F(WhereTest, OffcpuKeepsTheSpansOfThreadsHoldingTheValues) {
   EXPECT_EQ(by["values"][0]["switches"], 1);
 }
 
+// Thread 101 ran 0-12 µs and 18-30 µs, blocked between: 7 holds until
+// 19 µs (the change placed halfway through 18-20 µs), 8 from there.
+TEST_F(WhereTest, SchedCutsAThreadsStatesWhereItsValueChanges) {
+  auto thread101 = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), path);
+    nlohmann::json doc = runReportJson(runSched, args);
+    EXPECT_FALSE(doc.contains("exit_code")) << doc.dump();
+    for (const auto& row : doc["threads"])
+      if (row["tid"] == 101) return row;
+    return nlohmann::json();
+  };
+  nlohmann::json all = thread101({});
+  EXPECT_EQ(all["running_ns"], 24'000);
+  EXPECT_EQ(all["blocked_ns"], 6'000);
+  nlohmann::json seven = thread101({"--where", "req=7"});
+  EXPECT_EQ(seven["running_ns"], 13'000);
+  EXPECT_EQ(seven["blocked_ns"], 6'000);
+  EXPECT_EQ(seven["voluntary_switches"], 1);
+  nlohmann::json eight = thread101({"--where", "req=8"});
+  EXPECT_EQ(eight["running_ns"], 11'000);
+  EXPECT_EQ(eight["blocked_ns"], 0);
+  EXPECT_EQ(eight["voluntary_switches"], 0);
+  EXPECT_EQ(thread101({"--where", "req=0"}), nlohmann::json());
+  nlohmann::json windowed = thread101({"--where", "req=8", "--time", "..0.000025"});
+  EXPECT_EQ(windowed["running_ns"], 6'000);
+
+  nlohmann::json by = runReportJson(runSched, {path, "--by", "context:req"});
+  ASSERT_FALSE(by.contains("exit_code")) << by.dump();
+  EXPECT_EQ(by["by"], "context:req");
+  ASSERT_EQ(by["values"].size(), 2u) << by.dump();
+  EXPECT_EQ(by["values"][0]["value"], 7);  // most running first
+  EXPECT_EQ(by["values"][0]["running_ns"], 13'000);
+  EXPECT_EQ(by["values"][0]["blocked_ns"], 6'000);
+  EXPECT_EQ(by["values"][0]["threads"], nlohmann::json::array({101}));
+  EXPECT_EQ(by["values"][1]["value"], 8);
+  EXPECT_EQ(by["values"][1]["running_ns"], 11'000);
+  nlohmann::json both = runReportJson(runSched, {path, "--by", "context:req", "--where", "req!=7"});
+  ASSERT_EQ(both["values"].size(), 1u) << both.dump();
+  EXPECT_EQ(both["values"][0]["value"], 8);
+  EXPECT_EQ(runReportJson(runSched, {path, "--by", "context:user"})["exit_code"], 2);
+  EXPECT_EQ(runReportJson(runSched, {path, "--by", "cpu"})["exit_code"], 2);
+}
+
 TEST_F(WhereTest, WaitsAndLatencyKeepTheRowsOfThreadsHoldingTheValues) {
   auto waits = [&](const std::string& where) {
     nlohmann::json doc = runReportJson(runWaits, {path, "--where", where});
@@ -139,6 +184,44 @@ TEST_F(WhereTest, WaitsAndLatencyKeepTheRowsOfThreadsHoldingTheValues) {
   };
   EXPECT_EQ(calls("req=8"), 1u);
   EXPECT_EQ(calls("req=7,8,0"), 2u);
+}
+
+TEST_F(WhereTest, WaitsAndLatencyByContextSplitPerValue) {
+  nlohmann::json waits = runReportJson(runWaits, {path, "--by", "context:req"});
+  ASSERT_FALSE(waits.contains("exit_code")) << waits.dump();
+  std::map<std::string, uint64_t> wait_ns;
+  for (const auto& group : waits["groups"])
+    wait_ns[group["value"].dump()] += group["wait_ns"]["total"].get<uint64_t>();
+  EXPECT_EQ(wait_ns, (std::map<std::string, uint64_t>{{"8", 500}, {"0", 900}}));
+  nlohmann::json latency = runReportJson(runLatency, {path, "--by", "context:req"});
+  ASSERT_FALSE(latency.contains("exit_code")) << latency.dump();
+  std::map<std::string, uint64_t> call_ns;
+  for (const auto& group : latency["groups"])
+    call_ns[group["value"].dump()] += group["total_ns"].get<uint64_t>();
+  EXPECT_EQ(call_ns, (std::map<std::string, uint64_t>{{"8", 700}, {"0", 300}}));
+  EXPECT_EQ(runReportJson(runWaits, {path, "--by", "context:user"})["exit_code"], 2);
+  EXPECT_EQ(runReportJson(runLatency, {path, "--by", "context:user"})["exit_code"], 2);
+}
+
+// Each value's stacks under a root frame: the samples, the blocked span
+// (at its switch-out) and the lock waits of threads holding it.
+TEST_F(WhereTest, FlameByContextPutsEachValueUnderARootFrame) {
+  auto roots = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), path);
+    nlohmann::json doc = runReportJson(runFlame, args);
+    EXPECT_FALSE(doc.contains("exit_code")) << doc.dump();
+    std::map<std::string, uint64_t> weight;
+    for (const auto& stack : doc["stacks"])
+      weight[stack["frames"][0].get<std::string>()] += stack["weight"].get<uint64_t>();
+    return weight;
+  };
+  using Weights = std::map<std::string, uint64_t>;
+  EXPECT_EQ(roots({"--by", "context:req"}),
+            (Weights{{"req=7", 10}, {"req=8", 6}, {"req=0", 5}, {"req=?", 3}}));
+  EXPECT_EQ(roots({"--by", "context:req", "--off-cpu"}), (Weights{{"req=7", 6000}}));
+  EXPECT_EQ(roots({"--by", "context:req", "--locks"}), (Weights{{"req=8", 500}, {"req=0", 900}}));
+  EXPECT_EQ(roots({"--by", "context:req", "--where", "req=8"}), (Weights{{"req=8", 6}}));
+  EXPECT_EQ(runReportJson(runFlame, {path, "--by", "module"})["exit_code"], 2);
 }
 
 TEST_F(WhereTest, ANameTheTraceLacksIsAUsageErrorNamingTheContextsItHas) {
