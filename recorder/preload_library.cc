@@ -57,16 +57,17 @@ Result<std::string> findPreloadLibrary() {
   if (error) return Error("cannot read /proc/self/exe to find " + std::string(kPreloadLibraryName));
   std::filesystem::path directory = self.parent_path();
   std::vector<std::filesystem::path> candidates = {
-      directory.parent_path() / "lib" / "incise" / kPreloadLibraryName,  // installed: bin/ and lib/incise/
-      directory.parent_path() / "preload" / kPreloadLibraryName,         // a build tree
+      directory.parent_path() / "lib" / "incise" /
+          kPreloadLibraryName,                                    // installed: bin/ and lib/incise/
+      directory.parent_path() / "preload" / kPreloadLibraryName,  // a build tree
   };
   std::string looked;
   for (const std::filesystem::path& candidate : candidates) {
     if (std::filesystem::is_regular_file(candidate, error)) return candidate.string();
     looked += (looked.empty() ? "" : ", ") + candidate.string();
   }
-  return Error(std::string(kPreloadLibraryName) + " is not installed beside incise-record (looked at " +
-               looked + ")");
+  return Error(std::string(kPreloadLibraryName) +
+               " is not installed beside incise-record (looked at " + looked + ")");
 }
 
 std::optional<std::string> preloadRefusal(const std::string& program) {

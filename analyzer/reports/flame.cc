@@ -110,7 +110,8 @@ int runFlame(const std::vector<std::string>& args) {
   if (by != "stack" && !context)
     return cli.usageError("--by '" + by + "': expected stack or context:NAME");
   if (context && (alloc || live))
-    return cli.usageError("--by " + by + " with --alloc or --live: allocations are not split by "
+    return cli.usageError("--by " + by +
+                          " with --alloc or --live: allocations are not split by "
                           "context");
 
   std::unique_ptr<Trace> trace = cli.openTrace();

@@ -52,10 +52,9 @@ class AllocRecording : public ::testing::Test {
   static void SetUpTestSuite() {
     if (!recordingUnavailableReason().empty()) return;
     trace_ = new std::string(tempTracePath("alloc_story.trace"));
-    run_ = new WorkloadRun(run_workload(
-        INCISE_RECORD_BIN,
-        {"-o", *trace_, "--no-sched", "--locks", "off", "--alloc", "--alloc-rate", "16384", "--",
-         "env", std::string("LD_PRELOAD=") + INCISE_PRELOAD_LIBRARY, kAllocStory}));
+    run_ = new WorkloadRun(
+        run_workload(INCISE_RECORD_BIN, {"-o", *trace_, "--no-sched", "--locks", "off", "--alloc",
+                                         "--alloc-rate", "16384", "--", kAllocStory}));
   }
   static void TearDownTestSuite() {
     delete trace_;
@@ -120,10 +119,9 @@ TEST(Alloc, ChildrenAShellForksAndExecsAreSampledEachWithItsOwnLeak) {
   const std::string second = tempTracePath("alloc_child_2.out");
   const std::string script = kAllocStory + " --scale 1 > " + first + "; " + kAllocStory +
                              " --leak-count 16384 > " + second;
-  WorkloadRun run = run_workload(
-      INCISE_RECORD_BIN,
-      {"-o", trace, "--no-sched", "--locks", "off", "--alloc", "--alloc-rate", "16384", "--", "env",
-       std::string("LD_PRELOAD=") + INCISE_PRELOAD_LIBRARY, "sh", "-c", script});
+  WorkloadRun run =
+      run_workload(INCISE_RECORD_BIN, {"-o", trace, "--no-sched", "--locks", "off", "--alloc",
+                                       "--alloc-rate", "16384", "--", "sh", "-c", script});
   ASSERT_EQ(run.exit_code, 0) << run.raw_stdout;
   for (const std::string& output : {first, second}) {
     WorkloadRun child = run_workload("/bin/cat", {output});
