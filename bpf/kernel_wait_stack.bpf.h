@@ -382,4 +382,20 @@ static __always_inline __u32 walk_switch_kernel_stack(void* ctx, __u64* frames) 
   return count;
 }
 
+/* The program's context as a global function's argument (libbpf's
+ * bpf_helpers.h has it from 1.4 on). */
+#ifndef __arg_ctx
+#define __arg_ctx __attribute__((btf_decl_tag("arg:ctx")))
+#endif
+
+/* walk_switch_kernel_stack into stack->frames, as a global function: the
+ * verifier checks it once, on its own, instead of once for every state in
+ * which the user walk after it begins (inlined, the two took most of its
+ * million instructions with --sched-stacks all). Returns how many frames,
+ * at most MAX_STACK_DEPTH. */
+__noinline int switch_kernel_stack(void* ctx __arg_ctx, struct event_stack* stack) {
+  if (!stack) return 0;
+  return (int)walk_switch_kernel_stack(ctx, stack->frames);
+}
+
 #endif /* INCISE_BPF_KERNEL_WAIT_STACK_BPF_H */

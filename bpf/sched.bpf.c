@@ -174,16 +174,24 @@ static __always_inline void capture_switch_stack(void* ctx, struct event_stack* 
   bool kernel_stack = !preempted && (sched_stacks == SCHED_STACKS_ALL ||
                                      (prev_state & TASK_UNINTERRUPTIBLE_STATE) != 0);
   /* One user walk after either, so the verifier checks one inlined copy. */
-  __u32 kernel_count = kernel_stack ? walk_switch_kernel_stack(ctx, stack->frames) : 0;
+  /* Masked, not compared: the verifier knows nothing of a global function's
+   * result, and a compare the compiler makes on a zero-extended copy leaves
+   * the register it then uses unbounded. The count is at most
+   * MAX_STACK_DEPTH, all ones, so the mask keeps it. */
+  _Static_assert((MAX_STACK_DEPTH & (MAX_STACK_DEPTH + 1)) == 0, "MAX_STACK_DEPTH is 2^k - 1");
+  __u32 kernel_count = kernel_stack ? (__u32)switch_kernel_stack(ctx, stack) & MAX_STACK_DEPTH : 0;
   stack->user_count = walk_wait_stack(ctx, &stack->frames[kernel_count], SLOT_SWITCH);
   stack->kernel_count = kernel_count;
   stack->reserved = 0;
 }
 
-/* A waker's user stack (its kernel part is the wake-up path). */
+/* A waker's user stack, and with --sched-stacks all its kernel part too
+ * (the wake-up path). One user walk for either, so the verifier checks one
+ * inlined copy and the program's frame has room for the unwinder's calls. */
 static __always_inline void capture_waker_stack(void* ctx, struct event_stack* stack) {
-  stack->user_count = walk_wait_stack(ctx, stack->frames, SLOT_WAKEUP);
-  stack->kernel_count = 0;
+  __u32 kernel_count = sched_stacks == SCHED_STACKS_ALL ? walk_kernel_stack(ctx, stack->frames) : 0;
+  stack->user_count = walk_wait_stack(ctx, &stack->frames[kernel_count], SLOT_WAKEUP);
+  stack->kernel_count = kernel_count;
   stack->reserved = 0;
 }
 
@@ -391,8 +399,6 @@ static __always_inline int on_wakeup(void* ctx, struct task_struct* wakee,
   if (sched_stacks == SCHED_STACKS_OFF || waker_tgid == 0 || !waker_is_target ||
       !waker_stack_needed(wakee_btf, flags, e->header.time))
     clear_stack(&e->stack);
-  else if (sched_stacks == SCHED_STACKS_ALL)
-    capture_stacks(ctx, &e->stack);
   else
     capture_waker_stack(ctx, &e->stack);
   submit_event(e, event_size_with_stack(__builtin_offsetof(struct wakeup_event, stack), &e->stack),

@@ -225,8 +225,9 @@ static __always_inline __u32 walk_user_stack(void* ctx, __u64* frames) {
   int how = user_walk_setup(&regs, &ip, &pending, &at_probed_entry);
   if (how == USER_WALK_KERNEL) return kernel_walk_user_stack(ctx, frames);
   if (how == USER_WALK_NONE || !regs) return 0;
+  struct unwind_walk walk;
   /* CFI walks start in the probed code: the uprobe page has no tables. */
-  int count = unwind_user_stack(regs, ip, frames, pending.trampoline, (__u64)pending.next);
+  int count = unwind_user_stack(regs, ip, frames, pending.trampoline, (__u64)pending.next, &walk);
   if (count >= 0) return (__u32)count;
   return fp_walk(regs, pending, at_probed_entry, frames);
 }

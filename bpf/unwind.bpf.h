@@ -1,7 +1,8 @@
 /* User stacks unwound in the kernel from compact CFI tables, for code built
  * without frame pointers (Debian's libc, python3, postgres, redis...).
  *
- *   int count = unwind_user_stack(regs, ip, frames, trampoline, pending);  // -1: walk by fp
+ *   struct unwind_walk walk;  // or a per-CPU slot: see unwind_user_stack
+ *   int count = unwind_user_stack(regs, ip, frames, trampoline, pending, &walk);  // -1: fp
  *
  * The recorder (recorder/metadata/unwind_table_loader.h) loads each executable
  * object's rows (bpf/unwind_table.h, built from .eh_frame by
@@ -140,8 +141,8 @@ struct {
 #define UNWIND_LOWEST_ADDRESS 4096
 #define UNWIND_WALKING 0xffffffff
 
-/* One walk's registers and caches, on the BPF stack of the program that
- * walks (struct unwind_context). */
+/* One walk's registers and caches, where the program that walks keeps
+ * them (struct unwind_context). */
 struct unwind_walk {
   __u64 pc, sp, bp;
   /* The mapping the last pc fell in (most frames share their caller's),
@@ -563,7 +564,7 @@ __noinline int unwind_frame(struct unwind_walk* w) {
 
 struct unwind_context {
   __u64* frames; /* room for MAX_STACK_DEPTH; outside `walk`, which unwind_frame may write */
-  struct unwind_walk walk;
+  struct unwind_walk* walk;
 };
 
 /* Step `index` writes frame `index` and steps to its caller: the loop's
@@ -572,7 +573,7 @@ struct unwind_context {
  * depth.) */
 static long unwind_step(__u64 index, void* context) {
   struct unwind_context* c = context;
-  struct unwind_walk* w = &c->walk;
+  struct unwind_walk* w = c->walk;
   if (w->pc < UNWIND_LOWEST_ADDRESS) {
     w->end = UNWIND_END_ZERO_PC;
     return 1;
@@ -590,9 +591,14 @@ static long unwind_step(__u64 index, void* context) {
  * (leaf first), starting at `ip` (regs->ip, or the probed code's address
  * while a uprobe single-steps); -1 when the process has no tables yet (the
  * caller then walks frame pointers). `trampoline` and `pending` come from
- * the task's pending uretprobes (bpf/stack.bpf.h). */
+ * the task's pending uretprobes (bpf/stack.bpf.h). `w` holds the walk's
+ * state: on the caller's stack, or, for a program whose own frame leaves
+ * too little of the 512 bytes its deepest calls share (unwind_frame's and
+ * the searches' frames come on top), a per-CPU slot nothing else on that
+ * CPU uses meanwhile. */
 static __always_inline int unwind_user_stack(struct pt_regs* regs, __u64 ip, __u64* frames,
-                                             __u64 trampoline, __u64 pending) {
+                                             __u64 trampoline, __u64 pending,
+                                             struct unwind_walk* w) {
   void* processes = unwind_shared(&unwind_processes);
   if (!processes) return -1; /* -g fp */
   __u32 pid = bpf_get_current_pid_tgid() >> 32;
@@ -619,29 +625,25 @@ static __always_inline int unwind_user_stack(struct pt_regs* regs, __u64 ip, __u
   }
   /* After the exec check: a fork of the recorder gets tables once it execs. */
   if (first->flags & UNWIND_PROCESS_FRAME_POINTERS) return -1;
-  struct unwind_context c = {
-      .frames = frames,
-      .walk =
-          {
-              .pc = ip,
-              .sp = regs->sp,
-              .bp = regs->bp,
-              .trampoline = trampoline,
-              .pending = pending,
-              .pid = key.pid,
-              .asker = pid,
-              .end = UNWIND_WALKING,
-          },
-  };
+  __builtin_memset(w, 0, sizeof(*w));
+  w->pc = ip;
+  w->sp = regs->sp;
+  w->bp = regs->bp;
+  w->trampoline = trampoline;
+  w->pending = pending;
+  w->pid = key.pid;
+  w->asker = pid;
+  w->end = UNWIND_WALKING;
   /* At the trampoline's first byte the thread is returning to its caller. */
-  c.walk.pc = unwind_real_return(&c.walk, c.walk.pc);
+  w->pc = unwind_real_return(w, w->pc);
+  struct unwind_context c = {.frames = frames, .walk = w};
   bpf_loop(MAX_STACK_DEPTH + 1, unwind_step, &c, 0);
-  __u32 end = c.walk.end;
+  __u32 end = w->end;
   unwind_count(end < UNWIND_END_KINDS ? end : UNWIND_END_DEPTH, 1);
-  unwind_count(UNWIND_STAT_CFI_FRAMES, c.walk.cfi_frames);
-  unwind_count(UNWIND_STAT_FP_FRAMES, c.walk.fp_frames);
-  unwind_count(UNWIND_STAT_ROW_MISSES, c.walk.row_misses);
-  __u32 count = c.walk.count;
+  unwind_count(UNWIND_STAT_CFI_FRAMES, w->cfi_frames);
+  unwind_count(UNWIND_STAT_FP_FRAMES, w->fp_frames);
+  unwind_count(UNWIND_STAT_ROW_MISSES, w->row_misses);
+  __u32 count = w->count;
   return count > MAX_STACK_DEPTH ? MAX_STACK_DEPTH : (int)count;
 }
 

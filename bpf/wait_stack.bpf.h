@@ -96,6 +96,9 @@ __u64 wait_stack_memo_threads = 0; /* threads holding a memo now */
 struct wait_stack_scratch {
   struct wait_stack_key key;
   __u64 window[WAIT_STACK_WINDOW_WORDS]; /* the words at the top of the user stack */
+  /* Here, not on the stack: the scheduler program's frame leaves too little
+   * room for the walk beside the unwinder's own calls. */
+  struct unwind_walk walk;
 };
 
 struct {
@@ -219,11 +222,12 @@ static __always_inline __u32 walk_wait_stack(void* ctx, __u64* frames, __u32 slo
   if (how == USER_WALK_KERNEL) return kernel_walk_user_stack(ctx, frames);
   if (how == USER_WALK_NONE || !regs) return 0;
   struct task_struct* task = bpf_get_current_task_btf();
-  struct wait_stack_scratch* s = NULL;
+  struct wait_stack_scratch* scratch = bpf_map_lookup_elem(&wait_stack_scratch, &slot);
+  if (!scratch) return fp_walk(regs, pending, at_probed_entry, frames);
+  struct wait_stack_scratch* s = NULL; /* the scratch, where the walk may be kept */
   struct wait_stack_memo* memo = NULL;
   __u64 now = 0;
-  if (!pending.next && !at_probed_entry && regs->orig_ax < WAIT_STACK_MAX_SYSCALL)
-    s = bpf_map_lookup_elem(&wait_stack_scratch, &slot);
+  if (!pending.next && !at_probed_entry && regs->orig_ax < WAIT_STACK_MAX_SYSCALL) s = scratch;
   if (s) {
     s->key.syscall = regs->orig_ax;
     s->key.ip = ip;
@@ -260,7 +264,8 @@ static __always_inline __u32 walk_wait_stack(void* ctx, __u64* frames, __u32 slo
   __u64* whole_walks = s ? bpf_map_lookup_elem(&unwind_stats, &outermost) : NULL;
   __u64 whole_before = whole_walks ? *whole_walks : 0;
   /* CFI walks start in the probed code: the uprobe page has no tables. */
-  int count = unwind_user_stack(regs, ip, frames, pending.trampoline, (__u64)pending.next);
+  int count =
+      unwind_user_stack(regs, ip, frames, pending.trampoline, (__u64)pending.next, &scratch->walk);
   if (count < 0) {
     wait_stack_count(WAIT_STACK_NOT_KEPT);
     return fp_walk(regs, pending, at_probed_entry, frames);
