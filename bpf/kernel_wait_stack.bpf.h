@@ -224,19 +224,26 @@ static long kernel_stack_check_step(__u64 step, void* context) {
  * under the entry's is now. That frame is the same return address on every
  * path from one syscall, so its search runs once per block, not per path. */
 struct kernel_stack_block {
-  __u64* window;        /* `span` words under the registers, the deepest first */
-  __u32 span;           /* 0: not read yet */
+  __u32 span;           /* words of the scratch window read: 0, not read yet */
   __u64 under_entry;    /* its return address (0: not found yet) */
   __s64 under_entry_at; /* its depth now */
 };
 
-/* Whether the frames `known` keeps are still at their depths under `top`:
+/* Whether the frames `known` keeps are still at their depths under the
+ * current task's saved user registers:
  * the outermost (the entry's) where it was, the others all moved by one
  * shift, the random offset each syscall puts under its entry frame
- * (CONFIG_RANDOMIZE_KSTACK_OFFSET: up to 1023 bytes). */
-static __always_inline bool kernel_stack_still_there(const struct kernel_stack_frames* known,
-                                                     const char* top,
-                                                     struct kernel_stack_block* block) {
+ * (CONFIG_RANDOMIZE_KSTACK_OFFSET: up to 1023 bytes). The window is the
+ * scratch's, `span` words under the registers, the deepest first. A global function:
+ * the verifier checks it and its two loops once, not for each kept path at
+ * every state the switch program reaches them in (inlined, that was nearly
+ * all of the program's verification). */
+__noinline int kernel_stack_still_there(const struct kernel_stack_frames* known,
+                                        struct kernel_stack_block* block) {
+  __u32 zero = 0;
+  struct kernel_stack_scratch* s = bpf_map_lookup_elem(&kernel_wait_stack_scratch, &zero);
+  const char* top = (const char*)bpf_task_pt_regs(bpf_get_current_task_btf());
+  if (!known || !block || !s || !top) return 0;
   __u32 count = known->count;
   if (known->first_checked >= count || count > MAX_STACK_DEPTH) return false;
   __u32 span = known->depth[known->first_checked] + KERNEL_STACK_MAX_SHIFT_WORDS;
@@ -247,11 +254,11 @@ static __always_inline bool kernel_stack_still_there(const struct kernel_stack_f
     barrier_var(bytes);
     bytes &= KERNEL_STACK_WINDOW_WORDS * sizeof(__u64) * 2 - 1;
     if (bytes == 0 || bytes > KERNEL_STACK_WINDOW_WORDS * sizeof(__u64)) return false;
-    if (bpf_probe_read_kernel(block->window, bytes, top - bytes) != 0) return false;
+    if (bpf_probe_read_kernel(s->window, bytes, top - bytes) != 0) return false;
     block->span = span;
   }
   struct kernel_stack_check c = {.known = known,
-                                 .window = block->window,
+                                 .window = s->window,
                                  .span = block->span,
                                  .outermost = count - 1,
                                  .same = true};
@@ -319,7 +326,7 @@ static __always_inline __u32 walk_switch_kernel_stack(void* ctx, __u64* frames) 
   if (memo) place = kernel_stack_place_of(memo, syscall, user_ip, &fresh);
   __u32 unused_variant = KERNEL_STACK_VARIANTS;
   if (place && !fresh) {
-    struct kernel_stack_block block = {.window = s->window};
+    struct kernel_stack_block block = {};
     __u32 last = place->last_variant;
     __u32 first = last < KERNEL_STACK_VARIANTS ? place->successor[last] : 0;
     for (__u32 k = 0; k < KERNEL_STACK_VARIANTS; ++k) {
@@ -329,7 +336,7 @@ static __always_inline __u32 walk_switch_kernel_stack(void* ctx, __u64* frames) 
         if (unused_variant == KERNEL_STACK_VARIANTS) unused_variant = variant;
         continue;
       }
-      if (!kernel_stack_still_there(known, top, &block)) continue;
+      if (!kernel_stack_still_there(known, &block)) continue;
       __u32 count = known->count;
       if (count > MAX_STACK_DEPTH) count = MAX_STACK_DEPTH;
       barrier_var(count);
