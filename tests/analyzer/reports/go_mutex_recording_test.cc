@@ -107,11 +107,14 @@ void expectItsGoroutines(const Recording& run, const nlohmann::json& waits) {
 // releasing goroutine's contended Lock when that lies in the same stretch
 // of waiting, else at the first waiter's arrival or the previous release.
 // Their total is the workload's own (each hold against the union of the
-// other goroutines' waits, timed by the goroutines themselves) within 15%:
-// what differs is a lockSlow's spin before it sleeps (µs) and the hand-over
-// gap before an unseen TryLock, against holds of 64 page faults (hundreds
-// of µs). Pairing every slow unlock with the goroutine's last contended
-// Lock instead overstated it 6.8 to 13.4 times on three such recordings.
+// other goroutines' waits, timed by the goroutines themselves) within 15%,
+// and above it by at most 30 µs for each hold that starts at a bound: what
+// differs is a lockSlow's spin before it sleeps (µs) and the hand-over gap
+// before an unseen TryLock (a wake-up and a schedule), against holds of 64
+// page faults. On an idle 2-CPU VM, where those faults take ~60 µs a hold,
+// the gap came to ~17 µs a hold (1.21-1.30 times the workload's total, and
+// 1.075-1.078 with holds of 256 faults). Pairing every slow unlock with the goroutine's last
+// contended Lock instead overstated it 6.8 to 13.4 times on three such recordings.
 void expectTheHoldsWhileOthersWaited(const Recording& run, const nlohmann::json& locks) {
   ASSERT_TRUE(run.has("held_while_waited_ns")) << run.workload_stdout;
   const uint64_t truth = run.value("held_while_waited_ns");
@@ -121,10 +124,13 @@ void expectTheHoldsWhileOthersWaited(const Recording& run, const nlohmann::json&
   ASSERT_EQ(found.size(), 1u) << locks["groups"].dump(1);
   const nlohmann::json& g = found.front();
   const uint64_t held = g["hold_ns"]["total"].get<uint64_t>();
+  const uint64_t bounded_holds = g["go_holds"]["after_previous"].get<uint64_t>() +
+                                 g["go_holds"]["episode_start"].get<uint64_t>();
   EXPECT_GE(held * 100, truth * 85) << "incise " << held << " ns, workload " << truth << " ns\n"
                                     << g.dump(1);
-  EXPECT_LE(held * 100, truth * 115) << "incise " << held << " ns, workload " << truth << " ns\n"
-                                     << g.dump(1);
+  EXPECT_LE(held * 100, truth * 115 + bounded_holds * 30'000 * 100)
+      << "incise " << held << " ns, workload " << truth << " ns\n"
+      << g.dump(1);
   EXPECT_FALSE(g["hold_inferred"].get<bool>()) << g.dump(1);
 
   // One hold per slow unlock, each by a thread that ran a holder, and the
