@@ -95,6 +95,15 @@ uint64_t blockedOf(const Recording& run, uint64_t id) {
                     truthOf(run, id, "on_cpu_ns") + truthOf(run, id, "runnable_ns") + lock_blocked);
 }
 
+bool isFirstOnItsThread(const Recording& run, uint64_t id) {
+  for (uint64_t other = 1; other <= kRequests; ++other) {
+    if (truthOf(run, other, "tid") == truthOf(run, id, "tid") &&
+        truthOf(run, other, "start_ns") < truthOf(run, id, "start_ns"))
+      return false;
+  }
+  return true;
+}
+
 // Unplaced time (see the top of this file): what of a request's blocked time
 // its sleep does not explain, and that of the next request on its thread.
 struct Unplaced {
@@ -203,9 +212,15 @@ void checkRequests(const std::string& lock_mode, const std::string& context = "r
     if (!misses.empty())
       off.push_back("request " + std::to_string(id) + ": " + misses + row.dump());
     EXPECT_EQ(row["threads"], nlohmann::json::array({truth(id, "tid")}));
-    const uint64_t faults = row["page_faults"], faults_truth = truth(id, "page_faults");
-    EXPECT_LE(faults > faults_truth ? faults - faults_truth : faults_truth - faults,
-              std::max<uint64_t>(faults_truth / 10, 2));
+    // Not a thread's first request: its faults include the first touches of pages both threads
+    // share, which land in or out of its window by which thread gets there first, and the
+    // workload's window around the id is wider than the id's (13 to 22 faults by its count
+    // against 16 or 17 in the trace, in recordings on a 2-CPU VM).
+    if (!isFirstOnItsThread(run, id)) {
+      const uint64_t faults = row["page_faults"], faults_truth = truth(id, "page_faults");
+      EXPECT_LE(faults > faults_truth ? faults - faults_truth : faults_truth - faults,
+                std::max<uint64_t>(faults_truth / 10, 2));
+    }
   }
   expectAtMostOnePerMissingSwitchIn(run.trace_path, off);
 
@@ -265,7 +280,8 @@ void forEachStoredRow(const format::Reader& reader, Visit&& visit) {
 }
 
 // Every sample of a thread with a known value of slot 0, by value: the
-// value of the thread's latest change row at or before the sample.
+// value of the thread's latest change row at or before the sample, unless
+// the thread exited between them.
 std::map<uint64_t, std::vector<SampleOfValue>> samplesByValue(const std::string& path) {
   auto reader = format::Reader::open(path);
   EXPECT_TRUE(reader) << reader.error().message();
@@ -274,12 +290,21 @@ std::map<uint64_t, std::vector<SampleOfValue>> samplesByValue(const std::string&
   forEachStoredRow<format::ContextChange>(**reader, [&](const format::ContextChange& row) {
     if (row.slot == 0) changes[row.tid][row.time] = row.value;
   });
+  std::multimap<uint64_t, uint64_t> exits;  // tid -> time
+  forEachStoredRow<format::ProcessEvent>(**reader, [&](const format::ProcessEvent& row) {
+    if (row.event == static_cast<uint64_t>(format::ProcessEventType::kExit))
+      exits.emplace(row.tid, row.time);
+  });
   std::map<uint64_t, std::vector<SampleOfValue>> by_value;
   forEachStoredRow<format::CpuSample>(**reader, [&](const format::CpuSample& sample) {
     auto thread = changes.find(sample.tid);
     if (thread == changes.end()) return;
     auto after = thread->second.upper_bound(sample.time);
     if (after == thread->second.begin()) return;
+    // A thread's value ends at its exit: a sample of it after that has none.
+    const uint64_t changed = std::prev(after)->first;
+    for (auto [exit, end] = exits.equal_range(sample.tid); exit != end; ++exit)
+      if (exit->second > changed && exit->second <= sample.time) return;
     by_value[std::prev(after)->second].push_back({sample.tid, sample.time});
   });
   return by_value;
