@@ -35,6 +35,7 @@
 #include <cstdlib>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 
 #include "format/reader.h"
@@ -86,22 +87,42 @@ uint64_t lessOrZero(uint64_t a, uint64_t b) {
   return a > b ? a - b : 0;
 }
 
-// A request's blocked time by the workload's clocks: its wall less its CPU
-// time, its runqueue time and its lock wait (less that wait's runqueue time).
-uint64_t blockedOf(const Recording& run, uint64_t id) {
-  const uint64_t lock_blocked =
-      lessOrZero(truthOf(run, id, "lock_wait_ns"), truthOf(run, id, "lock_runnable_ns"));
-  return lessOrZero(truthOf(run, id, "wall_ns"),
-                    truthOf(run, id, "on_cpu_ns") + truthOf(run, id, "runnable_ns") + lock_blocked);
+// A request's lock wait less that wait's runqueue time. The workload reads its run delay just
+// outside its two clock reads, so a preemption between them counts in lock_runnable_ns and not in
+// lock_wait_ns: it is at least 0.
+uint64_t lockBlockedOf(const Recording& run, uint64_t id) {
+  return lessOrZero(truthOf(run, id, "lock_wait_ns"), truthOf(run, id, "lock_runnable_ns"));
 }
 
-bool isFirstOnItsThread(const Recording& run, uint64_t id) {
+// A request's sleep less its runqueue time inside the sleep.
+uint64_t sleepBlockedOf(const Recording& run, uint64_t id) {
+  return lessOrZero(truthOf(run, id, "sleep_ns"), truthOf(run, id, "sleep_runnable_ns"));
+}
+
+// A request's blocked time by the workload's clocks: its wall less its CPU
+// time, its runqueue time and its lock wait's blocked part.
+uint64_t blockedOf(const Recording& run, uint64_t id) {
+  return lessOrZero(
+      truthOf(run, id, "wall_ns"),
+      truthOf(run, id, "on_cpu_ns") + truthOf(run, id, "runnable_ns") + lockBlockedOf(run, id));
+}
+
+// The request served on `id`'s thread just before it (`later` false) or
+// just after it (`later` true), if any.
+std::optional<uint64_t> adjacentOnItsThread(const Recording& run, uint64_t id, bool later) {
+  const uint64_t tid = truthOf(run, id, "tid"), start = truthOf(run, id, "start_ns");
+  std::optional<uint64_t> adjacent;
+  uint64_t adjacent_start = 0;
   for (uint64_t other = 1; other <= kRequests; ++other) {
-    if (truthOf(run, other, "tid") == truthOf(run, id, "tid") &&
-        truthOf(run, other, "start_ns") < truthOf(run, id, "start_ns"))
-      return false;
+    const uint64_t other_start = truthOf(run, other, "start_ns");
+    if (truthOf(run, other, "tid") != tid || other_start == start || (other_start > start) != later)
+      continue;
+    if (!adjacent || (later ? other_start < adjacent_start : other_start > adjacent_start)) {
+      adjacent = other;
+      adjacent_start = other_start;
+    }
   }
-  return true;
+  return adjacent;
 }
 
 // Unplaced time (see the top of this file): what of a request's blocked time
@@ -111,22 +132,10 @@ struct Unplaced {
   uint64_t next = 0;
 };
 
-Unplaced unplacedOf(const Recording& run, uint64_t id, uint64_t requests) {
-  auto own = [&](uint64_t of) {
-    return lessOrZero(blockedOf(run, of), lessOrZero(truthOf(run, of, "sleep_ns"),
-                                                     truthOf(run, of, "sleep_runnable_ns")));
-  };
-  Unplaced unplaced{.own = own(id)};
-  const uint64_t tid = truthOf(run, id, "tid"), start = truthOf(run, id, "start_ns");
-  uint64_t next_start = UINT64_MAX;
-  for (uint64_t other = 1; other <= requests; ++other) {
-    const uint64_t other_start = truthOf(run, other, "start_ns");
-    if (truthOf(run, other, "tid") == tid && other_start > start && other_start < next_start) {
-      next_start = other_start;
-      unplaced.next = own(other);
-    }
-  }
-  return unplaced;
+Unplaced unplacedOf(const Recording& run, uint64_t id) {
+  auto own = [&](uint64_t of) { return lessOrZero(blockedOf(run, of), sleepBlockedOf(run, of)); };
+  const std::optional<uint64_t> next = adjacentOnItsThread(run, id, /*later=*/true);
+  return {.own = own(id), .next = next ? own(*next) : 0};
 }
 
 // The workload's slowest requests by its own wall clock.
@@ -190,24 +199,17 @@ void checkRequests(const std::string& lock_mode, const std::string& context = "r
     const nlohmann::json& row = by_value[id];
     SCOPED_TRACE(row.dump());
     std::string misses;
-    const Unplaced unplaced = unplacedOf(run, id, kRequests);
+    const Unplaced unplaced = unplacedOf(run, id);
     checkWithin("wall", row["wall_ns"], truth(id, "wall_ns"), unplaced.own, unplaced.next, 5,
                 3 * kMs, misses);
     checkWithin("on-CPU", row["on_cpu_ns"], truth(id, "on_cpu_ns"), 0, unplaced.own + unplaced.next,
                 10, 3 * kMs, misses);
     checkNear("runnable", row["runnable_ns"], truth(id, "runnable_ns"), 10, 3 * kMs, misses);
-    // The workload reads its run delay just outside its two clock reads, so a preemption
-    // between them counts in lock_runnable_ns and not in lock_wait_ns: blocked is at least 0.
-    const uint64_t lock_wait = truth(id, "lock_wait_ns"),
-                   lock_runnable = truth(id, "lock_runnable_ns");
-    const uint64_t lock_blocked = lock_wait > lock_runnable ? lock_wait - lock_runnable : 0;
-    checkNear("lock wait", row["lock_wait_ns"], lock_blocked, 10, 3 * kMs, misses);
+    checkNear("lock wait", row["lock_wait_ns"], lockBlockedOf(run, id), 10, 3 * kMs, misses);
     checkWithin("blocked", row["blocked_ns"], blockedOf(run, id), unplaced.own, 0, 10, 3 * kMs,
                 misses);
     // Of which the sleep is one part.
-    const uint64_t sleep = truth(id, "sleep_ns"), sleep_runnable = truth(id, "sleep_runnable_ns");
-    if (row["blocked_ns"].get<uint64_t>() + 3 * kMs <
-        (sleep > sleep_runnable ? sleep - sleep_runnable : 0))
+    if (row["blocked_ns"].get<uint64_t>() + 3 * kMs < sleepBlockedOf(run, id))
       misses += "blocked is shorter than the sleep; ";
     if (!misses.empty())
       off.push_back("request " + std::to_string(id) + ": " + misses + row.dump());
@@ -216,7 +218,7 @@ void checkRequests(const std::string& lock_mode, const std::string& context = "r
     // share, which land in or out of its window by which thread gets there first, and the
     // workload's window around the id is wider than the id's (13 to 22 faults by its count
     // against 16 or 17 in the trace, in recordings on a 2-CPU VM).
-    if (!isFirstOnItsThread(run, id)) {
+    if (adjacentOnItsThread(run, id, /*later=*/false)) {
       const uint64_t faults = row["page_faults"], faults_truth = truth(id, "page_faults");
       EXPECT_LE(faults > faults_truth ? faults - faults_truth : faults_truth - faults,
                 std::max<uint64_t>(faults_truth / 10, 2));
@@ -240,7 +242,7 @@ void checkRequests(const std::string& lock_mode, const std::string& context = "r
     std::string misses;
     const uint64_t wall = truth(id, "wall_ns"), on_cpu = truth(id, "on_cpu_ns");
     const uint64_t runnable = truth(id, "runnable_ns");
-    const Unplaced unplaced = unplacedOf(run, id, kRequests);
+    const Unplaced unplaced = unplacedOf(run, id);
     checkWithin("running", row["running_ns"], on_cpu, 0, unplaced.own + unplaced.next, 10, 3 * kMs,
                 misses);
     checkNear("runnable", row["runnable_ns"], runnable, 10, 3 * kMs, misses);
@@ -389,8 +391,8 @@ TEST(RequestStoryRecording, WhereKeepsWhatEachRequestsThreadDidWhileServingIt) {
     const uint64_t off_cpu = blocked + doc["off_cpu_ns"]["preempted"].get<uint64_t>();
     const uint64_t wall = truth(id, "wall_ns"), on_cpu = truth(id, "on_cpu_ns");
     std::string misses;
-    checkWithin("off-CPU", off_cpu, lessOrZero(wall, on_cpu), unplacedOf(run, id, kRequests).own, 0,
-                10, 3 * kMs, misses);
+    checkWithin("off-CPU", off_cpu, lessOrZero(wall, on_cpu), unplacedOf(run, id).own, 0, 10,
+                3 * kMs, misses);
     if (blocked + 3 * kMs < truth(id, "sleep_ns") - truth(id, "sleep_runnable_ns"))
       misses += "blocked is shorter than the sleep; ";
     if (!misses.empty())
