@@ -15,11 +15,13 @@ int runDiff(const std::vector<std::string>& args) {
            "each trace's CPU samples (percentage points); per lock acquire site the change in\n"
            "wait and hold p50/p99; per off-CPU stack the change in blocked time per second of\n"
            "trace; per traced function, syscall, device and opcode (incise-record --trace,\n"
-           "--syscalls, --block-io, --io-uring) the calls per second and p50/p99/max. First it\n"
-           "says whether the traces compare fairly (binaries by build-id, durations, sample\n"
-           "rates) and what the diff did about it. -o writes a differential flame graph:\n"
-           "widths are the larger share of the two, red grew, blue shrank. --where compares the\n"
-           "events of threads holding the values in each trace (both recorded with --context).",
+           "--syscalls, --block-io, --io-uring) the calls per second and p50/p99/max; per\n"
+           "allocation site (incise-record --alloc) the bytes allocated per second and the\n"
+           "bytes still live at the end. First it says whether the traces compare fairly\n"
+           "(binaries by build-id, durations, sample rates) and what the diff did about it. -o\n"
+           "writes a differential flame graph: widths are the larger share of the two, red\n"
+           "grew, blue shrank. --where compares the events of threads holding the values in\n"
+           "each trace (both recorded with --context).",
        .examples =
            "  incise diff monday.trace today.trace\n"
            "  incise diff old.trace new.trace -o diff.html --limit 10\n"

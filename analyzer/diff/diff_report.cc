@@ -99,6 +99,8 @@ Result<DiffResult> computeDiff(const DiffOptions& options) {
                               result.next.window_ns);
   result.latency = diffLatency(result.base.latency, result.base.window_ns, result.next.latency,
                                result.next.window_ns);
+  result.alloc_sites = diffAllocSites(result.base.alloc_sites, result.base.window_ns,
+                                      result.next.alloc_sites, result.next.window_ns);
   return result;
 }
 
@@ -118,7 +120,9 @@ nlohmann::json diffJson(const DiffResult& r, const DiffOptions& options) {
                         {"off_cpu_stacks_total", r.off_cpu.size()},
                         {"off_cpu_stacks", offCpuDeltasJson(r.off_cpu, options.limit)},
                         {"latency_total", r.latency.size()},
-                        {"latency", latencyDeltasJson(r.latency, options.limit)}};
+                        {"latency", latencyDeltasJson(r.latency, options.limit)},
+                        {"alloc_sites_total", r.alloc_sites.size()},
+                        {"alloc_sites", allocSiteDeltasJson(r.alloc_sites, options.limit)}};
   if (!options.notes.empty()) doc["notes"] = options.notes;
   return doc;
 }
@@ -150,10 +154,17 @@ void printDiff(const DiffResult& r, const DiffOptions& options, std::ostream& ou
   if (r.off_cpu.empty()) out << "  no blocked off-CPU time in either trace\n";
   printOffCpuDeltas(r.off_cpu, options.limit, out);
 
-  if (r.latency.empty()) return;  // most traces time nothing: no empty section for them
-  out << "\nlatency per traced function, syscall, device and opcode: calls per second and "
-         "percentiles, base -> new\n";
-  printLatencyDeltas(r.latency, options.limit, out);
+  // Most traces time nothing and sample no allocations: no empty sections for them.
+  if (!r.latency.empty()) {
+    out << "\nlatency per traced function, syscall, device and opcode: calls per second and "
+           "percentiles, base -> new\n";
+    printLatencyDeltas(r.latency, options.limit, out);
+  }
+  if (!r.alloc_sites.empty()) {
+    out << "\nallocations per site (--alloc): bytes allocated per second of trace, and bytes "
+           "still live at the end, base -> new\n";
+    printAllocSiteDeltas(r.alloc_sites, options.limit, out);
+  }
 }
 
 int runDiffReport(const DiffOptions& options, std::ostream& out) {

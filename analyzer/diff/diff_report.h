@@ -1,8 +1,8 @@
 // `incise diff` as a function of two trace paths, so `incise diff` and
 // `incise archive diff` share it: opens both traces with the same filters,
 // collects their profiles, and prints the comparability section, the
-// function, lock-site, off-CPU and latency deltas (a table, or JSON with --json), and
-// writes the differential flame graph when asked (-o x.html / x.svg).
+// function, lock-site, off-CPU, latency and allocation-site deltas (a table, or JSON with --json),
+// and writes the differential flame graph when asked (-o x.html / x.svg).
 //
 //   CommandLine cli({.name = "diff", .operands = {"BASE", "NEW"}, ...}, diffSharedOptions());
 //   addDiffOwnOptions(cli.extra());
@@ -54,6 +54,7 @@ struct DiffResult {
   std::vector<LockSiteDelta> lock_sites;
   std::vector<OffCpuDelta> off_cpu;
   std::vector<LatencyDelta> latency;
+  std::vector<AllocSiteDelta> alloc_sites;
 };
 
 Result<DiffResult> computeDiff(const DiffOptions& options);

@@ -46,6 +46,24 @@ nlohmann::json latencySideJson(const LatencySummary& s, double calls_per_s, bool
           {"from_buckets", s.from_buckets}};
 }
 
+nlohmann::json allocSideJson(const AllocTotals& t, double bytes_per_s, bool present) {
+  if (!present) return nullptr;
+  return {{"allocated_bytes", t.allocated_bytes},
+          {"allocated_bytes_per_s", std::llround(bytes_per_s)},
+          {"count", t.allocations()},
+          {"live_bytes", t.live_bytes},
+          {"live_count", t.liveAllocations()},
+          {"samples", t.samples}};
+}
+
+std::string signedBytes(double bytes) {
+  const double magnitude = std::abs(bytes);
+  return (bytes < 0   ? "-"
+          : bytes > 0 ? "+"
+                      : "") +
+         formatBytes(static_cast<uint64_t>(std::llround(magnitude)));
+}
+
 std::string durationPair(uint64_t before, uint64_t after) {
   return formatDurationNs(before) + " -> " + formatDurationNs(after);
 }
@@ -113,6 +131,20 @@ nlohmann::json latencyDeltasJson(const std::vector<LatencyDelta>& rows, size_t l
                     {"p50_delta_ns", d.p50Delta()},
                     {"p99_delta_ns", d.p99Delta()},
                     {"max_delta_ns", d.maxDelta()}});
+  }
+  return list;
+}
+
+nlohmann::json allocSiteDeltasJson(const std::vector<AllocSiteDelta>& rows, size_t limit) {
+  nlohmann::json list = nlohmann::json::array();
+  for (size_t i = 0; i < shown(rows.size(), limit); ++i) {
+    const AllocSiteDelta& d = rows[i];
+    list.push_back({{"site", d.site},
+                    {"stack", d.root_first},
+                    {"base", allocSideJson(d.base, d.base_bytes_per_s, d.in_base)},
+                    {"new", allocSideJson(d.next, d.new_bytes_per_s, d.in_new)},
+                    {"allocated_bytes_per_s_delta", std::llround(d.allocatedPerSecondDelta())},
+                    {"live_bytes_delta", d.liveDelta()}});
   }
   return list;
 }
@@ -202,6 +234,28 @@ void printLatencyDeltas(const std::vector<LatencyDelta>& rows, size_t limit, std
   if (buckets) {
     out << "  (a side recorded with --aggregate has log2 bucket bounds for percentiles)\n";
   }
+}
+
+void printAllocSiteDeltas(const std::vector<AllocSiteDelta>& rows, size_t limit,
+                          std::ostream& out) {
+  if (rows.empty()) return;
+  Table table({{"CHG B/s", Align::kRight},
+               {"BASE B/s", Align::kRight},
+               {"NEW B/s", Align::kRight},
+               {"LIVE CHG", Align::kRight},
+               {"BASE LIVE", Align::kRight},
+               {"NEW LIVE", Align::kRight},
+               {"SITE", Align::kLeft, 40},
+               {"STACK (leaf first)", Align::kLeft, 100}});
+  for (size_t i = 0; i < shown(rows.size(), limit); ++i) {
+    const AllocSiteDelta& d = rows[i];
+    table.addRow({signedBytes(d.allocatedPerSecondDelta()),
+                  formatBytes(static_cast<uint64_t>(std::llround(d.base_bytes_per_s))),
+                  formatBytes(static_cast<uint64_t>(std::llround(d.new_bytes_per_s))),
+                  signedBytes(static_cast<double>(d.liveDelta())), formatBytes(d.base.live_bytes),
+                  formatBytes(d.next.live_bytes), d.site, stackLine(d.root_first)});
+  }
+  table.render(out);
 }
 
 }  // namespace incise::analyzer

@@ -124,4 +124,42 @@ std::vector<LatencyDelta> diffLatency(const std::vector<LatencySummary>& base,
   return rows;
 }
 
+std::vector<AllocSiteDelta> diffAllocSites(const std::vector<AllocSite>& base,
+                                           uint64_t base_window_ns,
+                                           const std::vector<AllocSite>& next,
+                                           uint64_t new_window_ns) {
+  std::map<std::string, AllocSiteDelta> by_site;
+  for (const AllocSite& s : base) {
+    AllocSiteDelta& d = by_site[s.site];
+    d.in_base = true;
+    d.base = s.totals;
+    d.root_first = s.root_first;
+  }
+  for (const AllocSite& s : next) {
+    AllocSiteDelta& d = by_site[s.site];
+    d.in_new = true;
+    d.next = s.totals;
+    if (!d.in_base || s.totals.allocated_bytes > d.base.allocated_bytes)
+      d.root_first = s.root_first;
+  }
+  std::vector<AllocSiteDelta> rows;
+  rows.reserve(by_site.size());
+  for (auto& [site, d] : by_site) {
+    d.site = site;
+    d.base_bytes_per_s = perSecond(d.base.allocated_bytes, base_window_ns);
+    d.new_bytes_per_s = perSecond(d.next.allocated_bytes, new_window_ns);
+    rows.push_back(std::move(d));
+  }
+  // A leak that grew matters as much as a rate that grew: both in bytes,
+  // the larger of the two orders the rows.
+  auto change = [](const AllocSiteDelta& d) {
+    return std::max(std::abs(d.allocatedPerSecondDelta()),
+                    std::abs(static_cast<double>(d.liveDelta())));
+  };
+  std::stable_sort(rows.begin(), rows.end(), [&](const AllocSiteDelta& a, const AllocSiteDelta& b) {
+    return change(a) > change(b);
+  });
+  return rows;
+}
+
 }  // namespace incise::analyzer

@@ -9,7 +9,11 @@
 //    traces of different lengths compare; sorted by the change per second;
 //  - latency: per traced function, syscall, device and opcode (matched by
 //    kind and name), calls per second and p50/p99/max (ns); sorted by the
-//    change of p99.
+//    change of p99;
+//  - allocation sites (matched by the site's function name): estimated
+//    bytes allocated, also per second of each trace, and bytes still live
+//    at the end; sorted by the larger of the change per second allocated
+//    and the change of live bytes.
 // Rows present in one trace only have zeros (and `in_base`/`in_new` false)
 // on the other side. Every list is sorted by the size of its change, largest
 // first, ties by name, so output is stable.
@@ -82,5 +86,22 @@ std::vector<LatencyDelta> diffLatency(const std::vector<LatencySummary>& base,
                                       uint64_t base_window_ns,
                                       const std::vector<LatencySummary>& next,
                                       uint64_t new_window_ns);
+
+struct AllocSiteDelta {
+  std::string site;
+  std::vector<std::string>
+      root_first;  // the site's largest call path, of the side it is largest in
+  bool in_base = false, in_new = false;
+  AllocTotals base, next;  // zeros where the site is absent
+  double base_bytes_per_s = 0, new_bytes_per_s = 0;
+  double allocatedPerSecondDelta() const { return new_bytes_per_s - base_bytes_per_s; }
+  int64_t liveDelta() const { return LockSiteDelta::delta(base.live_bytes, next.live_bytes); }
+};
+
+// `base` and `next`: sites merged by name (mergedBySite).
+std::vector<AllocSiteDelta> diffAllocSites(const std::vector<AllocSite>& base,
+                                           uint64_t base_window_ns,
+                                           const std::vector<AllocSite>& next,
+                                           uint64_t new_window_ns);
 
 }  // namespace incise::analyzer

@@ -1,5 +1,6 @@
 #include "analyzer/diff/trace_profile.h"
 
+#include "analyzer/analyses/alloc/alloc_profile.h"
 #include "analyzer/analyses/latency/latency_names.h"
 #include "analyzer/analyses/latency/latency_stats.h"
 #include "analyzer/analyses/locks/lock_sites.h"
@@ -56,6 +57,9 @@ TraceProfile collectTraceProfile(Trace& trace) {
   profile.off_cpu = foldedStacks(collectFlameWeights(trace, FlameWeighting::kOffCpu).named(namer));
   profile.lock_sites = collectLockSites(trace);
   profile.latency = collectLatency(trace);
+  const AllocProfile allocations = collectAllocProfile(trace);
+  profile.alloc_sites = mergedBySite(namedAllocSites(allocations, namer));
+  profile.alloc_total = allocations.total;
   return profile;
 }
 

@@ -2,8 +2,9 @@
 // trace through the same analyses the single-trace reports use — the flat
 // profile of CPU samples (top), on-CPU and blocked off-CPU folded stacks
 // (flame, flame --off-cpu), per acquire site lock wait and hold
-// distributions (locks --by site), and per traced function, syscall, device
-// and opcode the latency statistics (latency).
+// distributions (locks --by site), per traced function, syscall, device
+// and opcode the latency statistics (latency), and per allocation site the
+// sampled bytes allocated and still live (alloc --by site).
 //
 // Memory is bounded by distinct stacks and lock sites: every kind streams
 // (lock rows through readLockStats, as `incise locks` reads them).
@@ -17,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "analyzer/analyses/alloc/alloc_sites.h"
 #include "analyzer/analyses/locks/lock_stats.h"
 #include "analyzer/analyses/profile/flat_profile.h"
 #include "analyzer/diff/trace_facts.h"
@@ -52,6 +54,8 @@ struct TraceProfile {
   FoldedStacks off_cpu;    // blocked ns per off-CPU call path
   std::vector<LockSiteSummary> lock_sites;
   std::vector<LatencySummary> latency;
+  std::vector<AllocSite> alloc_sites;  // merged by site, most bytes allocated first
+  AllocTotals alloc_total;
 };
 
 TraceProfile collectTraceProfile(Trace& trace);

@@ -3,7 +3,6 @@
 // was still allocated at the end of the recording, with its stacks: the
 // leak report.
 #include <algorithm>
-#include <map>
 
 #include "analyzer/analyses/alloc/alloc_profile.h"
 #include "analyzer/analyses/alloc/alloc_sites.h"
@@ -19,22 +18,6 @@ namespace incise::analyzer {
 namespace po = boost::program_options;
 
 namespace {
-
-// --by site: the call paths of one site merged (the path shown is the
-// site's largest).
-std::vector<AllocSite> mergedBySite(const std::vector<AllocSite>& paths) {
-  std::map<std::string, size_t> index;
-  std::vector<AllocSite> sites;
-  for (const AllocSite& path : paths) {  // largest first: a site's first path is its largest
-    auto [at, inserted] = index.emplace(path.site, sites.size());
-    if (inserted) {
-      sites.push_back(path);
-    } else {
-      sites[at->second].totals.add(path.totals);
-    }
-  }
-  return sites;
-}
 
 nlohmann::json siteJson(const AllocSite& site) {
   return {{"site", site.site},

@@ -40,4 +40,18 @@ std::vector<AllocSite> namedAllocSites(const AllocProfile& profile, StackNamer& 
   return sites;
 }
 
+std::vector<AllocSite> mergedBySite(const std::vector<AllocSite>& paths) {
+  std::map<std::string, size_t> index;
+  std::vector<AllocSite> sites;
+  for (const AllocSite& path : paths) {
+    auto [at, inserted] = index.emplace(path.site, sites.size());
+    if (inserted) {
+      sites.push_back(path);
+    } else {
+      sites[at->second].totals.add(path.totals);
+    }
+  }
+  return sites;
+}
+
 }  // namespace incise::analyzer

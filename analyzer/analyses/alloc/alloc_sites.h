@@ -26,6 +26,9 @@ struct AllocSite {
 
 // Most bytes allocated first (then the path, for a stable order).
 std::vector<AllocSite> namedAllocSites(const AllocProfile& profile, StackNamer& namer);
+// The call paths of each site merged, in the order given; a site's path is
+// the first of its paths (given namedAllocSites' order: its largest).
+std::vector<AllocSite> mergedBySite(const std::vector<AllocSite>& paths);
 
 // The site of a call path, root first: see above.
 std::string allocationSite(const std::vector<std::string>& root_first);

@@ -1,5 +1,6 @@
 // incise diff on two traces built with known answers: exact share, lock
-// percentile and off-CPU deltas, through the JSON document the command prints.
+// percentile, off-CPU, latency and allocation deltas, through the JSON
+// document the command prints.
 #include <gtest/gtest.h>
 
 #include <unistd.h>
@@ -343,6 +344,83 @@ TEST(DiffReport, LatencyPercentilesAndRatesPerName) {
   std::ostringstream none;
   ASSERT_EQ(runDiffReport(options, none), 0);
   EXPECT_EQ(none.str().find("latency per traced function"), std::string::npos) << none.str();
+}
+
+TEST(DiffReport, AllocationSitesPerSecondAndLiveBytes) {
+  TraceBuilder base, next;
+  for (TraceBuilder* t : {&base, &next}) t->thread(101, "worker");
+  // parse allocates through operator new: the site is parse, on both sides.
+  const uint64_t base_parse = base.stack({"operator new", "parse", "main"});
+  const uint64_t new_parse = next.stack({"operator new", "parse", "main"});
+  const uint64_t base_cache = base.stack({"malloc", "cache_put", "main"});
+  const uint64_t new_cache = next.stack({"malloc", "cache_put", "main"});
+  const uint64_t new_only = next.stack({"malloc", "spill", "main"});
+  // base (10 ms): parse 4 samples of 64 KiB, all freed; cache_put 1 MiB live.
+  for (uint64_t i = 0; i < 4; ++i) {
+    base.allocation(1000 + i, 101, 0x1000 + 0x100 * i, 64, 65'536, base_parse);
+    base.freed(2000 + i, 101, 0x1000 + 0x100 * i);
+  }
+  base.allocation(3000, 101, 0x9000, 1 << 20, 1 << 20, base_cache);
+  base.setEnd(kEnd);
+  // new (20 ms): parse 2 samples; cache_put 3 MiB live in 3 samples; spill
+  // 128 KiB freed.
+  for (uint64_t i = 0; i < 2; ++i) {
+    next.allocation(1000 + i, 101, 0x1000 + 0x100 * i, 64, 65'536, new_parse);
+    next.freed(2000 + i, 101, 0x1000 + 0x100 * i);
+  }
+  for (uint64_t i = 0; i < 3; ++i)
+    next.allocation(3000 + i, 101, 0x9000 + 0x200000 * i, 1 << 20, 1 << 20, new_cache);
+  next.allocation(5000, 101, 0x20000, 4096, 131'072, new_only);
+  next.freed(6000, 101, 0x20000);
+  next.setEnd(2 * kEnd);
+  auto base_path = base.write(), new_path = next.write();
+  ASSERT_TRUE(base_path) << base_path.error().message();
+  ASSERT_TRUE(new_path) << new_path.error().message();
+  nlohmann::json doc = diffDocument(*base_path, *new_path);
+  ASSERT_TRUE(doc.is_object());
+
+  ASSERT_EQ(doc["alloc_sites_total"], 3u);
+  // cache_put: live +2 MiB, and 100 MiB/s -> 150 MiB/s: the largest change first.
+  const auto& cache = doc["alloc_sites"][0];
+  EXPECT_EQ(cache["site"], "cache_put");
+  EXPECT_EQ(cache["stack"], nlohmann::json({"main", "cache_put", "malloc"}));
+  EXPECT_EQ(cache["base"]["live_bytes"], 1 << 20);
+  EXPECT_EQ(cache["new"]["live_bytes"], 3 << 20);
+  EXPECT_EQ(cache["live_bytes_delta"], 2 << 20);
+  EXPECT_EQ(cache["base"]["allocated_bytes_per_s"], 100 * (1 << 20));
+  EXPECT_EQ(cache["new"]["allocated_bytes_per_s"], 150 * (1 << 20));
+  EXPECT_EQ(cache["allocated_bytes_per_s_delta"], 50 * (1 << 20));
+  // parse: 256 KiB in 10 ms and 128 KiB in 20 ms, 4,096 blocks of 64 bytes
+  // and 2,048; nothing live.
+  const auto& parse = row(doc["alloc_sites"], "site", "parse");
+  EXPECT_EQ(parse["base"]["allocated_bytes"], 262'144);
+  EXPECT_EQ(parse["new"]["allocated_bytes"], 131'072);
+  EXPECT_EQ(parse["base"]["count"], 4'096);
+  EXPECT_EQ(parse["new"]["count"], 2'048);
+  EXPECT_EQ(parse["allocated_bytes_per_s_delta"], 6'553'600 - 26'214'400);
+  EXPECT_EQ(parse["live_bytes_delta"], 0);
+  const auto& spill = row(doc["alloc_sites"], "site", "spill");
+  EXPECT_TRUE(spill["base"].is_null());
+  EXPECT_EQ(spill["new"]["allocated_bytes"], 131'072);
+  EXPECT_EQ(spill["new"]["count"], 32);
+
+  // The text report has the section; traces without allocations do not.
+  DiffOptions options;
+  options.base_path = *base_path;
+  options.new_path = *new_path;
+  options.trace.progress = false;
+  std::ostringstream text;
+  ASSERT_EQ(runDiffReport(options, text), 0);
+  EXPECT_NE(text.str().find("allocations per site"), std::string::npos) << text.str();
+  EXPECT_NE(text.str().find("+2.0 MiB"), std::string::npos) << text.str();
+  TraceBuilder plain;
+  build(plain, 1, 1, 0, {100}, {100}, 1'000);
+  auto plain_path = plain.write();
+  ASSERT_TRUE(plain_path) << plain_path.error().message();
+  options.base_path = options.new_path = *plain_path;
+  std::ostringstream none;
+  ASSERT_EQ(runDiffReport(options, none), 0);
+  EXPECT_EQ(none.str().find("allocations per site"), std::string::npos) << none.str();
 }
 
 TEST(DiffReport, MissingTraceIsAnError) {
