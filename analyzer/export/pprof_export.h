@@ -1,5 +1,6 @@
-// pprof export: a trace's CPU samples as pprof's profile.proto (the format
-// `go tool pprof`, Pyroscope and Parca read), gzipped.
+// pprof export: a trace's CPU samples, or its sampled allocations, as
+// pprof's profile.proto (the format `go tool pprof`, Pyroscope and Parca
+// read), gzipped.
 //
 // Sample types: samples/count (one per CPU sample) and cpu/nanoseconds (the
 // samples' periods; for a sample event other than cpu-clock, EVENT/count).
@@ -15,9 +16,16 @@
 // empty file name; an unnamed one carries none, and its mapping is not
 // marked has_functions, so `go tool pprof` symbolizes it from the binary.
 //
+// The allocation profile (a recording with --alloc) is laid out as Go's heap
+// profile: alloc_objects/count, alloc_space/bytes, inuse_objects/count and
+// inuse_space/bytes (pprof opens on inuse_space), values estimated from the
+// samples as `incise alloc` has them (alloc_profile.h), "in use" meaning
+// still allocated at the end of the recording; the period is the mean bytes
+// between samples. Samples are per (pid, stack), labelled pid.
+//
 //   auto trace = Trace::open("app.trace", {});
-//   Result<perftools::profiles::Profile> profile = buildPprofProfile(**trace);
-//   Status written = writePprof(**trace, out);   // gzipped bytes
+//   perftools::profiles::Profile profile = buildPprofProfile(**trace);
+//   Status written = writePprof(**trace, out, PprofProfileKind::kAllocations);   // gzipped
 #pragma once
 
 #include <ostream>
@@ -28,7 +36,10 @@
 
 namespace incise::analyzer {
 
-perftools::profiles::Profile buildPprofProfile(Trace& trace);
-Status writePprof(Trace& trace, std::ostream& out);
+enum class PprofProfileKind { kCpu, kAllocations };
+
+perftools::profiles::Profile buildPprofProfile(Trace& trace,
+                                               PprofProfileKind kind = PprofProfileKind::kCpu);
+Status writePprof(Trace& trace, std::ostream& out, PprofProfileKind kind = PprofProfileKind::kCpu);
 
 }  // namespace incise::analyzer

@@ -104,10 +104,11 @@ class PprofOfARealBinary : public ::testing::Test {
     delta.processes.push_back(format::Process{kPid, 1, "env", {"env", "spinner"}, kStart});
     format::Mapping env{kPid, 0x400000, 0x420000, 0x1000, "/usr/bin/env", "", 5, kStart};
     delta.mappings.push_back(env);
+    // The kernel maps the new image during the exec, before it reports it.
     delta.processes.push_back(format::Process{kPid, 1, "spinner", {"spinner"}, kStart + 10});
     delta.threads.push_back(format::Thread{kPid, kPid, "spinner", kStart + 10});
     for (const format::Mapping& mapping :
-         testing::loaderMappings(*object, kPid, kBias, object->path, kStart + 10))
+         testing::loaderMappings(*object, kPid, kBias, object->path, kStart + 8))
       delta.mappings.push_back(mapping);
     delta.objects.push_back(*object);
     (*writer)->addMetadata(std::move(delta));

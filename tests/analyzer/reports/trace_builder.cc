@@ -242,6 +242,7 @@ Result<std::string> TraceBuilder::write() {
   header.options.contexts = contexts_;
   header.options.sample_event = sample_event_;
   header.options.counters = counters_;
+  header.options.alloc_sample_bytes = alloc_sample_bytes_;
   auto writer = format::Writer::create(path_, header, options);
   if (!writer) return writer.error();
   format::Writer& w = **writer;

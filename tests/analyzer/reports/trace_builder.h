@@ -106,6 +106,8 @@ class TraceBuilder {
   // --counters it names (slot i is column counterI of every sample).
   void setSampleEvent(std::string event) { sample_event_ = std::move(event); }
   void setCounters(std::vector<std::string> counters) { counters_ = std::move(counters); }
+  // The header's --alloc mean bytes between samples (default 0: not said).
+  void setAllocSampleBytes(uint64_t bytes) { alloc_sample_bytes_ = bytes; }
   // A sample carrying counts of the counters, in slot order (at most 4).
   void countedSample(uint64_t time, uint32_t tid, uint64_t stack,
                      const std::vector<uint64_t>& counts);
@@ -154,6 +156,7 @@ class TraceBuilder {
   std::vector<format::ProcessEvent> process_events_;
   std::vector<format::ContextVariable> contexts_;
   std::string sample_event_ = "cpu-clock";
+  uint64_t alloc_sample_bytes_ = 0;
   std::vector<std::string> counters_;
   std::vector<format::ContextChange> context_changes_;
   uint64_t last_time_ = 0;
