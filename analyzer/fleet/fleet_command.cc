@@ -37,7 +37,8 @@ const char* const kFleetArchiveUsage =
     "http://127.0.0.1:8123/) shared by a fleet: init creates the tables (idempotent),\n"
     "push loads traces (the same file twice is stored once), diff and top compute the\n"
     "reports in SQL over every matching trace (function shares and off-CPU time: each\n"
-    "trace weighted equally; lock-site percentiles: waits and holds pooled).\n"
+    "trace weighted equally; lock-site and latency percentiles: waits, holds and calls\n"
+    "pooled; allocation sites: bytes summed).\n"
     "--database NAME picks the database (default incise). See incise archive push --help.\n";
 
 namespace {
@@ -158,6 +159,7 @@ struct Side {
   std::map<std::string, FleetOffCpuPath> off_cpu;  // filled for diff only
   std::vector<LockSiteSummary> lock_sites;         // filled for diff only
   FleetLatency latency;                            // filled for diff only
+  FleetAllocSites alloc_sites;                     // filled for diff only
 };
 
 Result<Side> querySide(ClickHouseClient& client, const std::string& database,
@@ -218,6 +220,18 @@ void printLatency(const std::vector<LatencyDelta>& rows, size_t limit) {
   std::cout << "note: " << kPooledLatencyNote << "\n";
 }
 
+constexpr const char* kPooledAllocNote =
+    "allocation bytes and counts add up over every matching trace, bytes per second over their "
+    "summed durations; traces pushed before schema version 5 have no allocation rows";
+
+void printAllocSites(const std::vector<AllocSiteDelta>& rows, size_t limit) {
+  if (rows.empty()) return;  // most traces sample no allocations: no empty section for them
+  std::cout << "\nallocations per site (--alloc): bytes allocated per second of trace, and bytes "
+               "still live at the end, base -> new (summed over the traces)\n";
+  printAllocSiteDeltas(rows, limit, std::cout);
+  std::cout << "note: " << kPooledAllocNote << "\n";
+}
+
 int runFleetDiff(const std::vector<std::string>& args) {
   FleetArgs fleet;
   auto extra = [](po::options_description& options) {
@@ -246,7 +260,13 @@ int runFleetDiff(const std::vector<std::string>& args) {
     auto latency = queryLatency(client, fleet.database, side->selector);
     if (!latency) return failed("diff", latency.error().message());
     side->latency = latency.take();
+    auto alloc_sites = queryAllocSites(client, fleet.database, side->selector);
+    if (!alloc_sites) return failed("diff", alloc_sites.error().message());
+    side->alloc_sites = alloc_sites.take();
   }
+  std::vector<AllocSiteDelta> alloc_sites =
+      diffAllocSites(base->alloc_sites.rows, base->alloc_sites.window_ns, next->alloc_sites.rows,
+                     next->alloc_sites.window_ns);
   std::vector<LatencyDelta> latency = diffLatency(base->latency.rows, base->latency.window_ns,
                                                   next->latency.rows, next->latency.window_ns);
   std::vector<LockSiteDelta> lock_sites = diffLockSites(base->lock_sites, next->lock_sites);
@@ -264,7 +284,9 @@ int runFleetDiff(const std::vector<std::string>& args) {
                           {"lock_sites", lockSiteDeltasJson(lock_sites, limit)},
                           {"latency_total", latency.size()},
                           {"latency", latencyDeltasJson(latency, limit)},
-                          {"notes", {kPooledNote, kPooledLatencyNote}},
+                          {"alloc_sites_total", alloc_sites.size()},
+                          {"alloc_sites", allocSiteDeltasJson(alloc_sites, limit)},
+                          {"notes", {kPooledNote, kPooledLatencyNote, kPooledAllocNote}},
                           {"off_cpu_stacks_total", off_cpu.size()},
                           {"off_cpu_stacks", offCpuDeltasJson(off_cpu, limit)}});
     return 0;
@@ -281,6 +303,7 @@ int runFleetDiff(const std::vector<std::string>& args) {
   if (off_cpu.empty()) std::cout << "  no blocked off-CPU time in either side\n";
   printOffCpuDeltas(off_cpu, limit, std::cout);
   printLatency(latency, limit);
+  printAllocSites(alloc_sites, limit);
   return 0;
 }
 

@@ -14,7 +14,8 @@ namespace incise::analyzer {
 namespace {
 
 constexpr const char* kPerTraceTables[] = {"samples",         "sample_contexts", "lock_intervals",
-                                           "lock_site_times", "latency_times",   "off_cpu"};
+                                           "lock_site_times", "latency_times",   "off_cpu",
+                                           "alloc_sites"};
 constexpr auto kCleanupTimeout = std::chrono::seconds(60);
 
 Result<uint64_t> countRows(ClickHouseClient& client, const std::string& table,
@@ -248,6 +249,17 @@ Result<PushResult> pushTrace(ClickHouseClient& client, const std::string& path,
                                         row.add(o.reason).add(o.ns).add(o.count);
                                         return row;
                                       }));
+  INCISE_RETURN_IF_ERROR(writer.write(
+      "alloc_sites",
+      "trace_id, start_date, site, stack, allocated_bytes, allocated_milli, samples, live_bytes, "
+      "live_milli, live_samples",
+      rows.alloc_sites, [&](const AllocSite& a) {
+        TabSeparatedRow row;
+        row.add(rows.trace_id).add(date).add(a.site).addArray(a.root_first);
+        row.add(a.totals.allocated_bytes).add(a.totals.allocated_milli).add(a.totals.samples);
+        row.add(a.totals.live_bytes).add(a.totals.live_milli).add(a.totals.live_samples);
+        return row;
+      }));
   const std::vector<TabSeparatedRow> trace_rows = {traceRow(rows, options.tags)};
   INCISE_RETURN_IF_ERROR(writer.write(
       "traces",

@@ -212,6 +212,20 @@ Distribution distributionAt(const std::vector<std::string>& row, size_t i) {
           numberAt(row, i + 3), numberAt(row, i + 4), numberAt(row, i + 5)};
 }
 
+// The durations of the traces `ids` (an SQL list) select, summed: the
+// window of pooled rates.
+Result<uint64_t> summedDurationNs(ClickHouseClient& client, const std::string& database,
+                                  const std::string& ids) {
+  INCISE_ASSIGN_OR_RETURN(
+      auto window, client.query("SELECT sum(duration) FROM (SELECT trace_id, any(duration_ns) AS "
+                                "duration FROM " +
+                                database + ".traces WHERE trace_id IN (" + ids +
+                                ") GROUP BY trace_id) FORMAT TabSeparated"));
+  uint64_t sum = 0;
+  for (const auto& row : parseTabSeparated(window)) sum = numberAt(row, 0);
+  return sum;
+}
+
 }  // namespace
 
 Result<std::vector<LockSiteSummary>> queryLockSites(ClickHouseClient& client,
@@ -247,12 +261,7 @@ Result<FleetLatency> queryLatency(ClickHouseClient& client, const std::string& d
   const std::string ids = selectedTraceIdsSql(database, selector);
   const std::string table = database + ".latency_times WHERE trace_id IN (" + ids + ")";
   FleetLatency latency;
-  INCISE_ASSIGN_OR_RETURN(
-      auto window, client.query("SELECT sum(duration) FROM (SELECT trace_id, any(duration_ns) AS "
-                                "duration FROM " +
-                                database + ".traces WHERE trace_id IN (" + ids +
-                                ") GROUP BY trace_id) FORMAT TabSeparated"));
-  for (const auto& row : parseTabSeparated(window)) latency.window_ns = numberAt(row, 0);
+  INCISE_ASSIGN_OR_RETURN(latency.window_ns, summedDurationNs(client, database, ids));
 
   INCISE_ASSIGN_OR_RETURN(
       auto groups,
@@ -300,6 +309,37 @@ Result<FleetLatency> queryLatency(ClickHouseClient& client, const std::string& d
     summary.p99_ns = log2Percentile(histogram, 99, summary.max_ns);
   }
   return latency;
+}
+
+Result<FleetAllocSites> queryAllocSites(ClickHouseClient& client, const std::string& database,
+                                        const Selector& selector) {
+  const std::string ids = selectedTraceIdsSql(database, selector);
+  FleetAllocSites sites;
+  INCISE_ASSIGN_OR_RETURN(sites.window_ns, summedDurationNs(client, database, ids));
+  // The path travels as one field, ';'-joined (FoldedStacks), its names'
+  // own ';' replaced as the off-CPU paths' are.
+  INCISE_ASSIGN_OR_RETURN(
+      auto response, client.query("SELECT site,"
+                                  " arrayStringConcat(arrayMap(x -> replaceAll(x, ';', ':'),"
+                                  " argMax(stack, allocated_bytes)), ';'),"
+                                  " sum(allocated_bytes), sum(allocated_milli), sum(samples),"
+                                  " sum(live_bytes), sum(live_milli), sum(live_samples) FROM " +
+                                  database + ".alloc_sites WHERE trace_id IN (" + ids +
+                                  ") GROUP BY site ORDER BY site FORMAT TabSeparated"));
+  for (const auto& row : parseTabSeparated(response)) {
+    if (row.size() < 8) return Error("unexpected row in the allocation answer");
+    AllocSite site;
+    site.site = row[0];
+    site.root_first = FoldedStacks::split(row[1]);
+    site.totals.allocated_bytes = numberAt(row, 2);
+    site.totals.allocated_milli = numberAt(row, 3);
+    site.totals.samples = numberAt(row, 4);
+    site.totals.live_bytes = numberAt(row, 5);
+    site.totals.live_milli = numberAt(row, 6);
+    site.totals.live_samples = numberAt(row, 7);
+    sites.rows.push_back(std::move(site));
+  }
+  return sites;
 }
 
 std::vector<OffCpuDelta> diffFleetOffCpu(const std::map<std::string, FleetOffCpuPath>& base,

@@ -97,6 +97,19 @@ struct FleetLatency {
 Result<FleetLatency> queryLatency(ClickHouseClient& client, const std::string& database,
                                   const Selector& selector);
 
+// Sampled allocations per site (--alloc), as collectTraceProfile has them,
+// summed over every matched trace: bytes and allocations allocated and live
+// at each trace's end; a site's call path is its largest over the traces.
+// `window_ns` sums the traces' durations, so bytes per second are pooled,
+// as latency's calls. diffAllocSites turns two sides into `incise diff`'s
+// allocation rows.
+struct FleetAllocSites {
+  std::vector<AllocSite> rows;  // by site name
+  uint64_t window_ns = 0;
+};
+Result<FleetAllocSites> queryAllocSites(ClickHouseClient& client, const std::string& database,
+                                        const Selector& selector);
+
 // The off-CPU rows of `incise diff` from two sides' paths, sorted by the
 // size of the per-second change.
 std::vector<OffCpuDelta> diffFleetOffCpu(const std::map<std::string, FleetOffCpuPath>& base,

@@ -95,6 +95,18 @@ constexpr const char* kStatements[] = {
     ") ENGINE = MergeTree PARTITION BY toYYYYMM(start_date) "
     "ORDER BY (trace_id, kind, name)",
 
+    // Sampled allocations (--alloc) per site, as `incise diff` has them:
+    // estimated bytes and allocations (in thousandths, so sums round as
+    // the local totals do), the same of blocks still live at the trace's
+    // end, and the site's largest call path (root first). A row per site
+    // and trace: the site is the C++ allocationSite, not reproducible in SQL.
+    "CREATE TABLE IF NOT EXISTS {db}.alloc_sites ("
+    " trace_id String, start_date Date, site String, stack Array(String),"
+    " allocated_bytes UInt64, allocated_milli UInt64, samples UInt64,"
+    " live_bytes UInt64, live_milli UInt64, live_samples UInt64"
+    ") ENGINE = MergeTree PARTITION BY toYYYYMM(start_date) "
+    "ORDER BY (trace_id, site)",
+
     "CREATE TABLE IF NOT EXISTS {db}.off_cpu ("
     " trace_id String, start_date Date, stack_key UInt64,"
     " reason String,"  // 'preempted', or the task state when blocked: 'S', 'D', 'state 0x..'
@@ -136,8 +148,8 @@ Status initFleetSchema(ClickHouseClient& client, const std::string& database) {
   auto version = storedVersion(client, database);
   if (!version) return version.error();
   if (*version == kFleetSchemaVersion) return Status();
-  // Versions 1 to 3 lack only tables the statements above created
-  // (lock_site_times, latency_times, sample_contexts).
+  // Versions 1 to 4 lack only tables the statements above created
+  // (lock_site_times, latency_times, sample_contexts, alloc_sites).
   if (*version > kFleetSchemaVersion) {
     return Error("database " + database + " holds fleet schema version " +
                  std::to_string(*version) + "; this incise writes version " +

@@ -15,6 +15,8 @@
 //   latency_times   one row per timed call, or per log2 bucket counted in
 //                   BPF, named as `incise latency` names it (version 3)
 //   off_cpu         off-CPU ns per (trace, stack, reason)
+//   alloc_sites     sampled allocations per (trace, site): bytes allocated
+//                   and live at the end, as `incise diff` has them (version 5)
 // The DDL with its ORDER BY reasoning is in fleet_schema.cc.
 //
 //   ClickHouseClient client(url);
@@ -31,7 +33,7 @@
 
 namespace incise::analyzer {
 
-inline constexpr uint32_t kFleetSchemaVersion = 4;
+inline constexpr uint32_t kFleetSchemaVersion = 5;
 inline constexpr const char* kDefaultFleetDatabase = "incise";
 
 // An error unless `name` is a plain identifier ([A-Za-z_][A-Za-z0-9_]*).
@@ -40,9 +42,10 @@ Status checkDatabaseName(const std::string& name);
 // CREATE ... IF NOT EXISTS statements, in order.
 std::vector<std::string> fleetSchemaStatements(const std::string& database);
 
-// Creates what is missing and records the version. Versions 1 (no
-// lock_site_times) and 2 (no latency_times) are upgraded: the tables are
-// created and version 3 recorded; traces pushed before have no rows in them.
+// Creates what is missing and records the version. Versions 1 to 4, which
+// lack some of lock_site_times, latency_times, sample_contexts and
+// alloc_sites, are upgraded: the tables are created and the version
+// recorded; traces pushed before have no rows in them.
 // An error for a newer version.
 Status initFleetSchema(ClickHouseClient& client, const std::string& database);
 

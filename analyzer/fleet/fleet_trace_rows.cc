@@ -7,6 +7,7 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "analyzer/analyses/alloc/alloc_profile.h"
 #include "analyzer/analyses/context/trace_context_timelines.h"
 #include "analyzer/analyses/distributions/log2_histogram.h"
 #include "analyzer/analyses/latency/latency_names.h"
@@ -165,6 +166,8 @@ Result<std::unique_ptr<FleetTrace>> FleetTrace::open(const std::string& path, bo
                 s.count);
   });
   for (auto& [key, row] : off_cpu) rows.off_cpu.push_back(std::move(row));
+  StackNamer namer(trace, FrameGrouping::kFunction);
+  rows.alloc_sites = mergedBySite(namedAllocSites(collectAllocProfile(trace), namer));
 
   rows.lost = trace.losses().lost_by_source;
   fleet->lock_rows_ = trace.reader().rows(format::EventKind::kLock);

@@ -8,7 +8,9 @@
 // Stacks are named the way `incise top`/`diff` name them (StackNamer, by
 // function; a stack without frames is "[no stack]"), and keyed by a hash of
 // their frames' content, so the same call path from any host and any trace
-// is one stacks row. Samples are counted per (1-second bucket, pid, thread,
+// is one stacks row. Sampled allocations (--alloc) are summed per site as
+// `incise diff` has them (namedAllocSites merged by site), each with its
+// largest call path's names. Samples are counted per (1-second bucket, pid, thread,
 // stack), streamed second by second; off-CPU spans are summed per (stack,
 // reason) by open(). Lock intervals stay one row each, and lock-site times
 // are the values `incise diff` takes its lock percentiles from (LockRowStream
@@ -37,6 +39,7 @@
 #include <string>
 #include <vector>
 
+#include "analyzer/analyses/alloc/alloc_sites.h"
 #include "analyzer/diff/trace_facts.h"
 #include "analyzer/model/context_timeline.h"
 #include "base/status.h"
@@ -110,7 +113,10 @@ struct FleetTraceRows {
   std::vector<FleetFrame> frames;
   std::vector<FleetStack> stacks;
   std::vector<FleetOffCpuRow> off_cpu;
-  uint64_t rowCount() const { return frames.size() + stacks.size() + off_cpu.size() + 1; }
+  std::vector<AllocSite> alloc_sites;  // merged by site
+  uint64_t rowCount() const {
+    return frames.size() + stacks.size() + off_cpu.size() + alloc_sites.size() + 1;
+  }
 };
 
 class Trace;

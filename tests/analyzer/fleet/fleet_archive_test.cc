@@ -73,7 +73,7 @@ class FleetArchive : public ::testing::Test {
   std::map<std::string, uint64_t> rowCounts() {
     std::map<std::string, uint64_t> counts;
     for (const char* table : {"frames", "stacks", "samples", "lock_intervals", "lock_site_times",
-                              "latency_times", "off_cpu", "traces"}) {
+                              "latency_times", "off_cpu", "alloc_sites", "traces"}) {
       counts[table] = count("SELECT count() FROM " + database_ + "." + table);
     }
     return counts;
@@ -108,8 +108,8 @@ class FleetArchive : public ::testing::Test {
 };
 
 // Samples spread over 3 seconds and two threads; the recursion in `walk`
-// checks total counts a name once per stack. A lock, an off-CPU span and a
-// timed call so every table gets rows.
+// checks total counts a name once per stack. A lock, an off-CPU span, a
+// timed call and a sampled allocation so every table gets rows.
 void build(TraceBuilder& t, int a, int b, int c, int recursive, uint64_t blocked_ns = 1'000'000) {
   t.thread(101, "worker");
   t.thread(102, "helper");
@@ -132,6 +132,7 @@ void build(TraceBuilder& t, int a, int b, int c, int recursive, uint64_t blocked
   t.sched(1'000'000 + blocked_ns, 0, 0, 0, 101);
   t.latencyProbe(format::LatencySource::kFunction, 1, "parse");
   t.latency(2'000'000, 101, format::LatencySource::kFunction, 1, 40'000);
+  t.allocation(2'500'000, 101, 0x5000, 256, 65'536, t.stack({"malloc", "parse", "main"}));
 }
 
 TraceProfile localProfile(const std::string& path) {
@@ -445,6 +446,93 @@ TEST_F(FleetArchive, SqlLatencyEqualsLocalDiff) {
   auto doc = nlohmann::json::parse(out);
   EXPECT_EQ(doc["latency_total"], local.size());
   EXPECT_EQ(doc["latency"][0].count("p99_delta_ns"), 1u) << doc["latency"][0].dump();
+}
+
+// Allocation sites: base has parse (freed) and cache_put (live); new has
+// cache_put grown and spill; `more` is a second base-side trace.
+void buildAllocations(TraceBuilder& t, bool is_new, uint64_t parse_samples) {
+  t.thread(101, "worker");
+  const uint64_t parse = t.stack({"operator new", "parse", "main"});
+  const uint64_t cache = t.stack({"malloc", "cache_put", "main"});
+  for (uint64_t i = 0; i < parse_samples; ++i) {
+    t.allocation(1000 + i, 101, 0x1000 + 0x100 * i, 48, 65'536, parse);
+    t.freed(50'000 + i, 101, 0x1000 + 0x100 * i);
+  }
+  for (uint64_t i = 0; i < (is_new ? 3u : 1u); ++i)
+    t.allocation(100'000 + i, 101, 0x90000 + 0x1000 * i, 4096, 262'144, cache);
+  if (is_new)
+    t.allocation(200'000, 101, 0x30000, 100, 131'072, t.stack({"malloc", "spill", "main"}));
+}
+
+TEST_F(FleetArchive, SqlAllocSitesEqualLocalDiff) {
+  TraceBuilder base, next;
+  buildAllocations(base, false, 5);
+  buildAllocations(next, true, 2);
+  base.setEnd(10'000'000);
+  next.setEnd(20'000'000);
+  auto base_path = base.write(), new_path = next.write();
+  ASSERT_TRUE(base_path && new_path);
+  ASSERT_TRUE(push(*base_path, {{"build", "t1"}}));
+  ASSERT_TRUE(push(*new_path, {{"build", "t2"}}));
+
+  TraceProfile local_base = localProfile(*base_path), local_new = localProfile(*new_path);
+  std::vector<AllocSiteDelta> local = diffAllocSites(local_base.alloc_sites, local_base.window_ns,
+                                                     local_new.alloc_sites, local_new.window_ns);
+  auto t1 = parseSelector("build=t1"), t2 = parseSelector("build=t2");
+  auto base_rows = queryAllocSites(*client_, database_, *t1);
+  auto new_rows = queryAllocSites(*client_, database_, *t2);
+  ASSERT_TRUE(base_rows) << base_rows.error().message();
+  ASSERT_TRUE(new_rows) << new_rows.error().message();
+  std::vector<AllocSiteDelta> fleet =
+      diffAllocSites(base_rows->rows, base_rows->window_ns, new_rows->rows, new_rows->window_ns);
+  ASSERT_EQ(local.size(), 3u);
+  ASSERT_EQ(fleet.size(), local.size());
+  for (size_t i = 0; i < local.size(); ++i) {
+    const AllocSiteDelta &l = local[i], &f = fleet[i];
+    EXPECT_EQ(f.site, l.site);
+    EXPECT_EQ(f.root_first, l.root_first) << l.site;
+    EXPECT_EQ(f.in_base, l.in_base) << l.site;
+    EXPECT_EQ(f.in_new, l.in_new) << l.site;
+    EXPECT_DOUBLE_EQ(f.base_bytes_per_s, l.base_bytes_per_s) << l.site;
+    EXPECT_DOUBLE_EQ(f.new_bytes_per_s, l.new_bytes_per_s) << l.site;
+    for (auto [fs, ls] : {std::pair{&f.base, &l.base}, std::pair{&f.next, &l.next}}) {
+      EXPECT_EQ(fs->allocated_bytes, ls->allocated_bytes) << l.site;
+      EXPECT_EQ(fs->allocations(), ls->allocations()) << l.site;
+      EXPECT_EQ(fs->live_bytes, ls->live_bytes) << l.site;
+      EXPECT_EQ(fs->liveAllocations(), ls->liveAllocations()) << l.site;
+      EXPECT_EQ(fs->samples, ls->samples) << l.site;
+    }
+  }
+  // parse: 32.8 MB/s -> 6.6 MB/s, the largest change; cache_put: +512 KiB live.
+  EXPECT_EQ(local[0].site, "parse");
+  EXPECT_DOUBLE_EQ(local[0].allocatedPerSecondDelta(), 2 * 65'536 / 0.02 - 5 * 65'536 / 0.01);
+  EXPECT_EQ(local[1].site, "cache_put");
+  EXPECT_EQ(local[1].liveDelta(), 2 * 262'144);
+
+  // Two traces on a side add up, and so do their windows.
+  TraceBuilder more;
+  buildAllocations(more, false, 3);
+  more.setEnd(30'000'000);
+  auto more_path = more.write();
+  ASSERT_TRUE(more_path);
+  ASSERT_TRUE(push(*more_path, {{"build", "t1"}}));
+  auto pooled = queryAllocSites(*client_, database_, *t1);
+  ASSERT_TRUE(pooled) << pooled.error().message();
+  EXPECT_EQ(pooled->window_ns, local_base.window_ns + 30'000'000u);
+  ASSERT_EQ(pooled->rows.size(), 2u);
+  EXPECT_EQ(pooled->rows[1].site, "parse");  // by name
+  EXPECT_EQ(pooled->rows[1].totals.allocated_bytes, 8u * 65'536);
+  EXPECT_EQ(pooled->rows[0].totals.live_bytes, 2u * 262'144);
+
+  // The command's --json carries the section with `incise diff --json`'s keys.
+  ::testing::internal::CaptureStdout();
+  int exit = runArchive({"diff", "--clickhouse", url_, "--database", database_, "--base",
+                         "build=t1", "--new", "build=t2", "--json", "--limit", "0"});
+  std::string out = ::testing::internal::GetCapturedStdout();
+  ASSERT_EQ(exit, 0) << out;
+  auto doc = nlohmann::json::parse(out);
+  EXPECT_EQ(doc["alloc_sites_total"], 3u);
+  EXPECT_EQ(doc["alloc_sites"][0].count("live_bytes_delta"), 1u) << doc["alloc_sites"][0].dump();
 }
 
 TEST_F(FleetArchive, TopAveragesSharesPerTrace) {
