@@ -68,6 +68,28 @@ const nlohmann::json& row(const nlohmann::json& rows, const std::string& key,
   return missing;
 }
 
+// The text report of BASE -> NEW has the section `heading`, with `figure`
+// in it; that of a trace without such rows (build's) has none.
+void expectSectionOnlyWhereRows(const std::string& base, const std::string& next,
+                                const std::string& heading, const std::string& figure) {
+  DiffOptions options;
+  options.base_path = base;
+  options.new_path = next;
+  options.trace.progress = false;
+  std::ostringstream text;
+  ASSERT_EQ(runDiffReport(options, text), 0);
+  EXPECT_NE(text.str().find(heading), std::string::npos) << text.str();
+  EXPECT_NE(text.str().find(figure), std::string::npos) << text.str();
+  TraceBuilder plain;
+  build(plain, 1, 1, 0, {100}, {100}, 1'000);
+  auto plain_path = plain.write();
+  ASSERT_TRUE(plain_path) << plain_path.error().message();
+  options.base_path = options.new_path = *plain_path;
+  std::ostringstream none;
+  ASSERT_EQ(runDiffReport(options, none), 0);
+  EXPECT_EQ(none.str().find(heading), std::string::npos) << none.str();
+}
+
 // Thread 101 holds request 1 over its leaf_a samples, 2 over leaf_b's and 3
 // over leaf_c's and its blocked span (each change read at the next sample).
 void addRequests(TraceBuilder& t, int a, int b) {
@@ -328,22 +350,8 @@ TEST(DiffReport, LatencyPercentilesAndRatesPerName) {
   EXPECT_EQ(sleep["p99_delta_ns"], -2'000'000);
 
   // The text report has the section, and traces without latency rows do not.
-  DiffOptions options;
-  options.base_path = *base_path;
-  options.new_path = *new_path;
-  options.trace.progress = false;
-  std::ostringstream text;
-  ASSERT_EQ(runDiffReport(options, text), 0);
-  EXPECT_NE(text.str().find("latency per traced function"), std::string::npos) << text.str();
-  EXPECT_NE(text.str().find("1.000 ms -> 8.000 ms"), std::string::npos) << text.str();
-  TraceBuilder plain;
-  build(plain, 1, 1, 0, {100}, {100}, 1'000);
-  auto plain_path = plain.write();
-  ASSERT_TRUE(plain_path) << plain_path.error().message();
-  options.base_path = options.new_path = *plain_path;
-  std::ostringstream none;
-  ASSERT_EQ(runDiffReport(options, none), 0);
-  EXPECT_EQ(none.str().find("latency per traced function"), std::string::npos) << none.str();
+  expectSectionOnlyWhereRows(*base_path, *new_path, "latency per traced function",
+                             "1.000 ms -> 8.000 ms");
 }
 
 TEST(DiffReport, AllocationSitesPerSecondAndLiveBytes) {
@@ -405,22 +413,7 @@ TEST(DiffReport, AllocationSitesPerSecondAndLiveBytes) {
   EXPECT_EQ(spill["new"]["count"], 32);
 
   // The text report has the section; traces without allocations do not.
-  DiffOptions options;
-  options.base_path = *base_path;
-  options.new_path = *new_path;
-  options.trace.progress = false;
-  std::ostringstream text;
-  ASSERT_EQ(runDiffReport(options, text), 0);
-  EXPECT_NE(text.str().find("allocations per site"), std::string::npos) << text.str();
-  EXPECT_NE(text.str().find("+2.0 MiB"), std::string::npos) << text.str();
-  TraceBuilder plain;
-  build(plain, 1, 1, 0, {100}, {100}, 1'000);
-  auto plain_path = plain.write();
-  ASSERT_TRUE(plain_path) << plain_path.error().message();
-  options.base_path = options.new_path = *plain_path;
-  std::ostringstream none;
-  ASSERT_EQ(runDiffReport(options, none), 0);
-  EXPECT_EQ(none.str().find("allocations per site"), std::string::npos) << none.str();
+  expectSectionOnlyWhereRows(*base_path, *new_path, "allocations per site", "+2.0 MiB");
 }
 
 TEST(DiffReport, MissingTraceIsAnError) {

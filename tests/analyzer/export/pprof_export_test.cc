@@ -190,19 +190,23 @@ TEST_F(PprofExport, GoToolPprofTotalsMatchTheTrace) {
   EXPECT_EQ(flatOf(cpu, "leaf_b"), "8000ns") << cpu;
 }
 
-// The first sample lands in a library; pprof must still list the executable
-// first, because readers print the first mapping as the profile's "File:".
+// The pprof export of the trace at `path`, parsed back.
+void exportProfile(const std::string& path, pb::Profile& profile,
+                   std::vector<std::string> extra = {}) {
+  ExportedFile file{"pprof"};
+  ASSERT_EQ(file.run(path, std::move(extra)), 0);
+  auto unpacked = gzipDecompress(file.contents());
+  ASSERT_TRUE(unpacked) << unpacked.error().message();
+  ASSERT_TRUE(profile.ParseFromString(*unpacked));
+}
+
 // -e page-faults: the weight type is the event, counted; pprof opens on it.
 TEST(PprofExportEvents, AnEventThatIsNotAClockIsItsOwnSampleType) {
   TraceBuilder trace;
   auto path = testing::writePageFaultTrace(trace);
   ASSERT_TRUE(path) << path.error().message();
-  ExportedFile file("pprof");
-  ASSERT_EQ(file.run(*path), 0);
-  auto unpacked = gzipDecompress(file.contents());
-  ASSERT_TRUE(unpacked) << unpacked.error().message();
   pb::Profile profile;
-  ASSERT_TRUE(profile.ParseFromString(*unpacked));
+  ASSERT_NO_FATAL_FAILURE(exportProfile(*path, profile));
   auto str = [&](int64_t index) { return profile.string_table(static_cast<int>(index)); };
   ASSERT_EQ(profile.sample_type_size(), 2);
   EXPECT_EQ(str(profile.sample_type(1).type()), "page-faults");
@@ -217,6 +221,8 @@ TEST(PprofExportEvents, AnEventThatIsNotAClockIsItsOwnSampleType) {
   EXPECT_EQ(faults, 9);
 }
 
+// The first sample lands in a library; pprof must still list the executable
+// first, because readers print the first mapping as the profile's "File:".
 TEST(PprofExportMappings, ExecutableComesFirstWhateverIsHitFirst) {
   TraceBuilder trace;
   trace.function("main");  // "app" is declared first: the lowest mapping, as in /proc/PID/maps
@@ -226,12 +232,8 @@ TEST(PprofExportMappings, ExecutableComesFirstWhateverIsHitFirst) {
   trace.sample(2000, 101, trace.stack({"memcpy", "main"}));
   auto path = trace.write();
   ASSERT_TRUE(path) << path.error().message();
-  ExportedFile file{"pprof"};
-  ASSERT_EQ(file.run(*path), 0);
-  auto unpacked = gzipDecompress(file.contents());
-  ASSERT_TRUE(unpacked) << unpacked.error().message();
   pb::Profile profile;
-  ASSERT_TRUE(profile.ParseFromString(*unpacked));
+  ASSERT_NO_FATAL_FAILURE(exportProfile(*path, profile));
   ASSERT_EQ(profile.mapping_size(), 2);
   EXPECT_EQ(profile.string_table(static_cast<int>(profile.mapping(0).filename())), "/fake/app");
   EXPECT_EQ(profile.string_table(static_cast<int>(profile.mapping(1).filename())), "/fake/libc");
@@ -258,12 +260,8 @@ TEST(PprofExportMappings, TheExecutableIsFoundByNameThoughMappedBeforeTheExec) {
   trace.sample(2000, 101, trace.stack({"memcpy", "main"}));
   auto path = trace.write();
   ASSERT_TRUE(path) << path.error().message();
-  ExportedFile file{"pprof"};
-  ASSERT_EQ(file.run(*path), 0);
-  auto unpacked = gzipDecompress(file.contents());
-  ASSERT_TRUE(unpacked) << unpacked.error().message();
   pb::Profile profile;
-  ASSERT_TRUE(profile.ParseFromString(*unpacked));
+  ASSERT_NO_FATAL_FAILURE(exportProfile(*path, profile));
   ASSERT_EQ(profile.mapping_size(), 2);
   EXPECT_EQ(profile.string_table(static_cast<int>(profile.mapping(0).filename())), "/fake/app");
 }
