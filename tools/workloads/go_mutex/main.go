@@ -63,8 +63,6 @@ func (s *stack) handlePacket(pages int) {
 		s.contended++
 	}
 	faultFreshPages(pages)
-	// The thread that unlocks: the goroutine may have moved while it held.
-	s.holderTids[syscall.Gettid()]++
 	end := time.Now()
 	held := end.Sub(start).Nanoseconds()
 	s.holds = append(s.holds, span{start.Sub(s.base).Nanoseconds(), end.Sub(s.base).Nanoseconds()})
@@ -72,7 +70,12 @@ func (s *stack) handlePacket(pages int) {
 	if contended {
 		s.contendedNs += held
 	}
+	// The thread that unlocks: the goroutine may have moved while it held,
+	// and could move again before Unlock unless it is wired to its thread.
+	runtime.LockOSThread()
+	s.holderTids[syscall.Gettid()]++
 	s.mu.Unlock()
+	runtime.UnlockOSThread()
 }
 
 // heldWhileWaited is the time inside the holds during which another
