@@ -92,6 +92,34 @@ void compareBuildIds(const TraceFacts& base, const TraceFacts& next,
   }
 }
 
+void compareAllocations(const TraceFacts& base, const TraceFacts& next,
+                        std::vector<ComparabilityNote>& notes) {
+  if (base.allocation_samples == 0 && next.allocation_samples == 0) return;
+  if (base.allocation_samples == 0 || next.allocation_samples == 0) {
+    const bool only_new = base.allocation_samples == 0;
+    notes.push_back(
+        {"allocations",
+         std::string("sampled allocations (--alloc) only in ") + (only_new ? "new" : "base"),
+         std::string("its allocation sites show as ") +
+             (only_new ? "new (base 0)" : "gone (new 0)")});
+    return;
+  }
+  if (base.alloc_sample_bytes != next.alloc_sample_bytes && base.alloc_sample_bytes != 0 &&
+      next.alloc_sample_bytes != 0) {
+    notes.push_back({"allocations",
+                     "allocations sampled once per " + formatBytes(base.alloc_sample_bytes) +
+                         " in base, " + formatBytes(next.alloc_sample_bytes) + " in new",
+                     "both estimated in bytes and allocations, so they compare; the rarer "
+                     "sampling is the rougher"});
+  }
+  if (std::min(base.allocation_samples, next.allocation_samples) < kFewSamples) {
+    notes.push_back({"allocations",
+                     "few allocation samples: " + std::to_string(base.allocation_samples) +
+                         " in base, " + std::to_string(next.allocation_samples) + " in new",
+                     "a site's bytes have a relative error of about 1/sqrt(its samples)"});
+  }
+}
+
 }  // namespace
 
 std::vector<ComparabilityNote> assessComparability(const TraceFacts& base, const TraceFacts& next) {
@@ -137,6 +165,7 @@ std::vector<ComparabilityNote> assessComparability(const TraceFacts& base, const
     notes.push_back({"kernel", "different kernels: " + base.kernel + ", " + next.kernel,
                      "kernel functions matched by name"});
   }
+  compareAllocations(base, next, notes);
   return notes;
 }
 

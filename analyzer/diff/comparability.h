@@ -6,7 +6,8 @@
 // without build-ids (then it cannot tell, and says so), objects in one trace
 // only, durations more than kDurationRatio apart, sample rates (requested or
 // achieved) more than kRateRatio apart, too few samples for shares to mean
-// much, different hosts or kernels. Each finding says what was done about it
+// much, different hosts or kernels, sampled allocations (--alloc) in one
+// trace only, at different means, or too few of them. Each finding says what was done about it
 // (CPU compared as shares of each trace's samples; off-CPU per second of
 // trace; lock percentiles are per acquisition, unaffected by length).
 //
@@ -26,7 +27,7 @@ inline constexpr double kRateRatio = 1.5;
 inline constexpr uint64_t kFewSamples = 100;
 
 struct ComparabilityNote {
-  std::string kind;     // build-id, objects, duration, sample-rate, samples, host, kernel
+  std::string kind;  // build-id, objects, duration, sample-rate, samples, host, kernel, allocations
   std::string message;  // what differs
   std::string action;   // what the diff did about it
 };

@@ -18,6 +18,8 @@ TraceFacts traceFactsOf(const format::Reader& reader) {
   facts.duration_ns = end > header.start_mono_ns ? end - header.start_mono_ns : 0;
   facts.sample_hz = header.options.sample_frequency_hz;
   facts.samples = reader.rows(format::EventKind::kCpuSample);
+  facts.allocation_samples = reader.rows(format::EventKind::kAlloc);
+  facts.alloc_sample_bytes = header.options.alloc_sample_bytes;
   for (const format::ObjectSymbols& object : reader.metadata().objects) {
     if (object.build_id.empty()) {
       facts.unidentified_objects.insert(object.path);

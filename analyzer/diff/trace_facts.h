@@ -31,6 +31,8 @@ struct TraceFacts {
   uint64_t duration_ns = 0;
   uint32_t sample_hz = 0;                        // requested sampling frequency; 0 = not sampling
   uint64_t samples = 0;                          // cpu-sample rows in the file
+  uint64_t allocation_samples = 0;               // alloc rows (--alloc) in the file
+  uint64_t alloc_sample_bytes = 0;               // --alloc's mean bytes between samples; 0: unsaid
   std::map<std::string, std::string> build_ids;  // object path -> build-id in hex
   std::set<std::string> unidentified_objects;    // object paths recorded without a build-id
 

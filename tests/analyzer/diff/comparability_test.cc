@@ -63,6 +63,26 @@ TEST(Comparability, AchievedRateAndFewSamplesAndHost) {
   EXPECT_EQ(kinds(notes), (std::set<std::string>{"sample-rate", "samples", "host"}));
 }
 
+TEST(Comparability, AllocationsOnOneSideAtAnotherMeanOrFew) {
+  TraceFacts base = facts(), next = facts();
+  next.allocation_samples = 5000;
+  next.alloc_sample_bytes = 524'288;
+  auto one_side = assessComparability(base, next);
+  ASSERT_EQ(one_side.size(), 1u);
+  EXPECT_EQ(one_side[0].kind, "allocations");
+  EXPECT_NE(one_side[0].message.find("only in new"), std::string::npos) << one_side[0].message;
+  base.allocation_samples = 40;
+  base.alloc_sample_bytes = 16'384;
+  auto both = assessComparability(base, next);
+  ASSERT_EQ(both.size(), 2u);
+  EXPECT_NE(both[0].message.find("16.0 KiB in base, 512 KiB in new"), std::string::npos)
+      << both[0].message;
+  EXPECT_NE(both[1].message.find("40 in base, 5000 in new"), std::string::npos) << both[1].message;
+  base.allocation_samples = 5000;
+  base.alloc_sample_bytes = 524'288;
+  EXPECT_TRUE(assessComparability(base, next).empty());
+}
+
 TEST(Comparability, WithoutBuildIdsItCannotTell) {
   TraceFacts base = facts(), next = facts();
   for (TraceFacts* f : {&base, &next}) {
