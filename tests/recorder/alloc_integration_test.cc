@@ -3,8 +3,9 @@
 // handler's) and the live bytes at exit (its leak) in `incise alloc
 // --json` and `incise flame --live`, every other site's blocks matched to
 // their frees, the children a shell forks and execs sampled each with its
-// own leak, and a process that never loaded the library refused with a
-// message.
+// own leak, `incise diff` of two recordings and the heap profile export
+// read by the real `go tool pprof` each giving the programs' totals, and a
+// process that never loaded the library refused with a message.
 //
 // Bounds: a site of B bytes in blocks far smaller than the mean N is
 // estimated with a standard deviation of sqrt(N * B) (each sample stands for
@@ -18,7 +19,10 @@
 
 #include <algorithm>
 #include <csignal>
+#include <cstdlib>
+#include <iterator>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -92,6 +96,46 @@ TEST_F(AllocRecording, EachSitesBytesAndAllocationsAreWithinTenPercentOfTheProgr
   }
 }
 
+// The cum column of `function`'s row in `go tool pprof -top -unit=B`
+// ("  1024B 50.00% 50.00%  2048B 100%  make_buffers"), in bytes; -1 when absent.
+double cumulativeBytes(const std::string& top, const std::string& function) {
+  std::istringstream lines(top);
+  std::string line;
+  while (std::getline(lines, line)) {
+    std::istringstream words(line);
+    std::vector<std::string> w{std::istream_iterator<std::string>(words), {}};
+    if (w.size() == 6 && w.back() == function && w[3].back() == 'B')
+      return std::strtod(w[3].c_str(), nullptr);
+  }
+  return -1;
+}
+
+TEST_F(AllocRecording, TheHeapProfileExportGivesGoToolPprofEachSitesBytesAndTheLeak) {
+  if (std::system("command -v go >/dev/null 2>&1") != 0) {
+    if (const char* ci = std::getenv("CI"); ci && std::string(ci) == "true")
+      FAIL() << "go is missing under CI=true (tools/setup installs golang-go)";
+    GTEST_SKIP() << "go is not installed: `go tool pprof` check skipped";
+  }
+  const std::string heap = tempTracePath("alloc_story.pb.gz");
+  WorkloadRun exported = run_workload(
+      INCISE_ANALYZER_BIN, {"export", *trace_, "--format", "pprof", "--alloc", "-o", heap});
+  ASSERT_EQ(exported.exit_code, 0) << exported.raw_stdout;
+  ShellRun allocated =
+      run_shell("go tool pprof -top -nodefraction=0 -sample_index=alloc_space -unit=B " + heap);
+  ASSERT_EQ(allocated.exit_code, 0) << allocated.output;
+  for (const std::string site : {"make_small_records", "make_buffers", "make_objects_with_new",
+                                 "allocate_in_handler", "leak_blocks"}) {
+    expectWithin(cumulativeBytes(allocated.output, site),
+                 static_cast<double>(run_->number("bytes." + site)), 0.10,
+                 site + " in\n" + allocated.output);
+  }
+  ShellRun live =
+      run_shell("go tool pprof -top -nodefraction=0 -sample_index=inuse_space -unit=B " + heap);
+  ASSERT_EQ(live.exit_code, 0) << live.output;
+  expectWithin(cumulativeBytes(live.output, "leak_blocks"),
+               static_cast<double>(run_->number("leaked_bytes")), 0.10, live.output);
+}
+
 TEST_F(AllocRecording, LiveBytesAtExitAreTheLeakWithItsStack) {
   nlohmann::json report = analyzerJson({"alloc", *trace_, "--json", "--pid", pid()});
   ASSERT_FALSE(report.is_discarded());
@@ -131,6 +175,42 @@ TEST(Alloc, ChildrenAShellForksAndExecsAreSampledEachWithItsOwnLeak) {
     ASSERT_FALSE(report.is_discarded());
     expectWithin(report["live_bytes"].get<double>(),
                  static_cast<double>(child.number("leaked_bytes")), 0.10, output);
+  }
+}
+
+// Two recordings, the second leaking twice as much: `incise diff` gives
+// each side's site bytes and live bytes as its program counted them.
+TEST(Alloc, DiffGivesEachSidesSiteBytesAndLeakAsItsProgramCountedThem) {
+  INCISE_REQUIRE_RECORDING();
+  std::vector<std::string> traces;
+  std::vector<WorkloadRun> runs;
+  for (const char* leak_count : {"8192", "16384"}) {
+    traces.push_back(tempTracePath(std::string("alloc_diff_") + leak_count + ".trace"));
+    runs.push_back(run_workload(INCISE_RECORD_BIN, {"-o", traces.back(), "--no-sched", "--locks",
+                                                    "off", "--alloc", "--alloc-rate", "16384", "--",
+                                                    kAllocStory, "--leak-count", leak_count}));
+    ASSERT_EQ(runs.back().exit_code, 0) << runs.back().raw_stdout;
+  }
+  nlohmann::json diff = analyzerJson({"diff", traces[0], traces[1], "--json", "--limit", "0"});
+  ASSERT_FALSE(diff.is_discarded());
+  auto site = [&](const std::string& name) -> const nlohmann::json* {
+    for (const nlohmann::json& row : diff["alloc_sites"])
+      if (row["site"] == name) return &row;
+    return nullptr;
+  };
+  const char* sides[] = {"base", "new"};
+  for (size_t i = 0; i < 2; ++i) {
+    const nlohmann::json* leak = site("leak_blocks");
+    ASSERT_NE(leak, nullptr) << diff.dump();
+    expectWithin((*leak)[sides[i]]["live_bytes"].get<double>(),
+                 static_cast<double>(runs[i].number("leaked_bytes")), 0.10,
+                 std::string(sides[i]) + " leak");
+    const nlohmann::json* buffers = site("make_buffers");
+    ASSERT_NE(buffers, nullptr) << diff.dump();
+    expectWithin((*buffers)[sides[i]]["allocated_bytes"].get<double>(),
+                 static_cast<double>(runs[i].number("bytes.make_buffers")), 0.10,
+                 std::string(sides[i]) + " make_buffers");
+    EXPECT_EQ((*buffers)[sides[i]]["live_bytes"], 0) << sides[i];
   }
 }
 
