@@ -93,7 +93,7 @@ int runOffcpu(const std::vector<std::string>& args) {
       "Blocks shorter than the recording's --sched-min-block come from the recorder's counts\n"
       "per thread and stack (SWITCHES counts them too). --where keeps the off-CPU spans of\n"
       "threads holding the values (a thread changes its context only while it runs, so one\n"
-      "value holds a whole span); the runqueue latency table is per thread, not held to it.",
+      "value holds a whole span), and the runqueue latency table their waits.",
       "  incise offcpu app.trace\n"
       "  incise offcpu app.trace --tid 4242 --limit 5\n"
       "  incise offcpu app.trace --json\n"
@@ -129,6 +129,26 @@ int runOffcpu(const std::vector<std::string>& args) {
   std::map<SampleGroupKey, GroupOffCpu> groups;
   ThreadStateMachine machine(RecordedThreads::of(*trace));
   machine.observeFrom(std::max(trace->window().start, trace->startTime()));
+  // --where: the runqueue waits of threads holding the values, each charged
+  // to the value held as it began (the thread has not run since it blocked
+  // or was preempted); without it, every wait the machine counted.
+  const bool where = !trace->whereTimelines().empty();
+  std::map<uint32_t, ThreadSchedStats> held_waits;
+  auto addHeldWait = [&](uint32_t pid, uint32_t tid, uint64_t start, uint64_t waits,
+                         uint64_t total_ns, uint64_t max_ns) {
+    if (!trace->passesEvent(pid, tid, start)) return;
+    ThreadSchedStats& s = held_waits[tid];
+    if (s.runqueue_waits == 0) s.first_time = start;
+    s.pid = pid;
+    s.runqueue_waits += waits;
+    s.runqueue_total_ns += total_ns;
+    s.runqueue_max_ns = std::max(s.runqueue_max_ns, max_ns);
+  };
+  if (where) {
+    machine.on_runnable = [&](const RunnableSpan& span) {
+      addHeldWait(span.pid, span.tid, span.start, 1, span.duration(), span.duration());
+    };
+  }
   machine.on_off_cpu = [&](const OffCpuSpan& span) {
     // A thread changes its context only while it runs: one value holds the whole span.
     if (!trace->passesEvent(span.pid, span.tid, span.start)) return;
@@ -146,6 +166,11 @@ int runOffcpu(const std::vector<std::string>& args) {
     uint64_t charged = machine.addBlockSummary(s);
     (s.prev_state == 0 ? preempted : blocked)
         .add(static_cast<uint32_t>(s.pid), s.stack_id, s.time, charged, charged ? s.count : 0);
+    // Short preemptions were runqueue waits (ThreadStateMachine::addBlockSummary).
+    if (where && s.prev_state == 0 && charged != 0) {
+      addHeldWait(static_cast<uint32_t>(s.pid), static_cast<uint32_t>(s.tid), s.time, s.count,
+                  charged, s.max_ns);
+    }
     // Counted per stack by the recorder, without a goroutine.
     if (charged == 0) return;
     GroupOffCpu& g = groups[groupOf(s.pid, s.tid, 0, s.time)];
@@ -174,7 +199,7 @@ int runOffcpu(const std::vector<std::string>& args) {
   uint64_t total_off = blocked.total() + preempted.total();
 
   std::vector<std::pair<uint32_t, ThreadSchedStats>> threads;
-  for (const auto& [tid, stats] : machine.threads()) {
+  for (const auto& [tid, stats] : where ? held_waits : machine.threads()) {
     if (stats.runqueue_waits != 0 && trace->passesThread(stats.pid, tid, stats.first_time)) {
       threads.emplace_back(tid, stats);
     }

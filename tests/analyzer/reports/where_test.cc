@@ -121,6 +121,40 @@ TEST_F(WhereTest, OffcpuKeepsTheSpansOfThreadsHoldingTheValues) {
   EXPECT_EQ(by["values"][0]["switches"], 1);
 }
 
+// Thread 201 serves request 7, blocks at 2 µs, is woken at 5 µs and runs
+// at 7 µs (2 µs in the runqueue), takes request 8 at 9 µs, is preempted at
+// 10 µs and runs again at 13 µs (3 µs): each wait is its value's.
+TEST(WhereRunqueue, OffcpusRunqueueLatencyIsThatOfThreadsHoldingTheValues) {
+  TraceBuilder t;
+  t.thread(201, "worker");
+  t.thread(202, "waker");
+  t.context("req", "request_id");
+  t.sched(0, 0, 0, 0, 201);
+  t.contextChange(100, 201, 0, 7);
+  t.sched(2'000, 0, 201, /*prev_state=*/1, 202);
+  t.wakeup(5'000, 202, 201);
+  t.sched(7'000, 0, 202, /*prev_state=*/1, 201);
+  t.contextChange(9'000, 201, 0, 8, /*since=*/8'000);
+  t.sched(10'000, 0, 201, /*prev_state=*/0, 202);
+  t.sched(13'000, 0, 202, /*prev_state=*/1, 201);
+  t.setEnd(20'000);
+  auto path = t.write();
+  ASSERT_TRUE(path) << path.error().message();
+  auto waitsOf201 = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), *path);
+    nlohmann::json doc = runReportJson(runOffcpu, args);
+    EXPECT_FALSE(doc.contains("exit_code")) << doc.dump();
+    for (const auto& row : doc["runqueue_latency"])
+      if (row["tid"] == 201)
+        return std::pair{row["waits"].get<uint64_t>(), row["total_ns"].get<uint64_t>()};
+    return std::pair<uint64_t, uint64_t>{0, 0};
+  };
+  EXPECT_EQ(waitsOf201({}), (std::pair<uint64_t, uint64_t>{2, 5'000}));
+  EXPECT_EQ(waitsOf201({"--where", "req=7"}), (std::pair<uint64_t, uint64_t>{1, 2'000}));
+  EXPECT_EQ(waitsOf201({"--where", "req=8"}), (std::pair<uint64_t, uint64_t>{1, 3'000}));
+  EXPECT_EQ(waitsOf201({"--where", "req=9"}), (std::pair<uint64_t, uint64_t>{0, 0}));
+}
+
 // Thread 101 ran 0-12 µs and 18-30 µs, blocked between: 7 holds until
 // 19 µs (the change placed halfway through 18-20 µs), 8 from there.
 TEST_F(WhereTest, SchedCutsAThreadsStatesWhereItsValueChanges) {
