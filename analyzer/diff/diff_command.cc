@@ -19,12 +19,15 @@ int runDiff(const std::vector<std::string>& args) {
            "allocation site (incise-record --alloc) the bytes allocated per second and the\n"
            "bytes still live at the end. First it says whether the traces compare fairly\n"
            "(binaries by build-id, durations, sample rates) and what the diff did about it. -o\n"
-           "writes a differential flame graph: widths are the larger share of the two, red\n"
+           "writes a differential flame graph (of CPU samples; --flame alloc or live: of bytes\n"
+           "allocated, or still live at the end): widths are the larger share of the two, red\n"
            "grew, blue shrank. --where compares the events of threads holding the values in\n"
            "each trace (both recorded with --context).",
        .examples =
            "  incise diff monday.trace today.trace\n"
            "  incise diff old.trace new.trace -o diff.html --limit 10\n"
+           "  incise diff old.trace new.trace -o leaks.html --flame live   # recorded with "
+           "--alloc\n"
            "  incise diff old.trace new.trace --comm worker --json > diff.json\n"
            "  incise diff old.trace new.trace --where req!=0   # time inside requests only\n"},
       diffSharedOptions());

@@ -55,6 +55,42 @@ void printFacts(const char* label, const TraceProfile& p, std::ostream& out) {
   out << "\n";
 }
 
+const char* flameWeightingName(DiffFlameWeighting weighting) {
+  switch (weighting) {
+    case DiffFlameWeighting::kAllocated:
+      return "alloc";
+    case DiffFlameWeighting::kLive:
+      return "live";
+    case DiffFlameWeighting::kOnCpu:
+      break;
+  }
+  return "cpu";
+}
+
+const FoldedStacks& flameStacks(const TraceProfile& profile, DiffFlameWeighting weighting) {
+  switch (weighting) {
+    case DiffFlameWeighting::kAllocated:
+      return profile.allocated;
+    case DiffFlameWeighting::kLive:
+      return profile.live;
+    case DiffFlameWeighting::kOnCpu:
+      break;
+  }
+  return profile.on_cpu;
+}
+
+const char* flameSubject(DiffFlameWeighting weighting) {
+  switch (weighting) {
+    case DiffFlameWeighting::kAllocated:
+      return "bytes allocated";
+    case DiffFlameWeighting::kLive:
+      return "bytes live at the end";
+    case DiffFlameWeighting::kOnCpu:
+      break;
+  }
+  return "CPU samples";
+}
+
 }  // namespace
 
 SharedOptions diffSharedOptions() {
@@ -66,7 +102,10 @@ SharedOptions diffSharedOptions() {
 
 void addDiffOwnOptions(po::options_description& options) {
   options.add_options()("limit", po::value<size_t>()->default_value(20),
-                        "rows per section (0: all)");
+                        "rows per section (0: all)")(
+      "flame", po::value<std::string>()->default_value("cpu"),
+      "what -o's flame graph weighs: cpu (CPU samples), alloc (bytes allocated) or live (bytes "
+      "still allocated at the end); alloc and live need recordings made with --alloc");
 }
 
 void addDiffOptions(po::options_description& options) {
@@ -81,6 +120,16 @@ Result<DiffOptions> diffOptionsFrom(const po::variables_map& values) {
   options.json = common.json;
   options.flame_output = std::move(common.output);
   options.limit = values["limit"].as<size_t>();
+  const std::string& flame = values["flame"].as<std::string>();
+  if (flame == "cpu") {
+    options.flame = DiffFlameWeighting::kOnCpu;
+  } else if (flame == "alloc") {
+    options.flame = DiffFlameWeighting::kAllocated;
+  } else if (flame == "live") {
+    options.flame = DiffFlameWeighting::kLive;
+  } else {
+    return Error("--flame '" + flame + "': expected cpu, alloc or live");
+  }
   return options;
 }
 
@@ -173,6 +222,14 @@ int runDiffReport(const DiffOptions& options, std::ostream& out) {
     std::cerr << "incise diff: " << terminalText(result.error().message()) << "\n";
     return 1;
   }
+  const FoldedStacks& base_stacks = flameStacks(result->base, options.flame);
+  const FoldedStacks& new_stacks = flameStacks(result->next, options.flame);
+  if (!options.flame_output.empty() && options.flame != DiffFlameWeighting::kOnCpu &&
+      base_stacks.total() == 0 && new_stacks.total() == 0) {
+    std::cerr << "incise diff: --flame " << flameWeightingName(options.flame)
+              << ": neither trace has sampled allocations to draw (record with --alloc)\n";
+    return 1;
+  }
   if (options.json) {
     writeJson(out, diffJson(*result, options));
   } else {
@@ -180,10 +237,11 @@ int runDiffReport(const DiffOptions& options, std::ostream& out) {
   }
   if (options.flame_output.empty()) return 0;
   std::ofstream file(options.flame_output);
-  DiffFlameGraph graph(result->base.on_cpu, result->next.on_cpu);
+  DiffFlameGraph graph(base_stacks, new_stacks);
   FlameGraphOptions flame;
   flame.title = "incise diff: " + result->base.path + " -> " + result->next.path;
-  flame.subtitle = "width: the larger share of the two; red grew, blue shrank, grey unchanged";
+  flame.subtitle = std::string(flameSubject(options.flame)) +
+                   "; width: the larger share of the two; red grew, blue shrank, grey unchanged";
   if (endsWith(options.flame_output, ".svg")) {
     graph.writeSvg(flame, file);
   } else {

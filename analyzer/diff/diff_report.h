@@ -25,13 +25,18 @@
 
 namespace incise::analyzer {
 
+// What the differential flame graph weighs: CPU samples, or the sampled
+// allocations' bytes, allocated or still live at the end (--alloc).
+enum class DiffFlameWeighting { kOnCpu, kAllocated, kLive };
+
 struct DiffOptions {
   std::string base_path;
   std::string new_path;
   TraceOptions trace;  // filters, symbol paths: the same for both traces
   bool json = false;
-  std::string flame_output;        // -o: the differential flame graph (.svg, else HTML)
-  size_t limit = 20;               // rows per section; 0 = all
+  std::string flame_output;  // -o: the differential flame graph (.svg, else HTML)
+  DiffFlameWeighting flame = DiffFlameWeighting::kOnCpu;  // --flame
+  size_t limit = 20;                                      // rows per section; 0 = all
   std::vector<std::string> notes;  // extra lines for the header (e.g. how a selector resolved)
 };
 
@@ -39,9 +44,9 @@ struct DiffOptions {
 // (the flame graph), --comm, --time, --symfs, --debug-dir, --threads,
 // --signatures. Pids, tids and cpus differ between two runs: no filter on them.
 SharedOptions diffSharedOptions();
-// --limit, the one option of diff's own.
+// --limit and --flame, diff's own options.
 void addDiffOwnOptions(boost::program_options::options_description& options);
-// The shared options plus --limit, for commands that parse themselves
+// The shared options plus --limit and --flame, for commands that parse themselves
 // (`incise archive diff`), and what they said.
 void addDiffOptions(boost::program_options::options_description& options);
 Result<DiffOptions> diffOptionsFrom(const boost::program_options::variables_map& values);

@@ -60,6 +60,9 @@ TraceProfile collectTraceProfile(Trace& trace) {
   const AllocProfile allocations = collectAllocProfile(trace);
   profile.alloc_sites = mergedBySite(namedAllocSites(allocations, namer));
   profile.alloc_total = allocations.total;
+  profile.allocated =
+      foldedStacks(allocStackWeights(allocations, AllocWeighting::kAllocated).named(namer));
+  profile.live = foldedStacks(allocStackWeights(allocations, AllocWeighting::kLive).named(namer));
   return profile;
 }
 

@@ -56,6 +56,8 @@ struct TraceProfile {
   std::vector<LatencySummary> latency;
   std::vector<AllocSite> alloc_sites;  // merged by site, most bytes allocated first
   AllocTotals alloc_total;
+  FoldedStacks allocated;  // bytes allocated per call path (--alloc)
+  FoldedStacks live;       // bytes still live at the end per call path
 };
 
 TraceProfile collectTraceProfile(Trace& trace);

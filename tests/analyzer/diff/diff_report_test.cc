@@ -414,6 +414,33 @@ TEST(DiffReport, AllocationSitesPerSecondAndLiveBytes) {
 
   // The text report has the section; traces without allocations do not.
   expectSectionOnlyWhereRows(*base_path, *new_path, "allocations per site", "+2.0 MiB");
+
+  // --flame alloc: the graph weighs bytes allocated. cache_put had 1 of
+  // 1.25 MiB in base and 3 of 3.25 MiB in new.
+  DiffOptions options;
+  options.base_path = *base_path;
+  options.new_path = *new_path;
+  options.trace.progress = false;
+  options.flame = DiffFlameWeighting::kAllocated;
+  options.flame_output = *base_path + ".alloc.html";
+  std::ostringstream out;
+  ASSERT_EQ(runDiffReport(options, out), 0) << out.str();
+  std::ifstream html(options.flame_output);
+  std::string page((std::istreambuf_iterator<char>(html)), std::istreambuf_iterator<char>());
+  EXPECT_NE(page.find("<title>cache_put (base 80.00% -&gt; new 92.31%, +12.31 pp)</title>"),
+            std::string::npos)
+      << page.substr(0, 4000);
+  std::remove(options.flame_output.c_str());
+  // Traces without sampled allocations have none to draw: an error, no file.
+  TraceBuilder plain;
+  build(plain, 1, 1, 0, {100}, {100}, 1'000);
+  auto plain_path = plain.write();
+  ASSERT_TRUE(plain_path) << plain_path.error().message();
+  options.base_path = options.new_path = *plain_path;
+  options.flame = DiffFlameWeighting::kLive;
+  std::ostringstream none;
+  EXPECT_EQ(runDiffReport(options, none), 1);
+  EXPECT_FALSE(std::ifstream(options.flame_output).good());
 }
 
 TEST(DiffReport, MissingTraceIsAnError) {
