@@ -59,7 +59,6 @@ TraceProfile collectTraceProfile(Trace& trace) {
   profile.latency = collectLatency(trace);
   const AllocProfile allocations = collectAllocProfile(trace);
   profile.alloc_sites = mergedBySite(namedAllocSites(allocations, namer));
-  profile.alloc_total = allocations.total;
   profile.allocated =
       foldedStacks(allocStackWeights(allocations, AllocWeighting::kAllocated).named(namer));
   profile.live = foldedStacks(allocStackWeights(allocations, AllocWeighting::kLive).named(namer));

@@ -55,7 +55,6 @@ struct TraceProfile {
   std::vector<LockSiteSummary> lock_sites;
   std::vector<LatencySummary> latency;
   std::vector<AllocSite> alloc_sites;  // merged by site, most bytes allocated first
-  AllocTotals alloc_total;
   FoldedStacks allocated;  // bytes allocated per call path (--alloc)
   FoldedStacks live;       // bytes still live at the end per call path
 };
