@@ -1,7 +1,9 @@
 #include "analyzer/diff/diff_report.h"
 
+#include <algorithm>
 #include <fstream>
 #include <iostream>
+#include <iterator>
 
 #include "analyzer/analyses/context/trace_context_timelines.h"
 #include "analyzer/diff/diff_flame_graph.h"
@@ -55,40 +57,24 @@ void printFacts(const char* label, const TraceProfile& p, std::ostream& out) {
   out << "\n";
 }
 
-const char* flameWeightingName(DiffFlameWeighting weighting) {
-  switch (weighting) {
-    case DiffFlameWeighting::kAllocated:
-      return "alloc";
-    case DiffFlameWeighting::kLive:
-      return "live";
-    case DiffFlameWeighting::kOnCpu:
-      break;
-  }
-  return "cpu";
-}
+// Each --flame choice: its name, what the graph says it weighs, and where
+// a trace's profile keeps those call paths.
+struct FlameChoice {
+  DiffFlameWeighting weighting;
+  const char* name;
+  const char* subject;
+  FoldedStacks TraceProfile::*stacks;
+};
+constexpr FlameChoice kFlameChoices[] = {
+    {DiffFlameWeighting::kOnCpu, "cpu", "CPU samples", &TraceProfile::on_cpu},
+    {DiffFlameWeighting::kAllocated, "alloc", "bytes allocated", &TraceProfile::allocated},
+    {DiffFlameWeighting::kLive, "live", "bytes live at the end", &TraceProfile::live},
+};
 
-const FoldedStacks& flameStacks(const TraceProfile& profile, DiffFlameWeighting weighting) {
-  switch (weighting) {
-    case DiffFlameWeighting::kAllocated:
-      return profile.allocated;
-    case DiffFlameWeighting::kLive:
-      return profile.live;
-    case DiffFlameWeighting::kOnCpu:
-      break;
-  }
-  return profile.on_cpu;
-}
-
-const char* flameSubject(DiffFlameWeighting weighting) {
-  switch (weighting) {
-    case DiffFlameWeighting::kAllocated:
-      return "bytes allocated";
-    case DiffFlameWeighting::kLive:
-      return "bytes live at the end";
-    case DiffFlameWeighting::kOnCpu:
-      break;
-  }
-  return "CPU samples";
+const FlameChoice& flameChoice(DiffFlameWeighting weighting) {
+  for (const FlameChoice& choice : kFlameChoices)
+    if (choice.weighting == weighting) return choice;
+  return kFlameChoices[0];
 }
 
 }  // namespace
@@ -121,15 +107,11 @@ Result<DiffOptions> diffOptionsFrom(const po::variables_map& values) {
   options.flame_output = std::move(common.output);
   options.limit = values["limit"].as<size_t>();
   const std::string& flame = values["flame"].as<std::string>();
-  if (flame == "cpu") {
-    options.flame = DiffFlameWeighting::kOnCpu;
-  } else if (flame == "alloc") {
-    options.flame = DiffFlameWeighting::kAllocated;
-  } else if (flame == "live") {
-    options.flame = DiffFlameWeighting::kLive;
-  } else {
+  const FlameChoice* choice = std::find_if(std::begin(kFlameChoices), std::end(kFlameChoices),
+                                           [&](const FlameChoice& c) { return flame == c.name; });
+  if (choice == std::end(kFlameChoices))
     return Error("--flame '" + flame + "': expected cpu, alloc or live");
-  }
+  options.flame = choice->weighting;
   return options;
 }
 
@@ -222,11 +204,12 @@ int runDiffReport(const DiffOptions& options, std::ostream& out) {
     std::cerr << "incise diff: " << terminalText(result.error().message()) << "\n";
     return 1;
   }
-  const FoldedStacks& base_stacks = flameStacks(result->base, options.flame);
-  const FoldedStacks& new_stacks = flameStacks(result->next, options.flame);
+  const FlameChoice& flame_choice = flameChoice(options.flame);
+  const FoldedStacks& base_stacks = result->base.*flame_choice.stacks;
+  const FoldedStacks& new_stacks = result->next.*flame_choice.stacks;
   if (!options.flame_output.empty() && options.flame != DiffFlameWeighting::kOnCpu &&
       base_stacks.total() == 0 && new_stacks.total() == 0) {
-    std::cerr << "incise diff: --flame " << flameWeightingName(options.flame)
+    std::cerr << "incise diff: --flame " << flame_choice.name
               << ": neither trace has sampled allocations to draw (record with --alloc)\n";
     return 1;
   }
@@ -240,7 +223,7 @@ int runDiffReport(const DiffOptions& options, std::ostream& out) {
   DiffFlameGraph graph(base_stacks, new_stacks);
   FlameGraphOptions flame;
   flame.title = "incise diff: " + result->base.path + " -> " + result->next.path;
-  flame.subtitle = std::string(flameSubject(options.flame)) +
+  flame.subtitle = std::string(flame_choice.subject) +
                    "; width: the larger share of the two; red grew, blue shrank, grey unchanged";
   if (endsWith(options.flame_output, ".svg")) {
     graph.writeSvg(flame, file);
