@@ -140,9 +140,7 @@ int runOffcpu(const std::vector<std::string>& args) {
     ThreadSchedStats& s = held_waits[tid];
     if (s.runqueue_waits == 0) s.first_time = start;
     s.pid = pid;
-    s.runqueue_waits += waits;
-    s.runqueue_total_ns += total_ns;
-    s.runqueue_max_ns = std::max(s.runqueue_max_ns, max_ns);
+    s.addRunqueueWaits(waits, total_ns, max_ns);
   };
   if (where) {
     machine.on_runnable = [&](const RunnableSpan& span) {

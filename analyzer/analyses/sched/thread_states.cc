@@ -61,9 +61,7 @@ void ThreadStateMachine::startRun(uint32_t tid, Thread& t, uint64_t time, int64_
   auto waited = [&](bool after_preemption) {
     RunnableSpan span{stats.pid, tid, t.since, time, after_preemption};
     charge(tid, ThreadState::kRunnable, t.since, time);
-    stats.runqueue_waits += 1;
-    stats.runqueue_total_ns += span.duration();
-    stats.runqueue_max_ns = std::max(stats.runqueue_max_ns, span.duration());
+    stats.addRunqueueWaits(1, span.duration(), span.duration());
     if (on_runnable) on_runnable(span);
   };
   switch (t.state) {
@@ -330,9 +328,7 @@ uint64_t ThreadStateMachine::addBlockSummary(const format::BlockSummary& row) {
     // Short preemptions: each was a wait in the runqueue.
     stats.runnable_ns += moved;
     stats.involuntary_switches += row.count;
-    stats.runqueue_waits += row.count;
-    stats.runqueue_total_ns += moved;
-    stats.runqueue_max_ns = std::max(stats.runqueue_max_ns, row.max_ns);
+    stats.addRunqueueWaits(row.count, moved, row.max_ns);
   } else {
     stats.blocked_ns += moved;
     stats.voluntary_switches += row.count;

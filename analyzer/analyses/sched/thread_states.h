@@ -68,6 +68,7 @@
 //   for (const auto& [tid, stats] : machine.threads()) ...
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -132,6 +133,13 @@ struct ThreadSchedStats {
   uint64_t runqueue_waits = 0;  // closed RunnableSpans
   uint64_t runqueue_total_ns = 0;
   uint64_t runqueue_max_ns = 0;
+
+  // `waits` runqueue waits of `total_ns` in all, the longest `max_ns`.
+  void addRunqueueWaits(uint64_t waits, uint64_t total_ns, uint64_t max_ns) {
+    runqueue_waits += waits;
+    runqueue_total_ns += total_ns;
+    runqueue_max_ns = std::max(runqueue_max_ns, max_ns);
+  }
 };
 
 // Switches of followed threads that the replay could not reconcile.
