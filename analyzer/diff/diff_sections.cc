@@ -21,9 +21,14 @@ std::string formatted(const char* format, double value) {
   return buffer;
 }
 
+// "+", "-", or "" for zero: the sign of a change, before its magnitude.
+std::string signOf(double change) {
+  return change < 0 ? "-" : change > 0 ? "+" : "";
+}
+
 std::string signedDuration(int64_t ns) {
-  std::string magnitude = formatDurationNs(static_cast<uint64_t>(ns < 0 ? -ns : ns));
-  return (ns < 0 ? "-" : ns > 0 ? "+" : "") + magnitude;
+  return signOf(static_cast<double>(ns)) +
+         formatDurationNs(static_cast<uint64_t>(ns < 0 ? -ns : ns));
 }
 
 // A side of a lock site that has no rows is null, not zeros: "absent" and
@@ -57,11 +62,7 @@ nlohmann::json allocSideJson(const AllocTotals& t, double bytes_per_s, bool pres
 }
 
 std::string signedBytes(double bytes) {
-  const double magnitude = std::abs(bytes);
-  return (bytes < 0   ? "-"
-          : bytes > 0 ? "+"
-                      : "") +
-         formatBytes(static_cast<uint64_t>(std::llround(magnitude)));
+  return signOf(bytes) + formatBytes(static_cast<uint64_t>(std::llround(std::abs(bytes))));
 }
 
 std::string durationPair(uint64_t before, uint64_t after) {
