@@ -163,8 +163,9 @@ class PprofSamples {
     return sample;
   }
 
-  // The busiest process's executable first (pprof's "File:"), and which
-  // mappings pprof must name itself.
+  // The busiest process's executable first (pprof's "File:"): the one
+  // whose samples' first values (CPU samples, allocations) add up to most.
+  // Then which mappings pprof must name itself.
   void finish() {
     const auto busiest =
         std::max_element(per_pid_.begin(), per_pid_.end(), [](const auto& a, const auto& b) {
