@@ -41,8 +41,9 @@ nlohmann::json analyzerJson(const std::vector<std::string>& args) {
   return nlohmann::json::parse(run.raw_stdout, nullptr, /*allow_exceptions=*/false);
 }
 
-const nlohmann::json* siteRow(const nlohmann::json& report, const std::string& site) {
-  for (const nlohmann::json& row : report["rows"])
+// The row of `site` among `rows` (`incise alloc`'s rows, `incise diff`'s alloc_sites).
+const nlohmann::json* siteRow(const nlohmann::json& rows, const std::string& site) {
+  for (const nlohmann::json& row : rows)
     if (row["site"] == site) return &row;
   return nullptr;
 }
@@ -83,7 +84,7 @@ TEST_F(AllocRecording, EachSitesBytesAndAllocationsAreWithinTenPercentOfTheProgr
   EXPECT_EQ(report["sample_bytes"], 16384);
   for (const std::string site : {"make_small_records", "make_buffers", "make_objects_with_new",
                                  "allocate_in_handler", "leak_blocks"}) {
-    const nlohmann::json* row = siteRow(report, site);
+    const nlohmann::json* row = siteRow(report["rows"], site);
     ASSERT_NE(row, nullptr) << site << " not in " << report.dump();
     expectWithin((*row)["allocated_bytes"].get<double>(),
                  static_cast<double>(run_->number("bytes." + site)), 0.10, site + " bytes");
@@ -193,20 +194,15 @@ TEST(Alloc, DiffGivesEachSidesSiteBytesAndLeakAsItsProgramCountedThem) {
   }
   nlohmann::json diff = analyzerJson({"diff", traces[0], traces[1], "--json", "--limit", "0"});
   ASSERT_FALSE(diff.is_discarded());
-  auto site = [&](const std::string& name) -> const nlohmann::json* {
-    for (const nlohmann::json& row : diff["alloc_sites"])
-      if (row["site"] == name) return &row;
-    return nullptr;
-  };
+  const nlohmann::json* leak = siteRow(diff["alloc_sites"], "leak_blocks");
+  const nlohmann::json* buffers = siteRow(diff["alloc_sites"], "make_buffers");
+  ASSERT_NE(leak, nullptr) << diff.dump();
+  ASSERT_NE(buffers, nullptr) << diff.dump();
   const char* sides[] = {"base", "new"};
   for (size_t i = 0; i < 2; ++i) {
-    const nlohmann::json* leak = site("leak_blocks");
-    ASSERT_NE(leak, nullptr) << diff.dump();
     expectWithin((*leak)[sides[i]]["live_bytes"].get<double>(),
                  static_cast<double>(runs[i].number("leaked_bytes")), 0.10,
                  std::string(sides[i]) + " leak");
-    const nlohmann::json* buffers = site("make_buffers");
-    ASSERT_NE(buffers, nullptr) << diff.dump();
     expectWithin((*buffers)[sides[i]]["allocated_bytes"].get<double>(),
                  static_cast<double>(runs[i].number("bytes.make_buffers")), 0.10,
                  std::string(sides[i]) + " make_buffers");
