@@ -165,9 +165,10 @@ TEST(GoGoroutinesRecording, SwitchesOfTheNappingGoroutineCarryItsPrintedId) {
   // the rest of the nap is a shorter block (or none, when the timer expired
   // meanwhile). Of the preempted and the blocked part, one is at least half
   // the nap, over the default --sched-min-block (1 ms): its switch out and
-  // back in are written. A switch-in the kernel does not report (on this VM,
-  // none from its agent's threads is) leaves two switch-outs in a row: the
-  // second says the thread ran again.
+  // back in are written. A switch-in the kernel does not report (some
+  // kernels never report a switch away from a few of their own tasks:
+  // docs/known-gaps.md) leaves two switch-outs in a row: the second says the
+  // thread ran again.
   uint64_t blocked_out = 0, preempted_out = 0;
   uint64_t back_in = 0, unreported_in = 0;
   std::set<uint64_t> off_cpu;                   // tids whose last row is a switch-out
