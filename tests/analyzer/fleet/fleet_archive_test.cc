@@ -102,6 +102,18 @@ class FleetArchive : public ::testing::Test {
     return profile ? profile.take() : FlatProfile{};
   }
 
+  // `incise archive diff --json --limit 0` of two selectors, parsed; not an
+  // object when the command fails.
+  nlohmann::json archiveDiffJson(const std::string& base, const std::string& next) {
+    ::testing::internal::CaptureStdout();
+    int exit = runArchive({"diff", "--clickhouse", url_, "--database", database_, "--base", base,
+                           "--new", next, "--json", "--limit", "0"});
+    std::string out = ::testing::internal::GetCapturedStdout();
+    EXPECT_EQ(exit, 0) << out;
+    return exit == 0 ? nlohmann::json::parse(out, nullptr, /*allow_exceptions=*/false)
+                     : nlohmann::json();
+  }
+
   std::unique_ptr<ClickHouseClient> client_;
   std::string url_;
   std::string database_;
@@ -212,12 +224,8 @@ TEST_F(FleetArchive, SqlDiffEqualsLocalDiff) {
   EXPECT_NEAR(by_name["walk"]->new_total_percent, 100.0 * 5 / 14, 1e-6);
 
   // The command prints the same through --json, selected by tag.
-  ::testing::internal::CaptureStdout();
-  int exit = runArchive({"diff", "--clickhouse", url_, "--database", database_, "--base",
-                         "build=v1", "--new", "build=v2", "--json", "--limit", "0"});
-  std::string out = ::testing::internal::GetCapturedStdout();
-  ASSERT_EQ(exit, 0) << out;
-  auto doc = nlohmann::json::parse(out);
+  nlohmann::json doc = archiveDiffJson("build=v1", "build=v2");
+  ASSERT_TRUE(doc.is_object());
   EXPECT_EQ(doc["functions"].size(), local.size());
   EXPECT_EQ(doc["functions"][0]["name"], local[0].name);
   EXPECT_EQ(doc["base"]["traces"], 1);
@@ -310,12 +318,8 @@ TEST_F(FleetArchive, SqlLockSitesEqualLocalDiff) {
   }
 
   // The command's --json rows carry the keys and values of `incise diff --json`.
-  ::testing::internal::CaptureStdout();
-  int exit = runArchive({"diff", "--clickhouse", url_, "--database", database_, "--base",
-                         "build=l1", "--new", "build=l2", "--json", "--limit", "0"});
-  std::string out = ::testing::internal::GetCapturedStdout();
-  ASSERT_EQ(exit, 0) << out;
-  auto doc = nlohmann::json::parse(out);
+  nlohmann::json doc = archiveDiffJson("build=l1", "build=l2");
+  ASSERT_TRUE(doc.is_object());
   ASSERT_EQ(doc["lock_sites"].size(), local.size());
   EXPECT_EQ(doc["lock_sites"][0]["site"], local[0].site);
   EXPECT_EQ(doc["lock_sites"][0]["wait_p99_delta_ns"], local[0].waitP99Delta());
@@ -438,12 +442,8 @@ TEST_F(FleetArchive, SqlLatencyEqualsLocalDiff) {
   }
 
   // The command's --json carries the section with `incise diff --json`'s keys.
-  ::testing::internal::CaptureStdout();
-  int exit = runArchive({"diff", "--clickhouse", url_, "--database", database_, "--base",
-                         "build=t1", "--new", "build=t2", "--json", "--limit", "0"});
-  std::string out = ::testing::internal::GetCapturedStdout();
-  ASSERT_EQ(exit, 0) << out;
-  auto doc = nlohmann::json::parse(out);
+  nlohmann::json doc = archiveDiffJson("build=t1", "build=t2");
+  ASSERT_TRUE(doc.is_object());
   EXPECT_EQ(doc["latency_total"], local.size());
   EXPECT_EQ(doc["latency"][0].count("p99_delta_ns"), 1u) << doc["latency"][0].dump();
 }
@@ -525,12 +525,8 @@ TEST_F(FleetArchive, SqlAllocSitesEqualLocalDiff) {
   EXPECT_EQ(pooled->rows[0].totals.live_bytes, 2u * 262'144);
 
   // The command's --json carries the section with `incise diff --json`'s keys.
-  ::testing::internal::CaptureStdout();
-  int exit = runArchive({"diff", "--clickhouse", url_, "--database", database_, "--base",
-                         "build=t1", "--new", "build=t2", "--json", "--limit", "0"});
-  std::string out = ::testing::internal::GetCapturedStdout();
-  ASSERT_EQ(exit, 0) << out;
-  auto doc = nlohmann::json::parse(out);
+  nlohmann::json doc = archiveDiffJson("build=t1", "build=t2");
+  ASSERT_TRUE(doc.is_object());
   EXPECT_EQ(doc["alloc_sites_total"], 3u);
   EXPECT_EQ(doc["alloc_sites"][0].count("live_bytes_delta"), 1u) << doc["alloc_sites"][0].dump();
 }
