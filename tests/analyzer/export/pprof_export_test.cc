@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <iterator>
 #include <map>
+#include <optional>
 #include <regex>
 #include <sstream>
 #include <string>
@@ -221,19 +222,28 @@ TEST(PprofExportEvents, AnEventThatIsNotAClockIsItsOwnSampleType) {
   EXPECT_EQ(faults, 9);
 }
 
-// The first sample lands in a library; pprof must still list the executable
-// first, because readers print the first mapping as the profile's "File:".
-TEST(PprofExportMappings, ExecutableComesFirstWhateverIsHitFirst) {
+// main in /fake/app, declared first (the lowest mapping, as in
+// /proc/PID/maps), and memcpy in /fake/libc, where the first sample lands,
+// exported. With `exec_reported_at`, the process's record comes then, after
+// its mappings, as the kernel reports an exec.
+void exportAppAndLibc(pb::Profile& profile, std::optional<uint64_t> exec_reported_at = {}) {
   TraceBuilder trace;
-  trace.function("main");  // "app" is declared first: the lowest mapping, as in /proc/PID/maps
+  trace.function("main");
   trace.function("memcpy", "libc");
+  if (exec_reported_at) trace.process(TraceBuilder::kPid, "app", *exec_reported_at);
   trace.thread(101, "worker");
   trace.sample(1000, 101, trace.stack({"memcpy"}));
   trace.sample(2000, 101, trace.stack({"memcpy", "main"}));
   auto path = trace.write();
   ASSERT_TRUE(path) << path.error().message();
-  pb::Profile profile;
   ASSERT_NO_FATAL_FAILURE(exportProfile(*path, profile));
+}
+
+// The first sample lands in a library; pprof must still list the executable
+// first, because readers print the first mapping as the profile's "File:".
+TEST(PprofExportMappings, ExecutableComesFirstWhateverIsHitFirst) {
+  pb::Profile profile;
+  ASSERT_NO_FATAL_FAILURE(exportAppAndLibc(profile));
   ASSERT_EQ(profile.mapping_size(), 2);
   EXPECT_EQ(profile.string_table(static_cast<int>(profile.mapping(0).filename())), "/fake/app");
   EXPECT_EQ(profile.string_table(static_cast<int>(profile.mapping(1).filename())), "/fake/libc");
@@ -251,17 +261,8 @@ TEST(PprofExportMappings, ExecutableComesFirstWhateverIsHitFirst) {
 // The kernel maps an exec'd image before it reports the exec, and the
 // libraries after: the executable is still the one named as the process.
 TEST(PprofExportMappings, TheExecutableIsFoundByNameThoughMappedBeforeTheExec) {
-  TraceBuilder trace;
-  trace.function("main");
-  trace.function("memcpy", "libc");
-  trace.process(TraceBuilder::kPid, "app", /*time=*/500);
-  trace.thread(101, "worker");
-  trace.sample(1000, 101, trace.stack({"memcpy"}));
-  trace.sample(2000, 101, trace.stack({"memcpy", "main"}));
-  auto path = trace.write();
-  ASSERT_TRUE(path) << path.error().message();
   pb::Profile profile;
-  ASSERT_NO_FATAL_FAILURE(exportProfile(*path, profile));
+  ASSERT_NO_FATAL_FAILURE(exportAppAndLibc(profile, /*exec_reported_at=*/500));
   ASSERT_EQ(profile.mapping_size(), 2);
   EXPECT_EQ(profile.string_table(static_cast<int>(profile.mapping(0).filename())), "/fake/app");
 }
