@@ -55,8 +55,8 @@ struct TraceProfile {
   std::vector<LockSiteSummary> lock_sites;
   std::vector<LatencySummary> latency;
   std::vector<AllocSite> alloc_sites;  // merged by site, most bytes allocated first
-  FoldedStacks allocated;  // bytes allocated per call path (--alloc)
-  FoldedStacks live;       // bytes still live at the end per call path
+  FoldedStacks allocated;              // bytes allocated per call path (--alloc)
+  FoldedStacks live;                   // bytes still live at the end per call path
 };
 
 TraceProfile collectTraceProfile(Trace& trace);
