@@ -36,7 +36,17 @@ struct GroupOffCpu {
   uint64_t blocked_ns = 0;
   uint64_t preempted_ns = 0;
   uint64_t switches = 0;
+  // --by context:NAME: runqueue waits (wake-up or preemption -> switch-in),
+  // each charged to the value its thread held as it began.
+  uint64_t runqueue_waits = 0;
+  uint64_t runqueue_ns = 0;
+  uint64_t runqueue_max_ns = 0;
   uint64_t total() const { return blocked_ns + preempted_ns; }
+  void addRunqueueWaits(uint64_t waits, uint64_t total_ns, uint64_t max_ns) {
+    runqueue_waits += waits;
+    runqueue_ns += total_ns;
+    runqueue_max_ns = std::max(runqueue_max_ns, max_ns);
+  }
 };
 
 // `--by goroutine`, `--by context:NAME`: a row per group, most off-CPU time first.
@@ -55,6 +65,11 @@ void writeByGroup(std::ostream& out, const CommandLine& cli, Trace& trace,
       row["blocked_ns"] = g.blocked_ns;
       row["preempted_ns"] = g.preempted_ns;
       row["switches"] = g.switches;
+      if (columns.context) {
+        row["runqueue_waits"] = g.runqueue_waits;
+        row["runqueue_ns"] = g.runqueue_ns;
+        row["runqueue_max_ns"] = g.runqueue_max_ns;
+      }
       list.push_back(row);
     }
     writeJson(
@@ -70,11 +85,20 @@ void writeByGroup(std::ostream& out, const CommandLine& cli, Trace& trace,
   headers.insert(
       headers.end(),
       {{"BLOCKED", Align::kRight}, {"PREEMPTED", Align::kRight}, {"SWITCHES", Align::kRight}});
+  if (columns.context) {
+    headers.insert(
+        headers.end(),
+        {{"RUNQUEUE", Align::kRight}, {"WAITS", Align::kRight}, {"MAX WAIT", Align::kRight}});
+  }
   Table table(std::move(headers));
   for (const auto& [key, g] : rows) {
     std::vector<std::string> cells = columns.cells(key);
     cells.insert(cells.end(), {formatDurationNs(g.blocked_ns), formatDurationNs(g.preempted_ns),
                                formatCount(g.switches)});
+    if (columns.context) {
+      cells.insert(cells.end(), {formatDurationNs(g.runqueue_ns), formatCount(g.runqueue_waits),
+                                 formatDurationNs(g.runqueue_max_ns)});
+    }
     table.addRow(std::move(cells));
   }
   table.render(out);
@@ -93,7 +117,8 @@ int runOffcpu(const std::vector<std::string>& args) {
       "Blocks shorter than the recording's --sched-min-block come from the recorder's counts\n"
       "per thread and stack (SWITCHES counts them too). --where keeps the off-CPU spans of\n"
       "threads holding the values (a thread changes its context only while it runs, so one\n"
-      "value holds a whole span), and the runqueue latency table their waits.",
+      "value holds a whole span), and the runqueue latency table their waits. --by\n"
+      "context:NAME adds each value's runqueue waits, charged to the value held as each began.",
       "  incise offcpu app.trace\n"
       "  incise offcpu app.trace --tid 4242 --limit 5\n"
       "  incise offcpu app.trace --json\n"
@@ -142,9 +167,16 @@ int runOffcpu(const std::vector<std::string>& args) {
     s.pid = pid;
     s.addRunqueueWaits(waits, total_ns, max_ns);
   };
-  if (where) {
+  // --by context:NAME: each value's runqueue waits, as --where holds them.
+  auto addValueWait = [&](uint32_t pid, uint32_t tid, uint64_t start, uint64_t waits,
+                          uint64_t total_ns, uint64_t max_ns) {
+    if (!timeline || !trace->passesEvent(pid, tid, start)) return;
+    groups[groupOf(pid, tid, 0, start)].addRunqueueWaits(waits, total_ns, max_ns);
+  };
+  if (where || timeline) {
     machine.on_runnable = [&](const RunnableSpan& span) {
-      addHeldWait(span.pid, span.tid, span.start, 1, span.duration(), span.duration());
+      if (where) addHeldWait(span.pid, span.tid, span.start, 1, span.duration(), span.duration());
+      addValueWait(span.pid, span.tid, span.start, 1, span.duration(), span.duration());
     };
   }
   machine.on_off_cpu = [&](const OffCpuSpan& span) {
@@ -165,9 +197,10 @@ int runOffcpu(const std::vector<std::string>& args) {
     (s.prev_state == 0 ? preempted : blocked)
         .add(static_cast<uint32_t>(s.pid), s.stack_id, s.time, charged, charged ? s.count : 0);
     // Short preemptions were runqueue waits (ThreadStateMachine::addBlockSummary).
-    if (where && s.prev_state == 0 && charged != 0) {
-      addHeldWait(static_cast<uint32_t>(s.pid), static_cast<uint32_t>(s.tid), s.time, s.count,
-                  charged, s.max_ns);
+    if (s.prev_state == 0 && charged != 0) {
+      const auto pid = static_cast<uint32_t>(s.pid), tid = static_cast<uint32_t>(s.tid);
+      if (where) addHeldWait(pid, tid, s.time, s.count, charged, s.max_ns);
+      addValueWait(pid, tid, s.time, s.count, charged, s.max_ns);
     }
     // Counted per stack by the recorder, without a goroutine.
     if (charged == 0) return;

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <tuple>
 
 #include "tests/analyzer/reports/report_runner.h"
 #include "tests/analyzer/reports/trace_builder.h"
@@ -153,6 +154,24 @@ TEST(WhereRunqueue, OffcpusRunqueueLatencyIsThatOfThreadsHoldingTheValues) {
   EXPECT_EQ(waitsOf201({"--where", "req=7"}), (std::pair<uint64_t, uint64_t>{1, 2'000}));
   EXPECT_EQ(waitsOf201({"--where", "req=8"}), (std::pair<uint64_t, uint64_t>{1, 3'000}));
   EXPECT_EQ(waitsOf201({"--where", "req=9"}), (std::pair<uint64_t, uint64_t>{0, 0}));
+
+  nlohmann::json by = runReportJson(runOffcpu, {*path, "--by", "context:req"});
+  ASSERT_FALSE(by.contains("exit_code")) << by.dump();
+  using Waits = std::tuple<uint64_t, uint64_t, uint64_t>;
+  std::map<std::string, Waits> per_value;
+  for (const auto& row : by["values"]) {
+    per_value[row["value"].dump()] = {row["runqueue_waits"], row["runqueue_ns"],
+                                      row["runqueue_max_ns"]};
+  }
+  // Thread 202 never reads the context: its waits are the unknown value's.
+  EXPECT_EQ(per_value,
+            (std::map<std::string, Waits>{
+                {"7", {1, 2'000, 2'000}}, {"8", {1, 3'000, 3'000}}, {"null", {0, 0, 0}}}))
+      << by.dump();
+  nlohmann::json held =
+      runReportJson(runOffcpu, {*path, "--by", "context:req", "--where", "req=8"});
+  ASSERT_EQ(held["values"].size(), 1u) << held.dump();
+  EXPECT_EQ(held["values"][0]["runqueue_ns"], 3'000);
 }
 
 // Thread 101 ran 0-12 µs and 18-30 µs, blocked between: 7 holds until
