@@ -53,6 +53,12 @@ std::optional<uint64_t> parseHex(std::string_view text) {
   return value;
 }
 
+std::string hexWord(uint64_t value) {
+  char buffer[17];
+  std::snprintf(buffer, sizeof buffer, "%016llx", static_cast<unsigned long long>(value));
+  return buffer;
+}
+
 std::string hexAddress(uint64_t address) {
   char buffer[24];
   std::snprintf(buffer, sizeof buffer, "0x%llx", static_cast<unsigned long long>(address));

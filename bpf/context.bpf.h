@@ -65,6 +65,10 @@ struct {
   __type(value, __u64);
 } context_drops SEC(".maps");
 
+/* A thread's entry before its first read; from .rodata, not the stack (the
+ * scheduler program's call chain is at the verifier's 512 bytes). */
+static const struct context_thread unread_context_thread = {};
+
 static __always_inline __u64 context_value_of_size(__u64 raw, __u8 size) {
   if (size >= 8) return raw;
   return raw & ((1ull << (size * 8)) - 1);
@@ -95,8 +99,10 @@ static __always_inline __u64 context_address(const struct context_process* where
   return block + where->tls_offset[slot];
 }
 
-/* --context otel: the value from the record `pointer` points to. */
-static __always_inline __u64 otel_context_value(__u64 pointer, __u8 reading, bool* failed) {
+/* --context otel: the value from the record `pointer` points to; a trace
+ * id's first 8 bytes in *high. */
+static __always_inline __u64 otel_context_value(__u64 pointer, __u8 reading, __u64* high,
+                                                bool* failed) {
   if (pointer == 0) return 0;
   __u8 record[CONTEXT_OTEL_RECORD_BYTES] = {};
   if (bpf_probe_read_user(record, sizeof(record), (const void*)pointer) != 0) {
@@ -105,8 +111,12 @@ static __always_inline __u64 otel_context_value(__u64 pointer, __u8 reading, boo
   }
   if (record[24] != 1) return 0; /* valid */
   __u64 bytes = 0;
+  if (reading == CONTEXT_READ_OTEL_TRACE_ID) {
+    __builtin_memcpy(&bytes, &record[0], sizeof(bytes));
+    *high = __builtin_bswap64(bytes); /* W3C ids are big-endian bytes */
+  }
   __builtin_memcpy(&bytes, &record[reading == CONTEXT_READ_OTEL_SPAN_ID ? 16 : 8], sizeof(bytes));
-  return __builtin_bswap64(bytes); /* W3C ids are big-endian bytes */
+  return __builtin_bswap64(bytes);
 }
 
 static __always_inline void read_contexts(__u32 tgid, __u32 tid) {
@@ -125,8 +135,7 @@ static __always_inline void read_contexts(__u32 tgid, __u32 tid) {
   __u64 now = bpf_ktime_get_ns();
   struct context_thread* last = bpf_map_lookup_elem(&context_threads, &tid);
   if (!last) {
-    struct context_thread fresh = {};
-    bpf_map_update_elem(&context_threads, &tid, &fresh, BPF_NOEXIST);
+    bpf_map_update_elem(&context_threads, &tid, &unread_context_thread, BPF_NOEXIST);
     last = bpf_map_lookup_elem(&context_threads, &tid);
     if (!last) return;
   }
@@ -143,32 +152,42 @@ static __always_inline void read_contexts(__u32 tgid, __u32 tid) {
     }
     if (address == 0) continue;
     __u8 reading = where->reading[slot];
-    __u64 value = reading == CONTEXT_READ_INTEGER ? context_value_of_size(raw, size)
-                                                  : otel_context_value(raw, reading, &failed);
+    __u64 high = 0;
+    __u64 value = reading == CONTEXT_READ_INTEGER
+                      ? context_value_of_size(raw, size)
+                      : otel_context_value(raw, reading, &high, &failed);
     if (failed) {
       count_drop_in(&context_drops, LOST_CONTEXT_READS);
       continue;
     }
     __u64 since = last->read_time[slot];
-    if (since != 0 && last->value[slot] == value) {
+    if (since != 0 && last->value[slot] == value &&
+        (reading != CONTEXT_READ_OTEL_TRACE_ID || last->trace_id_high == high)) {
       last->read_time[slot] = now;
       continue;
     }
-    struct context_event e = {.slot = slot, .value = value, .since = since};
-    e.header.type = EVENT_CONTEXT;
-    e.header.cpu = bpf_get_smp_processor_id();
-    e.header.time = now;
-    e.header.pid = tgid;
-    e.header.tid = tid;
     /* Kept as the thread's value only once sent, so a lost record is sent
-     * again at the next read. */
-    if (bpf_ringbuf_output(&context_events, &e, sizeof(e), ring_wakeup_flag(&context_events)) !=
-        0) {
+     * again at the next read. Written in the ring, not on the stack: the
+     * scheduler program's call chain is at the verifier's 512 bytes. */
+    struct context_event* e = bpf_ringbuf_reserve(&context_events, sizeof(*e), 0);
+    if (!e) {
       count_drop_in(&context_drops, LOST_CONTEXT);
       continue;
     }
+    __builtin_memset(e, 0, sizeof(*e));
+    e->header.type = EVENT_CONTEXT;
+    e->header.cpu = bpf_get_smp_processor_id();
+    e->header.time = now;
+    e->header.pid = tgid;
+    e->header.tid = tid;
+    e->slot = slot;
+    e->value = value;
+    e->since = since;
+    e->value_high = high;
+    bpf_ringbuf_submit(e, ring_wakeup_flag(&context_events));
     last->value[slot] = value;
     last->read_time[slot] = now;
+    if (reading == CONTEXT_READ_OTEL_TRACE_ID) last->trace_id_high = high;
   }
 }
 

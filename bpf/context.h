@@ -32,8 +32,9 @@
 #define CONTEXT_READ_INTEGER 0
 /* The variable points to an OpenTelemetry thread context record (OTEP
  * 4947): trace_id[16], span_id[8], valid (1: valid), trace_flags, ...; the
- * value is the trace id's last 8 bytes or the span id, big-endian; 0 for a
- * null pointer or a record that is not valid. */
+ * value is the trace id's last 8 bytes (its first 8 in the event's
+ * value_high) or the span id, big-endian; 0 for a null pointer or a record
+ * that is not valid. */
 #define CONTEXT_READ_OTEL_TRACE_ID 1
 #define CONTEXT_READ_OTEL_SPAN_ID 2
 #define CONTEXT_OTEL_RECORD_BYTES 26
@@ -59,6 +60,7 @@ struct context_process {
 struct context_thread {
   __u64 value[MAX_CONTEXTS];
   __u64 read_time[MAX_CONTEXTS]; /* 0 = not read yet */
+  __u64 trace_id_high;           /* the otel trace id's first 8 bytes (one such slot at most) */
 };
 
 /* header = the thread at the read that saw `value` first; since = its last
@@ -69,6 +71,7 @@ struct context_event {
   __u32 reserved;
   __u64 value;
   __u64 since;
+  __u64 value_high; /* CONTEXT_READ_OTEL_TRACE_ID: the trace id's first 8 bytes; else 0 */
 };
 
 #endif /* INCISE_BPF_CONTEXT_H */

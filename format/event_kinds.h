@@ -187,13 +187,14 @@ enum class Compression : uint8_t {
 // only when it differs from the thread's previous read: the value holds from
 // this row until the thread's next row of the slot. It changed after `since`
 // (the thread's last read of the previous value) and by `time`.
-#define INCISE_CONTEXT_CHANGE_COLUMNS(C)                                          \
-  C(time, kDeltaVarint, "the first read that saw the value, ns")                  \
-  C(pid, kVarint, "process")                                                      \
-  C(tid, kVarint, "thread")                                                       \
-  C(slot, kVarint, "which context: the header's contexts, in command-line order") \
-  C(value, kDeltaVarint, "the value read")                                        \
-  C(since, kDeltaVarint, "the last read that saw the previous value; 0 = none, ns")
+#define INCISE_CONTEXT_CHANGE_COLUMNS(C)                                            \
+  C(time, kDeltaVarint, "the first read that saw the value, ns")                    \
+  C(pid, kVarint, "process")                                                        \
+  C(tid, kVarint, "thread")                                                         \
+  C(slot, kVarint, "which context: the header's contexts, in command-line order")   \
+  C(value, kDeltaVarint, "the value read")                                          \
+  C(since, kDeltaVarint, "the last read that saw the previous value; 0 = none, ns") \
+  C(value_high, kVarint, "otel trace_id: the id's first 8 bytes (value: its last); 0 = none (2.11)")
 
 // Format 2.9: a release seen without its acquisition: a Go program's
 // sync.Mutex unlock that took the slow path (unlockSlow: some goroutine

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace incise::format {
@@ -68,7 +69,11 @@ inline constexpr uint16_t kFormatMajor = 2;
 //      (event kinds 13 and 14), lost rows of source 10, and the mean bytes
 //      between samples (RecordOptions::alloc_sample_bytes). Older readers
 //      skip the kinds and the field.
-inline constexpr uint16_t kFormatMinor = 10;
+// 2.11: --context otel keeps the whole trace id: its first 8 bytes in the
+//      change rows' value_high column, and each context says how it was
+//      read (ContextVariable::reading). Older readers ignore both; older
+//      files read value_high as 0 and name otel's reading by its symbol.
+inline constexpr uint16_t kFormatMinor = 11;
 
 // --context NAME=[OBJECT:]SYMBOL (format 2.8): a thread-local variable whose
 // value context-change rows carry; its slot is its index in the list.
@@ -76,7 +81,13 @@ struct ContextVariable {
   std::string name;    // "request"
   std::string object;  // as given; empty = the target's executable
   std::string symbol;  // "request_id"
+  // 2.11: how the value was read: kContextReadingInteger (the variable
+  // itself), kContextReadingOtelTraceId or kContextReadingOtelSpanId.
+  std::string reading;
 };
+inline constexpr std::string_view kContextReadingInteger = "";
+inline constexpr std::string_view kContextReadingOtelTraceId = "otel-trace-id";
+inline constexpr std::string_view kContextReadingOtelSpanId = "otel-span-id";
 
 struct RecordOptions {
   uint32_t sample_frequency_hz = 0;

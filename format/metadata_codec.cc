@@ -76,6 +76,7 @@ std::string encodeHeader(const Header& h) {
              c.setName(v.name);
              c.setObject(v.object);
              c.setSymbol(v.symbol);
+             c.setReading(v.reading);
            });
   o.setSamplePeriod(h.options.sample_period);
   setTextList(o.initCounters(h.options.counters.size()), h.options.counters);
@@ -117,7 +118,7 @@ Result<Header> decodeHeader(codecs::ByteSpan bytes, const ReaderOptions& options
     h.options.latency_sample = o.getLatencySample();
     h.options.contexts = readList<ContextVariable>(o.getContexts(), [](auto c) {
       return ContextVariable{fromText(c.getName()), fromText(c.getObject()),
-                             fromText(c.getSymbol())};
+                             fromText(c.getSymbol()), fromText(c.getReading())};
     });
     h.options.sample_period = o.getSamplePeriod();
     h.options.counters = textList(o.getCounters());

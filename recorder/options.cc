@@ -125,7 +125,7 @@ po::options_description optionDescriptions() {
      "read at every sample, switch, wake-up, lock row and fault of its threads; repeatable,\n"
      "up to 4. SYMBOL is in the target's executable unless BIN names a library it loads\n"
      "(at start or with dlopen). `otel` (or otel:BIN): the OpenTelemetry thread context\n"
-     "(otel_thread_ctx_v1, OTEP 4947) as two values, trace_id (its last 8 bytes) and span_id.\n"
+     "(otel_thread_ctx_v1, OTEP 4947) as two values, trace_id (all 16 bytes) and span_id.\n"
      "`incise requests --by NAME` splits each value's time")
     ("trace", po::value<std::vector<std::string>>()->composing(),
      "time every call of a function: BIN:FUNC, BIN:FUNC+OFFSET (from that offset to the\n"

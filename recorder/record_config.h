@@ -7,7 +7,10 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
+
+#include "format/metadata.h"
 
 namespace incise::recorder {
 
@@ -39,9 +42,22 @@ struct LockProbeSpec {
 // How a context's variable is read (bpf/context.h CONTEXT_READ_*).
 enum class ContextReading : uint8_t {
   kInteger = 0,      // the variable is the value (1, 2, 4 or 8 bytes)
-  kOtelTraceId = 1,  // --context otel: the record it points to, its trace id's last 8 bytes
+  kOtelTraceId = 1,  // --context otel: the record it points to, its trace id (whole)
   kOtelSpanId = 2,   // --context otel: the record's span id
 };
+
+// What the trace's header says of a reading (format::ContextVariable::reading).
+inline std::string_view contextReadingName(ContextReading reading) {
+  switch (reading) {
+    case ContextReading::kOtelTraceId:
+      return format::kContextReadingOtelTraceId;
+    case ContextReading::kOtelSpanId:
+      return format::kContextReadingOtelSpanId;
+    case ContextReading::kInteger:
+      break;
+  }
+  return format::kContextReadingInteger;
+}
 
 struct ContextSpec {
   std::string name;

@@ -142,7 +142,10 @@ format::Header makeHeader(const RecordConfig& config) {
   options.latency_aggregate = config.latency_aggregate;
   options.latency_sample = config.latency_sample > 1 ? config.latency_sample : 0;
   for (const ContextSpec& spec : config.contexts)
-    options.contexts.push_back({.name = spec.name, .object = spec.binary, .symbol = spec.symbol});
+    options.contexts.push_back({.name = spec.name,
+                                .object = spec.binary,
+                                .symbol = spec.symbol,
+                                .reading = std::string(contextReadingName(spec.reading))});
   return header;
 }
 

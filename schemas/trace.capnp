@@ -11,6 +11,7 @@ struct ContextVariable {
   name @0 :Text;
   object @1 :Text;                   # as given; empty: the target's executable
   symbol @2 :Text;
+  reading @3 :Text;                  # 2.11: how the value was read: empty (the integer), "otel-trace-id", "otel-span-id"
 }
 
 struct RecordOptions {

@@ -100,6 +100,7 @@ class EventWriter {
   // out). The hot path, so no temporaries.
   struct ContextArgs {
     std::vector<std::string> quoted_names;
+    std::vector<const ContextValueText*> texts;  // an otel id's value is written as its hex text
     std::vector<std::optional<uint64_t>> values;
   };
   void sample(const std::string& quoted_name, uint64_t pid, uint64_t tid, uint64_t time,
@@ -115,8 +116,11 @@ class EventWriter {
     }
     for (size_t i = 0; i < contexts.values.size(); ++i) {
       if (!contexts.values[i]) continue;
-      out_ << (args ? "," : ",\"args\":{") << contexts.quoted_names[i] << ":"
-           << *contexts.values[i];
+      out_ << (args ? "," : ",\"args\":{") << contexts.quoted_names[i] << ":";
+      if (contexts.texts[i]->isHex())
+        out_ << '"' << contexts.texts[i]->text(*contexts.values[i]) << '"';
+      else
+        out_ << *contexts.values[i];
       args = true;
     }
     if (args) out_ << "}";
@@ -228,6 +232,7 @@ void writeSamples(Trace& trace, EventWriter& writer, StackFrameTable& frames,
   for (const auto& context : trace.header().options.contexts)
     contexts.quoted_names.push_back(quoted(context.name));
   contexts.values.resize(timelines.size());
+  for (const ContextTimeline& timeline : timelines) contexts.texts.push_back(&timeline.text());
   trace.forEachRow<format::CpuSample>([&](const format::CpuSample& s) {
     // The idle task (tid 0, one per cpu at once) has no thread track.
     if (s.tid == 0) {

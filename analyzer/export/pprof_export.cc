@@ -319,7 +319,16 @@ pb::Profile cpuProfile(Trace& trace) {
     }
     if (key.goid != 0) addNumberLabel(*sample, goroutine_key, key.goid);
     for (size_t i = 0; i < key.contexts.size(); ++i) {
-      if (key.contexts[i]) addNumberLabel(*sample, context_keys[i], *key.contexts[i]);
+      if (!key.contexts[i]) continue;
+      const ContextValueText& text = timelines[i].text();
+      if (!text.isHex()) {
+        addNumberLabel(*sample, context_keys[i], *key.contexts[i]);
+        continue;
+      }
+      // An otel id: the hex text a tracing backend shows, as a string label.
+      pb::Label* label = sample->add_label();
+      label->set_key(context_keys[i]);
+      label->set_str(strings.index(text.text(*key.contexts[i])));
     }
   }
   samples.finish();

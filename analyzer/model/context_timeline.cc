@@ -28,11 +28,14 @@ uint64_t ContextTimeline::changeTime(const format::ContextChange& row,
 
 ContextTimeline ContextTimeline::build(const std::vector<format::ContextChange>& rows,
                                        const std::vector<std::vector<TimeRange>>& ran,
-                                       const std::unordered_multimap<uint32_t, uint64_t>& exits) {
+                                       const std::unordered_multimap<uint32_t, uint64_t>& exits,
+                                       ContextValueText text) {
   static const std::vector<TimeRange> kNoRuns;
   ContextTimeline timeline;
+  timeline.text_ = std::move(text);
   for (size_t i = 0; i < rows.size(); ++i) {
     const std::vector<TimeRange>& pieces = i < ran.size() ? ran[i] : kNoRuns;
+    timeline.text_.noteHigh(rows[i].value, rows[i].value_high);
     timeline.threads_[static_cast<uint32_t>(rows[i].tid)].push_back(
         {.at = changeTime(rows[i], pieces), .value = rows[i].value, .known = true});
   }

@@ -30,6 +30,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "analyzer/model/context_value_text.h"
 #include "analyzer/model/time_range.h"
 #include "base/status.h"
 #include "format/event_kinds.h"
@@ -57,10 +58,14 @@ class ContextTimeline {
   static uint64_t changeTime(const format::ContextChange& row, const std::vector<TimeRange>& ran);
 
   // `rows`: the change rows of one context; `ran[i]`: rows[i]'s on-CPU
-  // pieces (empty when unknown); `exits`: the times threads exited, by tid.
+  // pieces (empty when unknown); `exits`: the times threads exited, by tid;
+  // `text`: how the context's values are written (the rows' value_high noted in it).
   static ContextTimeline build(const std::vector<format::ContextChange>& rows,
                                const std::vector<std::vector<TimeRange>>& ran,
-                               const std::unordered_multimap<uint32_t, uint64_t>& exits);
+                               const std::unordered_multimap<uint32_t, uint64_t>& exits,
+                               ContextValueText text = {});
+
+  const ContextValueText& text() const { return text_; }
 
   // The value `tid` held at `time`; nullopt when unknown.
   std::optional<uint64_t> valueAt(uint32_t tid, uint64_t time) const;
@@ -77,6 +82,7 @@ class ContextTimeline {
     bool known = false;  // false: the thread exited here
   };
   std::unordered_map<uint32_t, std::vector<Point>> threads_;
+  ContextValueText text_;
 };
 
 // The slot of context `name` in the trace's header (its --context options,

@@ -1,5 +1,8 @@
 #include "analyzer/model/filter.h"
 
+#include <algorithm>
+#include <cctype>
+
 #include "base/hex.h"
 #include "options/number_option.h"
 
@@ -9,20 +12,47 @@ namespace {
 // Seconds from the trace start: far more than any recording lasts (31 years).
 constexpr options::RealBounds kSeconds{.min = 0, .max = 1e9, .unit = "seconds"};
 
-// A context value: a whole number as the program stores it, or its hex.
-Result<uint64_t> parseContextValue(const std::string& where, const std::string& text) {
-  const bool hex = text.size() > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X');
-  if (!hex) return options::parseWholeNumber("--where '" + where + "'", text, {});
+constexpr size_t kTraceIdDigits = 32;
+
+struct TypedValue {
+  uint64_t value = 0;
+  std::optional<uint64_t> high;
+};
+
+// A context value: a whole number as the program stores it, or its hex; an
+// otel trace id as its 32 hex digits (0x optional).
+Result<TypedValue> parseContextValue(const std::string& where, const std::string& text) {
+  const bool prefixed = text.size() > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X');
+  const std::string_view digits = std::string_view(text).substr(prefixed ? 2 : 0);
+  if (digits.size() == kTraceIdDigits) {
+    const bool all_hex = std::all_of(digits.begin(), digits.end(), [](char c) {
+      return std::isxdigit(static_cast<unsigned char>(c));
+    });
+    std::optional<uint64_t> high = parseHex(digits.substr(0, kTraceIdDigits / 2));
+    std::optional<uint64_t> low = parseHex(digits.substr(kTraceIdDigits / 2));
+    if (!all_hex || !high || !low)
+      return Error("--where '" + where + "': " + text + " is not a 32-digit hex trace id");
+    return TypedValue{.value = *low, .high = *high};
+  }
+  if (!prefixed) {
+    INCISE_ASSIGN_OR_RETURN(uint64_t value,
+                            options::parseWholeNumber("--where '" + where + "'", text, {}));
+    return TypedValue{.value = value};
+  }
   std::optional<uint64_t> value = parseHex(text);
   if (!value) return Error("--where '" + where + "': " + text + " is not a 64-bit hex number");
-  return *value;
+  return TypedValue{.value = *value};
 }
 
 }  // namespace
 
 std::string ContextCondition::text() const {
   std::string text = name + (negated ? "!=" : "=");
-  for (uint64_t value : values) text += (text.back() == '=' ? "" : ",") + std::to_string(value);
+  for (uint64_t value : values) {
+    auto high = highs.find(value);
+    text += (text.back() == '=' ? "" : ",") +
+            (high == highs.end() ? std::to_string(value) : hexWord(high->second) + hexWord(value));
+  }
   return text;
 }
 
@@ -42,8 +72,9 @@ Result<ContextCondition> Filter::parseWhere(const std::string& text) {
     const size_t comma = values.find(',', start);
     const std::string item = values.substr(start, comma - start);
     if (item.empty()) return Error("--where '" + text + "': an empty VALUE");
-    INCISE_ASSIGN_OR_RETURN(uint64_t value, parseContextValue(text, item));
-    condition.values.insert(value);
+    INCISE_ASSIGN_OR_RETURN(TypedValue typed, parseContextValue(text, item));
+    condition.values.insert(typed.value);
+    if (typed.high) condition.highs[typed.value] = *typed.high;
     if (comma == std::string::npos) break;
     start = comma + 1;
   }

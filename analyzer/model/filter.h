@@ -17,6 +17,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -38,9 +39,21 @@ struct RelativeWindow {
 struct ContextCondition {
   std::string name;
   std::set<uint64_t> values;
+  // An otel trace id typed whole (32 hex digits): its first 8 bytes, by
+  // its last 8 (the value, ContextValueText).
+  std::map<uint64_t, uint64_t> highs;
   bool negated = false;  // !=
-  bool matches(uint64_t value) const { return (values.count(value) != 0) != negated; }
-  // As typed, values in decimal: "req=42,43", "req!=0".
+  // `high`: the held trace id's first 8 bytes, where known.
+  bool matches(uint64_t value, std::optional<uint64_t> high = std::nullopt) const {
+    bool in = values.count(value) != 0;
+    if (in) {
+      auto typed = highs.find(value);
+      in = typed == highs.end() || (high && *high == typed->second);
+    }
+    return in != negated;
+  }
+  // As typed, values in decimal (a whole trace id in its 32 digits):
+  // "req=42,43", "req!=0".
   std::string text() const;
 };
 

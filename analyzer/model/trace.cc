@@ -226,7 +226,8 @@ bool Trace::passesContext(uint64_t tid, uint64_t time) const {
   if (where_timelines_.size() != where.size()) return true;  // not installed yet
   for (size_t i = 0; i < where.size(); ++i) {
     std::optional<uint64_t> value = where_timelines_[i].valueAt(static_cast<uint32_t>(tid), time);
-    if (!value || !where[i].matches(*value)) return false;
+    if (!value || !where[i].matches(*value, where_timelines_[i].text().highOf(*value)))
+      return false;
   }
   return true;
 }

@@ -44,7 +44,7 @@ FoldedStacks foldedByValue(Trace& trace, FlameWeighting weighting, const std::st
   StackNamer namer(trace, FrameGrouping::kFunction);
   FoldedStacks folded;
   for (const auto& [value, weights] : collectFlameWeightsByValue(trace, weighting, timeline)) {
-    const std::string root = name + "=" + (value ? std::to_string(*value) : "?");
+    const std::string root = name + "=" + (value ? timeline.text().text(*value) : "?");
     addFoldedStacks(folded, weights.named(namer), root);
   }
   return folded;

@@ -5,13 +5,18 @@ namespace incise::analyzer {
 std::vector<std::string> GroupColumns::cells(const SampleGroupKey& key) const {
   if (!context) return {std::to_string(key.first), std::to_string(key.second)};
   const std::optional<uint64_t> value = contextValueOf(key);
-  return {value ? std::to_string(*value) : "-"};
+  return {value ? values.text(*value) : "-"};
 }
 
 nlohmann::json GroupColumns::fields(const SampleGroupKey& key) const {
   if (!context) return {{"pid", key.first}, {"goid", key.second}};
-  const std::optional<uint64_t> value = contextValueOf(key);
-  return {{"value", value ? nlohmann::json(*value) : nlohmann::json(nullptr)}};
+  return {{"value", contextValueJson(values, contextValueOf(key))}};
+}
+
+nlohmann::json contextValueJson(const ContextValueText& values, std::optional<uint64_t> value) {
+  if (!value) return nullptr;
+  if (values.isHex()) return values.text(*value);
+  return *value;
 }
 
 GroupColumns goroutineColumns() {
@@ -23,7 +28,7 @@ GroupColumns goroutineColumns() {
           .headers = {{"PID", Align::kRight}, {"GOROUTINE", Align::kRight}}};
 }
 
-GroupColumns contextColumns(const std::string& name) {
+GroupColumns contextColumns(const std::string& name, const ContextValueText& values) {
   return {.by = "context:" + name,
           .list = "values",
           .singular = "value of " + name,
@@ -31,7 +36,8 @@ GroupColumns contextColumns(const std::string& name) {
           .legend = "-: unknown, before the thread's first read of " + name +
                     " or in a process without it",
           .headers = {{name, Align::kRight}},
-          .context = true};
+          .context = true,
+          .values = values};
 }
 
 std::optional<std::string> contextGrouping(const std::string& by) {

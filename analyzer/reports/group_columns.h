@@ -4,9 +4,10 @@
 //
 //   goroutine      PID, GOROUTINE; {"pid": 42, "goid": 7}, in "goroutines"
 //   context:NAME   NAME (the value, "-" when unknown); {"value": 17 or null}, in "values"
+//                  (an otel id's value is its hex text: {"value": "4bf92f35..."})
 //
 //   std::optional<std::string> name = contextGrouping("context:req");   // "req"
-//   GroupColumns columns = name ? contextColumns(*name) : goroutineColumns();
+//   GroupColumns columns = name ? contextColumns(*name, timeline.text()) : goroutineColumns();
 //   table.addRow(columns.cells(group.key));
 #pragma once
 
@@ -16,6 +17,7 @@
 #include <vector>
 
 #include "analyzer/analyses/profile/sample_groups.h"
+#include "analyzer/model/context_value_text.h"
 #include "analyzer/render/table.h"
 
 namespace incise::analyzer {
@@ -28,6 +30,7 @@ struct GroupColumns {
   std::string legend;    // what the odd keys mean: goroutine 0, an unknown value
   std::vector<Column> headers;
   bool context = false;
+  ContextValueText values;  // how a context's values are written
 
   std::vector<std::string> cells(const SampleGroupKey& key) const;
   nlohmann::json fields(const SampleGroupKey& key) const;
@@ -37,7 +40,10 @@ struct GroupColumns {
 };
 
 GroupColumns goroutineColumns();
-GroupColumns contextColumns(const std::string& name);
+GroupColumns contextColumns(const std::string& name, const ContextValueText& values);
+
+// A context value in JSON: null when unknown, a number, or an otel id's hex text.
+nlohmann::json contextValueJson(const ContextValueText& values, std::optional<uint64_t> value);
 
 // "context:NAME" -> NAME; nullopt for any other --by word.
 std::optional<std::string> contextGrouping(const std::string& by);

@@ -153,7 +153,7 @@ int runLatency(const std::vector<std::string>& args) {
           row["frames"] = stackNames(g);
         }
         if (*grouping == LatencyGrouping::kByContext)
-          row["value"] = g.value ? nlohmann::json(*g.value) : nlohmann::json(nullptr);
+          row["value"] = contextValueJson(timeline->text(), g.value);
         rows.push_back(std::move(row));
       }
       writeJson(out,
@@ -177,7 +177,7 @@ int runLatency(const std::vector<std::string>& args) {
         out << "  stack: " << terminalText(stackLine(stackNames(g))) << "\n";
       if (*grouping == LatencyGrouping::kByContext)
         out << "  " << terminalText(*contextGrouping(by)) << ": "
-            << (g.value ? std::to_string(*g.value) : "- (unknown)") << "\n";
+            << (g.value ? timeline->text().text(*g.value) : "- (unknown)") << "\n";
       Table table({{"CALLS", Align::kRight},
                    {"TOTAL", Align::kRight},
                    {"P50", Align::kRight},

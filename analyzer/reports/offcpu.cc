@@ -209,7 +209,8 @@ int runOffcpu(const std::vector<std::string>& args) {
     g.switches += s.count;
   });
   if (by != "stack") {
-    const GroupColumns columns = context ? contextColumns(*context) : goroutineColumns();
+    const GroupColumns columns =
+        context ? contextColumns(*context, timeline->text()) : goroutineColumns();
     return writeReport(
         cli, [&](std::ostream& out) { writeByGroup(out, cli, *trace, columns, groups, limit); });
   }

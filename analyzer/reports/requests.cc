@@ -10,6 +10,7 @@
 #include "analyzer/render/json_output.h"
 #include "analyzer/render/table.h"
 #include "analyzer/render/terminal_text.h"
+#include "analyzer/reports/group_columns.h"
 #include "analyzer/reports/report_header.h"
 
 namespace incise::analyzer {
@@ -60,7 +61,7 @@ int runRequests(const std::vector<std::string>& args) {
       nlohmann::json rows = nlohmann::json::array();
       for (size_t i = 0; i < shown; ++i) {
         const RequestSplit& r = requests[i];
-        rows.push_back({{"value", r.value},
+        rows.push_back({{"value", contextValueJson(split->values, r.value)},
                         {"first_ns", trace->sinceStart(r.start)},
                         {"last_ns", trace->sinceStart(r.end)},
                         {"wall_ns", r.wall_ns},
@@ -95,7 +96,7 @@ int runRequests(const std::vector<std::string>& args) {
     for (size_t i = 0; i < shown; ++i) {
       const RequestSplit& r = requests[i];
       summarized |= r.short_blocks_summarized;
-      table.addRow({std::to_string(r.value), formatDurationNs(r.wall_ns),
+      table.addRow({split->values.text(r.value), formatDurationNs(r.wall_ns),
                     formatDurationNs(r.on_cpu_ns), formatDurationNs(r.runnable_ns),
                     formatDurationNs(r.lock_wait_ns), formatDurationNs(r.blocked_ns),
                     formatDurationNs(r.unobserved_ns), formatCount(r.page_faults),

@@ -176,7 +176,8 @@ int runSched(const std::vector<std::string>& args) {
         replayScheduleByContext(*trace, machine, timeline ? &*timeline : nullptr);
     if (timeline) {
       ScheduleNotes notes(*trace, machine.consistency(), bystanders);
-      return reportByValue(cli, *trace, contextColumns(*context), split, notes, limit);
+      return reportByValue(cli, *trace, contextColumns(*context, timeline->text()), split, notes,
+                           limit);
     }
     for (const auto& [key, stats] : split) {
       auto [it, added] = held.try_emplace(key.tid, stats);

@@ -145,7 +145,7 @@ int runTop(const std::vector<std::string>& args) {
     if (!timeline) return cli.usageError("--by " + by + ": " + timeline.error().message());
     return reportGroups(cli, *trace,
                         computeContextGroups(*trace, *timeline, FrameGrouping::kFunction, limit),
-                        contextColumns(*name), limit);
+                        contextColumns(*name, timeline->text()), limit);
   }
   auto grouping = parseFrameGrouping(by);
   if (!grouping)

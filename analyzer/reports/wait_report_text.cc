@@ -2,6 +2,7 @@
 
 #include "analyzer/render/table.h"
 #include "analyzer/render/terminal_text.h"
+#include "analyzer/reports/group_columns.h"
 
 namespace incise::analyzer {
 namespace {
@@ -36,14 +37,15 @@ nlohmann::json goroutinesJson(const std::vector<GoroutineWaits>& top) {
   return list;
 }
 
-std::string groupName(const WaitGroupStats& g, const LockNames& names, WaitGrouping by) {
+std::string groupName(const WaitGroupStats& g, const LockNames& names, WaitGrouping by,
+                      const ContextValueText& values) {
   switch (by) {
     case WaitGrouping::kBySite:
       return names.sites().context(g.site);
     case WaitGrouping::kByThread:
       return names.thread(g.tid, kLatest);
     case WaitGrouping::kByContext:
-      return g.value ? std::to_string(*g.value) : "- (unknown)";
+      return g.value ? values.text(*g.value) : "- (unknown)";
     case WaitGrouping::kByObject:
       break;
   }
@@ -74,7 +76,7 @@ std::string_view namedRole(WaitKind kind) {
 }
 
 void printWaitGroups(const std::vector<WaitGroupStats>& groups, const LockNames& names,
-                     WaitGrouping by, std::ostream& out) {
+                     WaitGrouping by, std::ostream& out, const ContextValueText& values) {
   Table table({{by == WaitGrouping::kByObject    ? "WAITED ON"
                 : by == WaitGrouping::kBySite    ? "SITE"
                 : by == WaitGrouping::kByContext ? "VALUE"
@@ -92,14 +94,15 @@ void printWaitGroups(const std::vector<WaitGroupStats>& groups, const LockNames&
                                           : std::string(namedRole(g.kind)) + " " +
                                                 names.thread(g.holder_tid, kLatest) + " (" +
                                                 std::string(holdSourceName(g.hold_source)) + ")";
-    table.addRow({groupName(g, names, by), std::string(waitKindName(g.kind)),
+    table.addRow({groupName(g, names, by, values), std::string(waitKindName(g.kind)),
                   formatCount(g.wait.count), formatDurationNs(g.wait.total),
                   formatDurationNs(g.wait.p50), formatDurationNs(g.wait.p99),
                   formatDurationNs(g.wait.max), cause});
   }
   table.render(out);
   for (const WaitGroupStats& g : groups) {
-    out << "\n" << waitKindName(g.kind) << " " << groupName(g, names, by) << ", pid " << g.pid;
+    out << "\n"
+        << waitKindName(g.kind) << " " << groupName(g, names, by, values) << ", pid " << g.pid;
     if (by != WaitGrouping::kBySite)
       out << ", waited at " << terminalText(names.sites().context(g.site));
     if (g.objects > 1) out << ", " << g.objects << " objects, mostly " << hexAddress(g.object);
@@ -123,7 +126,8 @@ void printWaitGroups(const std::vector<WaitGroupStats>& groups, const LockNames&
   }
 }
 
-nlohmann::json waitGroupsJson(const std::vector<WaitGroupStats>& groups, const LockNames& names) {
+nlohmann::json waitGroupsJson(const std::vector<WaitGroupStats>& groups, const LockNames& names,
+                              const ContextValueText& values) {
   nlohmann::json list = nlohmann::json::array();
   for (const WaitGroupStats& g : groups) {
     nlohmann::json waiters = nlohmann::json::array();
@@ -154,7 +158,7 @@ nlohmann::json waitGroupsJson(const std::vector<WaitGroupStats>& groups, const L
         {"goroutines_releasing", g.goroutines_releasing},
         {"goroutine_releasers", goroutinesJson(g.goroutine_releasers)},
     };
-    if (g.by_context) row["value"] = g.value ? nlohmann::json(*g.value) : nlohmann::json(nullptr);
+    if (g.by_context) row["value"] = contextValueJson(values, g.value);
     list.push_back(std::move(row));
   }
   return list;

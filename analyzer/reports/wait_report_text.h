@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "analyzer/analyses/locks/wait_stats.h"
+#include "analyzer/model/context_value_text.h"
 #include "analyzer/reports/lock_report_text.h"
 
 namespace incise::analyzer {
@@ -25,9 +26,11 @@ namespace incise::analyzer {
 // "held by", "posted by", "signalled by", "joined thread", "unparked by", "woken by".
 std::string_view namedRole(WaitKind kind);
 
+// `values`: how the --by context's values are written (a number without one).
 void printWaitGroups(const std::vector<WaitGroupStats>& groups, const LockNames& names,
-                     WaitGrouping by, std::ostream& out);
-nlohmann::json waitGroupsJson(const std::vector<WaitGroupStats>& groups, const LockNames& names);
+                     WaitGrouping by, std::ostream& out, const ContextValueText& values = {});
+nlohmann::json waitGroupsJson(const std::vector<WaitGroupStats>& groups, const LockNames& names,
+                              const ContextValueText& values = {});
 nlohmann::json waitKindsJson(const std::vector<WaitKindTotals>& kinds);
 // "park 325 (385.367 ms), futex 2 (6.726 ms)": waits and time per kind.
 std::string waitKindList(const std::vector<WaitKindTotals>& kinds);

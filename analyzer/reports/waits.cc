@@ -113,6 +113,7 @@ int reportWaits(Trace& trace, const ReportOutput& output, const WaitsOptions& op
   size_t total_groups = groups.size();
   if (options.limit != 0 && groups.size() > options.limit) groups.resize(options.limit);
   LockNames names(trace, sites);
+  const ContextValueText values = timeline ? timeline->text() : ContextValueText();
 
   if (output.json) {
     writeJson(output.out(), {
@@ -121,7 +122,7 @@ int reportWaits(Trace& trace, const ReportOutput& output, const WaitsOptions& op
                                 {"by", options.by},
                                 {"kinds", waitKindsJson(kinds)},
                                 {"groups_total", total_groups},
-                                {"groups", waitGroupsJson(groups, names)},
+                                {"groups", waitGroupsJson(groups, names, values)},
                             });
     return 0;
   }
@@ -135,7 +136,7 @@ int reportWaits(Trace& trace, const ReportOutput& output, const WaitsOptions& op
   out << "\n";
   printKinds(kinds, out);
   out << "\n";
-  printWaitGroups(groups, names, by, out);
+  printWaitGroups(groups, names, by, out, values);
   if (total_groups > groups.size())
     out << "\n(" << total_groups - groups.size() << " more; --limit 0 shows all)\n";
   return 0;

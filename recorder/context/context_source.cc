@@ -165,7 +165,8 @@ class ContextSource final : public Source, public MappingObserver {
                                         .tid = e->header.tid,
                                         .slot = e->slot,
                                         .value = e->value,
-                                        .since = e->since});
+                                        .since = e->since,
+                                        .value_high = e->value_high});
   }
 
   // Puts `pid`'s locations into the map; asks again at the next poll while

@@ -26,9 +26,9 @@
 // and tls.I.request_id_address, so a test can check where the variable is.
 //
 // --otel publishes each request in the OpenTelemetry thread context too:
-// span id = the request id, trace id = otel_trace_high (its first 8 bytes)
-// then the request id + otel_trace_base (its last 8), big-endian as W3C
-// trace context writes them; both keys are printed.
+// span id = the request id, trace id = the request id + otel_trace_high
+// (its first 8 bytes) then the request id + otel_trace_base (its last 8),
+// big-endian as W3C trace context writes them; both keys are printed.
 //
 // --context-library PATH keeps the id in a library opened with dlopen
 // instead (librequest_context.so: `library_request_id`, dynamic TLS), after
@@ -105,7 +105,7 @@ void attachOtelContext(std::uint64_t id) {
   static thread_local OtelRecord record{};
   record.valid = 0;
   std::atomic_signal_fence(std::memory_order_seq_cst);
-  putBigEndian(record.trace_id, kOtelTraceHigh);
+  putBigEndian(record.trace_id, kOtelTraceHigh + id);
   putBigEndian(record.trace_id + 8, kOtelTraceBase + id);
   putBigEndian(record.span_id, id);
   record.trace_flags = 1;  // sampled

@@ -39,8 +39,12 @@ std::vector<ContextTimeline> readTimelines(Trace& trace, const std::vector<bool>
   }
   const auto exits = threadExits(trace);
   std::vector<ContextTimeline> timelines;
-  for (size_t slot = 0; slot < rows.size(); ++slot)
-    timelines.push_back(ContextTimeline::build(rows[slot], ran[slot], exits));
+  const std::vector<format::ContextVariable>& contexts = trace.header().options.contexts;
+  for (size_t slot = 0; slot < rows.size(); ++slot) {
+    ContextValueText text =
+        slot < contexts.size() ? ContextValueText::of(contexts[slot]) : ContextValueText();
+    timelines.push_back(ContextTimeline::build(rows[slot], ran[slot], exits, std::move(text)));
+  }
   return timelines;
 }
 

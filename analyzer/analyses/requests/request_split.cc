@@ -87,7 +87,7 @@ Result<RequestSplits> splitRequests(Trace& trace, std::string_view name) {
       sums.lock_wait_by_releaser[split.lock_releaser_tid] += split.lock_wait_ns;
   }
 
-  RequestSplits result{.name = std::string(name), .requests = {}};
+  RequestSplits result{.name = std::string(name), .requests = {}, .values = timeline.text()};
   result.requests.reserve(by_value.size());
   for (auto& [value, sums] : by_value) {
     RequestSplit& request = sums.request;

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "analyzer/analyses/sched/thread_span_split.h"
+#include "analyzer/model/context_value_text.h"
 #include "base/status.h"
 
 namespace incise::analyzer {
@@ -43,6 +44,7 @@ struct RequestSplit : ThreadSpanSplit {
 struct RequestSplits {
   std::string name;                    // the context's NAME
   std::vector<RequestSplit> requests;  // slowest (wall) first; ties: the smaller value
+  ContextValueText values;             // how the context's values are written
 };
 
 // An Error when the trace has no context `name` (it names the ones it has).

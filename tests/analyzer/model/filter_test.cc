@@ -54,6 +54,32 @@ TEST(FilterTest, ParsesWhereConditions) {
   EXPECT_FALSE(f.empty());
 }
 
+// An otel trace id typed whole: its last 8 bytes are the value, its first 8
+// must be those of the id held.
+TEST(FilterTest, ATraceIdTypedWholeMatchesOnBothHalves) {
+  constexpr uint64_t kHigh = 0x4bf92f3577b34da6u, kLow = 0xa3ce929d0e0e4736u;
+  for (const char* typed : {"trace_id=4bf92f3577b34da6a3ce929d0e0e4736",
+                            "trace_id=0x4bf92f3577b34da6a3ce929d0e0e4736"}) {
+    auto id = Filter::parseWhere(typed);
+    ASSERT_TRUE(id) << id.error().message();
+    EXPECT_EQ(id->values, (std::set<uint64_t>{kLow}));
+    EXPECT_TRUE(id->matches(kLow, kHigh));
+    EXPECT_FALSE(id->matches(kLow, kHigh + 1));
+    EXPECT_FALSE(id->matches(kLow, std::nullopt));
+    EXPECT_FALSE(id->matches(kLow + 1, kHigh));
+    EXPECT_EQ(id->text(), "trace_id=4bf92f3577b34da6a3ce929d0e0e4736");
+  }
+  auto other = Filter::parseWhere("trace_id!=4bf92f3577b34da6a3ce929d0e0e4736,7");
+  ASSERT_TRUE(other) << other.error().message();
+  EXPECT_FALSE(other->matches(kLow, kHigh));
+  EXPECT_TRUE(other->matches(kLow, 1));
+  EXPECT_FALSE(other->matches(7));
+  EXPECT_EQ(other->text(), "trace_id!=7,4bf92f3577b34da6a3ce929d0e0e4736");
+  auto bad = Filter::parseWhere("trace_id=4bf92f3577b34da6a3ce929d0e0e473g");
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message().find("32-digit hex trace id"), std::string::npos);
+}
+
 TEST(FilterTest, RejectsBadWhereConditionsWithAMessage) {
   for (const char* bad :
        {"req", "=1", "req=", "!=1", "req=1,", "req=,1", "req=x", "req=-1", "req=0x", "req=0xg",

@@ -38,6 +38,7 @@
 #include <optional>
 #include <set>
 
+#include "base/hex.h"
 #include "format/reader.h"
 #include "tests/analyzer/reports/report_json_runner.h"
 #include "tests/recorder/locks_recording.h"
@@ -164,6 +165,14 @@ void expectAtMostOnePerMissingSwitchIn(const std::string& trace_path,
       << all_off;
 }
 
+// A value's request id: a number, or an otel span id's hex text (the id itself).
+uint64_t requestIdOf(const nlohmann::json& value) {
+  if (!value.is_string()) return value.get<uint64_t>();
+  std::optional<uint64_t> id = incise::parseHex(value.get<std::string>());
+  EXPECT_TRUE(id) << value;
+  return id.value_or(0);
+}
+
 // `context`: the --context option's value; `workload_options`: more for
 // request_story; `by`: the context whose values are the request ids.
 void checkRequests(const std::string& lock_mode, const std::string& context = "req=request_id",
@@ -188,7 +197,7 @@ void checkRequests(const std::string& lock_mode, const std::string& context = "r
   ASSERT_FALSE(doc.is_discarded());
   ASSERT_EQ(doc["context"], by);
   std::map<uint64_t, nlohmann::json> by_value;
-  for (const auto& row : doc["requests"]) by_value[row["value"].get<uint64_t>()] = row;
+  for (const auto& row : doc["requests"]) by_value[requestIdOf(row["value"])] = row;
   EXPECT_EQ(by_value.size(), kRequests) << doc["requests"].dump(1);
 
   auto truth = [&](uint64_t id, const std::string& key) { return truthOf(run, id, key); };
@@ -233,7 +242,7 @@ void checkRequests(const std::string& lock_mode, const std::string& context = "r
             0);
   std::map<uint64_t, nlohmann::json> states;
   for (const auto& row : sched["values"])
-    if (!row["value"].is_null()) states[row["value"].get<uint64_t>()] = row;
+    if (!row["value"].is_null()) states[requestIdOf(row["value"])] = row;
   std::vector<std::string> states_off;
   for (uint64_t id : slowestRequests(run)) {
     ASSERT_EQ(states.count(id), 1u) << "request " << id;
@@ -253,16 +262,31 @@ void checkRequests(const std::string& lock_mode, const std::string& context = "r
   }
   expectAtMostOnePerMissingSwitchIn(run.trace_path, states_off);
 
-  // --context otel: the trace id's last 8 bytes are the request id + otel_trace_base.
+  // --context otel: each request's whole trace id, in W3C's hex: the request
+  // id + otel_trace_high, then the request id + otel_trace_base.
   if (context != "otel") return;
   nlohmann::json traces;
   ASSERT_EQ(incise::analyzer::testing::runReportJson(
                 runRequests, {run.trace_path, "--by", "trace_id", "--limit", "0"}, traces),
             0);
-  std::set<uint64_t> trace_ids, expected;
-  for (const auto& row : traces["requests"]) trace_ids.insert(row["value"].get<uint64_t>());
-  for (uint64_t id = 1; id <= kRequests; ++id) expected.insert(run.value("otel_trace_base") + id);
+  auto traceId = [&](uint64_t id) {
+    return incise::hexWord(run.value("otel_trace_high") + id) +
+           incise::hexWord(run.value("otel_trace_base") + id);
+  };
+  std::set<std::string> trace_ids, expected;
+  for (const auto& row : traces["requests"]) trace_ids.insert(row["value"].get<std::string>());
+  for (uint64_t id = 1; id <= kRequests; ++id) expected.insert(traceId(id));
   EXPECT_EQ(trace_ids, expected);
+  // One request's trace id typed whole holds the report to it.
+  const uint64_t slowest = slowestRequests(run).front();
+  nlohmann::json one;
+  ASSERT_EQ(
+      incise::analyzer::testing::runReportJson(
+          runRequests,
+          {run.trace_path, "--by", "span_id", "--where", "trace_id=" + traceId(slowest)}, one),
+      0);
+  ASSERT_EQ(one["requests"].size(), 1u) << one.dump();
+  EXPECT_EQ(one["requests"][0]["value"], incise::hexWord(slowest));
 }
 
 struct SampleOfValue {
