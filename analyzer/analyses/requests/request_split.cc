@@ -17,7 +17,9 @@ struct ValueSpan {
   uint64_t value = 0;
 };
 
-// The stretches of non-zero values, clipped to the window; per thread in time order.
+// The stretches of non-zero values, clipped to the window, where --where
+// holds (at a stretch's middle: another context a condition names changes
+// with this one, at the same reads); per thread in time order.
 std::vector<ValueSpan> valueSpans(Trace& trace, const ContextTimeline& timeline) {
   const uint64_t window_start = std::max(trace.window().start, trace.startTime());
   const uint64_t window_end = std::min(trace.window().end, trace.endTime());
@@ -26,7 +28,7 @@ std::vector<ValueSpan> valueSpans(Trace& trace, const ContextTimeline& timeline)
     if (stretch.value == 0) return;
     const uint64_t start = std::max(stretch.start, window_start);
     const uint64_t end = std::min(stretch.end, window_end);
-    if (end <= start) return;
+    if (end <= start || !trace.passesContext(stretch.tid, start + (end - start) / 2)) return;
     spans.push_back({{.tid = stretch.tid, .start = start, .end = end}, stretch.value});
   });
   return spans;
