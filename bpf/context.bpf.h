@@ -119,17 +119,23 @@ static __always_inline __u64 otel_context_value(__u64 pointer, __u8 reading, __u
   return __builtin_bswap64(bytes);
 }
 
-static __always_inline void read_contexts(__u32 tgid, __u32 tid) {
-  if (context_slots == 0) return;
+/* A call of its own, not inlined: its locals are off the stack of the
+ * callers' deepest call chains (the scheduler program's is at the
+ * verifier's 512 bytes). */
+static __noinline void read_context_values(__u32 tgid, __u32 tid) {
   const struct context_process* where = bpf_map_lookup_elem(&context_processes, &tgid);
   if (!where) return;
+  /* Plain loads through the task's BTF pointers (the verifier guards them
+   * against faults), not a probe-read helper call per hop. */
   struct task_struct* task = bpf_get_current_task_btf();
+  struct mm_struct* mm = task->mm;
   /* An exiting thread has left its address space already. */
-  if (!task->mm) return;
-  if (where->exe_inode != 0 &&
-      BPF_CORE_READ(task, mm, exe_file, f_inode, i_ino) != where->exe_inode)
-    return;
-  __u64 fs_base = BPF_CORE_READ(task, thread.fsbase);
+  if (!mm) return;
+  if (where->exe_inode != 0) {
+    struct file* exe = mm->exe_file;
+    if (!exe || exe->f_inode->i_ino != where->exe_inode) return;
+  }
+  __u64 fs_base = task->thread.fsbase;
   /* Not set yet: a new image before its loader has made its TLS. */
   if (fs_base == 0) return;
   __u64 now = bpf_ktime_get_ns();
@@ -189,6 +195,10 @@ static __always_inline void read_contexts(__u32 tgid, __u32 tid) {
     last->read_time[slot] = now;
     if (reading == CONTEXT_READ_OTEL_TRACE_ID) last->trace_id_high = high;
   }
+}
+
+static __always_inline void read_contexts(__u32 tgid, __u32 tid) {
+  if (context_slots != 0) read_context_values(tgid, tid);
 }
 
 #endif /* INCISE_BPF_CONTEXT_BPF_H */
