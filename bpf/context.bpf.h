@@ -46,10 +46,12 @@ struct {
   __type(value, struct context_process);
 } context_processes SEC(".maps");
 
+/* Each target thread's last values, in its task local storage: made at its
+ * first read, freed with the thread. */
 struct {
-  __uint(type, BPF_MAP_TYPE_LRU_HASH);
-  __uint(max_entries, 1);
-  __type(key, __u32); /* tid */
+  __uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+  __uint(map_flags, BPF_F_NO_PREALLOC);
+  __type(key, int);
   __type(value, struct context_thread);
 } context_threads SEC(".maps");
 
@@ -64,10 +66,6 @@ struct {
   __type(key, __u32);
   __type(value, __u64);
 } context_drops SEC(".maps");
-
-/* A thread's entry before its first read; from .rodata, not the stack (the
- * scheduler program's call chain is at the verifier's 512 bytes). */
-static const struct context_thread unread_context_thread = {};
 
 static __always_inline __u64 context_value_of_size(__u64 raw, __u8 size) {
   if (size >= 8) return raw;
@@ -139,12 +137,11 @@ static __noinline void read_context_values(__u32 tgid, __u32 tid) {
   /* Not set yet: a new image before its loader has made its TLS. */
   if (fs_base == 0) return;
   __u64 now = bpf_ktime_get_ns();
-  struct context_thread* last = bpf_map_lookup_elem(&context_threads, &tid);
-  if (!last) {
-    bpf_map_update_elem(&context_threads, &tid, &unread_context_thread, BPF_NOEXIST);
-    last = bpf_map_lookup_elem(&context_threads, &tid);
-    if (!last) return;
-  }
+  struct context_thread* last =
+      bpf_task_storage_get(&context_threads, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+  /* None: no memory, or the storage busy on this CPU (a program run inside
+   * another's use of it); the next event reads again. */
+  if (!last) return;
   for (__u32 slot = 0; slot < MAX_CONTEXTS && slot < context_slots; ++slot) {
     __u8 size = where->size[slot];
     if (size == 0) continue;

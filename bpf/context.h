@@ -16,11 +16,10 @@
 /* --context options a recording can hold: each costs one user read per
  * event of a target thread. */
 #define MAX_CONTEXTS 4
-/* Processes with context variables at once, and threads whose last values
- * are kept (least recently used ones are forgotten: their next read is sent
- * as a first one). */
+/* Processes with context variables at once. A thread's last values are in
+ * its task local storage (one struct context_thread per target thread that
+ * read them, freed with the thread). */
 #define MAX_CONTEXT_PROCESSES 4096
-#define MAX_CONTEXT_THREADS 65536
 
 /* A DTV entry (glibc's dtv_t: a counter, or {val, to_free}): the block of
  * module m is dtv[m].val; dtv[-1] counts the entries after it. */
