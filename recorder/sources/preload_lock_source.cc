@@ -14,6 +14,7 @@
 #include "recorder/ring_poller.h"
 #include "recorder/sources/preload_ring_reader.h"
 #include "recorder/sources/preload_sections.h"
+#include "recorder/target_filter.h"
 
 namespace incise::recorder {
 namespace {
@@ -32,7 +33,8 @@ class PreloadLockSource final : public Source {
   std::string_view name() const override { return "locks (preload)"; }
   const bpf_object* bpfObject() const override { return nullptr; }
 
-  Status open(const RecordConfig&, TargetFilter&) override {
+  Status open(const RecordConfig&, TargetFilter& filter) override {
+    filter_ = &filter;
     timer_ = UniqueFd(timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC));
     if (!timer_) return Error::fromErrno(errno, "locks (preload): timerfd_create");
     itimerspec every{.it_interval = {0, kTakeIntervalNs}, .it_value = {0, kTakeIntervalNs}};
@@ -72,21 +74,40 @@ class PreloadLockSource final : public Source {
     if (malformed_ != 0)
       sink.addNote("locks (preload): " + std::to_string(malformed_) +
                    " malformed ring records were ignored");
+    if (foreign_ != 0)
+      sink.addNote("locks (preload): " + std::to_string(foreign_) +
+                   " ring records naming a process the recording does not follow were ignored");
   }
 
  private:
-  // Makes rows of batch_ and empties it.
+  // Makes rows of batch_ and empties it. A ring's pid and tid are written
+  // by the program it records: a ring naming a process outside the
+  // recording (which no followed program could have made) is not believed.
   void decode() {
     std::pair<uint32_t, uint32_t> last_thread{0, 0};
+    bool followed = false;
     for (const RingRecord& r : batch_) {
       if (std::pair(r.pid, r.tid) != last_thread) {
         last_thread = {r.pid, r.tid};
-        if (noted_threads_.insert(last_thread).second)
+        followed = isFollowed(r.pid);
+        if (followed && noted_threads_.insert(last_thread).second)
           sink_->processes().noteThread(r.pid, r.tid, r.record.time);
+      }
+      if (!followed) {
+        ++foreign_;
+        continue;
       }
       if (!sections_->onRecord(r.pid, r.tid, r.record)) ++malformed_;
     }
     batch_.clear();
+  }
+
+  // The targets map keeps a process after its exit: its last records, drained
+  // later, still pass.
+  bool isFollowed(uint32_t pid) {
+    auto [it, inserted] = followed_.try_emplace(pid, false);
+    if (inserted) it->second = pid != 0 && filter_->isTarget(pid);
+    return it->second;
   }
 
   // The one-frame stack of a call site, interned once per process and site.
@@ -113,9 +134,12 @@ class PreloadLockSource final : public Source {
   std::optional<PreloadSections> sections_;
   std::vector<RingRecord> batch_;
   std::set<std::pair<uint32_t, uint32_t>> noted_threads_;
+  std::map<uint32_t, bool> followed_;  // by pid: in the targets map when first named
+  const TargetFilter* filter_ = nullptr;
   std::map<std::pair<uint32_t, uint64_t>, uint64_t> site_stacks_;
   uint64_t lost_reported_ = 0;
   uint64_t malformed_ = 0;
+  uint64_t foreign_ = 0;
 };
 
 }  // namespace

@@ -122,6 +122,30 @@ TEST(PreloadIntegration, ProgramThatClosesItsDescriptorsAndClearsItsEnvironmentR
       0u);
 }
 
+// The rings are the program's memory: one that names another process (here
+// init) is not believed, and the recorder says how many records it ignored.
+// The ring's pid is read as the recorder drains it: the call made before
+// the forgery went with the rest.
+TEST(PreloadIntegration, ARingNamingAProcessOutsideTheRecordingIsIgnored) {
+  INCISE_REQUIRE_RECORDING();
+  Recording run = record({"--locks", "all", "--no-sched", "-F", "19"},
+                         {kPreloadChild, "--forge-pid", "1", "500"});
+  RemoveOnExit cleanup{run.trace_path};
+  ASSERT_EQ(run.exit_code, 0) << run.recorder_stderr;
+  ASSERT_EQ(run.value("ring_found"), 1u) << run.workload_stdout;
+  ASSERT_EQ(run.value("forged_sections"), 500u);
+  TraceView trace(run.trace_path);
+  ASSERT_TRUE(trace.ok()) << trace.error();
+  std::vector<LockInterval> rows = trace.rows<LockInterval>();
+  for (const LockInterval& row : rows) EXPECT_NE(row.pid, 1u);
+  std::string said;
+  for (const std::string& note : trace.reader().metadata().notes)
+    if (note.find("naming a process the recording does not follow") != std::string::npos)
+      said = note;
+  // 501 calls, each an acquisition and a release.
+  EXPECT_EQ(said.rfind("locks (preload): 1002 ring records", 0), 0u) << said;
+}
+
 // A handler's lock calls that interrupt a record being written are counted
 // lost, never written over it: the interrupted thread's own rows stay exact.
 // 15,000 sections and the handler's: within one ring.

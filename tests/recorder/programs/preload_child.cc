@@ -16,9 +16,16 @@
 //   --signals N                 takes a mutex N times while a 20 kHz timer's handler
 //                               takes another one: signal_pid, signal_mutex_address,
 //                               handler_mutex_address, signal_sections, handler_sections
+//   --forge-pid PID N           takes a mutex once, then writes PID into its thread's
+//                               ring header in the recorder's shared memory (as a
+//                               hostile program could) and takes it N times more:
+//                               forger_pid, forged_pid, forge_mutex_address,
+//                               ring_found, forged_sections
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -29,6 +36,8 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "preload/ring_layout.h"
 
 namespace {
 
@@ -133,6 +142,36 @@ int hostile(unsigned long times, char** program) {
   return 127;
 }
 
+// The calling thread's ring in the area INCISE_PRELOAD_RINGS names ("FD:TOKEN").
+incise::preload::RingHeader* ownRing() {
+  const char* variable = std::getenv(incise::preload::kRingsVariable);
+  if (variable == nullptr) return nullptr;
+  const int fd = std::atoi(variable);
+  struct stat st {};
+  if (fstat(fd, &st) != 0) return nullptr;
+  void* mapped = mmap(nullptr, st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (mapped == MAP_FAILED) return nullptr;
+  auto* area = static_cast<incise::preload::AreaHeader*>(mapped);
+  for (uint32_t i = 0; i < area->ring_count; ++i) {
+    incise::preload::ThreadRing* ring = incise::preload::ringAt(area, i);
+    if (ring->header.tid == static_cast<uint32_t>(gettid()) &&
+        ring->header.state.load() == static_cast<uint32_t>(incise::preload::RingState::kOwned))
+      return &ring->header;
+  }
+  return nullptr;
+}
+
+int forgePid(unsigned long pid, unsigned long times) {
+  takeMutex(1);  // claims the thread's ring
+  incise::preload::RingHeader* ring = ownRing();
+  if (ring != nullptr) ring->pid = static_cast<uint32_t>(pid);
+  std::printf(
+      "forger_pid=%d\nforged_pid=%lu\nforge_mutex_address=%p\nring_found=%d\n"
+      "forged_sections=%lu\n",
+      getpid(), pid, static_cast<void*>(&g_mutex), ring != nullptr ? 1 : 0, takeMutex(times));
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -150,8 +189,10 @@ int main(int argc, char** argv) {
     return forkExec(std::strtoul(argv[2], nullptr, 10), argv + 3);
   if (argc >= 4 && std::strcmp(argv[1], "--hostile") == 0)
     return hostile(std::strtoul(argv[2], nullptr, 10), argv + 3);
+  if (argc >= 4 && std::strcmp(argv[1], "--forge-pid") == 0)
+    return forgePid(std::strtoul(argv[2], nullptr, 10), std::strtoul(argv[3], nullptr, 10));
   std::fprintf(stderr,
                "usage: preload_child --spin N --threads T | --fork-exec N PROGRAM ARGS... | "
-               "--hostile N PROGRAM ARGS... | --mutex N | --signals N\n");
+               "--hostile N PROGRAM ARGS... | --mutex N | --signals N | --forge-pid PID N\n");
   return 2;
 }
