@@ -82,6 +82,8 @@ std::optional<uint16_t> baseColumn(uint8_t kind, uint16_t column) {
       base(EventKind::kContextChange, ContextChangeColumn::pid, ContextChangeColumn::tid),
       base(EventKind::kAlloc, AllocationColumn::pid, AllocationColumn::tid),
       base(EventKind::kFree, FreeColumn::pid, FreeColumn::tid),
+      base(EventKind::kWaitSummary, WaitSummaryColumn::pid, WaitSummaryColumn::tid),
+      base(EventKind::kWaitSummary, WaitSummaryColumn::end_time, WaitSummaryColumn::time),
   };
   for (const Base& b : kBases) {
     if (static_cast<uint8_t>(b.kind) == kind && b.column == column) return b.base;

@@ -231,6 +231,27 @@ enum class Compression : uint8_t {
   C(tid, kVarint, "freeing thread")                             \
   C(address, kDeltaVarint, "the sampled block freed")
 
+// Format 2.12: --sched-min-block. Futex waits on a condvar or a semaphore
+// shorter than the threshold whose lock rows were not written, counted per
+// (thread, futex word, wait stack, waker, waker's stack, log2 bucket of the
+// wait) over [time, end_time], an interval of at most about a second that
+// every wait counted lies in (the rows of one interval share it). Only waits
+// with no holder to name: a wait on a lock keeps its row.
+#define INCISE_WAIT_SUMMARY_COLUMNS(C)                                                 \
+  C(time, kDeltaVarint, "start of the interval the counts cover, ns")                  \
+  C(end_time, kDeltaVarint, "end of that interval, ns")                                \
+  C(pid, kVarint, "process")                                                           \
+  C(tid, kVarint, "waiting thread")                                                    \
+  C(address, kDeltaVarint, "the futex word, as in lock rows")                          \
+  C(object, kVarint, "format::WaitObject: a condvar's group word or a semaphore")      \
+  C(stack_id, kVarint, "stack at the waits; 0 = none")                                 \
+  C(releaser_tid, kVarint, "thread that woke them (posting, signalling); 0 = unknown") \
+  C(releaser_stack_id, kVarint, "that thread's stack as it woke them; 0 = none")       \
+  C(bucket, kVarint, "waits in [2^bucket, 2^(bucket+1)) ns; bucket 0 also holds 0")    \
+  C(count, kVarint, "waits counted")                                                   \
+  C(total_ns, kVarint, "their summed wait time, block to switch-in")                   \
+  C(max_ns, kVarint, "the longest of them")
+
 #define INCISE_EVENT_KINDS(X)                                                        \
   X(kCpuSample, 1, CpuSample, INCISE_CPU_SAMPLE_COLUMNS, "cpu samples with stacks")  \
   X(kSchedSwitch, 2, SchedSwitch, INCISE_SCHED_SWITCH_COLUMNS, "scheduler switches") \
@@ -249,7 +270,9 @@ enum class Compression : uint8_t {
   X(kLockRelease, 12, LockRelease, INCISE_LOCK_RELEASE_COLUMNS,                      \
     "lock releases seen without their acquisition (Go slow unlocks)")                \
   X(kAlloc, 13, Allocation, INCISE_ALLOC_COLUMNS, "sampled allocations (--alloc)")   \
-  X(kFree, 14, Free, INCISE_FREE_COLUMNS, "frees of sampled blocks (--alloc)")
+  X(kFree, 14, Free, INCISE_FREE_COLUMNS, "frees of sampled blocks (--alloc)")       \
+  X(kWaitSummary, 15, WaitSummary, INCISE_WAIT_SUMMARY_COLUMNS,                      \
+    "short condvar and semaphore waits counted, not written (--sched-min-block)")
 
 enum class EventKind : uint8_t {
 #define INCISE_X(enumerator, id, ...) enumerator = id,
@@ -257,7 +280,7 @@ enum class EventKind : uint8_t {
 #undef INCISE_X
 };
 
-inline constexpr std::array<EventKind, 14> kAllEventKinds = {
+inline constexpr std::array<EventKind, 15> kAllEventKinds = {
 #define INCISE_X(enumerator, ...) EventKind::enumerator,
     INCISE_EVENT_KINDS(INCISE_X)
 #undef INCISE_X

@@ -73,7 +73,10 @@ inline constexpr uint16_t kFormatMajor = 2;
 //      change rows' value_high column, and each context says how it was
 //      read (ContextVariable::reading). Older readers ignore both; older
 //      files read value_high as 0 and name otel's reading by its symbol.
-inline constexpr uint16_t kFormatMinor = 11;
+// 2.12: wait summary rows (event kind 15): the short condvar and semaphore
+//      futex waits --sched-min-block leaves unwritten, counted per thread,
+//      word, stack, waker and log2 bucket; older readers skip the kind.
+inline constexpr uint16_t kFormatMinor = 12;
 
 // --context NAME=[OBJECT:]SYMBOL (format 2.8): a thread-local variable whose
 // value context-change rows carry; its slot is its index in the list.

@@ -160,6 +160,10 @@ format::ColumnSet filterColumns(format::EventKind kind) {
       using C = format::FreeColumn;
       return {C::time, C::pid};
     }
+    case EventKind::kWaitSummary: {
+      using C = format::WaitSummaryColumn;
+      return {C::time, C::end_time, C::pid, C::tid};
+    }
   }
   return format::ColumnSet::all();
 }
@@ -286,6 +290,12 @@ bool Trace::passes(const format::LatencyHistogram& row) const {
 bool Trace::passes(const format::BlockSummary& row) const {
   // No cpu column: --cpu does not apply. Blocks counted over an interval
   // overlapping the window are in (block_summaries.h prorates them).
+  return row.time <= window_.end && row.end_time >= window_.start &&
+         passesEvent(row.pid, row.tid, row.time);
+}
+
+bool Trace::passes(const format::WaitSummary& row) const {
+  // Waits counted over an interval overlapping the window are in, whole.
   return row.time <= window_.end && row.end_time >= window_.start &&
          passesEvent(row.pid, row.tid, row.time);
 }

@@ -141,6 +141,7 @@ class Trace {
   bool passes(const format::LockRelease& row) const;
   bool passes(const format::Allocation& row) const;
   bool passes(const format::Free& row) const;
+  bool passes(const format::WaitSummary& row) const;
   // The thread part of the filter (--pid, --tid, --comm) alone: for reports
   // whose rows involve two threads (a switch) and that show one of them.
   bool passesThread(uint64_t pid, uint64_t tid, uint64_t time) const;
