@@ -108,9 +108,10 @@ po::options_description optionDescriptions() {
      "switch-heavy programs), off")
     ("sched-min-block", boundedValue<uint64_t>({.min = 0, .max = kMaxMinBlockUs, .unit = "microseconds"}),
      "count sleeps shorter than MICROSECONDS per thread and off-CPU stack instead of\n"
-     "writing their switch and wake-up rows: far smaller files on switch-heavy servers;\n"
-     "sched, offcpu and flame --off-cpu still count them, timelines draw them as running.\n"
-     "Default 1000; 0 writes every switch and wake-up")
+     "writing their switch and wake-up rows, and condvar and semaphore waits shorter than\n"
+     "it instead of their lock rows: far smaller files on switch-heavy servers; sched,\n"
+     "offcpu, flame --off-cpu and waits still count them, timelines draw them as running.\n"
+     "Default 1000; 0 writes every switch, wake-up and wait")
     ("page-faults", "sample page faults with stacks and fault addresses")
     ("alloc", "sample allocations (malloc, calloc, realloc, aligned, anonymous mmap) and the\n"
      "frees of sampled blocks, with stacks: -- CMD runs with libincise-preload.so, which\n"

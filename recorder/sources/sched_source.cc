@@ -23,6 +23,7 @@
 #include "recorder/sources/futex_wait_rows.h"
 #include "recorder/sources/goroutine_ids.h"
 #include "recorder/sources/short_blocks.h"
+#include "recorder/sources/short_waits.h"
 #include "recorder/sources/skeleton_setup.h"
 #include "sched.skel.h"
 
@@ -113,6 +114,14 @@ class SchedSource final : public Source {
     if (emit_sched_ && config.sched_min_block_ns > 0)
       skel_->rodata->min_block_ns = config.sched_min_block_ns;
     skel_->rodata->lock_calls_probed = lock_calls_probed;
+    // Short waits with no holder are counted, not written, in contended mode
+    // only: probed lock calls join the waits inside them, and a wait's context
+    // (--context) is read at its row.
+    if (futex_waits_ && !lock_calls_probed && config.sched_min_block_ns > 0 &&
+        config.contexts.empty()) {
+      short_waits_.emplace(config.sched_min_block_ns);
+      min_wait_us_ = config.sched_min_block_ns / 1000;
+    }
     // Where a Go layout cannot be read, the cpu samples source notes it.
     if (emit_sched_ || futex_waits_) goroutines_ = findGoroutineIds(config, filter.pids());
     follow_go_execs_ = (emit_sched_ || futex_waits_) && goProgramsMayStart(config);
@@ -164,6 +173,11 @@ class SchedSource final : public Source {
   void finish(EventSink& sink) override {
     // Threads still blocked in a wait: their rows end with the recording.
     for (const format::LockInterval& row : waits_.finish(monotonicNowNs())) sink.append(row);
+    if (short_waits_) {
+      short_waits_->finish();
+      writeWaitSummaries();
+      sink.addNote(shortWaitsNote());
+    }
     if (short_blocks_) {
       short_blocks_->finish();
       writeReady();
@@ -197,6 +211,33 @@ class SchedSource final : public Source {
     for (const ShortBlocks::Row& row : short_blocks_->takeReady())
       std::visit([this](const auto& r) { sink_->append(r); }, row);
     for (const format::BlockSummary& row : short_blocks_->takeSummaries()) sink_->append(row);
+  }
+
+  void appendWait(const format::LockInterval& row) {
+    if (!short_waits_) {
+      sink_->append(row);
+      return;
+    }
+    if (!short_waits_->add(row)) sink_->append(row);
+    writeWaitSummaries();
+  }
+
+  void writeWaitSummaries() {
+    for (const format::WaitSummary& row : short_waits_->takeSummaries()) sink_->append(row);
+  }
+
+  std::string shortWaitsNote() const {
+    const ShortWaits::Counts& c = short_waits_->counts();
+    char text[400];
+    std::snprintf(text, sizeof text,
+                  "futex waits: %llu condvar and semaphore waits shorter than %llu us not written "
+                  "(%.3f ms in all; --sched-min-block), counted in %llu wait summary rows (%llu "
+                  "written early at the table's bound)",
+                  static_cast<unsigned long long>(c.waits),
+                  static_cast<unsigned long long>(min_wait_us_), c.wait_ns / 1e6,
+                  static_cast<unsigned long long>(c.summaries),
+                  static_cast<unsigned long long>(c.summary_full_flushes));
+    return text;
   }
 
   std::string shortBlocksNote() const {
@@ -309,7 +350,7 @@ class SchedSource final : public Source {
     }
     if (futex_waits_) {
       if (std::optional<format::LockInterval> row = waits_.onSwitchIn(e.next_tid, h.time))
-        sink.append(*row);
+        appendWait(*row);
       // Every switch of a target is here only with scheduler rows on.
       if (emit_sched_) {
         if (h.pid != 0) thread_states_[h.tid] = stateAfterSwitchOut(e.prev_state);
@@ -442,6 +483,9 @@ class SchedSource final : public Source {
   SchedStacks config_stacks_ = SchedStacks::kBlocked;
   // --sched-min-block: holds back and drops short blocks' rows (unset at 0).
   std::optional<ShortBlocks> short_blocks_;
+  // --sched-min-block: counts short waits with no holder (unset at 0, or with --context).
+  std::optional<ShortWaits> short_waits_;
+  uint64_t min_wait_us_ = 0;
   GoroutineIds goroutines_;       // Go targets: where their threads keep the goroutine
   bool follow_go_execs_ = false;  // Go programs started later get ids too
   uint64_t min_block_us_ = 0;
