@@ -5,6 +5,9 @@
 // signaller, joined thread), exact or inferred, with the stack it woke them
 // from.
 //
+// Short condvar and semaphore waits the recorder counted instead of writing
+// (wait summary rows, --sched-min-block) count with their rows' groups.
+//
 // Memory: rows stream in file order into a WaitStatsBuilder (per group a
 // DurationDistribution and the threads seen; the kind of each wait is
 // decided by WaitClassifier, which names each wait stack once).
@@ -18,6 +21,7 @@
 #include "analyzer/analyses/locks/lock_sites.h"
 #include "analyzer/analyses/locks/trace_wait_kinds.h"
 #include "analyzer/analyses/locks/wait_stats.h"
+#include "analyzer/analyses/locks/wait_summary_row.h"
 #include "analyzer/model/trace.h"
 #include "analyzer/render/json_output.h"
 #include "analyzer/render/table.h"
@@ -107,6 +111,15 @@ int reportWaits(Trace& trace, const ReportOutput& output, const WaitsOptions& op
     stats.add(
         row, wait,
         timeline ? timeline->valueAt(static_cast<uint32_t>(row.tid), row.time) : std::nullopt);
+  });
+  trace.forEachRow<format::WaitSummary>([&](const format::WaitSummary& summary) {
+    format::LockInterval shared = waitRowOf(summary);
+    WaitClass wait = classifier.classify(shared);
+    if (std::find(wanted.begin(), wanted.end(), wait.kind) == wanted.end()) return;
+    sites.add(shared.pid, shared.stack_id, shared.time);
+    stats.add(summary, wait,
+              timeline ? timeline->valueAt(static_cast<uint32_t>(shared.tid), shared.time)
+                       : std::nullopt);
   });
   std::vector<WaitKindTotals> kinds = stats.kinds();
   std::vector<WaitGroupStats> groups = stats.finish(output.json ? kJsonTopThreads : kTopThreads);

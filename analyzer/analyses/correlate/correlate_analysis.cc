@@ -6,6 +6,7 @@
 
 #include "analyzer/analyses/locks/lock_sites.h"
 #include "analyzer/analyses/locks/trace_wait_kinds.h"
+#include "analyzer/analyses/locks/wait_summary_row.h"
 #include "analyzer/model/time_merge.h"
 #include "analyzer/model/time_ordered_rows.h"
 #include "analyzer/model/trace.h"
@@ -130,6 +131,15 @@ Correlation correlateTrace(Trace& trace, LockSites& sites, size_t chains) {
         timeStream(samples, [&](const format::CpuSample& sample) { holders.add(sample); }),
         timeStream(faults, [&](const format::PageFault& fault) { holders.add(fault); }),
         timeStream(wakeups, [&](const format::Wakeup& wake) { longest.add(wake); }));
+  }
+  // Short condvar and semaphore waits the recorder summarised blame no holder.
+  TimeOrderedRows<format::WaitSummary> summaries(trace, false, LookAhead::kBigStreams, kAll);
+  for (const format::WaitSummary* summary; (summary = summaries.peek()) != nullptr;
+       summaries.pop()) {
+    format::LockInterval shared = waitRowOf(*summary);
+    if (focus.threadIn(shared.pid, shared.tid, shared.time) &&
+        overlaps(focus, shared.time, shared.acquired_time))
+      result.unblamed.add(*summary, classifier.classify(shared));
   }
   result.counts = stream.finish();
   result.unblamed.finish();

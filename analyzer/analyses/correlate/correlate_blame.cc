@@ -1,5 +1,7 @@
 #include "analyzer/analyses/correlate/correlate_blame.h"
 
+#include "analyzer/analyses/locks/wait_summary_row.h"
+
 namespace incise::analyzer {
 
 void UnblamedWaits::add(const format::LockInterval& row, const WaitClass& wait) {
@@ -12,6 +14,18 @@ void UnblamedWaits::add(const format::LockInterval& row, const WaitClass& wait) 
   ++count;
   total_ns += duration;
   totals_.add(row, wait);
+}
+
+void UnblamedWaits::add(const format::WaitSummary& summary, const WaitClass& wait) {
+  if (summary.count == 0) return;
+  if (count == 0 || summary.max_ns > longest.acquired_time - longest.time) {
+    longest = waitRowOf(summary);
+    longest.acquired_time = longest.time + summary.max_ns;
+    longest_kind = wait.kind;
+  }
+  count += summary.count;
+  total_ns += summary.total_ns;
+  totals_.add(summary, wait);
 }
 
 }  // namespace incise::analyzer

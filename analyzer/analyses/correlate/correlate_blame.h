@@ -29,6 +29,9 @@ namespace incise::analyzer {
 class UnblamedWaits {
  public:
   void add(const format::LockInterval& row, const WaitClass& wait);
+  // Short waits the recorder counted (never on a lock): the longest of them
+  // stands as one wait of its max_ns from the summary's start.
+  void add(const format::WaitSummary& summary, const WaitClass& wait);
   void finish() { kinds = totals_.kinds(); }
 
   uint64_t count = 0;

@@ -33,17 +33,34 @@ uint64_t DurationDistribution::bucketWidth(size_t bucket) {
 }
 
 void DurationDistribution::add(uint64_t value) {
-  ++count_;
-  total_ += value;
+  addRepeated(value, 1);
+}
+
+void DurationDistribution::addSummarised(uint64_t count, uint64_t total, uint64_t max) {
+  if (count == 0) return;
+  max = std::min(max, total);
+  addRepeated(max, 1);
+  uint64_t rest = count - 1;
+  if (rest == 0) return;
+  uint64_t left = total - max;
+  // The others' mean, as whole values summing to exactly what is left.
+  addRepeated(left / rest + 1, left % rest);
+  addRepeated(left / rest, rest - left % rest);
+}
+
+void DurationDistribution::addRepeated(uint64_t value, uint64_t times) {
+  if (times == 0) return;
+  count_ += times;
+  total_ += value * times;
   min_ = std::min(min_, value);
   max_ = std::max(max_, value);
-  if (!exact()) {
-    addToBuckets(value, 1);
+  if (exact() && values_.size() + times <= kExactValues) {
+    sorted_ = sorted_ && (values_.empty() || values_.back() <= value);
+    values_.insert(values_.end(), times, value);
     return;
   }
-  values_.push_back(value);
-  sorted_ = sorted_ && (values_.size() == 1 || values_[values_.size() - 2] <= value);
-  if (values_.size() > kExactValues) fold();
+  if (exact()) fold();
+  addToBuckets(value, times);
 }
 
 void DurationDistribution::merge(const DurationDistribution& other) {

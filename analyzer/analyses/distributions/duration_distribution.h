@@ -39,6 +39,11 @@ class DurationDistribution {
   static constexpr double kMaxRelativeError = 1.0 / (2 << kSubBucketBits);
 
   void add(uint64_t value);
+  // `count` values known only by their sum and the largest (a recorder's
+  // summary of short waits): the largest once, the others at their mean, so
+  // count, total and max stay exact and the percentiles are estimates
+  // within the values' range.
+  void addSummarised(uint64_t count, uint64_t total, uint64_t max);
   // Adds every value of `other` (exact while the two together fit).
   void merge(const DurationDistribution& other);
 
@@ -58,6 +63,7 @@ class DurationDistribution {
 
  private:
   void fold();
+  void addRepeated(uint64_t value, uint64_t times);
   void addToBuckets(uint64_t value, uint64_t times);
 
   uint64_t count_ = 0;

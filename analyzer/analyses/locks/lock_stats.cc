@@ -49,12 +49,12 @@ typename Map::const_iterator mostUsed(const Map& uses) {
 }  // namespace
 
 void NamedThreads::add(uint64_t pid, uint64_t tid, uint64_t wait_ns, bool exact,
-                       uint64_t waker_stack_id) {
+                       uint64_t waker_stack_id, uint64_t waits) {
   Named& named = by_tid_[tid];
   named.pid = pid;
-  ++named.waits;
+  named.waits += waits;
   named.ns += wait_ns;
-  if (exact) ++named.exact_waits;
+  if (exact) named.exact_waits += waits;
   if (waker_stack_id == 0) return;
   // Space-Saving: a new stack past the limit takes the least used one's
   // count, so a stack used more than 1/kStacksKept of the time stays.
@@ -70,7 +70,7 @@ void NamedThreads::add(uint64_t pid, uint64_t tid, uint64_t wait_ns, bool exact,
     }
     it = named.stacks.emplace(waker_stack_id, start).first;
   }
-  ++it->second;
+  it->second += waits;
 }
 
 std::vector<NamedThread> NamedThreads::top(size_t limit) const {

@@ -68,7 +68,9 @@ struct NamedThread {
 // The threads waits name, with the wait time and the waker stacks of each.
 class NamedThreads {
  public:
-  void add(uint64_t pid, uint64_t tid, uint64_t wait_ns, bool exact, uint64_t waker_stack_id);
+  // `waits` waits of `wait_ns` in all (more than one: a recorder's summary).
+  void add(uint64_t pid, uint64_t tid, uint64_t wait_ns, bool exact, uint64_t waker_stack_id,
+           uint64_t waits = 1);
   // By wait ns, most first; at most `limit`.
   std::vector<NamedThread> top(size_t limit) const;
 

@@ -2,6 +2,7 @@
 
 #include "analyzer/analyses/locks/trace_lock_rows.h"
 #include "analyzer/analyses/locks/trace_wait_kinds.h"
+#include "analyzer/analyses/locks/wait_summary_row.h"
 
 namespace incise::analyzer {
 
@@ -37,6 +38,14 @@ TraceLockStats readLockStats(Trace& trace, LockGrouping grouping, LockSites& sit
                        (wait.kind == WaitKind::kSemaphore ? semaphores : others).add(row, wait);
                        return false;
                      });
+  // Summarised short waits are on condvars and semaphores, never a lock's
+  // word (recorder/sources/short_waits.h): none has a holder to group by.
+  trace.forEachRow<format::WaitSummary>([&](const format::WaitSummary& summary) {
+    format::LockInterval shared = waitRowOf(summary);
+    WaitClass wait = classifier.classify(shared);
+    sites.add(shared.pid, shared.stack_id, shared.time);
+    (wait.kind == WaitKind::kSemaphore ? semaphores : others).add(summary, wait);
+  });
   result.groups = stats.finish(top_threads);
   result.semaphores = semaphores.finish(top_threads);
   result.other_waits = others.kinds();

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "analyzer/analyses/locks/wait_summary_row.h"
+
 namespace incise::analyzer {
 namespace {
 
@@ -47,6 +49,18 @@ void WaitStatsBuilder::add(const format::LockInterval& row, const WaitClass& wai
                            std::optional<uint64_t> value) {
   if (!isWait(row)) return;
   uint64_t ns = row.acquired_time - row.time;
+  addWaits(row, wait, value, {.count = 1, .total = ns, .max = ns});
+}
+
+void WaitStatsBuilder::add(const format::WaitSummary& summary, const WaitClass& wait,
+                           std::optional<uint64_t> value) {
+  if (summary.count == 0) return;
+  addWaits(waitRowOf(summary), wait, value,
+           {.count = summary.count, .total = summary.total_ns, .max = summary.max_ns});
+}
+
+void WaitStatsBuilder::addWaits(const format::LockInterval& row, const WaitClass& wait,
+                                std::optional<uint64_t> value, const WaitTimes& times) {
   uint64_t site = siteOf(row.stack_id);
   auto kind = static_cast<uint8_t>(wait.kind);
   uint64_t id = grouping_ == WaitGrouping::kByObject ? wait.object
@@ -62,25 +76,26 @@ void WaitStatsBuilder::add(const format::LockInterval& row, const WaitClass& wai
   g.kind = wait.kind;
   g.pid = row.pid;
   g.tid = row.tid;
-  g.waits.add(ns);
-  if (row.flags & format::kLockWaitUnfinished) ++g.unfinished;
+  g.waits.addSummarised(times.count, times.total, times.max);
+  if (row.flags & format::kLockWaitUnfinished) g.unfinished += times.count;
   ThreadTime& waiter = g.waiters[row.tid];
   waiter.pid = row.pid;
   waiter.tid = row.tid;
-  ++waiter.count;
-  waiter.ns += ns;
-  ++g.objects[{row.pid, wait.object}];
+  waiter.count += times.count;
+  waiter.ns += times.total;
+  g.objects[{row.pid, wait.object}] += times.count;
   auto [site_it, fresh] = g.sites.try_emplace(site, std::pair<uint64_t, uint64_t>{0, row.stack_id});
-  ++site_it->second.first;
+  site_it->second.first += times.count;
   if (wait.holder_tid != 0) {
-    g.named.add(row.pid, wait.holder_tid, ns, wait.holder_source == HoldSource::kExact,
-                row.releaser_tid == wait.holder_tid ? row.releaser_stack_id : 0);
+    g.named.add(row.pid, wait.holder_tid, times.total, wait.holder_source == HoldSource::kExact,
+                row.releaser_tid == wait.holder_tid ? row.releaser_stack_id : 0, times.count);
   }
-  if (row.holder_state < kHolderStates && row.holder_tid != 0) ++g.holder_states[row.holder_state];
-  if (row.goid != 0) addGoroutine(g.goroutine_waiters, row.goid, ns);
-  if (row.releaser_goid != 0) addGoroutine(g.goroutine_releasers, row.releaser_goid, ns);
+  if (row.holder_state < kHolderStates && row.holder_tid != 0)
+    g.holder_states[row.holder_state] += times.count;
+  if (row.goid != 0) addGoroutine(g.goroutine_waiters, row.goid, times.total);
+  if (row.releaser_goid != 0) addGoroutine(g.goroutine_releasers, row.releaser_goid, times.total);
   Kind& k = kinds_[kind];
-  k.waits.add(ns);
+  k.waits.addSummarised(times.count, times.total, times.max);
   k.objects.insert({row.pid, wait.object});
 }
 

@@ -14,6 +14,7 @@
 //
 //   WaitStatsBuilder stats(WaitGrouping::kByObject, site_of);
 //   stats.add(row, classifier.classify(row));     // every lock row, in any order
+//   stats.add(summary, classifier.classify(waitRowOf(summary)));  // wait summary rows
 //   for (const WaitGroupStats& g : stats.finish(3)) print(g.kind, g.object, g.holder_tid);
 //   for (const WaitKindTotals& k : stats.kinds()) print(k.kind, k.wait.total);
 //   per_request.add(row, classifier.classify(row), timeline.valueAt(row.tid, row.time));
@@ -90,6 +91,10 @@ class WaitStatsBuilder {
   void add(const format::LockInterval& row, const WaitClass& wait) { add(row, wait, std::nullopt); }
   // kByContext: `value` is what the waiting thread held at row.time.
   void add(const format::LockInterval& row, const WaitClass& wait, std::optional<uint64_t> value);
+  // The short waits a recorder counted instead of writing (`wait` classifies
+  // waitRowOf(summary)): count, total and max exact, percentiles estimated.
+  void add(const format::WaitSummary& summary, const WaitClass& wait,
+           std::optional<uint64_t> value = std::nullopt);
   // Groups by total wait, longest first.
   std::vector<WaitGroupStats> finish(size_t top_threads) const;
   // Per kind that was seen, in kAllWaitKinds order.
@@ -113,6 +118,14 @@ class WaitStatsBuilder {
   };
   // (kind, pid, object | site | tid); kByContext: (kind, 0 or 1 when unknown, value)
   using GroupKey = std::tuple<uint8_t, uint64_t, uint64_t>;
+
+  struct WaitTimes {
+    uint64_t count = 1;
+    uint64_t total = 0;
+    uint64_t max = 0;
+  };
+  void addWaits(const format::LockInterval& row, const WaitClass& wait,
+                std::optional<uint64_t> value, const WaitTimes& times);
 
   uint64_t siteOf(uint64_t stack_id) const { return site_of_ ? site_of_(stack_id) : stack_id; }
 

@@ -114,5 +114,29 @@ TEST(DurationDistribution, MergeIsExactWhileItFitsAndAgreesWithAddingAfter) {
   for (uint64_t p : {50, 90, 99}) EXPECT_EQ(merged.percentile(p), both.percentile(p));
 }
 
+TEST(DurationDistribution, SummarisedValuesKeepCountTotalAndMax) {
+  D d;
+  d.add(5);
+  d.addSummarised(4, 103, 40);  // 40 and three values summing to 63: 21 each
+  d.addSummarised(3, 10, 5);    // 5, then 3 and 2
+  EXPECT_EQ(d.count(), 8u);
+  EXPECT_EQ(d.total(), 118u);
+  Distribution s = d.summary();
+  EXPECT_EQ(s.max, 40u);
+  EXPECT_EQ(s.p50, 5u);  // 2 3 5 5 21 21 21 40
+  EXPECT_EQ(d.percentile(75), 21u);
+  d.addSummarised(0, 0, 0);
+  EXPECT_EQ(d.count(), 8u);
+
+  // Past the exact values, into the histogram in one step.
+  D many;
+  many.addSummarised(3 * D::kExactValues, 3 * D::kExactValues * 1000 + 9000, 10000);
+  EXPECT_FALSE(many.exact());
+  EXPECT_EQ(many.count(), 3 * D::kExactValues);
+  EXPECT_EQ(many.total(), 3 * D::kExactValues * 1000 + 9000);
+  EXPECT_EQ(many.summary().max, 10000u);
+  EXPECT_NEAR(static_cast<double>(many.percentile(50)), 1000.0, 1000.0 * D::kMaxRelativeError);
+}
+
 }  // namespace
 }  // namespace incise::analyzer

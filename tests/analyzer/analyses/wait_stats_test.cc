@@ -2,6 +2,8 @@
 // and releasing goroutines per group, and rows without ids count none.
 #include "analyzer/analyses/locks/wait_stats.h"
 
+#include "analyzer/analyses/locks/wait_summary_row.h"
+
 #include <gtest/gtest.h>
 
 namespace incise::analyzer {
@@ -57,6 +59,57 @@ TEST(WaitStats, RowsWithoutGoroutineIdsCountNone) {
   EXPECT_EQ(groups.front().goroutines_waiting, 0u);
   EXPECT_TRUE(groups.front().goroutine_waiters.empty());
   EXPECT_TRUE(groups.front().goroutine_releasers.empty());
+}
+
+// A recorder's summary of short semaphore waits counts as its waits, with the
+// poster it names, beside the same semaphore's written rows.
+TEST(WaitStats, SummariesCountAsTheirWaits) {
+  constexpr uint64_t kSem = 0x7f0000002000;
+  format::WaitSummary summary{.time = 1000,
+                              .end_time = 9000,
+                              .pid = 100,
+                              .tid = 101,
+                              .address = kSem,
+                              .object = static_cast<uint64_t>(format::WaitObject::kSemaphore),
+                              .stack_id = 3,
+                              .releaser_tid = 102,
+                              .releaser_stack_id = 4,
+                              .bucket = 6,
+                              .count = 4,
+                              .total_ns = 400,
+                              .max_ns = 120};
+  format::LockInterval shared = waitRowOf(summary);
+  EXPECT_EQ(shared.time, 1000u);
+  EXPECT_EQ(shared.acquired_time, 9000u);
+  EXPECT_TRUE(isWait(shared));
+  WaitClass wait = classifyWait(shared, WaitFrames{});
+  EXPECT_EQ(wait.kind, WaitKind::kSemaphore);
+  EXPECT_EQ(wait.object, kSem);
+  EXPECT_EQ(wait.holder_tid, 102u);
+
+  WaitStatsBuilder builder(WaitGrouping::kByObject, {});
+  builder.add(summary, wait);
+  format::LockInterval long_wait = shared;
+  long_wait.time = 20000;
+  long_wait.acquired_time = 20000 + 5000;
+  long_wait.releaser_tid = 103;
+  builder.add(long_wait, classifyWait(long_wait, WaitFrames{}));
+  std::vector<WaitGroupStats> groups = builder.finish(3);
+  ASSERT_EQ(groups.size(), 1u);
+  const WaitGroupStats& g = groups.front();
+  EXPECT_EQ(g.kind, WaitKind::kSemaphore);
+  EXPECT_EQ(g.wait.count, 5u);
+  EXPECT_EQ(g.wait.total, 5400u);
+  EXPECT_EQ(g.wait.max, 5000u);
+  ASSERT_EQ(g.top_waiters.size(), 1u);
+  EXPECT_EQ(g.top_waiters[0].count, 5u);
+  ASSERT_EQ(g.top_named.size(), 2u);
+  EXPECT_EQ(g.top_named[0].tid, 103u);  // by wait time
+  EXPECT_EQ(g.top_named[1].tid, 102u);
+  EXPECT_EQ(g.top_named[1].waits, 4u);
+  std::vector<WaitKindTotals> kinds = builder.kinds();
+  ASSERT_EQ(kinds.size(), 1u);
+  EXPECT_EQ(kinds[0].wait.count, 5u);
 }
 
 }  // namespace
