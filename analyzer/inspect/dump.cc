@@ -47,6 +47,9 @@ bool dumpKind(const format::Reader& reader, const format::KindSpec& spec, const 
     if (!o.json && !header_done) {
       out << "# " << spec.name << " (" << spec.doc << ")\n";
       for (uint16_t c = 0; c < spec.column_count; ++c) {
+        // A space between columns: a name or value wider than its column
+        // (releaser_stack_id, a 64-bit address) still stands apart.
+        if (c != 0) out << ' ';
         out << std::setw(c == 0 ? 20 : 14) << spec.columns[c].name;
       }
       out << "\n";
@@ -66,6 +69,7 @@ bool dumpKind(const format::Reader& reader, const format::KindSpec& spec, const 
         auto column = chunk->column(c);
         std::string_view name = spec.columns[c].name;
         uint64_t v = i < column.size() ? column[i] : 0;
+        if (c != 0) out << ' ';
         out << std::setw(c == 0 ? 20 : 14) << (name == "address" ? hex(v) : std::to_string(v));
       }
       out << "\n";

@@ -189,6 +189,10 @@ TEST_F(Inspect, DumpTableHasNamedColumns) {
   EXPECT_NE(r.out.find(std::to_string(expected_.rows[EventKind::kCpuSample][2][0])),
             std::string::npos);
   EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 2 + 3 + 1);  // title, names, rows, blank
+  // Names wider than a column stay apart.
+  CommandRun locks = run(dump, {path_, "--kind", "lock", "--limit", "1"});
+  ASSERT_EQ(locks.code, 0) << locks.err;
+  EXPECT_NE(locks.out.find(" holder_state releaser_stack_id "), std::string::npos) << locks.out;
 }
 
 TEST_F(Inspect, DumpStacksAndMetadata) {
