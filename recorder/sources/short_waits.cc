@@ -37,15 +37,20 @@ bool ShortWaits::add(const format::LockInterval& row) {
     ++counts_.summary_full_flushes;
     flush();
   }
-  if (summaries_.empty()) summaries_since_ = row.time;
+  if (summaries_.empty()) {
+    summaries_since_ = row.time;
+    table_start_ = row.time;
+    table_end_ = row.acquired_time;
+  }
+  table_start_ = std::min(table_start_, row.time);
+  table_end_ = std::max(table_end_, row.acquired_time);
   uint64_t ns = row.acquired_time - row.time;
   uint64_t bucket = bucketOf(ns);
   auto [it, inserted] = summaries_.try_emplace(
       Key{row.tid, row.address, row.stack_id, row.releaser_tid, row.releaser_stack_id, bucket});
   format::WaitSummary& s = it->second;
   if (inserted) {
-    s = {.time = row.time,
-         .pid = row.pid,
+    s = {.pid = row.pid,
          .tid = row.tid,
          .address = row.address,
          .object = row.object,
@@ -54,8 +59,6 @@ bool ShortWaits::add(const format::LockInterval& row) {
          .releaser_stack_id = row.releaser_stack_id,
          .bucket = bucket};
   }
-  s.time = std::min(s.time, row.time);
-  s.end_time = std::max(s.end_time, row.acquired_time);
   s.count += 1;
   s.total_ns += ns;
   s.max_ns = std::max(s.max_ns, ns);
@@ -69,16 +72,11 @@ void ShortWaits::flush() {
   // Every row of one table covers the table's interval: the same two times
   // in each row cost next to nothing once compressed, where each row's own
   // first start and last end took a third of the rows' bytes.
-  uint64_t start = UINT64_MAX, end = 0;
-  for (const auto& [key, summary] : summaries_) {
-    start = std::min(start, summary.time);
-    end = std::max(end, summary.end_time);
-  }
   size_t first = ready_.size();
   for (auto& [key, summary] : summaries_) {
     ready_.push_back(summary);
-    ready_.back().time = start;
-    ready_.back().end_time = end;
+    ready_.back().time = table_start_;
+    ready_.back().end_time = table_end_;
   }
   std::sort(ready_.begin() + static_cast<std::ptrdiff_t>(first), ready_.end(),
             [](const format::WaitSummary& a, const format::WaitSummary& b) {

@@ -10,8 +10,8 @@
 // other wait keeps its row: a wait on a lock (or on a word no layout
 // matched) may have a holder, which the lock-holder analyses need exact,
 // and a join's row names the thread joined. Waits are counted per (thread,
-// futex word, object, wait stack, waker, waker's stack, log2 bucket of the
-// wait time) with their count, summed and longest time, so `incise waits`
+// futex word, wait stack, waker, waker's stack, log2 bucket of the wait
+// time) with their count, summed and longest time, so `incise waits`
 // and `incise locks` still give every semaphore's and condvar's waits,
 // posters and signallers, with percentiles within their buckets.
 //
@@ -78,7 +78,10 @@ class ShortWaits {
   uint64_t min_wait_ns_;
   size_t max_summaries_;
   std::unordered_map<Key, format::WaitSummary, KeyHash> summaries_;
-  uint64_t summaries_since_ = 0;  // start of the first wait in summaries_
+  uint64_t summaries_since_ = 0;  // start of the first wait added to summaries_
+  // The interval of the waits in summaries_: the earliest start, the latest end.
+  uint64_t table_start_ = 0;
+  uint64_t table_end_ = 0;
   std::vector<format::WaitSummary> ready_;
   Counts counts_;
 };
