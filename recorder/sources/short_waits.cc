@@ -1,14 +1,11 @@
 #include "recorder/sources/short_waits.h"
 
 #include <algorithm>
-#include <bit>
 #include <utility>
 
-namespace incise::recorder {
+#include "format/log2_bucket.h"
 
-uint64_t ShortWaits::bucketOf(uint64_t ns) {
-  return ns == 0 ? 0 : static_cast<uint64_t>(std::bit_width(ns) - 1);
-}
+namespace incise::recorder {
 
 size_t ShortWaits::KeyHash::operator()(const Key& k) const {
   const auto& [tid, address, stack, releaser, releaser_stack, bucket] = k;
@@ -45,7 +42,7 @@ bool ShortWaits::add(const format::LockInterval& row) {
   table_start_ = std::min(table_start_, row.time);
   table_end_ = std::max(table_end_, row.acquired_time);
   uint64_t ns = row.acquired_time - row.time;
-  uint64_t bucket = bucketOf(ns);
+  uint64_t bucket = format::log2Bucket(ns);
   auto [it, inserted] = summaries_.try_emplace(
       Key{row.tid, row.address, row.stack_id, row.releaser_tid, row.releaser_stack_id, bucket});
   format::WaitSummary& s = it->second;

@@ -61,9 +61,6 @@ class ShortWaits {
   std::vector<format::WaitSummary> takeSummaries();
   const Counts& counts() const { return counts_; }
 
-  // The log2 bucket of a wait time, as the bucket column stores it.
-  static uint64_t bucketOf(uint64_t ns);
-
  private:
   bool summarisable(const format::LockInterval& row) const;
   void flush();

@@ -6,6 +6,8 @@
 
 #include <vector>
 
+#include "format/log2_bucket.h"
+
 namespace incise::recorder {
 namespace {
 
@@ -129,12 +131,12 @@ TEST(ShortWaits, EndsSummariesEverySecondAndAtTheBound) {
 }
 
 TEST(ShortWaits, BucketsAreLog2OfTheWaitTime) {
-  EXPECT_EQ(ShortWaits::bucketOf(0), 0u);
-  EXPECT_EQ(ShortWaits::bucketOf(1), 0u);
-  EXPECT_EQ(ShortWaits::bucketOf(2), 1u);
-  EXPECT_EQ(ShortWaits::bucketOf(3), 1u);
-  EXPECT_EQ(ShortWaits::bucketOf(1024), 10u);
-  EXPECT_EQ(ShortWaits::bucketOf(2047), 10u);
+  EXPECT_EQ(format::log2Bucket(0), 0u);
+  EXPECT_EQ(format::log2Bucket(1), 0u);
+  EXPECT_EQ(format::log2Bucket(2), 1u);
+  EXPECT_EQ(format::log2Bucket(3), 1u);
+  EXPECT_EQ(format::log2Bucket(1024), 10u);
+  EXPECT_EQ(format::log2Bucket(2047), 10u);
 }
 
 }  // namespace

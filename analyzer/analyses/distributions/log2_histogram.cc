@@ -1,11 +1,11 @@
 #include "analyzer/analyses/distributions/log2_histogram.h"
 
-#include <bit>
+#include "format/log2_bucket.h"
 
 namespace incise::analyzer {
 
 size_t log2Bucket(uint64_t value) {
-  return value == 0 ? 0 : std::bit_width(value) - 1;
+  return static_cast<size_t>(format::log2Bucket(value));
 }
 
 }  // namespace incise::analyzer
