@@ -45,6 +45,7 @@
 #include "bpf/kernel_wait_stack.bpf.h"
 #include "bpf/lock_calls.bpf.h"
 #include "bpf/stack.bpf.h"
+#include "bpf/stage_clock.bpf.h"
 #include "bpf/target_filter.bpf.h"
 #include "bpf/wait_stack.bpf.h"
 
@@ -180,6 +181,7 @@ static __always_inline void capture_switch_stack(void* ctx, struct event_stack* 
    * MAX_STACK_DEPTH, all ones, so the mask keeps it. */
   _Static_assert((MAX_STACK_DEPTH & (MAX_STACK_DEPTH + 1)) == 0, "MAX_STACK_DEPTH is 2^k - 1");
   __u32 kernel_count = kernel_stack ? (__u32)switch_kernel_stack(ctx, stack) & MAX_STACK_DEPTH : 0;
+  stage_clock_end(STAGE_KERNEL_STACK);
   stack->user_count = walk_wait_stack(ctx, &stack->frames[kernel_count], SLOT_SWITCH);
   stack->kernel_count = kernel_count;
   stack->reserved = 0;
@@ -189,6 +191,7 @@ static __always_inline void capture_switch_stack(void* ctx, struct event_stack* 
  * (the wake-up path). One user walk for either, so the verifier checks one
  * inlined copy and the program's frame has room for the unwinder's calls. */
 static __always_inline void capture_waker_stack(void* ctx, struct event_stack* stack) {
+  stage_clock_start();
   __u32 kernel_count = sched_stacks == SCHED_STACKS_ALL ? walk_kernel_stack(ctx, stack->frames) : 0;
   stack->user_count = walk_wait_stack(ctx, &stack->frames[kernel_count], SLOT_WAKEUP);
   stack->kernel_count = kernel_count;
@@ -241,11 +244,13 @@ static __always_inline bool send_held_wakeup(void* ctx, struct task_struct* next
 static __always_inline int on_switch(void* ctx, bool preempt, struct task_struct* prev,
                                      struct task_struct* next, struct task_struct* next_btf,
                                      unsigned int prev_state, bool typed) {
+  stage_clock_start();
   __u32 prev_tgid = TASK_FIELD(typed, prev, tgid);
   __u32 next_pid = TASK_FIELD(typed, next, tgid);
   bool prev_is_target = is_target_task_with(prev, prev_tgid);
   bool next_is_target = is_target_task_with(next, next_pid);
   if (!prev_is_target && !next_is_target) return 0;
+  stage_clock_end(STAGE_TARGET_FILTER);
   __u32 prev_tid = TASK_FIELD(typed, prev, pid);
   __u32 next_tid = TASK_FIELD(typed, next, pid);
   bool preempted = preempt || prev_state == 0;
@@ -259,6 +264,7 @@ static __always_inline int on_switch(void* ctx, bool preempt, struct task_struct
   /* A wait inside a probed lock call is reported by the call's return. */
   if (in_futex_wait && lock_calls_probed && futex_wait_in_lock_call(prev_tid, e->futex.holder_tid))
     in_futex_wait = false;
+  stage_clock_end(STAGE_FUTEX_WAIT);
   if (!emit_sched_rows) {
     /* A lookup first: most switch-ins end no wait, and a delete takes the
      * bucket lock even when there is nothing to delete. */
@@ -290,6 +296,7 @@ static __always_inline int on_switch(void* ctx, bool preempt, struct task_struct
   if (min_block_ns != 0 && emit_sched_rows && next_is_target && next_btf &&
       send_held_wakeup(ctx, next_btf, e->header.time, e->next_pid, e->next_tid))
     e->target_flags |= SWITCH_NEXT_WAKEUP_HELD;
+  stage_clock_end(STAGE_HEADER);
   /* struct sched_switch_event is the same up to next_tid; its stack follows. */
   struct event_stack* stack = in_futex_wait ? &e->stack : &((struct sched_switch_event*)e)->stack;
   // A preemption keeps at most the user stack (where the thread was running),
@@ -301,11 +308,13 @@ static __always_inline int on_switch(void* ctx, bool preempt, struct task_struct
     capture_switch_stack(ctx, stack, preempted, in_futex_wait ? 0 : prev_state);
   else
     clear_stack(stack);
+  if (!wants_stack) stage_clock_end(STAGE_NO_STACK);
   if (min_block_ns != 0 && emit_sched_rows && prev_is_target && !preempted)
     note_block_start(e->header.time, in_futex_wait);
   __u64 stack_offset = in_futex_wait ? __builtin_offsetof(struct futex_switch_event, stack)
                                      : __builtin_offsetof(struct sched_switch_event, stack);
   submit_event(e, event_size_with_stack(stack_offset, stack), LOST_SCHED);
+  stage_clock_end(STAGE_SUBMIT);
   return 0;
 }
 

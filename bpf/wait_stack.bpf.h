@@ -35,6 +35,7 @@
 
 #include "bpf/events.h"
 #include "bpf/stack.bpf.h"
+#include "bpf/stage_clock.bpf.h"
 #include "bpf/task_memo.bpf.h"
 #include "bpf/wait_stack.h"
 
@@ -228,6 +229,7 @@ static __always_inline __u32 walk_wait_stack(void* ctx, __u64* frames, __u32 slo
   struct wait_stack_memo* memo = NULL;
   __u64 now = 0;
   if (!pending.next && !at_probed_entry && regs->orig_ax < WAIT_STACK_MAX_SYSCALL) s = scratch;
+  stage_clock_end(STAGE_USER_SETUP);
   if (s) {
     s->key.syscall = regs->orig_ax;
     s->key.ip = ip;
@@ -236,6 +238,7 @@ static __always_inline __u32 walk_wait_stack(void* ctx, __u64* frames, __u32 slo
     /* No window, no check: not kept. */
     if (bpf_probe_read_user(s->window, sizeof(s->window), (const void*)regs->sp) != 0) s = NULL;
   }
+  stage_clock_end(STAGE_USER_WINDOW);
   if (s) {
     now = bpf_ktime_get_ns();
     memo = bpf_task_storage_get(&wait_stacks, task, 0, 0);
@@ -243,6 +246,7 @@ static __always_inline __u32 walk_wait_stack(void* ctx, __u64* frames, __u32 slo
   /* The key's place is found first and checked after, once: a check inlined
    * in the search would be verified once per place. */
   __u32 same_key = s && memo ? wait_stack_place_of(memo, &s->key, now, false) : WAIT_STACK_PLACES;
+  stage_clock_end(STAGE_USER_SEARCH);
   if (same_key < WAIT_STACK_PLACES) {
     __u32 i = same_key & (WAIT_STACK_PLACES - 1);
     struct wait_stack_place* place = &memo->places[i];
@@ -251,6 +255,7 @@ static __always_inline __u32 walk_wait_stack(void* ctx, __u64* frames, __u32 slo
       if (count > MAX_STACK_DEPTH) count = MAX_STACK_DEPTH;
       if (count > 0 && bpf_probe_read_kernel(frames, count * sizeof(__u64), memo->frames[i]) == 0) {
         wait_stack_count(WAIT_STACK_REUSED);
+        stage_clock_end(STAGE_USER_REUSE);
         return count;
       }
     }
@@ -299,6 +304,7 @@ static __always_inline __u32 walk_wait_stack(void* ctx, __u64* frames, __u32 slo
     }
   }
   wait_stack_count(kept ? WAIT_STACK_WALKED : WAIT_STACK_NOT_KEPT);
+  stage_clock_end(STAGE_USER_WALK);
   return (__u32)count;
 }
 
