@@ -84,6 +84,17 @@ std::string TraceView::leafUserFunction(uint32_t pid, uint64_t stack_id) const {
   return "";
 }
 
+std::string TraceView::leafUserMapping(uint32_t pid, uint64_t stack_id) const {
+  for (uint64_t frame : reader_->stacks().frames(stack_id)) {
+    if (format::isKernelAddress(frame)) continue;
+    const format::Mapping* mapping = nullptr;
+    for (const auto& m : reader_->metadata().mappings)
+      if (m.pid == pid && m.start <= frame && frame < m.end) mapping = &m;
+    return mapping ? mapping->path : "";
+  }
+  return "";
+}
+
 bool TraceView::stackHasFunction(uint32_t pid, uint64_t stack_id, const std::string& name) const {
   for (uint64_t frame : reader_->stacks().frames(stack_id))
     if (!format::isKernelAddress(frame) && symbolize(pid, frame) == name) return true;

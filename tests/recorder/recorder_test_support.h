@@ -82,6 +82,8 @@ class TraceView {
   std::string symbolize(uint32_t pid, uint64_t address) const;
   // The first (leaf-most) user frame of a stack, symbolized.
   std::string leafUserFunction(uint32_t pid, uint64_t stack_id) const;
+  // The path of the mapping the leaf user frame is in ("[vdso]", ...); "" if none.
+  std::string leafUserMapping(uint32_t pid, uint64_t stack_id) const;
   // True if any user frame of the stack symbolizes to `name`.
   bool stackHasFunction(uint32_t pid, uint64_t stack_id, const std::string& name) const;
 
