@@ -113,11 +113,13 @@ enum sched_stack_mode {
  * recorder keeps a thread's blocks (off-CPU intervals) only for targets. */
 #define SWITCH_PREV_TARGET (1u << 0)
 #define SWITCH_NEXT_TARGET (1u << 1)
-/* next's block was short and ended by a wake-up that was not sent
- * (--sched-min-block: bpf/sched.bpf.c holds a short block's wake-up until
- * the block ends, and sends it only if the block turned out long). */
-#define SWITCH_NEXT_WAKEUP_HELD (1u << 2)
+/* The kernel decides blocks (bpf/kernel_blocks.h): a futex wait's switch
+ * record that carries the wait's facts only, not a switch row. */
+#define SWITCH_NOT_A_ROW (1u << 3)
 #define WAKEE_TARGET (1u << 0)
+/* The kernel decides blocks: a wake-up the lock rows need now, whose row
+ * waits for the end of the wakee's block (sent again then, if it is long). */
+#define WAKEUP_NOT_A_ROW (1u << 1)
 
 /* header.pid/tid = prev (the thread leaving the cpu); stack = prev's off-CPU stack. */
 struct sched_switch_event {

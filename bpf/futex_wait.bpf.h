@@ -159,14 +159,23 @@ static __always_inline __u32 match_object(struct futex_wait_facts* f, __u32* own
   return WAIT_OBJECT_UNKNOWN;
 }
 
+/* format::waitObjectMayHaveHolder: a word that may have a holder, not a
+ * condvar's, a semaphore's or a thread's. */
+static __always_inline bool wait_object_may_have_holder(__u32 object) {
+  return object != WAIT_OBJECT_CONDVAR_GROUP0 && object != WAIT_OBJECT_CONDVAR_GROUP1 &&
+         object != WAIT_OBJECT_SEMAPHORE && object != WAIT_OBJECT_THREAD;
+}
+
 /* The futex wait the current task (about to block: sched_switch's prev) is
- * in, if any. */
-static __always_inline bool read_futex_wait(struct futex_wait_facts* f) {
+ * in, if any (1, else 0). A global function: the words it reads are on its
+ * own stack, not on the switch program's, whose stack walks need the room. */
+__noinline int read_futex_wait(struct futex_wait_facts* f) {
+  if (!f) return 0;
   struct task_struct* task = bpf_get_current_task_btf();
   struct pt_regs* regs = (struct pt_regs*)bpf_task_pt_regs(task);
-  if (!regs || regs->orig_ax != NR_FUTEX) return false;
+  if (!regs || regs->orig_ax != NR_FUTEX) return 0;
   __u32 op = (__u32)regs->si;
-  if (!is_futex_wait_command(op & FUTEX_COMMAND_MASK)) return false;
+  if (!is_futex_wait_command(op & FUTEX_COMMAND_MASK)) return 0;
   f->uaddr = regs->di;
   f->op = op;
   f->value = (__u32)regs->dx;
@@ -184,7 +193,7 @@ static __always_inline bool read_futex_wait(struct futex_wait_facts* f) {
     owner = f->value;
   }
   if (owner != self) f->holder_tid = owner;
-  return true;
+  return 1;
 }
 
 #endif /* INCISE_BPF_FUTEX_WAIT_BPF_H */

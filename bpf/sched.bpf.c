@@ -18,10 +18,13 @@
 //
 // Switch-out and waker user stacks are walked once per place and reused
 // (bpf/wait_stack.bpf.h), and so are switch-out kernel stacks
-// (bpf/kernel_wait_stack.bpf.h); with --sched-min-block a waker's stack is walked
-// only where a written row can keep it (waker_stack_needed), and a wake-up
-// that ends a block still short is held until the block ends and sent only
-// if the block turned out long (thread_blocks).
+// (bpf/kernel_wait_stack.bpf.h). With --sched-min-block on the tp_btf
+// variants, short blocks are decided here (bpf/kernel_blocks.bpf.h): a
+// block's rows wait in its thread's storage until its switch-in says whether
+// it was long, a short one is counted instead, and its wake-up is held
+// until then too; a waker's stack is walked only where a row sent can keep
+// it. The raw_tp variants send every switch and wake-up, and the recorder
+// drops short blocks' rows (recorder/sources/short_blocks.h).
 //
 // With --no-sched and a lock mode, only what the futex waits need is sent:
 // the blocking switch of a wait, the wake-up of a thread in one and its next
@@ -31,7 +34,8 @@
 // Every hook has a tp_btf and a raw_tp variant; the recorder autoloads the
 // tp_btf ones when the kernel has BTF-enabled tracepoints, else raw_tp.
 // Nothing is kept per CPU: threads migrate, so state is per event or per
-// thread.
+// thread. `sweep_blocks`, a task iterator the recorder runs at the end,
+// sends the blocks still open then.
 #include "vmlinux.h"
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_helpers.h>
@@ -42,10 +46,12 @@
 #include "bpf/events.h"
 #include "bpf/futex_wait.bpf.h"
 #include "bpf/goroutine.bpf.h"
+#include "bpf/kernel_blocks.bpf.h"
 #include "bpf/kernel_wait_stack.bpf.h"
 #include "bpf/lock_calls.bpf.h"
 #include "bpf/stack.bpf.h"
 #include "bpf/stage_clock.bpf.h"
+#include "bpf/target_cache.bpf.h"
 #include "bpf/target_filter.bpf.h"
 #include "bpf/wait_stack.bpf.h"
 
@@ -59,50 +65,6 @@ const volatile bool emit_sched_rows = true;
 const volatile bool futex_waits = false;
 /* Lock calls are probed (--locks all, --lock-probe): look waits up in pending_calls. */
 const volatile bool lock_calls_probed = false;
-
-/* --sched-min-block (0: every block is written whole). The recorder drops
- * the rows of shorter blocks; wake-ups whose rows it would always drop are
- * not sent, and a waker's stack is walked only where a written row can
- * carry it (on_wakeup). */
-const volatile __u64 min_block_ns = 0;
-
-/* A wake-up held back: what its record would carry besides the wakee. */
-struct held_wakeup {
-  __u64 time;
-  __u32 cpu;
-  __u32 waker_pid;
-  __u32 waker_tid;
-  __u32 target_cpu;
-};
-
-/* Each target thread's last block, kept with min_block_ns set: when it began
- * (bpf_ktime_get_ns of the switch-out), so a wake-up knows whether it ends a
- * block that is already long, or one that may still be short. A wake-up of
- * a block that is still short, which the recorder would drop unless the
- * block turns out long while the thread waits for a cpu, is held here and
- * sent at the thread's switch-in only if the block is long by then; the
- * switch-in says when one was held and dropped (SWITCH_NEXT_WAKEUP_HELD), so
- * the block's summary still counts it. Not held: wake-ups of a futex wait
- * (its lock row keeps who woke it), by a futex wake or an exit, of a new
- * task, and of a thread's first block (the recorder writes that one). In
- * the task's local storage: set at every blocking switch-out, it is found
- * from the task without hashing a shared table or taking its bucket lock,
- * and goes with the task. */
-struct thread_block {
-  __u64 since;
-  __u8 in_futex_wait;
-  __u8 first;       /* the thread's first block this recording */
-  __u8 wakeup_held; /* `held` is the wake-up that ended it */
-  __u8 reserved[5];
-  struct held_wakeup held;
-};
-
-struct {
-  __uint(type, BPF_MAP_TYPE_TASK_STORAGE);
-  __uint(map_flags, BPF_F_NO_PREALLOC);
-  __type(key, int);
-  __type(value, struct thread_block);
-} thread_blocks SEC(".maps");
 
 /* Threads in a futex wait, kept only when switch rows are not all sent. */
 struct {
@@ -126,8 +88,9 @@ struct {
   __type(value, __u64);
 } go_thread_goids SEC(".maps");
 
-// Interrupt-context wake-ups can nest inside other hooks of this object.
-enum { SLOT_SWITCH = 0, SLOT_WAKEUP = 1, SLOT_HELD_WAKEUP = 2 };
+// Interrupt-context wake-ups can nest inside other hooks of this object, and
+// the sweep (a task iterator, preemptible) inside none but may be preempted.
+enum { SLOT_SWITCH = 0, SLOT_WAKEUP = 1, SLOT_DECIDED = 2, SLOT_SWEEP = 3 };
 
 /* include/linux/sched.h */
 #define TASK_UNINTERRUPTIBLE_STATE 0x2
@@ -137,6 +100,9 @@ enum { SLOT_SWITCH = 0, SLOT_WAKEUP = 1, SLOT_HELD_WAKEUP = 2 };
  * the read helper (raw_tp), a call per field. `typed` is a constant at each
  * use, so each variant keeps one of the two. */
 #define TASK_FIELD(typed, task, field) ((typed) ? (task)->field : BPF_CORE_READ(task, field))
+/* Whether a task is a target: remembered per task where its pointer is typed. */
+#define IS_TARGET_TASK(typed, task, tgid) \
+  ((typed) ? is_target_task_cached(task, tgid) : is_target_task_with(task, tgid))
 
 /* The goroutines of a switch's two sides (0: none, not Go, or not known). */
 static __always_inline void switch_goids(bool prev_is_target, bool next_is_target, __u32 prev_tgid,
@@ -161,6 +127,16 @@ static __always_inline void switch_goids(bool prev_is_target, bool next_is_targe
   }
 }
 
+/* prev's user stack after `kernel_count` kernel frames, as a call of its
+ * own: one copy for both ways blocks are decided, and the walk's frame is
+ * not on the kernel walk's call chain (each takes much of the 512 bytes the
+ * calls may use in all). */
+static __noinline __u32 switch_user_stack(void* ctx, struct event_stack* stack,
+                                          __u32 kernel_count) {
+  kernel_count &= MAX_STACK_DEPTH;
+  return walk_wait_stack(ctx, &stack->frames[kernel_count], SLOT_SWITCH);
+}
+
 /* Which stacks a switch gets. The kernel stack is walked only where it says
  * what the user stack cannot: an uninterruptible block (disk I/O, a page
  * cache fault, a kernel lock). An interruptible one waits for what the
@@ -174,7 +150,6 @@ static __always_inline void capture_switch_stack(void* ctx, struct event_stack* 
                                                  bool preempted, unsigned int prev_state) {
   bool kernel_stack = !preempted && (sched_stacks == SCHED_STACKS_ALL ||
                                      (prev_state & TASK_UNINTERRUPTIBLE_STATE) != 0);
-  /* One user walk after either, so the verifier checks one inlined copy. */
   /* Masked, not compared: the verifier knows nothing of a global function's
    * result, and a compare the compiler makes on a zero-extended copy leaves
    * the register it then uses unbounded. The count is at most
@@ -182,7 +157,7 @@ static __always_inline void capture_switch_stack(void* ctx, struct event_stack* 
   _Static_assert((MAX_STACK_DEPTH & (MAX_STACK_DEPTH + 1)) == 0, "MAX_STACK_DEPTH is 2^k - 1");
   __u32 kernel_count = kernel_stack ? (__u32)switch_kernel_stack(ctx, stack) & MAX_STACK_DEPTH : 0;
   stage_clock_end(STAGE_KERNEL_STACK);
-  stack->user_count = walk_wait_stack(ctx, &stack->frames[kernel_count], SLOT_SWITCH);
+  stack->user_count = switch_user_stack(ctx, stack, kernel_count);
   stack->kernel_count = kernel_count;
   stack->reserved = 0;
 }
@@ -198,44 +173,89 @@ static __always_inline void capture_waker_stack(void* ctx, struct event_stack* s
   stack->reserved = 0;
 }
 
-/* At a target's blocking switch-out (`current` is prev there, and a pointer
- * the local-storage helper accepts in both variants). Storage is made zeroed,
- * and `since` is set at every block, so a zero one is the thread's first. */
-static __always_inline void note_block_start(__u64 now, bool in_futex_wait) {
-  struct thread_block* block = bpf_task_storage_get(&thread_blocks, bpf_get_current_task_btf(), 0,
-                                                    BPF_LOCAL_STORAGE_GET_F_CREATE);
-  if (!block) return;
-  block->first = block->since == 0;
-  block->since = now;
-  block->in_futex_wait = in_futex_wait;
-  block->wakeup_held = 0;
-}
-
-/* At a target's switch-in: sends the wake-up held for its block if the block
- * turned out long; returns whether one was held and dropped. */
-static __always_inline bool send_held_wakeup(void* ctx, struct task_struct* next_btf, __u64 now,
-                                             __u32 next_pid, __u32 next_tid) {
-  struct thread_block* block = bpf_task_storage_get(&thread_blocks, next_btf, 0, 0);
-  if (!block || !block->wakeup_held) return false;
-  block->wakeup_held = 0;
-  if (now - block->since < min_block_ns) return true;
-  struct wakeup_event* w = scratch_event(SLOT_HELD_WAKEUP);
-  if (!w) return false;
-  w->header.type = EVENT_WAKEUP;
-  w->header.cpu = block->held.cpu;
-  w->header.time = block->held.time;
-  w->header.pid = block->held.waker_pid;
-  w->header.tid = block->held.waker_tid;
-  w->wakee_pid = next_pid;
-  w->wakee_tid = next_tid;
-  w->target_cpu = block->held.target_cpu;
-  w->is_new_task = 0;
-  w->waker_flags = 0;
-  w->target_flags = WAKEE_TARGET;
-  clear_stack(&w->stack);
-  submit_event(w, event_size_with_stack(__builtin_offsetof(struct wakeup_event, stack), &w->stack),
-               LOST_SCHED);
-  return false;
+/* A switch with blocks decided here (bpf/kernel_blocks.bpf.h); `e` holds
+ * its header, next and goroutines, and the futex wait's facts when prev
+ * blocks in one. */
+static __always_inline int on_decided_switch(void* ctx, struct futex_switch_event* e,
+                                             struct task_struct* next, bool prev_is_target,
+                                             bool next_is_target, bool preempted,
+                                             unsigned int prev_state, bool in_futex_wait) {
+  /* Idle (pid 0) is no target's half, whatever the filter. */
+  bool prev_target_half = prev_is_target && e->header.pid != 0;
+  bool next_target_half = next_is_target && e->next_pid != 0;
+  /* next's half: the end of its block. */
+  __u32 in = next_target_half ? decide_switch_in(bpf_task_storage_get(&thread_blocks, next, 0, 0),
+                                                 e->next_tid, e->header.time, SLOT_DECIDED)
+                              : 0;
+  bool next_half_written = (in & SWITCH_IN_HALF_WRITTEN) != 0;
+  bool next_ends_wait = (in & SWITCH_IN_ENDS_WAIT) != 0;
+  stage_clock_end(STAGE_HEADER);
+  /* prev's half: the start of its block, written now or once it is long. */
+  bool prev_half_now = true;
+  struct event_stack* stack = 0;
+  if (prev_target_half) {
+    struct thread_block* block = bpf_task_storage_get(&thread_blocks, bpf_get_current_task_btf(), 0,
+                                                      BPF_LOCAL_STORAGE_GET_F_CREATE);
+    bool wants_stack =
+        sched_stacks != SCHED_STACKS_OFF && (!preempted || sched_stacks == SCHED_STACKS_ALL);
+    if (block) {
+      stack = &block->stack;
+      if (wants_stack)
+        capture_switch_stack(ctx, stack, preempted, in_futex_wait ? 0 : prev_state);
+      else
+        clear_stack(stack);
+      if (!wants_stack) stage_clock_end(STAGE_NO_STACK);
+      block->stack_hash = stack_hash(stack);
+      __u32 how =
+          (next_target_half ? SWITCH_OUT_NEXT_TARGET : 0) |
+          (in_futex_wait ? SWITCH_OUT_FUTEX_WAIT : 0) |
+          (in_futex_wait && wait_object_may_have_holder(e->futex.object) ? SWITCH_OUT_HOLDER_WAIT
+                                                                         : 0);
+      prev_half_now = note_switch_out(block, e, how, SLOT_DECIDED) != 0;
+    }
+  }
+  /* This switch's row, if a target's half in it is written now; the other
+   * halves of targets are elided (written with their own blocks). */
+  bool row = (prev_target_half && prev_half_now) || (next_target_half && next_half_written);
+  if (row || next_ends_wait) {
+    struct decided_switch_event* r = scratch_event(SLOT_DECIDED);
+    if (r) {
+      r->header = e->header;
+      r->header.type = EVENT_DECIDED_SWITCH;
+      r->prev_state = e->prev_state;
+      r->next_pid = e->next_pid;
+      r->next_tid = e->next_tid;
+      r->elided = DECIDED_CPU_ROWS_BEFORE |
+                  (prev_target_half && !prev_half_now ? DECIDED_PREV_ELIDED : 0) |
+                  (next_target_half && !next_half_written ? DECIDED_NEXT_ELIDED : 0);
+      r->flags = (row ? DECIDED_ROW : 0) | (next_ends_wait ? DECIDED_NEXT_ENDS_WAIT : 0);
+      r->reserved = 0;
+      r->prev_goid = e->prev_goid;
+      r->next_goid = e->next_goid;
+      __u32 frames = 0;
+      if (row && prev_half_now && stack)
+        frames = copy_stack(&r->stack, stack);
+      else
+        clear_stack(&r->stack);
+      submit_event(
+          r, event_size_with_frames(__builtin_offsetof(struct decided_switch_event, stack), frames),
+          LOST_SCHED);
+    }
+  }
+  if (in_futex_wait) {
+    /* The wait's facts and stack, for its lock row; not a switch row. */
+    e->target_flags |= SWITCH_NOT_A_ROW;
+    __u32 frames = 0;
+    if (stack)
+      frames = copy_stack(&e->stack, stack);
+    else
+      clear_stack(&e->stack);
+    submit_event(
+        e, event_size_with_frames(__builtin_offsetof(struct futex_switch_event, stack), frames),
+        LOST_SCHED);
+  }
+  stage_clock_end(STAGE_SUBMIT);
+  return 0;
 }
 
 /* `next_btf` is next as a pointer the local-storage helper accepts, NULL in
@@ -247,8 +267,8 @@ static __always_inline int on_switch(void* ctx, bool preempt, struct task_struct
   stage_clock_start();
   __u32 prev_tgid = TASK_FIELD(typed, prev, tgid);
   __u32 next_pid = TASK_FIELD(typed, next, tgid);
-  bool prev_is_target = is_target_task_with(prev, prev_tgid);
-  bool next_is_target = is_target_task_with(next, next_pid);
+  bool prev_is_target = IS_TARGET_TASK(typed, prev, prev_tgid);
+  bool next_is_target = IS_TARGET_TASK(typed, next, next_pid);
   if (!prev_is_target && !next_is_target) return 0;
   stage_clock_end(STAGE_TARGET_FILTER);
   __u32 prev_tid = TASK_FIELD(typed, prev, pid);
@@ -259,8 +279,8 @@ static __always_inline int on_switch(void* ctx, bool preempt, struct task_struct
 
   struct futex_switch_event* e = scratch_event(SLOT_SWITCH);
   if (!e) return 0;
-  bool in_futex_wait =
-      futex_waits && prev_is_target && !preempted && prev_tgid != 0 && read_futex_wait(&e->futex);
+  bool in_futex_wait = futex_waits && prev_is_target && !preempted && prev_tgid != 0 &&
+                       read_futex_wait(&e->futex) != 0;
   /* A wait inside a probed lock call is reported by the call's return. */
   if (in_futex_wait && lock_calls_probed && futex_wait_in_lock_call(prev_tid, e->futex.holder_tid))
     in_futex_wait = false;
@@ -290,12 +310,9 @@ static __always_inline int on_switch(void* ctx, bool preempt, struct task_struct
   e->next_tid = next_tid;
   switch_goids(prev_is_target, next_is_target, prev_tgid, prev_tid, e->next_tid, &e->prev_goid,
                &e->next_goid);
-  /* Here, before the stack walks: the verifier checks this once per state
-   * that reaches it, and few do yet. The flag is kept in the record, which
-   * the verifier does not track, so both outcomes go on as one state. */
-  if (min_block_ns != 0 && emit_sched_rows && next_is_target && next_btf &&
-      send_held_wakeup(ctx, next_btf, e->header.time, e->next_pid, e->next_tid))
-    e->target_flags |= SWITCH_NEXT_WAKEUP_HELD;
+  if (typed && kernel_decides_blocks && emit_sched_rows)
+    return on_decided_switch(ctx, e, next_btf, prev_is_target, next_is_target, preempted,
+                             prev_state, in_futex_wait);
   stage_clock_end(STAGE_HEADER);
   /* struct sched_switch_event is the same up to next_tid; its stack follows. */
   struct event_stack* stack = in_futex_wait ? &e->stack : &((struct sched_switch_event*)e)->stack;
@@ -309,8 +326,6 @@ static __always_inline int on_switch(void* ctx, bool preempt, struct task_struct
   else
     clear_stack(stack);
   if (!wants_stack) stage_clock_end(STAGE_NO_STACK);
-  if (min_block_ns != 0 && emit_sched_rows && prev_is_target && !preempted)
-    note_block_start(e->header.time, in_futex_wait);
   __u64 stack_offset = in_futex_wait ? __builtin_offsetof(struct futex_switch_event, stack)
                                      : __builtin_offsetof(struct sched_switch_event, stack);
   submit_event(e, event_size_with_stack(stack_offset, stack), LOST_SCHED);
@@ -331,53 +346,13 @@ static __always_inline __u32 waker_flags(void) {
   return flags;
 }
 
-/* Whether a written row could carry this wake-up's waker stack. With
- * short blocks dropped, a wake-up row is written only with the long block
- * it ends, so the stack is walked when the wakee has been blocked at least
- * min_block_ns already, or when it ends a lock or join wait (futex wait
- * rows keep their waker's stack whatever their length). A block that is
- * short when woken and long only from waiting for a cpu keeps its wake-up
- * row without the waker's stack. `wakee_btf` is the wakee as a pointer the
- * local-storage helper accepts, NULL in the raw_tp variants (the stack is
- * then walked whenever the waker is a target). */
-static __always_inline bool waker_stack_needed(struct task_struct* wakee_btf, __u32 flags,
-                                               __u64 now) {
-  if (min_block_ns == 0 || !emit_sched_rows || !wakee_btf) return true;
-  if (flags & (WAKER_IN_FUTEX_WAKE | WAKER_EXITING)) return true;
-  struct thread_block* block = bpf_task_storage_get(&thread_blocks, wakee_btf, 0, 0);
-  return !block || now - block->since >= min_block_ns;
-}
-
-/* Holds a wake-up that ends a target's block that is still short (see
- * thread_blocks); returns whether it was held. */
-static __always_inline bool hold_wakeup(struct task_struct* wakee_btf, bool wakee_is_target,
-                                        bool is_new, __u32 flags) {
-  if (min_block_ns == 0 || !emit_sched_rows || !wakee_btf || !wakee_is_target || is_new)
-    return false;
-  /* A thread woken while still on its cpu (it has not switched out yet, or
-   * will not: the waker won the race to its sleep) ends no recorded block. */
-  if (wakee_btf->on_cpu) return false;
-  struct thread_block* block = bpf_task_storage_get(&thread_blocks, wakee_btf, 0, 0);
-  if (!block || block->first || block->in_futex_wait || block->wakeup_held) return false;
-  __u64 now = bpf_ktime_get_ns();
-  if (now - block->since >= min_block_ns) return false;
-  if (flags & (WAKER_IN_FUTEX_WAKE | WAKER_EXITING)) return false;
-  __u64 pid_tgid = bpf_get_current_pid_tgid();
-  block->held.time = now;
-  block->held.cpu = bpf_get_smp_processor_id();
-  block->held.waker_pid = pid_tgid >> 32;
-  block->held.waker_tid = (__u32)pid_tgid;
-  block->held.target_cpu = wakee_btf->wake_cpu;
-  block->wakeup_held = 1;
-  return true;
-}
-
 static __always_inline int on_wakeup(void* ctx, struct task_struct* wakee,
                                      struct task_struct* wakee_btf, bool is_new, bool typed) {
   __u32 waker_tgid = bpf_get_current_pid_tgid() >> 32;
-  bool waker_is_target = is_target(waker_tgid);
+  bool waker_is_target =
+      typed ? is_target_task_cached(bpf_get_current_task_btf(), waker_tgid) : is_target(waker_tgid);
   __u32 wakee_pid = TASK_FIELD(typed, wakee, tgid);
-  bool wakee_is_target = is_target_task_with(wakee, wakee_pid);
+  bool wakee_is_target = IS_TARGET_TASK(typed, wakee, wakee_pid);
   if (!waker_is_target && !wakee_is_target) return 0;
   if (waker_is_target) read_contexts(waker_tgid, (__u32)bpf_get_current_pid_tgid());
   /* With short blocks dropped, the recorder writes a wake-up only with a
@@ -389,7 +364,18 @@ static __always_inline int on_wakeup(void* ctx, struct task_struct* wakee,
   }
 
   __u32 flags = waker_flags();
-  if (hold_wakeup(wakee_btf, wakee_is_target, is_new, flags)) return 0;
+  bool row = true;
+  if (typed && kernel_decides_blocks && emit_sched_rows) {
+    /* Its row waits for the end of the block; the lock rows may need it
+     * now: the end of a futex wait, or one still being entered (a wake-up
+     * can run before its wakee's switch-out). */
+    int decided = is_new ? DECIDED_WAKEUP_ROW : decide_wakeup(wakee_btf);
+    if (decided == DECIDED_WAKEUP_HELD) return 0;
+    if (decided == DECIDED_WAKEUP_FOR_WAIT || decided == DECIDED_WAKEUP_NO_BLOCK) {
+      if (!futex_waits) return 0;
+      row = false;
+    }
+  }
   struct wakeup_event* e = scratch_event(SLOT_WAKEUP);
   if (!e) return 0;
   fill_header(&e->header, EVENT_WAKEUP);
@@ -398,15 +384,18 @@ static __always_inline int on_wakeup(void* ctx, struct task_struct* wakee,
   e->target_cpu = TASK_FIELD(typed, wakee, wake_cpu);
   e->is_new_task = is_new;
   e->waker_flags = futex_waits ? flags : 0;
-  e->target_flags = wakee_is_target ? WAKEE_TARGET : 0;
+  e->target_flags = (wakee_is_target ? WAKEE_TARGET : 0) | (row ? 0 : WAKEUP_NOT_A_ROW);
   // The waker's kernel part is the wake-up path (futex_wake, try_to_wake_up);
   // its user part says which code released the waiter. A waker outside the
   // targets gets no stack: it is mostly a bystander (a wake-up from a timer
   // or I/O interrupt runs in whatever task it interrupted), and its stack
   // would cost a user-stack walk plus the recorder reading that
   // process's maps and symbol tables.
-  if (sched_stacks == SCHED_STACKS_OFF || waker_tgid == 0 || !waker_is_target ||
-      !waker_stack_needed(wakee_btf, flags, e->header.time))
+  /* With blocks decided here, a lock row keeps the stack of the waker
+   * that released its wait whatever the wait's length. */
+  bool stack_needed = !(typed && kernel_decides_blocks && emit_sched_rows) || row ||
+                      (flags & (WAKER_IN_FUTEX_WAKE | WAKER_EXITING)) != 0;
+  if (sched_stacks == SCHED_STACKS_OFF || waker_tgid == 0 || !waker_is_target || !stack_needed)
     clear_stack(&e->stack);
   else
     capture_waker_stack(ctx, &e->stack);
@@ -488,6 +477,29 @@ static __always_inline int on_rename(struct task_struct* task, const char* comm)
   e.kind = PROCESS_COMM;
   bpf_probe_read_kernel_str(e.comm, sizeof(e.comm), comm);
   output_process_event(&e);
+  return 0;
+}
+
+/* Blocks still open when the recording stops, and every tally, once the
+ * recorder has detached the tracepoints (bpf/kernel_blocks.bpf.h): a task
+ * iterator, run once by reading it. */
+SEC("iter/task")
+int sweep_blocks(struct bpf_iter__task* ctx) {
+  struct task_struct* task = ctx->task;
+  if (!task || !kernel_decides_blocks) return 0;
+  struct thread_block* block = bpf_task_storage_get(&thread_blocks, task, 0, 0);
+  if (!block) return 0;
+  __u32 tid = task->pid;
+  if (block->out_pending) {
+    block->out_pending = 0;
+    send_late_switch_out(block, tid, SLOT_SWEEP);
+    kernel_block_count(KERNEL_BLOCKS_SWEPT, 1);
+    if (block->wakeup_held) {
+      block->wakeup_held = 0;
+      send_held_wakeup_row(block, tid, SLOT_SWEEP);
+    }
+  }
+  send_tallies(block, tid, SLOT_SWEEP);
   return 0;
 }
 

@@ -3,6 +3,7 @@
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <sys/types.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -13,7 +14,9 @@
 #include <unordered_map>
 #include <variant>
 
+#include "base/unique_fd.h"
 #include "bpf/futex_wait.h"
+#include "bpf/kernel_blocks.h"
 #include "bpf/wait_stack.h"
 #include "recorder/drop_counter.h"
 #include "recorder/event_sink.h"
@@ -22,6 +25,7 @@
 #include "recorder/ring_poller.h"
 #include "recorder/sources/futex_wait_rows.h"
 #include "recorder/sources/goroutine_ids.h"
+#include "recorder/sources/kernel_block_rows.h"
 #include "recorder/sources/short_blocks.h"
 #include "recorder/sources/short_waits.h"
 #include "recorder/sources/skeleton_setup.h"
@@ -103,6 +107,7 @@ class SchedSource final : public Source {
 
   Status open(const RecordConfig& config, TargetFilter& filter) override {
     config_stacks_ = config.stacks ? config.sched_stacks : SchedStacks::kOff;
+    targets_can_move_ = config.target_kind == TargetKind::kCgroup;
     futex_waits_ = config.lock_mode != LockMode::kOff;
     skel_.reset(sched_bpf__open());
     if (!skel_) return libbpfError("scheduler: open BPF object", errno);
@@ -126,16 +131,23 @@ class SchedSource final : public Source {
     if (emit_sched_ || futex_waits_) goroutines_ = findGoroutineIds(config, filter.pids());
     follow_go_execs_ = (emit_sched_ || futex_waits_) && goProgramsMayStart(config);
     skel_->rodata->go_targets = !goroutines_.processes.empty() || follow_go_execs_;
+    use_btf_ = kernelHasBtf();
     if (emit_sched_ && config.sched_min_block_ns > 0) {
       // A lock holder is known from futex waits only where every lock wait is
       // one: not with lock calls probed, nor in Go programs (a goroutine
       // waiting for a sync.Mutex parks, its thread runs on).
       bool waits_tell_holders = !lock_calls_probed && !skel_->rodata->go_targets;
-      short_blocks_.emplace(config.sched_min_block_ns,
-                            waits_tell_holders ? ShortBlocks::Preemptions::kSummarisedOutsideWaits
-                                               : ShortBlocks::Preemptions::kWritten);
       min_block_us_ = config.sched_min_block_ns / 1000;
       preemptions_written_ = !waits_tell_holders;
+      // With BTF-enabled tracepoints the program decides short blocks itself
+      // (bpf/kernel_blocks.bpf.h): their records never cross the ring.
+      kernel_decides_blocks_ = use_btf_;
+      skel_->rodata->kernel_decides_blocks = kernel_decides_blocks_;
+      skel_->rodata->preemptions_written = preemptions_written_;
+      if (!kernel_decides_blocks_)
+        short_blocks_.emplace(config.sched_min_block_ns,
+                              waits_tell_holders ? ShortBlocks::Preemptions::kSummarisedOutsideWaits
+                                                 : ShortBlocks::Preemptions::kWritten);
     }
     if (!skel_->rodata->go_targets) {
       if (int err = bpf_map__set_max_entries(skel_->maps.go_thread_goids, 1))
@@ -157,6 +169,7 @@ class SchedSource final : public Source {
 
   Status attach(RingPoller& poller, EventSink& sink) override {
     sink_ = &sink;
+    poller_ = &poller;
     if (follow_go_execs_) followGoPrograms(sink.processes(), bpf_map__fd(skel_->maps.go_processes));
     if (!use_btf_) sink.addNote("scheduler: no kernel BTF, using raw tracepoints");
     if (emit_sched_)
@@ -168,9 +181,15 @@ class SchedSource final : public Source {
     return poller.add(bpf_map__fd(skel_->maps.events), &SchedSource::onRecord, this);
   }
 
-  void pollLost(EventSink& sink) override { drops_.poll(sink); }
+  void pollLost(EventSink& sink) override {
+    drops_.poll(sink);
+    // A task can move into or out of the target cgroup: each task's
+    // remembered answer is asked again (bpf/target_cache.bpf.h).
+    if (targets_can_move_) skel_->data->target_generation += 1;
+  }
 
   void finish(EventSink& sink) override {
+    if (kernel_decides_blocks_) sweepKernelBlocks(sink);
     // Threads still blocked in a wait: their rows end with the recording.
     for (const format::LockInterval& row : waits_.finish(monotonicNowNs())) sink.append(row);
     if (short_waits_) {
@@ -183,13 +202,43 @@ class SchedSource final : public Source {
       writeReady();
       sink.addNote(shortBlocksNote());
     }
+    if (kernel_decides_blocks_)
+      sink.addNote(KernelBlockRows::note(
+          sumPerCpuSlots(bpf_map__fd(skel_->maps.kernel_block_counts), KERNEL_BLOCK_COUNTS),
+          min_block_us_));
     if (emit_sched_ && config_stacks_ != SchedStacks::kOff)
       for (const std::string& note : waitStacksNotes()) sink.addNote(note);
   }
 
  private:
+  // Blocks still open and the tallies not yet sent: the program's tracepoints
+  // are detached first, so nothing else touches the threads' storage while
+  // the sweep reads it, then its records are taken from the ring.
+  void sweepKernelBlocks(EventSink& sink) {
+    auto& l = skel_->links;
+    for (bpf_link** link : {&l.btf_sched_switch, &l.btf_sched_waking, &l.btf_sched_wakeup_new,
+                            &l.btf_sched_process_fork, &l.btf_sched_process_exec,
+                            &l.btf_sched_process_exit, &l.btf_task_rename}) {
+      bpf_link__destroy(*link);
+      *link = nullptr;
+    }
+    if (!l.sweep_blocks) {
+      sink.addNote("scheduler: blocks still open at the end were not written (no sweep link)");
+      return;
+    }
+    UniqueFd iter(bpf_iter_create(bpf_link__fd(l.sweep_blocks)));
+    if (!iter) {
+      sink.addNote(std::string("scheduler: blocks still open at the end were not written: ") +
+                   std::strerror(errno));
+      return;
+    }
+    char buffer[64];
+    while (::read(iter.get(), buffer, sizeof buffer) > 0) {
+    }
+    (void)poller_->drain();
+  }
+
   void chooseVariants() {
-    use_btf_ = kernelHasBtf();
     auto& p = skel_->progs;
     bpf_program* switch_and_wakeup[2][3] = {
         {p.btf_sched_switch, p.btf_sched_waking, p.btf_sched_wakeup_new},
@@ -204,6 +253,7 @@ class SchedSource final : public Source {
         bpf_program__set_autoload(prog, chosen && (emit_sched_ || futex_waits_));
       for (bpf_program* prog : process_life[variant]) bpf_program__set_autoload(prog, chosen);
     }
+    bpf_program__set_autoload(p.sweep_blocks, kernel_decides_blocks_);
   }
 
   // Rows the short-block filter has decided to keep, in arrival order.
@@ -245,16 +295,14 @@ class SchedSource final : public Source {
     char text[768];
     std::snprintf(text, sizeof text,
                   "scheduler: %llu off-CPU intervals shorter than %llu us not written (%.3f ms "
-                  "off-CPU in all; %llu switch and %llu wake-up rows, %llu more wake-ups never "
-                  "sent, and %llu switch rows "
-                  "written with one half elided; --sched-min-block), "
+                  "off-CPU in all; %llu switch and %llu wake-up rows not written, and %llu switch "
+                  "rows written with one half elided; --sched-min-block), "
                   "counted in %llu block summary rows (%llu written early at the table's bound); "
                   "%llu short preemptions written%s, %llu summarised",
                   static_cast<unsigned long long>(c.short_blocks),
                   static_cast<unsigned long long>(min_block_us_), c.short_block_ns / 1e6,
                   static_cast<unsigned long long>(c.switches_dropped),
                   static_cast<unsigned long long>(c.wakeups_dropped),
-                  static_cast<unsigned long long>(c.wakeups_held),
                   static_cast<unsigned long long>(c.switches_half_elided),
                   static_cast<unsigned long long>(c.summaries),
                   static_cast<unsigned long long>(c.summary_full_flushes),
@@ -304,6 +352,17 @@ class SchedSource final : public Source {
       case EVENT_WAKEUP:
         self->onWakeup(data, size);
         break;
+      case EVENT_DECIDED_SWITCH:
+        self->onDecidedSwitch(data, size);
+        break;
+      case EVENT_BLOCK_TALLY:
+        if (size >= sizeof(block_tally_event))
+          self->sink_->append(
+              self->kernel_blocks_.summaryOf(*static_cast<const block_tally_event*>(data)));
+        break;
+      case EVENT_TALLY_STACK:
+        self->onTallyStack(data, size);
+        break;
       case EVENT_PROCESS:
         if (size >= sizeof(process_event))
           self->onProcess(*static_cast<const process_event*>(data));
@@ -321,11 +380,7 @@ class SchedSource final : public Source {
     const event_header& h = e.header;
     // The kernel captures prev's stack only when prev is a target; the other
     // side of a switch is often an unrelated task whose /proc we do not want.
-    uint64_t stack_id = 0;
-    if (h.pid != 0 && stack.kernel_count + stack.user_count > 0) {
-      sink.processes().noteThread(h.pid, h.tid, h.time);
-      stack_id = sink.internStack(h.pid, stack);
-    }
+    uint64_t stack_id = internStack(h.pid, h.tid, h.time, stack);
     if (emit_sched_) {
       format::SchedSwitch row{.time = h.time,
                               .cpu = h.cpu,
@@ -341,8 +396,7 @@ class SchedSource final : public Source {
         short_blocks_->onSwitch(
             row, (e.target_flags & SWITCH_PREV_TARGET) != 0,
             (e.target_flags & SWITCH_NEXT_TARGET) != 0,
-            {.in_progress = waits_.holderWaitsInProgress(), .begun = holder_waits_begun_},
-            (e.target_flags & SWITCH_NEXT_WAKEUP_HELD) != 0);
+            {.in_progress = waits_.holderWaitsInProgress(), .begun = holder_waits_begun_});
         writeReady();
       } else {
         sink.append(row);
@@ -360,6 +414,50 @@ class SchedSource final : public Source {
     return stack_id;
   }
 
+  // prev's off-CPU stack, interned (0 = none). The kernel captures it only
+  // when prev is a target; the other side of a switch is often an unrelated
+  // task whose /proc we do not want.
+  uint64_t internStack(uint32_t pid, uint32_t tid, uint64_t time, const event_stack& stack) {
+    if (pid == 0 || stack.kernel_count + stack.user_count == 0) return 0;
+    sink_->processes().noteThread(pid, tid, time);
+    return sink_->internStack(pid, stack);
+  }
+
+  // A switch row the kernel decided (bpf/kernel_blocks.h), or only the end
+  // of next's futex wait.
+  void onDecidedSwitch(const void* data, size_t size) {
+    constexpr size_t kStackOffset = offsetof(decided_switch_event, stack);
+    if (size < kStackOffset + offsetof(event_stack, frames)) return;
+    const auto* e = static_cast<const decided_switch_event*>(data);
+    if (!framesFit(e->stack, kStackOffset, size)) return;
+    const event_header& h = e->header;
+    uint64_t stack_id = internStack(h.pid, h.tid, h.time, e->stack);
+    if (std::optional<format::SchedSwitch> row = KernelBlockRows::switchRow(*e, stack_id)) {
+      sink_->append(*row);
+      // Lock holders' states, from the halves written.
+      if (futex_waits_) {
+        if (h.pid != 0 && (row->elided & format::switch_elided::kPrevOut) == 0)
+          thread_states_[h.tid] = stateAfterSwitchOut(e->prev_state);
+        if (e->next_pid != 0 && (row->elided & format::switch_elided::kNextIn) == 0)
+          thread_states_[e->next_tid] = format::HolderState::kRunning;
+      }
+    }
+    if (futex_waits_ && (e->flags & DECIDED_NEXT_ENDS_WAIT) != 0) {
+      if (std::optional<format::LockInterval> row = waits_.onSwitchIn(e->next_tid, h.time))
+        appendWait(*row);
+      thread_states_[e->next_tid] = format::HolderState::kRunning;
+    }
+  }
+
+  void onTallyStack(const void* data, size_t size) {
+    constexpr size_t kStackOffset = offsetof(tally_stack_event, stack);
+    if (size < kStackOffset + offsetof(event_stack, frames)) return;
+    const auto* e = static_cast<const tally_stack_event*>(data);
+    if (!framesFit(e->stack, kStackOffset, size)) return;
+    const event_header& h = e->header;
+    kernel_blocks_.onTallyStack(h.tid, e->stack_hash, internStack(h.pid, h.tid, h.time, e->stack));
+  }
+
   void onSwitch(const void* data, size_t size) {
     constexpr size_t kStackOffset = offsetof(sched_switch_event, stack);
     if (size < kStackOffset + offsetof(event_stack, frames)) return;
@@ -375,9 +473,15 @@ class SchedSource final : public Source {
     const auto* e = static_cast<const futex_switch_event*>(data);
     if (!framesFit(e->stack, kStackOffset, size)) return;
     const event_header& h = e->header;
-    sched_switch_event as_switch{};
-    std::memcpy(&as_switch, e, offsetof(sched_switch_event, stack));
-    uint64_t stack_id = appendSwitch(as_switch, e->stack);
+    uint64_t stack_id = 0;
+    if (e->target_flags & SWITCH_NOT_A_ROW) {
+      // The kernel decided the switch's rows (onDecidedSwitch): the wait alone.
+      stack_id = internStack(h.pid, h.tid, h.time, e->stack);
+    } else {
+      sched_switch_event as_switch{};
+      std::memcpy(&as_switch, e, offsetof(sched_switch_event, stack));
+      stack_id = appendSwitch(as_switch, e->stack);
+    }
     if (!futex_waits_) return;
     const futex_wait_facts& f = e->futex;
     uint32_t holder_state = 0;
@@ -405,7 +509,7 @@ class SchedSource final : public Source {
     EventSink& sink = *sink_;
     const event_header& h = e->header;
     uint64_t stack = h.pid != 0 ? sink.internStack(h.pid, e->stack) : 0;
-    if (emit_sched_) {
+    if (emit_sched_ && (e->target_flags & WAKEUP_NOT_A_ROW) == 0) {
       format::Wakeup row{.time = h.time,
                          .cpu = h.cpu,
                          .target_cpu = e->target_cpu,
@@ -447,6 +551,7 @@ class SchedSource final : public Source {
         row.peer_pid = e.peer_pid;
         row.peer_tid = e.peer_tid;
         processes.onFork(h.pid, e.peer_pid, e.peer_tid, h.time);
+        kernel_blocks_.onNewThread(e.peer_tid);
         break;
       case PROCESS_EXEC:
         row.event = static_cast<uint64_t>(format::ProcessEventType::kExec);
@@ -492,6 +597,11 @@ class SchedSource final : public Source {
   bool preemptions_written_ =
       false;  // every short preemption is written (ShortBlocks::Preemptions)
   bool use_btf_ = true;
+  bool targets_can_move_ = false;  // --cgroup: tasks move between cgroups
+  // The program decides short blocks (bpf/kernel_blocks.bpf.h) instead of short_blocks_.
+  bool kernel_decides_blocks_ = false;
+  KernelBlockRows kernel_blocks_;
+  RingPoller* poller_ = nullptr;
   SkeletonPtr<sched_bpf> skel_{nullptr, &sched_bpf__destroy};
   DropCounter drops_;
   EventSink* sink_ = nullptr;

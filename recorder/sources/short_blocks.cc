@@ -18,7 +18,7 @@ uint64_t timeOf(const ShortBlocks::Row& row) {
 }  // namespace
 
 void ShortBlocks::onSwitch(const format::SchedSwitch& arrived, bool prev_is_target,
-                           bool next_is_target, FutexWaits waits, bool next_wakeup_held) {
+                           bool next_is_target, FutexWaits waits) {
   expire(arrived.time);
   format::SchedSwitch row = arrived;
   row.elided = 0;
@@ -30,7 +30,7 @@ void ShortBlocks::onSwitch(const format::SchedSwitch& arrived, bool prev_is_targ
   if (next_is_target && row.next_pid != 0) {
     next_written = true;
     if (auto it = blocks_.find(next_tid); it != blocks_.end()) {
-      if (endBlock(next_tid, it->second, row.time, waits, next_wakeup_held)) {
+      if (endBlock(next_tid, it->second, row.time, waits)) {
         next_written = false;
         row.elided |= format::switch_elided::kNextIn;
       }
@@ -75,16 +75,14 @@ void ShortBlocks::onSwitch(const format::SchedSwitch& arrived, bool prev_is_targ
   release();
 }
 
-bool ShortBlocks::endBlock(uint32_t tid, Block& block, uint64_t in_time, const FutexWaits& waits,
-                           bool wakeup_held) {
+bool ShortBlocks::endBlock(uint32_t tid, Block& block, uint64_t in_time, const FutexWaits& waits) {
   uint64_t off_cpu = in_time > block.out_time ? in_time - block.out_time : 0;
   bool short_block = off_cpu < min_block_ns_;
   bool preempted = block.prev_state == 0;
   // A wait that began while the thread was preempted may be one on a lock it holds.
   bool wait_began = preempted && waits.begun != block.waits_begun;
   if (!block.kept && short_block && !wait_began) {
-    uint64_t wakeups = decide(block, false) + (wakeup_held ? 1 : 0);
-    if (wakeup_held) ++counts_.wakeups_held;
+    uint64_t wakeups = decide(block, false);
     ++counts_.short_blocks;
     counts_.short_block_ns += off_cpu;
     if (preempted) ++counts_.short_preemptions_summarised;

@@ -76,7 +76,6 @@ class ShortBlocks {
     uint64_t short_block_ns = 0;    // their summed length
     uint64_t switches_dropped = 0;  // switch rows not written
     uint64_t wakeups_dropped = 0;   // wake-up rows not written
-    uint64_t wakeups_held = 0;      // wake-ups of short blocks the kernel side never sent
     // Switch rows written with one half elided (the other half is real).
     uint64_t switches_half_elided = 0;
     // Short preemptions written (a lock's futex wait overlapped them, or they are
@@ -97,11 +96,8 @@ class ShortBlocks {
                        size_t max_summaries = kDefaultMaxSummaries)
       : min_block_ns_(min_block_ns), preemptions_(preemptions), max_summaries_(max_summaries) {}
 
-  // `next_wakeup_held`: the wake-up that ended next's block was held back
-  // and dropped before the recorder saw it (SWITCH_NEXT_WAKEUP_HELD): the
-  // block's summary counts it.
   void onSwitch(const format::SchedSwitch& row, bool prev_is_target, bool next_is_target,
-                FutexWaits waits = FutexWaits{0, 0}, bool next_wakeup_held = false);
+                FutexWaits waits = FutexWaits{0, 0});
   // A wake-up is written only with the long block of a target thread it ends.
   void onWakeup(const format::Wakeup& row, bool wakee_is_target);
   // Writes everything still held (the recording ends inside those blocks)
@@ -144,8 +140,7 @@ class ShortBlocks {
   void expire(uint64_t now);
   // `tid` switches in at `in_time`, ending `block`: returns whether the block
   // is summarised (its halves elided).
-  bool endBlock(uint32_t tid, Block& block, uint64_t in_time, const FutexWaits& waits,
-                bool wakeup_held);
+  bool endBlock(uint32_t tid, Block& block, uint64_t in_time, const FutexWaits& waits);
   // Returns the wake-up rows dropped with the block.
   uint64_t decide(Block& block, bool keep);
   void summarize(uint32_t tid, const Block& block, uint64_t in_time, uint64_t wakeups);

@@ -47,6 +47,9 @@ TEST(RingOverflow, StormIntoATinyRingIsCountedAndEndsOnTime) {
     config.frequency_hz = 999;
     config.duration_seconds = 3;
     config.ring_buffer_bytes = 4096;  // one page: the smallest ring the kernel accepts
+    // Every switch and wake-up through the ring: by default the kernel keeps
+    // the short blocks of a storm of short sleeps out of it.
+    config.sched_min_block_ns = 0;
     config.argv = {"incise-record", "(ring overflow test)"};
     _exit(recorder::runRecording(config));
   }

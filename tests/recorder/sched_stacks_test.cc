@@ -422,5 +422,37 @@ TEST(SchedMinBlock, ShortBlocksAreCountedPerStackAndTheReportsAgreeWithEveryBloc
   EXPECT_LT(summarized.scheduler_bytes, every.scheduler_bytes);
 }
 
+// A block the recording ends inside is written with its stack: the kernel
+// keeps a block's switch-out until its switch-in says how long it was, and
+// the recorder sends the ones still open at the end (the sweep).
+TEST(SchedMinBlock, ABlockStillOpenWhenTheRecordingEndsIsWrittenWithItsStack) {
+  INCISE_REQUIRE_RECORDING();
+  // The recording stops after 1 s, the sleeper's pipe wait 1.5 s after it
+  // began: the recorder does not wait for it, nor for what it prints.
+  Recording run = record({"-F", "19", "--locks", "off", "-d", "1"},
+                         {kSleeper, "--count", "2", "--interval-ms", "1", "--pipe-ms", "1500"});
+  RemoveOnExit cleanup{run.trace_path};
+  ASSERT_EQ(run.exit_code, 0) << run.recorder_stderr;
+  TraceView trace(run.trace_path);
+  ASSERT_TRUE(trace.ok()) << trace.error();
+  uint64_t pipe_switch_outs = 0, tid = 0;
+  for (const format::SchedSwitch& s : trace.rows<format::SchedSwitch>()) {
+    if (s.prev_state == 0 ||
+        !trace.stackHasFunction(static_cast<uint32_t>(s.prev_pid), s.stack_id, "block_on_pipe"))
+      continue;
+    ++pipe_switch_outs;
+    tid = s.prev_tid;
+  }
+  ASSERT_EQ(pipe_switch_outs, 1u);
+  // The wait began a few ms in and lasted past the recording's end.
+  uint64_t off_cpu_in_pipe = 0;
+  nlohmann::json offcpu = reportJson("offcpu", run.trace_path, tid);
+  for (const auto& stack : offcpu["stacks"])
+    if (stack["reason"] == "blocked" && throughFunction(stack["frames"], "block_on_pipe"))
+      off_cpu_in_pipe += stack["off_cpu_ns"].get<uint64_t>();
+  EXPECT_GE(off_cpu_in_pipe, 500'000'000u) << offcpu.dump(1);
+  EXPECT_LE(off_cpu_in_pipe, 1'100'000'000u) << offcpu.dump(1);
+}
+
 }  // namespace
 }  // namespace incise::testing
