@@ -15,15 +15,16 @@
  *     at the end of the recording;
  *   - long: the switch-out's row is sent then (DECIDED_LATE: after rows of
  *     later times; the analyzer orders rows by time), with its wake-up if
- *     one was held, and the switch-in's half is sent in a row of its own.
- * A switch row has two halves, prev's switch-out and next's switch-in, that
- * are decided at different times here: a row sent now carries the half it
- * decides, the other elided (format::switch_elided), except where both are
- * known now. Rows a thread's switch-out writes at once, whatever the block's
- * length: its first in the recording (a report knows where it ran before
- * its first counted sleep), its last (TASK_DEAD), and a preemption while a
- * futex wait on a lock is in progress (a holder's preemption is what
- * correlate looks for; with lock calls probed, or Go targets, where the
+ *     one was held.
+ * A switch row has two halves, prev's switch-out and next's switch-in. When
+ * prev's block waits, the whole row waits with it: next's half, decided at
+ * the switch, is kept with prev's block, and the row is sent once prev's is
+ * decided, with either half elided (format::switch_elided) that belongs to
+ * a short block, or not at all when both do. So every switch has at most
+ * one row, as when the recorder decides. Rows a thread's switch-out writes at once, whatever the
+ * block's length: its first in the recording (a report knows where it ran before its first counted
+ * sleep), its last (TASK_DEAD), and a preemption while a futex wait on a lock is in progress (a
+ * holder's preemption is what correlate looks for; with lock calls probed, or Go targets, where the
  * waits do not say who holds a lock, every preemption). A short preemption
  * during which such a wait began is written at its switch-in.
  *
@@ -113,7 +114,8 @@ struct thread_block {
   __u8 out_pending; /* its switch-out's row waits for its length */
   __u8 holder_wait; /* in a futex wait counted in holder_waits_in_progress */
   __u8 next_was_target;
-  __u8 reserved0[3];
+  __u8 next_written; /* next's half of the switch-out's row is written */
+  __u8 reserved0[2];
   struct held_wakeup held;
   /* Its switch-out, for the row once the block is long. */
   __u32 pid;
@@ -191,9 +193,12 @@ static __always_inline __u64 event_size_with_frames(__u64 stack_offset, __u32 fr
          (__u64)(frames & 0xff) * sizeof(__u64);
 }
 
-/* A pending block's switch-out row, once the block is known long (or still
- * open at the end). `slot`: the scratch record to build it in. */
-__noinline int send_late_switch_out(struct thread_block* block, __u32 tid, __u32 slot) {
+/* A pending block's switch-out row, once the block is decided: long (or
+ * still open at the end), or short with next's half written
+ * (`prev_written` 0: prev's half elided). `slot`: the scratch record to build
+ * it in. */
+__noinline int send_late_switch_out(struct thread_block* block, __u32 tid, __u32 prev_written,
+                                    __u32 slot) {
   struct decided_switch_event* e = scratch_event(slot);
   if (!block || !e) return 0;
   e->header.type = EVENT_DECIDED_SWITCH;
@@ -204,17 +209,21 @@ __noinline int send_late_switch_out(struct thread_block* block, __u32 tid, __u32
   e->prev_state = block->prev_state;
   e->next_pid = block->next_pid;
   e->next_tid = block->next_tid;
-  /* A target next's switch-in was decided with its own block. */
-  e->elided = DECIDED_CPU_ROWS_BEFORE | (block->next_was_target ? DECIDED_NEXT_ELIDED : 0);
+  e->elided = DECIDED_CPU_ROWS_BEFORE | (prev_written ? 0 : DECIDED_PREV_ELIDED) |
+              (block->next_was_target && !block->next_written ? DECIDED_NEXT_ELIDED : 0);
   e->flags = DECIDED_ROW | DECIDED_LATE;
   e->reserved = 0;
   e->prev_goid = block->prev_goid;
   e->next_goid = block->next_goid;
-  __u32 frames = copy_stack(&e->stack, &block->stack);
+  __u32 frames = 0;
+  if (prev_written)
+    frames = copy_stack(&e->stack, &block->stack);
+  else
+    clear_stack(&e->stack);
   submit_event(
       e, event_size_with_frames(__builtin_offsetof(struct decided_switch_event, stack), frames),
       LOST_SCHED);
-  kernel_block_count(KERNEL_BLOCKS_LATE_ROWS, 1);
+  if (prev_written) kernel_block_count(KERNEL_BLOCKS_LATE_ROWS, 1);
   return 0;
 }
 
@@ -402,10 +411,12 @@ __noinline __u32 decide_switch_in(struct thread_block* block, __u32 tid, __u64 n
     if (length < min_block_ns && !wait_began) {
       tally_short_block(block, tid, now, slot);
       block->wakeup_held = 0;
+      /* Its switch-out's row, for next's half alone. */
+      if (block->next_written) send_late_switch_out(block, tid, 0, slot);
       return decided & ~SWITCH_IN_HALF_WRITTEN;
     }
     if (length < min_block_ns) kernel_block_count(KERNEL_BLOCKS_PREEMPTIONS_KEPT, 1);
-    send_late_switch_out(block, tid, slot);
+    send_late_switch_out(block, tid, 1, slot);
   }
   if (block->wakeup_held) {
     block->wakeup_held = 0;
@@ -414,9 +425,10 @@ __noinline __u32 decide_switch_in(struct thread_block* block, __u32 tid, __u64 n
   return decided;
 }
 
-#define SWITCH_OUT_NEXT_TARGET (1u << 0) /* next is a target: its half is its own block's */
-#define SWITCH_OUT_FUTEX_WAIT (1u << 1)  /* prev blocks in a futex wait */
-#define SWITCH_OUT_HOLDER_WAIT (1u << 2) /* on a word that may have a holder */
+#define SWITCH_OUT_NEXT_TARGET (1u << 0)  /* next is a target: its half is its own block's */
+#define SWITCH_OUT_NEXT_WRITTEN (1u << 1) /* and its block's end is written */
+#define SWITCH_OUT_FUTEX_WAIT (1u << 2)   /* prev blocks in a futex wait */
+#define SWITCH_OUT_HOLDER_WAIT (1u << 3)  /* on a word that may have a holder */
 
 /* At a target's switch-out (prev, `current`; `block` is its storage): notes
  * the block it begins, from the switch's record `e` (its header, next and
@@ -434,7 +446,7 @@ __noinline int note_switch_out(struct thread_block* block, const struct futex_sw
    * report): the first block's length is unknown, so its row is written. */
   if (block->out_pending) {
     block->out_pending = 0;
-    send_late_switch_out(block, e->header.tid, slot);
+    send_late_switch_out(block, e->header.tid, 1, slot);
   }
   bool first = block->since == 0;
   __u32 prev_state = e->prev_state; /* 0: preempted */
@@ -448,6 +460,7 @@ __noinline int note_switch_out(struct thread_block* block, const struct futex_sw
   block->next_pid = e->next_pid;
   block->next_tid = e->next_tid;
   block->next_was_target = next_is_target;
+  block->next_written = (how & SWITCH_OUT_NEXT_WRITTEN) != 0;
   block->prev_goid = e->prev_goid;
   block->next_goid = e->next_goid;
   block->waits_begun = holder_waits_begun;

@@ -208,15 +208,16 @@ static __always_inline int on_decided_switch(void* ctx, struct futex_switch_even
       block->stack_hash = stack_hash(stack);
       __u32 how =
           (next_target_half ? SWITCH_OUT_NEXT_TARGET : 0) |
+          (next_target_half && next_half_written ? SWITCH_OUT_NEXT_WRITTEN : 0) |
           (in_futex_wait ? SWITCH_OUT_FUTEX_WAIT : 0) |
           (in_futex_wait && wait_object_may_have_holder(e->futex.object) ? SWITCH_OUT_HOLDER_WAIT
                                                                          : 0);
       prev_half_now = note_switch_out(block, e, how, SLOT_DECIDED) != 0;
     }
   }
-  /* This switch's row, if a target's half in it is written now; the other
-   * halves of targets are elided (written with their own blocks). */
-  bool row = (prev_target_half && prev_half_now) || (next_target_half && next_half_written);
+  /* This switch's row, if a target's half in it is written and prev's is
+   * decided: a row whose prev waits for its block's end waits with it. */
+  bool row = prev_target_half ? prev_half_now : next_target_half && next_half_written;
   if (row || next_ends_wait) {
     struct decided_switch_event* r = scratch_event(SLOT_DECIDED);
     if (r) {
@@ -226,14 +227,13 @@ static __always_inline int on_decided_switch(void* ctx, struct futex_switch_even
       r->next_pid = e->next_pid;
       r->next_tid = e->next_tid;
       r->elided = DECIDED_CPU_ROWS_BEFORE |
-                  (prev_target_half && !prev_half_now ? DECIDED_PREV_ELIDED : 0) |
                   (next_target_half && !next_half_written ? DECIDED_NEXT_ELIDED : 0);
       r->flags = (row ? DECIDED_ROW : 0) | (next_ends_wait ? DECIDED_NEXT_ENDS_WAIT : 0);
       r->reserved = 0;
       r->prev_goid = e->prev_goid;
       r->next_goid = e->next_goid;
       __u32 frames = 0;
-      if (row && prev_half_now && stack)
+      if (row && stack)
         frames = copy_stack(&r->stack, stack);
       else
         clear_stack(&r->stack);
@@ -492,7 +492,7 @@ int sweep_blocks(struct bpf_iter__task* ctx) {
   __u32 tid = task->pid;
   if (block->out_pending) {
     block->out_pending = 0;
-    send_late_switch_out(block, tid, SLOT_SWEEP);
+    send_late_switch_out(block, tid, 1, SLOT_SWEEP);
     kernel_block_count(KERNEL_BLOCKS_SWEPT, 1);
     if (block->wakeup_held) {
       block->wakeup_held = 0;

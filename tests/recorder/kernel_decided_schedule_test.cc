@@ -1,11 +1,11 @@
 // A schedule written whole and the same schedule with its short blocks
 // decided the way the scheduler program decides them itself
 // (bpf/kernel_blocks.bpf.h) replay to the same thread states. The program
-// writes a block's switch-out only once the block is known long, after rows
-// of later times, and the switch-in's half in a row of its own; a short
-// block becomes part of a tally per (thread, state, stack). The analyzer
-// reads rows in time order; every row says rows of its cpu may have been
-// left out before it.
+// keeps a switch's row with prev's block until the block's switch-in says
+// how long it was, so rows come after rows of later times; a short block
+// becomes part of a tally per (thread, state, stack). The analyzer reads
+// rows in time order; every row says rows of its cpu may have been left out
+// before it.
 #include <gtest/gtest.h>
 
 #include <map>
@@ -32,15 +32,15 @@ class KernelDecidedBlocks {
     bool prev_target = isSimulatedTarget(s.prev_tid) && s.prev_pid != 0;
     bool next_target = isSimulatedTarget(s.next_tid) && s.next_pid != 0;
     bool next_half = next_target && switchIn(static_cast<uint32_t>(s.next_tid), s.next_pid, s.time);
-    bool prev_half = !prev_target || switchOut(s, next_target);
-    if (!((prev_target && prev_half) || (next_target && next_half))) {
+    // A row whose prev's block waits for its end waits with it.
+    if (prev_target && !switchOut(s, next_target, next_half)) return;
+    if (!prev_target && !(next_target && next_half)) {
       ++switches_not_written;
       return;
     }
     format::SchedSwitch row = s;
-    if (!(prev_target && prev_half)) row.stack_id = 0;
+    if (!prev_target) row.stack_id = 0;
     row.elided = format::switch_elided::kCpuRowsBefore |
-                 (prev_target && !prev_half ? format::switch_elided::kPrevOut : 0) |
                  (next_target && !next_half ? format::switch_elided::kNextIn : 0);
     rows.emplace_back(row);
   }
@@ -62,7 +62,7 @@ class KernelDecidedBlocks {
     for (auto& [tid, block] : blocks_) {
       if (block.pending) {
         block.pending = false;
-        sendLate(block);
+        sendLate(block, true);
         if (block.held) rows.emplace_back(*block.held);
       }
     }
@@ -84,17 +84,23 @@ class KernelDecidedBlocks {
     bool seen = false;
     bool pending = false;
     bool next_was_target = false;
+    bool next_written = false;  // next's half of the switch-out's row
     uint64_t since = 0;
     format::SchedSwitch out;
     std::optional<format::Wakeup> held;
   };
 
-  void sendLate(const Block& block) {
+  // The switch-out's row once its block is decided: long (`prev_written`),
+  // or short with next's half written.
+  void sendLate(const Block& block, bool prev_written) {
     format::SchedSwitch row = block.out;
-    row.elided = format::switch_elided::kCpuRowsBefore |
-                 (block.next_was_target ? format::switch_elided::kNextIn : 0);
+    if (!prev_written) row.stack_id = 0;
+    row.elided =
+        format::switch_elided::kCpuRowsBefore |
+        (prev_written ? 0 : format::switch_elided::kPrevOut) |
+        (block.next_was_target && !block.next_written ? format::switch_elided::kNextIn : 0);
     rows.emplace_back(row);
-    ++late_rows;
+    late_rows += prev_written;
   }
 
   // Returns whether the switch-in's half is written.
@@ -108,9 +114,13 @@ class KernelDecidedBlocks {
       if (length < kMinBlock) {
         tally(tid, pid, block, time);
         block.held.reset();
+        if (block.next_written)
+          sendLate(block, false);
+        else
+          ++switches_not_written;
         return false;
       }
-      sendLate(block);
+      sendLate(block, true);
     }
     if (block.held) rows.emplace_back(*block.held);
     block.held.reset();
@@ -118,9 +128,9 @@ class KernelDecidedBlocks {
   }
 
   // Returns whether the switch-out's half is written now.
-  bool switchOut(const format::SchedSwitch& s, bool next_target) {
+  bool switchOut(const format::SchedSwitch& s, bool next_target, bool next_written) {
     Block& block = blocks_[static_cast<uint32_t>(s.prev_tid)];
-    if (block.pending) sendLate(block);
+    if (block.pending) sendLate(block, true);
     bool first = !block.seen;
     bool kept =
         first || (s.prev_state & kTaskDead) != 0 || (s.prev_state == 0 && preemptions_written_);
@@ -128,6 +138,7 @@ class KernelDecidedBlocks {
     block.since = s.time;
     block.out = s;
     block.next_was_target = next_target;
+    block.next_written = next_written;
     block.held.reset();
     block.pending = !kept;
     return kept;
