@@ -31,6 +31,7 @@
  *   pthread_join      the thread's tid word, shared (no FUTEX_PRIVATE_FLAG),
  *                     value = the tid of a thread of the same process
  *   PI mutex          FUTEX_LOCK_PI: the word is the owner's tid
+ * The owner's state is its last switch's or wake-up's (bpf/thread_states.bpf.h).
  * Whether the owner is a live thread of the waiter's process is checked by
  * the recorder (recorder/sources/futex_wait_rows.h), not here: bpf_task_from_pid and
  * its release cost about 1 us per wait (1.4-1.7 us for this whole function
@@ -48,6 +49,7 @@
 
 #include "bpf/events.h"
 #include "bpf/futex_wait.h"
+#include "bpf/thread_states.bpf.h"
 
 #define NR_FUTEX 202 /* x86-64 */
 #define FUTEX_WAIT 0
@@ -192,7 +194,10 @@ __noinline int read_futex_wait(struct futex_wait_facts* f) {
     f->object = WAIT_OBJECT_THREAD;
     owner = f->value;
   }
-  if (owner != self) f->holder_tid = owner;
+  if (owner != self) {
+    f->holder_tid = owner;
+    if (owner != 0) f->holder_state = thread_state(owner);
+  }
   return 1;
 }
 

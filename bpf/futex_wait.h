@@ -41,13 +41,17 @@ enum holder_state {
   HOLDER_OTHER = 5,
 };
 
+/* Thread ids per element of bpf/thread_states.bpf.h's array (a power of
+ * two); the recorder sizes the array to pid_max with it. */
+#define THREAD_STATE_PAGE 4096
+
 struct futex_wait_facts {
   __u64 uaddr;
   __u32 op;    /* the futex op argument, flag bits included */
   __u32 value; /* the value waited for */
   __u32 object;
   __u32 holder_tid;   /* the owner the lock records; 0 = none. Not checked here */
-  __u32 holder_state; /* HOLDER_UNKNOWN: the recorder tracks states from switches */
+  __u32 holder_state; /* the holder's state when the wait began (bpf/thread_states.bpf.h) */
   __u32 flags;        /* 0 */
 };
 

@@ -274,6 +274,11 @@ static __always_inline int on_switch(void* ctx, bool preempt, struct task_struct
   __u32 prev_tid = TASK_FIELD(typed, prev, pid);
   __u32 next_tid = TASK_FIELD(typed, next, pid);
   bool preempted = preempt || prev_state == 0;
+  if (futex_waits) {
+    if (prev_is_target && prev_tgid != 0)
+      set_thread_state(prev_tid, state_after_switch_out(preempted ? 0 : prev_state));
+    if (next_is_target && next_pid != 0) set_thread_state(next_tid, HOLDER_RUNNING);
+  }
   /* prev's context values as it leaves; next resumes with its last ones. */
   if (prev_is_target) read_contexts(prev_tgid, prev_tid);
 
@@ -354,6 +359,10 @@ static __always_inline int on_wakeup(void* ctx, struct task_struct* wakee,
   __u32 wakee_pid = TASK_FIELD(typed, wakee, tgid);
   bool wakee_is_target = IS_TARGET_TASK(typed, wakee, wakee_pid);
   if (!waker_is_target && !wakee_is_target) return 0;
+  /* A lock holder's state, for the waits on its lock (a thread woken while
+   * still on its cpu has not left it). */
+  if (futex_waits && wakee_is_target && !TASK_FIELD(typed, wakee, on_cpu))
+    set_thread_state(TASK_FIELD(typed, wakee, pid), HOLDER_RUNNABLE);
   if (waker_is_target) read_contexts(waker_tgid, (__u32)bpf_get_current_pid_tgid());
   /* With short blocks dropped, the recorder writes a wake-up only with a
    * target's block, and futex wait rows are only about targets' waits. */

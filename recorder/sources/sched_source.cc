@@ -6,6 +6,7 @@
 #include <sys/types.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -71,6 +72,20 @@ __u32 schedStackMode(const RecordConfig& config) {
   return SCHED_STACKS_BLOCKED;
 }
 
+// Pages of bpf/thread_states.bpf.h for every thread id the kernel gives
+// out (/proc/sys/kernel/pid_max; its default, 32768, when unreadable).
+uint32_t threadStatePages() {
+  uint64_t pid_max = 32768;
+  if (std::FILE* file = std::fopen("/proc/sys/kernel/pid_max", "re")) {
+    unsigned long long value = 0;
+    if (std::fscanf(file, "%llu", &value) == 1 && value > 0) pid_max = value;
+    std::fclose(file);
+  }
+  constexpr uint64_t kPidMaxLimit = 4 * 1024 * 1024;  // the kernel's PID_MAX_LIMIT
+  pid_max = std::min(pid_max, kPidMaxLimit);
+  return static_cast<uint32_t>((pid_max + THREAD_STATE_PAGE - 1) / THREAD_STATE_PAGE);
+}
+
 // tp_btf needs the kernel's BTF; without it the raw_tp twins are loaded.
 bool kernelHasBtf() {
   return access("/sys/kernel/btf/vmlinux", R_OK) == 0;
@@ -78,15 +93,6 @@ bool kernelHasBtf() {
 
 std::string commOf(const char (&comm)[TASK_COMM_LEN]) {
   return std::string(comm, strnlen(comm, TASK_COMM_LEN));
-}
-
-// A thread's state as its last switch left it.
-format::HolderState stateAfterSwitchOut(uint64_t prev_state) {
-  constexpr uint64_t kInterruptible = 0x1, kUninterruptible = 0x2;  // include/linux/sched.h
-  if (prev_state == 0) return format::HolderState::kRunnable;
-  if (prev_state & kUninterruptible) return format::HolderState::kDiskSleep;
-  if (prev_state & kInterruptible) return format::HolderState::kSleeping;
-  return format::HolderState::kOther;
 }
 
 class SchedSource final : public Source {
@@ -149,6 +155,11 @@ class SchedSource final : public Source {
                               waits_tell_holders ? ShortBlocks::Preemptions::kSummarisedOutsideWaits
                                                  : ShortBlocks::Preemptions::kWritten);
     }
+    // A byte per thread id up to pid_max, for lock holders' states
+    // (bpf/thread_states.bpf.h); a page without lock waits recorded.
+    if (int err = bpf_map__set_max_entries(skel_->maps.thread_states,
+                                           futex_waits_ ? threadStatePages() : 1))
+      return libbpfError("scheduler: size the thread states", err);
     if (!skel_->rodata->go_targets) {
       if (int err = bpf_map__set_max_entries(skel_->maps.go_thread_goids, 1))
         return libbpfError("scheduler: size the goroutine map", err);
@@ -405,11 +416,6 @@ class SchedSource final : public Source {
     if (futex_waits_) {
       if (std::optional<format::LockInterval> row = waits_.onSwitchIn(e.next_tid, h.time))
         appendWait(*row);
-      // Every switch of a target is here only with scheduler rows on.
-      if (emit_sched_) {
-        if (h.pid != 0) thread_states_[h.tid] = stateAfterSwitchOut(e.prev_state);
-        if (e.next_pid != 0) thread_states_[e.next_tid] = format::HolderState::kRunning;
-      }
     }
     return stack_id;
   }
@@ -432,20 +438,11 @@ class SchedSource final : public Source {
     if (!framesFit(e->stack, kStackOffset, size)) return;
     const event_header& h = e->header;
     uint64_t stack_id = internStack(h.pid, h.tid, h.time, e->stack);
-    if (std::optional<format::SchedSwitch> row = KernelBlockRows::switchRow(*e, stack_id)) {
+    if (std::optional<format::SchedSwitch> row = KernelBlockRows::switchRow(*e, stack_id))
       sink_->append(*row);
-      // Lock holders' states, from the halves written.
-      if (futex_waits_) {
-        if (h.pid != 0 && (row->elided & format::switch_elided::kPrevOut) == 0)
-          thread_states_[h.tid] = stateAfterSwitchOut(e->prev_state);
-        if (e->next_pid != 0 && (row->elided & format::switch_elided::kNextIn) == 0)
-          thread_states_[e->next_tid] = format::HolderState::kRunning;
-      }
-    }
     if (futex_waits_ && (e->flags & DECIDED_NEXT_ENDS_WAIT) != 0) {
       if (std::optional<format::LockInterval> row = waits_.onSwitchIn(e->next_tid, h.time))
         appendWait(*row);
-      thread_states_[e->next_tid] = format::HolderState::kRunning;
     }
   }
 
@@ -484,21 +481,19 @@ class SchedSource final : public Source {
     }
     if (!futex_waits_) return;
     const futex_wait_facts& f = e->futex;
-    uint32_t holder_state = 0;
-    if (auto state = thread_states_.find(f.holder_tid); state != thread_states_.end())
-      holder_state = static_cast<uint32_t>(state->second);
     if (format::waitObjectMayHaveHolder(f.object)) ++holder_waits_begun_;
-    waits_.onBlock({.time = h.time,
-                    .pid = h.pid,
-                    .tid = h.tid,
-                    .address = f.uaddr,
-                    .op = f.op,
-                    .value = f.value,
-                    .object = f.object,
-                    .holder_tid = f.holder_tid,
-                    .holder_state = holder_state,
-                    .stack_id = stack_id,
-                    .goid = e->prev_goid});
+    waits_.onBlock(
+        {.time = h.time,
+         .pid = h.pid,
+         .tid = h.tid,
+         .address = f.uaddr,
+         .op = f.op,
+         .value = f.value,
+         .object = f.object,
+         .holder_tid = f.holder_tid,
+         .holder_state = f.holder_state <= HOLDER_OTHER ? f.holder_state : uint32_t{HOLDER_UNKNOWN},
+         .stack_id = stack_id,
+         .goid = e->prev_goid});
   }
 
   void onWakeup(const void* data, size_t size) {
@@ -526,11 +521,6 @@ class SchedSource final : public Source {
       }
     }
     if (futex_waits_) {
-      if (emit_sched_) {
-        auto state = thread_states_.find(e->wakee_tid);
-        if (state != thread_states_.end() && state->second != format::HolderState::kRunning)
-          state->second = format::HolderState::kRunnable;
-      }
       waits_.onWake({.time = h.time,
                      .waker_pid = h.pid,
                      .waker_tid = h.tid,
@@ -562,7 +552,6 @@ class SchedSource final : public Source {
         row.peer_pid = e.is_process_exit ? e.peer_pid : 0;
         processes.onExit(h.pid, h.tid, e.is_process_exit != 0, h.time);
         waits_.onThreadExit(h.tid);
-        thread_states_.erase(h.tid);
         proc_threads_.forget(h.tid);
         break;
       case PROCESS_COMM:
@@ -582,9 +571,6 @@ class SchedSource final : public Source {
   FutexWaitRows waits_;
   // For ShortBlocks: a wait on a lock begun during a short preemption.
   uint64_t holder_waits_begun_ = 0;
-  // Target threads' states from their last switch (with scheduler rows on),
-  // for the state of a lock's holder when a wait on it begins.
-  std::unordered_map<uint32_t, format::HolderState> thread_states_;
   SchedStacks config_stacks_ = SchedStacks::kBlocked;
   // --sched-min-block: holds back and drops short blocks' rows (unset at 0).
   std::optional<ShortBlocks> short_blocks_;

@@ -88,6 +88,7 @@ TEST(LocksIntegration, ContendedModeSeesFutexWaitsOnTheMutex) {
   std::set<uint64_t> worker_set(workers.begin(), workers.end());
   uint64_t with_releaser = 0;
   uint64_t exact = 0;
+  uint64_t holder_on_cpu_or_queued = 0;  // the holder's state at the wait's start
   for (const LockInterval& row : waits) {
     EXPECT_EQ(row.flags & ~uint64_t{format::kLockHolderChecked},
               format::kLockContended | format::kLockContendedOnly | format::kLockFutexFacts);
@@ -99,6 +100,8 @@ TEST(LocksIntegration, ContendedModeSeesFutexWaitsOnTheMutex) {
       ++exact;
       EXPECT_TRUE(worker_set.count(row.holder_tid)) << "holder not a worker: " << row.holder_tid;
       EXPECT_NE(row.holder_tid, row.tid);
+      holder_on_cpu_or_queued += row.holder_state == uint64_t(format::HolderState::kRunning) ||
+                                 row.holder_state == uint64_t(format::HolderState::kRunnable);
     }
     EXPECT_LE(row.time, row.acquired_time);
     EXPECT_EQ(row.release_time, 0u);
@@ -114,6 +117,9 @@ TEST(LocksIntegration, ContendedModeSeesFutexWaitsOnTheMutex) {
   // between taking the lock and setting __owner, or clearing it and releasing).
   EXPECT_GT(with_releaser * 2, waits.size());
   EXPECT_GT(exact * 2, waits.size()) << exact << " of " << waits.size();
+  // A holder spends its sections computing: on a cpu, or preempted from one
+  // (the kernel tracks each thread's state at its switches, --no-sched too).
+  EXPECT_GT(holder_on_cpu_or_queued * 2, exact) << holder_on_cpu_or_queued << " of " << exact;
   // Contended mode puts no uprobe on the lock calls: no per-call rows.
   for (const LockInterval& row : all) EXPECT_EQ(row.lock_kind, uint64_t(LockKind::kFutex));
 }
