@@ -10,7 +10,7 @@
  * and the switch-in decides:
  *   - short (under min_block_ns): no row; the block is counted into one of
  *     the thread's tallies per (state at switch-out, off-CPU stack), sent as
- *     an EVENT_BLOCK_TALLY when its second of trace time has passed, when the
+ *     an EVENT_BLOCK_TALLY when its period (SUMMARY_PERIOD_NS) has passed, when the
  *     thread needs its place for another stack, when the thread exits, or
  *     at the end of the recording;
  *   - long: the switch-out's row is sent then (DECIDED_LATE: after rows of
@@ -100,7 +100,6 @@ struct block_tally {
 #define BLOCK_TALLY_SETS 16 /* a power of two */
 #define BLOCK_TALLY_WAYS 4
 #define BLOCK_TALLIES (BLOCK_TALLY_SETS * BLOCK_TALLY_WAYS)
-#define BLOCK_TALLY_PERIOD_NS 1000000000ull
 
 /* Each target thread's last block: its switch-out, kept until the block is
  * decided. `since` (bpf_ktime_get_ns of the switch-out) is set at every
@@ -348,10 +347,10 @@ static __always_inline void tally_short_block(struct thread_block* block, __u32 
   find_tally(&s);
   __u32 i = s.same;
   if (i < BLOCK_TALLIES) {
-    /* A tally covers a second of trace time at most: a report's --time
-     * window cuts it at that resolution. */
+    /* A tally covers SUMMARY_PERIOD_NS of trace time at most: a report's
+     * --time window cuts it at that resolution. */
     struct block_tally* same = &block->tallies[i & (BLOCK_TALLIES - 1)];
-    if (block->since >= same->first_out + BLOCK_TALLY_PERIOD_NS)
+    if (block->since >= same->first_out + SUMMARY_PERIOD_NS)
       send_tally(same, block->pid, tid, slot);
   } else {
     i = s.free;

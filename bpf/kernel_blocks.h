@@ -21,6 +21,15 @@ enum kernel_block_event_type {
   EVENT_TALLY_STACK = 23,
 };
 
+/* Trace time a summary row covers at most: the kernel's block tallies, the
+ * recorder's block summaries (raw tracepoints) and its futex-wait summaries.
+ * A summary is written once per key and period, so the period sets how many
+ * summary rows a steady server makes: a PostgreSQL backend's short waits
+ * and blocks fall on the same few dozen keys every second, and at one second
+ * their summaries outweighed the rest of the scheduler's rows. A report's
+ * --time window cuts a block summary in proportion to its overlap. */
+#define SUMMARY_PERIOD_NS 5000000000ull
+
 /* decided_switch_event.elided: format::switch_elided's bits. */
 #define DECIDED_PREV_ELIDED (1u << 0)     /* kPrevOut: prev's half is not a switch of prev */
 #define DECIDED_NEXT_ELIDED (1u << 1)     /* kNextIn */

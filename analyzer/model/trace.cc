@@ -289,13 +289,14 @@ bool Trace::passes(const format::LatencyHistogram& row) const {
 
 bool Trace::passes(const format::BlockSummary& row) const {
   // No cpu column: --cpu does not apply. Blocks counted over an interval
-  // overlapping the window are in (block_summaries.h prorates them).
+  // overlapping the window are in (summaries/trace_summaries.h prorates them).
   return row.time <= window_.end && row.end_time >= window_.start &&
          passesEvent(row.pid, row.tid, row.time);
 }
 
 bool Trace::passes(const format::WaitSummary& row) const {
-  // Waits counted over an interval overlapping the window are in, whole.
+  // Waits counted over an interval overlapping the window are in
+  // (summaries/trace_summaries.h prorates them).
   return row.time <= window_.end && row.end_time >= window_.start &&
          passesEvent(row.pid, row.tid, row.time);
 }

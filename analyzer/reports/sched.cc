@@ -6,9 +6,9 @@
 #include <set>
 
 #include "analyzer/analyses/context/trace_context_timelines.h"
-#include "analyzer/analyses/sched/block_summaries.h"
 #include "analyzer/analyses/sched/context_sched_stats.h"
 #include "analyzer/analyses/sched/thread_states.h"
+#include "analyzer/analyses/summaries/trace_summaries.h"
 #include "analyzer/cli/command_line.h"
 #include "analyzer/cli/report_output.h"
 #include "analyzer/render/json_output.h"

@@ -22,6 +22,7 @@
 #include "analyzer/analyses/locks/trace_wait_kinds.h"
 #include "analyzer/analyses/locks/wait_stats.h"
 #include "analyzer/analyses/locks/wait_summary_row.h"
+#include "analyzer/analyses/summaries/trace_summaries.h"
 #include "analyzer/model/trace.h"
 #include "analyzer/render/json_output.h"
 #include "analyzer/render/table.h"
@@ -112,7 +113,7 @@ int reportWaits(Trace& trace, const ReportOutput& output, const WaitsOptions& op
         row, wait,
         timeline ? timeline->valueAt(static_cast<uint32_t>(row.tid), row.time) : std::nullopt);
   });
-  trace.forEachRow<format::WaitSummary>([&](const format::WaitSummary& summary) {
+  forEachWaitSummary(trace, [&](const format::WaitSummary& summary) {
     format::LockInterval shared = waitRowOf(summary);
     WaitClass wait = classifier.classify(shared);
     if (std::find(wanted.begin(), wanted.end(), wait.kind) == wanted.end()) return;

@@ -27,8 +27,8 @@
 // A summarised block is not lost: it is added to a summary per (thread,
 // state at switch-out, off-CPU stack) with its count, time and wake-ups, so
 // the reports can charge it to the right state and stack. The table of
-// summaries is written (takeSummaries) every second of trace time and
-// whenever it reaches its entry bound, so its memory is bounded.
+// summaries is written (takeSummaries) every kSummaryPeriodNs of trace time
+// and whenever it reaches its entry bound, so its memory is bounded.
 //
 // A block's fate is known at its switch-in, or once the threshold has passed
 // since its switch-out. A row waits until its prev's half is decided (next's
@@ -51,6 +51,7 @@
 #include <variant>
 #include <vector>
 
+#include "bpf/kernel_blocks.h"
 #include "format/writer.h"
 
 namespace incise::recorder {
@@ -89,7 +90,7 @@ class ShortBlocks {
   // Summaries held before the table is written out early.
   static constexpr size_t kDefaultMaxSummaries = 4096;
   // Trace time a summary row covers at most.
-  static constexpr uint64_t kSummaryPeriodNs = 1'000'000'000;
+  static constexpr uint64_t kSummaryPeriodNs = SUMMARY_PERIOD_NS;
 
   explicit ShortBlocks(uint64_t min_block_ns,
                        Preemptions preemptions = Preemptions::kSummarisedOutsideWaits,

@@ -15,8 +15,8 @@
 // and `incise locks` still give every semaphore's and condvar's waits,
 // posters and signallers, with percentiles within their buckets.
 //
-// The table is written (takeSummaries) every second of trace time and
-// whenever it reaches its entry bound, so its memory is bounded; its rows
+// The table is written (takeSummaries) every kSummaryPeriodNs of trace time
+// and whenever it reaches its entry bound, so its memory is bounded; its rows
 // share one interval, from its first wait's start to its last wait's end.
 //
 //   ShortWaits waits(1'000'000);                      // 1 ms
@@ -31,6 +31,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "bpf/kernel_blocks.h"
 #include "format/event_kinds.h"
 
 namespace incise::recorder {
@@ -46,7 +47,7 @@ class ShortWaits {
 
   static constexpr size_t kDefaultMaxSummaries = 4096;
   // Trace time a summary row covers at most.
-  static constexpr uint64_t kSummaryPeriodNs = 1'000'000'000;
+  static constexpr uint64_t kSummaryPeriodNs = SUMMARY_PERIOD_NS;
 
   explicit ShortWaits(uint64_t min_wait_ns, size_t max_summaries = kDefaultMaxSummaries)
       : min_wait_ns_(min_wait_ns), max_summaries_(max_summaries) {}

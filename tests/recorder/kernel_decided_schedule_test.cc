@@ -13,13 +13,14 @@
 #include <tuple>
 #include <vector>
 
+#include "bpf/kernel_blocks.h"
 #include "tests/recorder/simulated_schedule.h"
 
 namespace incise::testing {
 namespace {
 
 constexpr uint64_t kTaskDead = 0x80;
-constexpr uint64_t kTallyPeriodNs = 1'000'000'000;
+constexpr uint64_t kTallyPeriodNs = SUMMARY_PERIOD_NS;
 
 // The program's decisions, as the rows and summaries the recorder writes
 // from what it sends (recorder/sources/kernel_block_rows.cc).

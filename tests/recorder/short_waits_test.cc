@@ -107,22 +107,22 @@ TEST(ShortWaits, SeparatesWakersAndStacks) {
   EXPECT_EQ(waits.takeSummaries().size(), 3u);
 }
 
-TEST(ShortWaits, EndsSummariesEverySecondAndAtTheBound) {
+TEST(ShortWaits, EndsSummariesEveryPeriodAndAtTheBound) {
   ShortWaits waits(kMinWait, /*max_summaries=*/2);
-  constexpr uint64_t kSecond = ShortWaits::kSummaryPeriodNs;
+  constexpr uint64_t kPeriod = ShortWaits::kSummaryPeriodNs;
   EXPECT_TRUE(waits.add(waitRow(0, 10 * kUs, format::WaitObject::kSemaphore)));
-  EXPECT_TRUE(waits.add(waitRow(kSecond / 2, 10 * kUs, format::WaitObject::kSemaphore)));
+  EXPECT_TRUE(waits.add(waitRow(kPeriod / 2, 10 * kUs, format::WaitObject::kSemaphore)));
   EXPECT_TRUE(waits.takeSummaries().empty());
   // A wait a period after the first ends the table: its wait starts the next.
-  EXPECT_TRUE(waits.add(waitRow(kSecond, 10 * kUs, format::WaitObject::kSemaphore)));
+  EXPECT_TRUE(waits.add(waitRow(kPeriod, 10 * kUs, format::WaitObject::kSemaphore)));
   std::vector<format::WaitSummary> first = waits.takeSummaries();
   ASSERT_EQ(first.size(), 1u);
   EXPECT_EQ(first[0].count, 2u);
   EXPECT_EQ(first[0].time, 0u);
-  EXPECT_EQ(first[0].end_time, kSecond / 2 + 10 * kUs);
+  EXPECT_EQ(first[0].end_time, kPeriod / 2 + 10 * kUs);
   // Two keys fill the table; a third key writes it early.
-  EXPECT_TRUE(waits.add(waitRow(kSecond + 1, 100 * kUs, format::WaitObject::kSemaphore)));
-  EXPECT_TRUE(waits.add(waitRow(kSecond + 2, 300 * kUs, format::WaitObject::kSemaphore)));
+  EXPECT_TRUE(waits.add(waitRow(kPeriod + 1, 100 * kUs, format::WaitObject::kSemaphore)));
+  EXPECT_TRUE(waits.add(waitRow(kPeriod + 2, 300 * kUs, format::WaitObject::kSemaphore)));
   EXPECT_EQ(waits.takeSummaries().size(), 2u);
   EXPECT_EQ(waits.counts().summary_full_flushes, 1u);
   waits.finish();

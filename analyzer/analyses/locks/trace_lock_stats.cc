@@ -3,6 +3,7 @@
 #include "analyzer/analyses/locks/trace_lock_rows.h"
 #include "analyzer/analyses/locks/trace_wait_kinds.h"
 #include "analyzer/analyses/locks/wait_summary_row.h"
+#include "analyzer/analyses/summaries/trace_summaries.h"
 
 namespace incise::analyzer {
 
@@ -40,7 +41,7 @@ TraceLockStats readLockStats(Trace& trace, LockGrouping grouping, LockSites& sit
                      });
   // Summarised short waits are on condvars and semaphores, never a lock's
   // word (recorder/sources/short_waits.h): none has a holder to group by.
-  trace.forEachRow<format::WaitSummary>([&](const format::WaitSummary& summary) {
+  forEachWaitSummary(trace, [&](const format::WaitSummary& summary) {
     format::LockInterval shared = waitRowOf(summary);
     WaitClass wait = classifier.classify(shared);
     sites.add(shared.pid, shared.stack_id, shared.time);

@@ -6,8 +6,8 @@
 
 #include "analyzer/analyses/alloc/alloc_profile.h"
 #include "analyzer/analyses/locks/trace_wait_kinds.h"
-#include "analyzer/analyses/sched/block_summaries.h"
 #include "analyzer/analyses/sched/thread_states.h"
+#include "analyzer/analyses/summaries/trace_summaries.h"
 
 namespace incise::analyzer {
 namespace {

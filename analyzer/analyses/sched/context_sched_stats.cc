@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <vector>
 
-#include "analyzer/analyses/sched/block_summaries.h"
+#include "analyzer/analyses/summaries/trace_summaries.h"
 #include "analyzer/model/trace.h"
 
 namespace incise::analyzer {
