@@ -27,7 +27,8 @@ enum kernel_block_event_type {
  * summary rows a steady server makes: a PostgreSQL backend's short waits
  * and blocks fall on the same few dozen keys every second, and at one second
  * their summaries outweighed the rest of the scheduler's rows. A report's
- * --time window cuts a block summary in proportion to its overlap. */
+ * --time window cuts a summary in proportion to its overlap
+ * (analyzer/analyses/summaries; correlate's unblamed waits take it whole). */
 #define SUMMARY_PERIOD_NS 5000000000ull
 
 /* decided_switch_event.elided: format::switch_elided's bits. */
